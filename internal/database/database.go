@@ -1,0 +1,57 @@
+// Package database defines the ledger: the store that provisioners share for their bookkeeping,
+// such as which static runtime host holds how many slots for which resource.
+//
+// Two backends implement DB: SQLite (embedded, the default, pure Go) and PostgreSQL (for pools that
+// several Terraform processes or pipelines share). Open picks one from a DSN-like string.
+package database
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned when a looked-up record does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Allocation records that a resource holds a number of slots on a host.
+// A resource ID holds at most one allocation.
+type Allocation struct {
+	ResourceID string
+	// Provisioner names the provisioner set entry that made the allocation (informational).
+	Provisioner string
+	Host        string
+	Slots       int
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// PlaceFunc decides where a resource goes. It is called inside the ledger's exclusive transaction with
+// the resource's current allocation (nil when it has none) and the slots in use per host, counting all
+// allocations including the current one. It returns the allocation to store; returning an error aborts
+// the transaction and nothing changes.
+type PlaceFunc func(current *Allocation, usedByHost map[string]int) (*Allocation, error)
+
+// DB is the ledger. Implementations are safe for concurrent use, and Allocate is atomic across
+// processes that share the same store: no two callers can both see the same free slot.
+type DB interface {
+	// Driver names the backend: "sqlite" or "postgres".
+	Driver() string
+	// Close releases the store.
+	Close() error
+	// Ping checks that the store can be reached.
+	Ping(ctx context.Context) error
+
+	// Allocate runs place under an exclusive lock on the ledger and upserts the allocation it returns,
+	// keyed by its ResourceID. It returns the stored allocation.
+	Allocate(ctx context.Context, resourceID string, place PlaceFunc) (*Allocation, error)
+	// FindAllocation returns the allocation of a resource, or ErrNotFound.
+	FindAllocation(ctx context.Context, resourceID string) (*Allocation, error)
+	// ListAllocations returns every allocation, ordered by host then resource ID.
+	ListAllocations(ctx context.Context) ([]*Allocation, error)
+	// UsedSlotsByHost returns the slots in use per host (hosts without allocations are absent).
+	UsedSlotsByHost(ctx context.Context) (map[string]int, error)
+	// DeleteAllocation removes a resource's allocation. It reports whether one existed; a missing
+	// allocation is not an error.
+	DeleteAllocation(ctx context.Context, resourceID string) (bool, error)
+}

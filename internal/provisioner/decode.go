@@ -1,0 +1,230 @@
+package provisioner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+)
+
+// FieldError is an error about one field of a spec or of args. Path is dotted, with [i] for list
+// elements ("runtimes[0].slots"). Initializers return it so that NewSet and the Terraform layer can
+// point at the exact JSON field.
+type FieldError struct {
+	Path string
+	Err  error
+}
+
+func (e *FieldError) Error() string {
+	if e.Path == "" {
+		return e.Err.Error()
+	}
+	return e.Path + ": " + e.Err.Error()
+}
+
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// Errorf returns a FieldError for path.
+func Errorf(path, format string, args ...any) error {
+	return &FieldError{Path: path, Err: fmt.Errorf(format, args...)}
+}
+
+func joinPath(prefix, path string) string {
+	switch {
+	case path == "":
+		return prefix
+	case prefix == "":
+		return path
+	case strings.HasPrefix(path, "["):
+		return prefix + path
+	default:
+		return prefix + "." + path
+	}
+}
+
+// DecodeSpec decodes a provisioner's JSON spec into out (a pointer to a struct with `json` tags).
+// Unknown fields, wrong types and fractional numbers for integer fields are errors naming the field.
+func DecodeSpec(specJSON []byte, out any) error {
+	if len(specJSON) == 0 {
+		specJSON = []byte("{}")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(specJSON)))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return &FieldError{Err: fmt.Errorf("must be a JSON object: %w", err)}
+	}
+	return decodeMap(m, out, "json")
+}
+
+// decodeMap decodes a plain map into out with strict rules; tag selects the struct tag to read.
+func decodeMap(in map[string]any, out any, tag string) error {
+	var md mapstructure.Metadata
+	d, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
+		TagName:     tag,
+		Result:      out,
+		Metadata:    &md,
+		ErrorUnused: true,
+		DecodeHook:  strictNumberHook,
+	})
+	if err != nil {
+		return err
+	}
+	if err := d.Decode(in); err != nil {
+		return stripRootName(fieldErrorFromMapstructure(err), out)
+	}
+	return nil
+}
+
+// stripRootName removes the Go type name that mapstructure uses for the root in some messages.
+func stripRootName(err error, out any) error {
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		root := reflect.TypeOf(out).Elem().String()
+		if fe.Path == root {
+			fe.Path = ""
+		} else if rest, ok := strings.CutPrefix(fe.Path, root+"."); ok {
+			fe.Path = rest
+		}
+	}
+	return err
+}
+
+// strictNumberHook refuses numbers that would be silently truncated or overflow when decoded into an
+// integer field, and strings where numbers are expected (mapstructure only converts those when weakly
+// typed, which we never are, but its message would not say what was expected).
+func strictNumberHook(from reflect.Type, to reflect.Type, data any) (any, error) {
+	switch to.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		var f float64
+		switch v := data.(type) {
+		case json.Number:
+			if i, err := v.Int64(); err == nil {
+				return i, nil
+			}
+			parsed, err := v.Float64()
+			if err != nil {
+				return nil, fmt.Errorf("expected a whole number, got %s", v.String())
+			}
+			f = parsed
+		case float64:
+			f = v
+		case float32:
+			f = float64(v)
+		case string, bool:
+			return nil, fmt.Errorf("expected a whole number, got %s %q", typeName(data), fmt.Sprint(data))
+		default:
+			return data, nil
+		}
+		if f != math.Trunc(f) || math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil, fmt.Errorf("expected a whole number, got %v", f)
+		}
+		if math.Abs(f) > 1<<53 {
+			return nil, fmt.Errorf("number %v is out of range", f)
+		}
+		return int64(f), nil
+	case reflect.String:
+		switch data.(type) {
+		case string, nil:
+			return data, nil
+		default:
+			return nil, fmt.Errorf("expected a string, got %s", typeName(data))
+		}
+	case reflect.Bool:
+		if _, ok := data.(bool); !ok && data != nil {
+			return nil, fmt.Errorf("expected true or false, got %s", typeName(data))
+		}
+	}
+	return data, nil
+}
+
+func typeName(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case json.Number, float64, float32, int, int64, int32:
+		return "number"
+	case []any:
+		return "list"
+	case map[string]any:
+		return "object"
+	case nil:
+		return "null"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
+}
+
+// fieldErrorFromMapstructure turns mapstructure's error into a FieldError that names the first
+// offending field. mapstructure names fields like "runtimes[0].slots".
+func fieldErrorFromMapstructure(err error) error {
+	de := firstDecodeError(err)
+	if de == nil {
+		return &FieldError{Err: err}
+	}
+	inner := de.Unwrap()
+	msg := inner.Error()
+	if keys, ok := strings.CutPrefix(msg, "has invalid keys: "); ok {
+		key := strings.TrimSpace(strings.SplitN(keys, ",", 2)[0])
+		return &FieldError{Path: joinPath(de.Name(), key), Err: errors.New("unknown field")}
+	}
+	var ute *mapstructure.UnconvertibleTypeError
+	if errors.As(inner, &ute) {
+		return &FieldError{Path: de.Name(), Err: fmt.Errorf("expected %s, got %s", kindName(ute.Expected.Type()), typeName(ute.Value))}
+	}
+	// Hook errors arrive wrapped as "error decoding 'x': <ours>"; keep only ours.
+	if i := strings.LastIndex(msg, "': "); i >= 0 && strings.HasPrefix(msg, "error decoding '") {
+		msg = msg[i+3:]
+	}
+	return &FieldError{Path: de.Name(), Err: errors.New(msg)}
+}
+
+func firstDecodeError(err error) *mapstructure.DecodeError {
+	if err == nil {
+		return nil
+	}
+	if de, ok := err.(*mapstructure.DecodeError); ok {
+		// Descend: a nested decode error names a deeper field.
+		if deeper := firstDecodeError(de.Unwrap()); deeper != nil {
+			return deeper
+		}
+		return de
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if de := firstDecodeError(e); de != nil {
+				return de
+			}
+		}
+	case interface{ Unwrap() error }:
+		return firstDecodeError(u.Unwrap())
+	}
+	return nil
+}
+
+func kindName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return t.String()
+}

@@ -1,0 +1,150 @@
+package provisioner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/tailscale/hujson"
+	"go.uber.org/zap"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+)
+
+// ProvisionerInitializer creates a new provisioner.
+// Initializers must not reach the network or change anything: they validate and keep their spec, and
+// connect lazily on first use, so that building a set is safe during `terraform plan`.
+type ProvisionerInitializer func(specJSON []byte, db database.DB, logger *zap.Logger) (Provisioner, error)
+
+// Initializers is a registry of provisioner initializers by type.
+var Initializers = make(map[string]ProvisionerInitializer)
+
+// Register registers a new provisioner initializer. It panics on a duplicate type, as registration
+// happens in package init functions where a duplicate is a programming error.
+func Register(typ string, fn ProvisionerInitializer) {
+	if typ == "" || fn == nil {
+		panic("provisioner: Register needs a type and an initializer")
+	}
+	if _, ok := Initializers[typ]; ok {
+		panic(fmt.Sprintf("provisioner: type %q is already registered", typ))
+	}
+	Initializers[typ] = fn
+}
+
+// KnownTypes returns the registered provisioner types, sorted.
+func KnownTypes() []string {
+	types := make([]string, 0, len(Initializers))
+	for t := range Initializers {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	return types
+}
+
+// SetError describes a problem with one provisioner of a set. Field is a JSON path inside that
+// provisioner's entry (such as "spec.runtimes[0].slots"), empty when the problem is the entry itself.
+type SetError struct {
+	Provisioner string
+	Field       string
+	Err         error
+}
+
+func (e *SetError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("provisioner %q: %v", e.Provisioner, e.Err)
+	}
+	return fmt.Sprintf("provisioner %q: %s: %v", e.Provisioner, e.Field, e.Err)
+}
+
+func (e *SetError) Unwrap() error { return e.Err }
+
+// ParseSet parses a set specification: a JSON object of names to ProvisionerSpecs. Comments (`//`,
+// `/* */`) and trailing commas are accepted, so the documented example can be pasted as it is.
+// It checks the shape of every entry and that its type is registered, but does not build anything.
+func ParseSet(setSpecJSON string) (map[string]ProvisionerSpec, error) {
+	std, err := hujson.Standardize([]byte(setSpecJSON))
+	if err != nil {
+		return nil, fmt.Errorf("provisioner set is not valid JSON: %w", err)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(std, &raw); err != nil {
+		return nil, fmt.Errorf("provisioner set must be a JSON object of provisioner names to {\"type\": ..., \"spec\": {...}}: %w", err)
+	}
+	if raw == nil {
+		return nil, errors.New("provisioner set must be a JSON object of provisioner names to {\"type\": ..., \"spec\": {...}}, got null")
+	}
+	specs := make(map[string]ProvisionerSpec, len(raw))
+	for _, name := range sortedKeys(raw) {
+		if strings.TrimSpace(name) == "" {
+			return nil, &SetError{Provisioner: name, Err: errors.New("provisioner names must not be empty")}
+		}
+		var entry map[string]json.RawMessage
+		if err := json.Unmarshal(raw[name], &entry); err != nil || entry == nil {
+			return nil, &SetError{Provisioner: name, Err: errors.New("must be an object {\"type\": ..., \"spec\": {...}}")}
+		}
+		for k := range entry {
+			if k != "type" && k != "spec" {
+				return nil, &SetError{Provisioner: name, Field: k, Err: errors.New("unknown field; expected only \"type\" and \"spec\"")}
+			}
+		}
+		var typ string
+		if t, ok := entry["type"]; !ok {
+			return nil, &SetError{Provisioner: name, Field: "type", Err: fmt.Errorf("is required; known types: %s", strings.Join(KnownTypes(), ", "))}
+		} else if err := json.Unmarshal(t, &typ); err != nil {
+			return nil, &SetError{Provisioner: name, Field: "type", Err: errors.New("must be a string")}
+		}
+		if _, ok := Initializers[typ]; !ok {
+			return nil, &SetError{Provisioner: name, Field: "type", Err: fmt.Errorf("unknown provisioner type %q; known types: %s", typ, strings.Join(KnownTypes(), ", "))}
+		}
+		spec := entry["spec"]
+		if len(spec) == 0 || string(spec) == "null" {
+			spec = json.RawMessage("{}")
+		}
+		if spec[0] != '{' {
+			return nil, &SetError{Provisioner: name, Field: "spec", Err: errors.New("must be a JSON object")}
+		}
+		specs[name] = ProvisionerSpec{Type: typ, Spec: spec}
+	}
+	return specs, nil
+}
+
+// NewSet initializes a set of provisioners from a JSON specification. The JSON specification should be
+// a map of names to ProvisionerSpecs. Every error names the provisioner it concerns. When one
+// provisioner fails, those already built are closed.
+func NewSet(setSpecJSON string, db database.DB, logger *zap.Logger) (map[string]Provisioner, error) {
+	specs, err := ParseSet(setSpecJSON)
+	if err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	set := make(map[string]Provisioner, len(specs))
+	for _, name := range sortedKeys(specs) {
+		ps := specs[name]
+		p, err := Initializers[ps.Type](ps.Spec, db, logger.With(zap.String("provisioner", name), zap.String("type", ps.Type)))
+		if err != nil {
+			for _, built := range set {
+				_ = built.Close()
+			}
+			var fe *FieldError
+			if errors.As(err, &fe) {
+				return nil, &SetError{Provisioner: name, Field: joinPath("spec", fe.Path), Err: fe.Err}
+			}
+			return nil, &SetError{Provisioner: name, Field: "spec", Err: err}
+		}
+		set[name] = p
+	}
+	return set, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

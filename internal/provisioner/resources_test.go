@@ -1,0 +1,87 @@
+package provisioner
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestNewRuntimeArgsAcceptsEveryNumberShape(t *testing.T) {
+	for name, v := range map[string]any{
+		"int": 3, "int64 (Terraform)": int64(3), "float64 (encoding/json)": float64(3), "json.Number": json.Number("3"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			args, err := NewRuntimeArgs(map[string]any{"slots": v, "version": "v1"})
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if args.Slots != 3 || args.Version != "v1" {
+				t.Fatalf("decoded %+v", args)
+			}
+		})
+	}
+}
+
+func TestNewRuntimeArgsErrorsNameTheField(t *testing.T) {
+	cases := []struct {
+		name  string
+		args  map[string]any
+		field string
+		want  string
+	}{
+		{"zero slots", map[string]any{"slots": 0}, "slots", "at least 1"},
+		{"negative slots", map[string]any{"slots": int64(-2)}, "slots", "at least 1"},
+		{"missing slots", map[string]any{"version": "x"}, "slots", "at least 1"},
+		{"fractional slots", map[string]any{"slots": 1.5}, "slots", "whole number"},
+		{"string slots", map[string]any{"slots": "2"}, "slots", "whole number"},
+		{"bool slots", map[string]any{"slots": true}, "slots", "whole number"},
+		{"numeric version", map[string]any{"slots": 1, "version": 2}, "version", "string"},
+		{"unknown key", map[string]any{"slots": 1, "slotz": 2}, "slotz", "unknown field"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewRuntimeArgs(tc.args)
+			if err == nil {
+				t.Fatal("expected an error")
+			}
+			fe, ok := err.(*FieldError)
+			if !ok {
+				t.Fatalf("expected a *FieldError, got %T: %v", err, err)
+			}
+			if fe.Path != tc.field || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q: want field %q and text %q", err, tc.field, tc.want)
+			}
+		})
+	}
+}
+
+func TestRuntimeArgsRoundTrip(t *testing.T) {
+	in := &RuntimeArgs{Slots: 4, Version: "v0.50.0"}
+	out, err := NewRuntimeArgs(in.AsMap())
+	if err != nil || *out != *in {
+		t.Fatalf("round trip gave %+v, %v", out, err)
+	}
+}
+
+func TestRuntimeConfigRoundTripAndSizes(t *testing.T) {
+	cpu, mem, storage := NewRuntimeSizes(3)
+	if cpu != 3 || mem != 12 || storage != 3*40*1024*1024*1024 {
+		t.Fatalf("sizes for 3 slots: %d cpu, %d GB, %d bytes", cpu, mem, storage)
+	}
+	in := &RuntimeConfig{Host: "http://h", Audience: "http://a", CPU: cpu, MemoryGB: mem, StorageBytes: storage}
+	m := in.AsMap()
+	// A config that went through JSON comes back with float64 numbers; it must still decode.
+	b, _ := json.Marshal(m)
+	var viaJSON map[string]any
+	_ = json.Unmarshal(b, &viaJSON)
+	out, err := NewRuntimeConfig(viaJSON)
+	if err != nil || *out != *in {
+		t.Fatalf("round trip gave %+v, %v", out, err)
+	}
+}
+
+func TestResourceTypeValid(t *testing.T) {
+	if !ResourceTypeRuntime.Valid() || !ResourceTypeClickHouse.Valid() || ResourceType("vm").Valid() {
+		t.Fatal("Valid disagrees with the declared types")
+	}
+}
