@@ -24,6 +24,12 @@ func (r ResourceType) Valid() bool {
 	return false
 }
 
+// Annotation keys the Terraform layer sets on ResourceOptions.Annotations besides the user's own.
+const (
+	// AnnotationEnvironment carries rill_runtime's `environment` attribute (e.g. "prod", "dev").
+	AnnotationEnvironment = "environment"
+)
+
 // Sizes granted per runtime slot (as in Rill's reference implementation).
 const (
 	CPUPerSlot          = 1
@@ -35,6 +41,10 @@ const (
 type RuntimeArgs struct {
 	Slots   int    `mapstructure:"slots"`
 	Version string `mapstructure:"version"`
+	// Hibernated asks for the runtime to be stopped while keeping its data and its reservation
+	// (Kubernetes scales to zero and keeps the PVC and Service; a static pool keeps the slots).
+	// An addition to Rill's design; absent means false.
+	Hibernated bool `mapstructure:"hibernated"`
 }
 
 // NewRuntimeArgs decodes runtime args from a plain map. Numbers may be Go ints, int64 (as Terraform
@@ -53,7 +63,7 @@ func NewRuntimeArgs(args map[string]any) (*RuntimeArgs, error) {
 
 // AsMap returns the args as a plain map (the inverse of NewRuntimeArgs).
 func (r *RuntimeArgs) AsMap() map[string]any {
-	return map[string]any{"slots": r.Slots, "version": r.Version}
+	return map[string]any{"slots": r.Slots, "version": r.Version, "hibernated": r.Hibernated}
 }
 
 // RuntimeConfig describes the expected config for a provisioned runtime resource.
