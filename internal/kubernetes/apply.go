@@ -1,0 +1,97 @@
+package kubernetes
+
+import (
+	"context"
+	"fmt"
+
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+type applyResult struct {
+	storageBytes int64    // the volume's requested size after apply
+	warnings     []string // see StateWarnings
+}
+
+// applyAll applies the rendered objects in order with server-side apply. The volume is never shrunk:
+// when the rendered size is below the live one, the live size is kept and a warning is returned.
+func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*renderedObject, log *zap.Logger) (*applyResult, error) {
+	res := &applyResult{}
+	for _, ro := range objs {
+		obj := ro.obj
+		if ro.slot.field == "pvc" {
+			size, warning, err := keepLargerVolume(ctx, c, obj, log)
+			if err != nil {
+				return nil, err
+			}
+			res.storageBytes = size
+			if warning != "" {
+				res.warnings = append(res.warnings, warning)
+			}
+		}
+		gvr, err := c.resourceFor(obj.GroupVersionKind())
+		if err != nil {
+			return nil, fmt.Errorf("applying %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+		}
+		_, err = c.dynamic.Resource(gvr).Namespace(obj.GetNamespace()).Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+		if err != nil {
+			hint := ""
+			if ro.slot.field == "pvc" && apierrors.IsForbidden(err) {
+				hint = " (growing a volume needs a StorageClass with allowVolumeExpansion: true and a bound claim)"
+			}
+			return nil, fmt.Errorf("applying %s %s/%s: %w%s", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err, hint)
+		}
+		log.Debug("applied", zap.String("kind", obj.GetKind()), zap.String("name", obj.GetName()))
+	}
+	return res, nil
+}
+
+// keepLargerVolume compares the rendered volume size with the live claim's. When the live one is
+// larger it sets the rendered object to the live size (volumes never shrink) and returns a warning.
+// It returns the size that will be applied.
+func keepLargerVolume(ctx context.Context, c *clients, obj *unstructured.Unstructured, log *zap.Logger) (int64, string, error) {
+	want, err := renderedStorage(obj)
+	if err != nil {
+		return 0, "", err
+	}
+	live, err := c.core.PersistentVolumeClaims(obj.GetNamespace()).Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return want.Value(), "", nil
+	}
+	if err != nil {
+		return 0, "", fmt.Errorf("reading PersistentVolumeClaim %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
+	}
+	have, ok := live.Spec.Resources.Requests[corev1.ResourceStorage]
+	if !ok || have.Cmp(want) <= 0 {
+		return want.Value(), "", nil
+	}
+	slots := obj.GetAnnotations()[AnnotationSlots]
+	warning := volumeKeptWarning(obj.GetNamespace(), obj.GetName(), have, want, slots)
+	log.Warn(warning, zap.String("live", have.String()), zap.String("requested", want.String()))
+	if err := unstructured.SetNestedField(obj.Object, have.String(), "spec", "resources", "requests", "storage"); err != nil {
+		return 0, "", err
+	}
+	return have.Value(), warning, nil
+}
+
+func volumeKeptWarning(ns, name string, have, want resource.Quantity, slots string) string {
+	return fmt.Sprintf("volume %s/%s stays at %s (%d bytes): %s slot(s) ask for %d bytes, but volumes are never shrunk",
+		ns, name, have.String(), have.Value(), slots, want.Value())
+}
+
+// renderedStorage reads spec.resources.requests.storage of a rendered claim.
+func renderedStorage(obj *unstructured.Unstructured) (resource.Quantity, error) {
+	v, found, err := unstructured.NestedFieldNoCopy(obj.Object, "spec", "resources", "requests", "storage")
+	if err != nil || !found {
+		return resource.Quantity{}, fmt.Errorf("the PersistentVolumeClaim template must set spec.resources.requests.storage (e.g. \"{{ .StorageBytes }}\")")
+	}
+	q, err := resource.ParseQuantity(fmt.Sprint(v))
+	if err != nil {
+		return resource.Quantity{}, fmt.Errorf("the PersistentVolumeClaim's spec.resources.requests.storage %q is not a quantity: %v", fmt.Sprint(v), err)
+	}
+	return q, nil
+}

@@ -1,0 +1,97 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// Deprovision deletes the runtime's five objects (volume included) with foreground propagation and
+// waits until they are gone, bounded by timeout_seconds and ctx. Objects already gone are success.
+func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) error {
+	st, _, names, err := p.resolve(r)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(p.spec.TimeoutSeconds)*time.Second)
+	defer cancel()
+	c, err := p.clients.get(ctx)
+	if err != nil {
+		return err
+	}
+	log := p.logger.With(zap.String("resource_id", r.ID), zap.String("namespace", st.Namespace))
+
+	type target struct {
+		kind, name string
+		gvr        schema.GroupVersionResource
+	}
+	var targets []target
+	var errs []error
+	// Reverse apply order: Ingresses and Service first, the volume last.
+	for i := len(p.templates.templates) - 1; i >= 0; i-- {
+		mt := p.templates.templates[i]
+		name := mt.slot.name(names)
+		gvr, err := c.resourceFor(mt.gvk)
+		if err != nil {
+			if meta.IsNoMatchError(errors.Unwrap(err)) {
+				continue // the cluster does not serve the kind: no such object can exist
+			}
+			errs = append(errs, err)
+			continue
+		}
+		fg := metav1.DeletePropagationForeground
+		err = c.dynamic.Resource(gvr).Namespace(st.Namespace).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &fg})
+		switch {
+		case err == nil:
+			log.Info("deleting", zap.String("kind", mt.gvk.Kind), zap.String("name", name))
+			targets = append(targets, target{kind: mt.gvk.Kind, name: name, gvr: gvr})
+		case apierrors.IsNotFound(err):
+		default:
+			errs = append(errs, fmt.Errorf("deleting %s %s/%s: %w", mt.gvk.Kind, st.Namespace, name, err))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+
+	// Wait until every object is gone (foreground deletion keeps the Deployment until its pods are
+	// gone; the volume's protection finalizer keeps the claim until no pod uses it).
+	backoff := 100 * time.Millisecond
+	for {
+		var remaining []string
+		for _, t := range targets {
+			obj, err := c.dynamic.Resource(t.gvr).Namespace(st.Namespace).Get(ctx, t.name, metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+			case err != nil && ctx.Err() == nil:
+				return fmt.Errorf("checking that %s %s/%s is gone: %w", t.kind, st.Namespace, t.name, err)
+			default:
+				desc := t.kind + " " + t.name
+				if obj != nil && len(obj.GetFinalizers()) > 0 {
+					desc += " (finalizers: " + strings.Join(obj.GetFinalizers(), ", ") + ")"
+				}
+				remaining = append(remaining, desc)
+			}
+		}
+		if len(remaining) == 0 {
+			log.Info("runtime deleted")
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("runtime objects in namespace %s still exist after timeout_seconds=%d: %s", st.Namespace, p.spec.TimeoutSeconds, strings.Join(remaining, "; "))
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 2*time.Second)
+	}
+}

@@ -1,0 +1,168 @@
+// Package kubernetes is the "kubernetes" provisioner: each runtime is a Deployment, a Service, a
+// PersistentVolumeClaim and two Ingresses rendered from manifest templates and applied with
+// server-side apply. See spec.go for the spec, state.go for what Resource.State holds, and the
+// top-level templates/ folder for the default manifests.
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// Type is the provisioner type name in a provisioner set.
+const Type = "kubernetes"
+
+func init() {
+	provisioner.Register(Type, New)
+}
+
+// Provisioner provisions Rill runtimes in a Kubernetes cluster.
+type Provisioner struct {
+	spec      *Spec
+	templates *templateSet
+	clients   *lazyClients
+	logger    *zap.Logger
+	// httpClient probes runtimes in AwaitReady; replaceable in tests.
+	httpClient *http.Client
+}
+
+var _ provisioner.Provisioner = (*Provisioner)(nil)
+
+// New is the initializer: it decodes the spec strictly, and reads, parses and test-renders the
+// templates, so that every mistake in them surfaces during `terraform plan`. It does not contact the
+// cluster: clients are built on first use.
+func New(specJSON []byte, _ database.DB, logger *zap.Logger) (provisioner.Provisioner, error) {
+	return newProvisioner(specJSON, logger)
+}
+
+func newProvisioner(specJSON []byte, logger *zap.Logger) (*Provisioner, error) {
+	spec, err := ParseSpec(specJSON)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := loadTemplates(spec.TemplatePaths, spec)
+	if err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	return &Provisioner{
+		spec:       spec,
+		templates:  ts,
+		clients:    &lazyClients{spec: spec, build: buildClients},
+		logger:     logger,
+		httpClient: &http.Client{Timeout: 10 * time.Second},
+	}, nil
+}
+
+// Type implements provisioner.Provisioner.
+func (p *Provisioner) Type() string { return Type }
+
+// Close implements provisioner.Provisioner.
+func (p *Provisioner) Close() error {
+	p.httpClient.CloseIdleConnections()
+	return nil
+}
+
+// Supports implements provisioner.Provisioner: runtimes only.
+func (p *Provisioner) Supports(rt provisioner.ResourceType) bool {
+	return rt == provisioner.ResourceTypeRuntime
+}
+
+// Provision renders the templates for the runtime and applies them (server-side apply, forced, field
+// manager "terraform-provider-rill"). It is idempotent and is also the update path: new slots resize
+// the Deployment and grow the volume (never shrink it), a new version changes the image, hibernated
+// scales to zero and back.
+func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, opts *provisioner.ResourceOptions) (*provisioner.Resource, error) {
+	if r == nil || r.Type != provisioner.ResourceTypeRuntime {
+		return nil, fmt.Errorf("the kubernetes provisioner only provisions runtimes")
+	}
+	if opts == nil {
+		opts = &provisioner.ResourceOptions{}
+	}
+	args, err := provisioner.NewRuntimeArgs(opts.Args)
+	if err != nil {
+		return nil, err
+	}
+	pid, err := provisionIDFor(r.ID)
+	if err != nil {
+		return nil, err
+	}
+	prev := parseState(r.State)
+	ns := p.namespaceOf(prev)
+	log := p.logger.With(zap.String("resource_id", r.ID), zap.String("namespace", ns), zap.String("provision_id", pid))
+
+	c, err := p.clients.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	data := newTemplateData(p.spec, pid, args, opts)
+	data.Namespace = ns
+	objs, err := p.templates.render(data)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("applying runtime", zap.Int("slots", args.Slots), zap.String("image", data.Image+":"+data.ImageTag), zap.Bool("hibernated", args.Hibernated))
+	res, err := p.applyAll(ctx, c, objs, log)
+	if err != nil {
+		return nil, err
+	}
+
+	st := runtimeState{
+		Namespace:         ns,
+		ProvisionID:       pid,
+		Slots:             args.Slots,
+		Version:           args.Version,
+		ImageTag:          data.ImageTag,
+		Hibernated:        args.Hibernated,
+		TemplatesChecksum: p.templates.checksum,
+		Warnings:          res.warnings,
+	}
+	return &provisioner.Resource{
+		ID:     r.ID,
+		Type:   r.Type,
+		State:  st.asMap(),
+		Config: p.runtimeConfig(pid, args.Slots, res.storageBytes),
+	}, nil
+}
+
+// runtimeConfig is the config clients get: host and audience (the runtime URL) and the sizes.
+func (p *Provisioner) runtimeConfig(pid string, slots int, storageBytes int64) map[string]any {
+	cpu, mem, storage := provisioner.NewRuntimeSizes(slots)
+	if storageBytes > 0 {
+		storage = storageBytes
+	}
+	u := p.spec.RuntimeURL(pid)
+	return (&provisioner.RuntimeConfig{Host: u, Audience: u, CPU: cpu, MemoryGB: mem, StorageBytes: storage}).AsMap()
+}
+
+func (p *Provisioner) namespaceOf(st runtimeState) string {
+	if st.Namespace != "" {
+		return st.Namespace
+	}
+	return p.spec.Namespace
+}
+
+// resolve returns the provision ID, namespace and names of an existing resource.
+func (p *Provisioner) resolve(r *provisioner.Resource) (runtimeState, string, Names, error) {
+	if r == nil {
+		return runtimeState{}, "", Names{}, errors.New("no resource given")
+	}
+	st := parseState(r.State)
+	pid, err := provisionIDFor(r.ID)
+	if err != nil {
+		return st, "", Names{}, err
+	}
+	st.ProvisionID = pid
+	st.Namespace = p.namespaceOf(st)
+	return st, pid, NamesFor(pid), nil
+}

@@ -1,0 +1,462 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// AwaitReady watches the runtime's Deployment until it is rolled out (every replica updated and
+// available, or scaled to zero when hibernated), failing fast with a pod's own reason when a pod
+// cannot start (image pull errors, crash loops, bad config, unschedulable). Then, unless the probe
+// is switched off or the runtime is hibernated, it GETs <host><ping_path> until it answers 2xx. The
+// whole wait is bounded by timeout_seconds and by ctx.
+func (p *Provisioner) AwaitReady(ctx context.Context, r *provisioner.Resource) error {
+	st, pid, names, err := p.resolve(r)
+	if err != nil {
+		return err
+	}
+	timeout := time.Duration(p.spec.TimeoutSeconds) * time.Second
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := p.clients.get(ctx)
+	if err != nil {
+		return err
+	}
+	log := p.logger.With(zap.String("resource_id", r.ID), zap.String("namespace", st.Namespace), zap.String("deployment", names.Deployment))
+	rw := &rolloutWatch{c: c, ns: st.Namespace, name: names.Deployment, hibernated: st.Hibernated, log: log}
+	start := time.Now()
+	if err := rw.run(ctx); err != nil {
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			return fmt.Errorf("runtime %s is not ready after %s (timeout_seconds=%d): %s", pid, time.Since(start).Round(time.Second), p.spec.TimeoutSeconds, rw.describe())
+		case errors.Is(err, context.Canceled):
+			return fmt.Errorf("waiting for runtime %s was canceled: %s", pid, rw.describe())
+		}
+		return err
+	}
+	log.Info("deployment rolled out", zap.Duration("after", time.Since(start)))
+	if st.Hibernated || !p.spec.PingEnabled() {
+		return nil
+	}
+	url := p.spec.RuntimeURL(pid) + *p.spec.PingPath
+	if err := p.ping(ctx, url, log); err != nil {
+		return fmt.Errorf("runtime %s: the deployment is available but %s does not answer (timeout_seconds=%d): %w", pid, url, p.spec.TimeoutSeconds, err)
+	}
+	log.Info("runtime ready", zap.Duration("after", time.Since(start)))
+	return nil
+}
+
+// rolloutWatch follows one Deployment and its current pods.
+type rolloutWatch struct {
+	c          *clients
+	ns, name   string
+	hibernated bool
+	log        *zap.Logger
+
+	dep          *appsv1.Deployment
+	pods         map[string]*corev1.Pod
+	podsDisabled bool   // no permission to read pods: rely on the Deployment alone
+	revision     string // deployment.kubernetes.io/revision the hash below belongs to
+	hash         string // pod-template-hash of the current ReplicaSet; "" while unknown
+	hashChecked  time.Time
+	lastStatus   string
+}
+
+const revisionAnnotation = "deployment.kubernetes.io/revision"
+
+// run returns nil when the rollout is complete, a descriptive error when it cannot complete, or
+// ctx's error.
+func (w *rolloutWatch) run(ctx context.Context) error {
+	backoff := 200 * time.Millisecond
+	for {
+		err := w.listAndWatch(ctx)
+		if errors.Is(err, errDone) {
+			return nil
+		}
+		if err != nil && !errors.Is(err, errRelist) {
+			return err
+		}
+		// The watch ended (server timeout, compaction, connection loss): list again after a pause.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+var (
+	errDone   = errors.New("done")
+	errRelist = errors.New("relist")
+)
+
+func (w *rolloutWatch) listAndWatch(ctx context.Context) error {
+	deps := w.c.apps.Deployments(w.ns)
+	list, err := deps.List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", w.name).String()})
+	if err != nil {
+		return w.apiError(ctx, err)
+	}
+	if len(list.Items) == 0 {
+		return fmt.Errorf("deployment %s/%s does not exist (deleted while waiting?)", w.ns, w.name)
+	}
+	w.dep = &list.Items[0]
+	selector, err := metav1.LabelSelectorAsSelector(w.dep.Spec.Selector)
+	if err != nil {
+		return fmt.Errorf("deployment %s/%s has an invalid selector: %w", w.ns, w.name, err)
+	}
+	w.refreshHash(ctx, true)
+	if done, err := w.evaluate(); done || err != nil {
+		return err
+	}
+
+	var podEvents <-chan watch.Event
+	if !w.podsDisabled {
+		pw, err := w.watchPods(ctx, selector)
+		if err != nil {
+			return err
+		}
+		if pw != nil {
+			defer pw.Stop()
+			podEvents = pw.ResultChan()
+		}
+		if done, err := w.evaluate(); done || err != nil {
+			return err
+		}
+	}
+
+	dw, err := deps.Watch(ctx, metav1.ListOptions{
+		FieldSelector:   fields.OneTermEqualSelector("metadata.name", w.name).String(),
+		ResourceVersion: list.ResourceVersion,
+	})
+	if err != nil {
+		return w.apiError(ctx, err)
+	}
+	defer dw.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, ok := <-dw.ResultChan():
+			if !ok {
+				return errRelist
+			}
+			switch ev.Type {
+			case watch.Error:
+				return errRelist
+			case watch.Deleted:
+				return fmt.Errorf("deployment %s/%s was deleted while waiting for it", w.ns, w.name)
+			case watch.Added, watch.Modified:
+				if d, ok := ev.Object.(*appsv1.Deployment); ok {
+					w.dep = d
+					w.refreshHash(ctx, false)
+				}
+			}
+		case ev, ok := <-podEvents:
+			if !ok {
+				return errRelist
+			}
+			switch ev.Type {
+			case watch.Error:
+				return errRelist
+			case watch.Deleted:
+				if pod, ok := ev.Object.(*corev1.Pod); ok {
+					delete(w.pods, pod.Name)
+				}
+			case watch.Added, watch.Modified:
+				if pod, ok := ev.Object.(*corev1.Pod); ok {
+					w.pods[pod.Name] = pod
+					if w.hash == "" {
+						w.refreshHash(ctx, false)
+					}
+				}
+			}
+		}
+		if done, err := w.evaluate(); done || err != nil {
+			return err
+		}
+	}
+}
+
+// watchPods lists the Deployment's pods and opens a watch on them. It returns a nil watch (and
+// disables pod checks) when the credentials may not read pods.
+func (w *rolloutWatch) watchPods(ctx context.Context, selector labels.Selector) (watch.Interface, error) {
+	pods := w.c.core.Pods(w.ns)
+	opts := metav1.ListOptions{LabelSelector: selector.String()}
+	list, err := pods.List(ctx, opts)
+	if apierrors.IsForbidden(err) {
+		w.log.Warn("cannot read pods; waiting on the Deployment alone, without failing fast on pod errors", zap.Error(err))
+		w.podsDisabled = true
+		return nil, nil
+	}
+	if err != nil {
+		return nil, w.apiError(ctx, err)
+	}
+	w.pods = make(map[string]*corev1.Pod, len(list.Items))
+	for i := range list.Items {
+		w.pods[list.Items[i].Name] = &list.Items[i]
+	}
+	opts.ResourceVersion = list.ResourceVersion
+	pw, err := pods.Watch(ctx, opts)
+	if err != nil {
+		return nil, w.apiError(ctx, err)
+	}
+	return pw, nil
+}
+
+func (w *rolloutWatch) apiError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("watching deployment %s/%s: %w", w.ns, w.name, err)
+}
+
+// refreshHash finds the pod-template-hash of the Deployment's current ReplicaSet, so that failures
+// of pods of an older revision (being replaced) do not fail the wait. Rate-limited unless forced.
+func (w *rolloutWatch) refreshHash(ctx context.Context, force bool) {
+	rev := w.dep.Annotations[revisionAnnotation]
+	if rev == w.revision && w.hash != "" {
+		return
+	}
+	if !force && rev == w.revision && time.Since(w.hashChecked) < time.Second {
+		return
+	}
+	w.revision, w.hash, w.hashChecked = rev, "", time.Now()
+	if rev == "" || w.podsDisabled {
+		return
+	}
+	selector, err := metav1.LabelSelectorAsSelector(w.dep.Spec.Selector)
+	if err != nil {
+		return
+	}
+	rsList, err := w.c.apps.ReplicaSets(w.ns).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	if err != nil {
+		w.log.Debug("cannot list ReplicaSets; pod checks wait until the current one is known", zap.Error(err))
+		return
+	}
+	for _, rs := range rsList.Items {
+		if !metav1.IsControlledBy(&rs, w.dep) || rs.Annotations[revisionAnnotation] != rev {
+			continue
+		}
+		w.hash = rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+	}
+}
+
+// currentPods returns the pods of the current revision, sorted by name.
+func (w *rolloutWatch) currentPods() []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, pod := range w.pods {
+		if w.hash == "" || pod.Labels[appsv1.DefaultDeploymentUniqueLabelKey] != w.hash || pod.DeletionTimestamp != nil {
+			continue
+		}
+		out = append(out, pod)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// evaluate reports whether the rollout is complete, or fails with the reason it cannot complete.
+func (w *rolloutWatch) evaluate() (bool, error) {
+	done, status, err := deploymentStatus(w.dep, w.hibernated)
+	if err != nil {
+		return false, err
+	}
+	if done {
+		return true, errDone
+	}
+	for _, pod := range w.currentPods() {
+		if err := podFailure(pod); err != nil {
+			return false, fmt.Errorf("runtime deployment %s/%s cannot become ready: %w", w.ns, w.name, err)
+		}
+	}
+	if status != w.lastStatus {
+		w.log.Info("waiting for deployment", zap.String("status", status))
+		w.lastStatus = status
+	}
+	return false, nil
+}
+
+// describe summarizes where the rollout stands, for timeout errors.
+func (w *rolloutWatch) describe() string {
+	if w.dep == nil {
+		return fmt.Sprintf("deployment %s/%s was not read yet", w.ns, w.name)
+	}
+	_, status, _ := deploymentStatus(w.dep, w.hibernated)
+	parts := []string{fmt.Sprintf("deployment %s/%s: %s", w.ns, w.name, status)}
+	for _, pod := range w.currentPods() {
+		parts = append(parts, "pod "+pod.Name+": "+podSummary(pod))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// deploymentStatus decides whether a Deployment is rolled out. hibernated means scaled to zero.
+func deploymentStatus(dep *appsv1.Deployment, hibernated bool) (done bool, status string, err error) {
+	replicas := int32(1)
+	if dep.Spec.Replicas != nil {
+		replicas = *dep.Spec.Replicas
+	}
+	s := dep.Status
+	status = fmt.Sprintf("%d of %d replicas updated, %d available, %d total (generation %d, observed %d)",
+		s.UpdatedReplicas, replicas, s.AvailableReplicas, s.Replicas, dep.Generation, s.ObservedGeneration)
+	if !hibernated && replicas == 0 {
+		return false, status, fmt.Errorf("deployment %s/%s is scaled to 0 replicas but the runtime is not hibernated", dep.Namespace, dep.Name)
+	}
+	if hibernated && replicas != 0 {
+		return false, status, fmt.Errorf("deployment %s/%s has %d replicas but the runtime is hibernated", dep.Namespace, dep.Name, replicas)
+	}
+	observed := s.ObservedGeneration >= dep.Generation
+	for _, cond := range s.Conditions {
+		if observed && cond.Type == appsv1.DeploymentProgressing && cond.Status == corev1.ConditionFalse && cond.Reason == "ProgressDeadlineExceeded" {
+			return false, status, fmt.Errorf("deployment %s/%s exceeded its progress deadline: %s", dep.Namespace, dep.Name, cond.Message)
+		}
+	}
+	if !observed {
+		return false, status, nil
+	}
+	if hibernated {
+		return s.Replicas == 0, status, nil
+	}
+	return s.UpdatedReplicas == replicas && s.AvailableReplicas == replicas && s.Replicas == replicas, status, nil
+}
+
+// Container waiting reasons that will not resolve by waiting.
+var fatalWaitingReasons = map[string]bool{
+	"ErrImagePull":               true,
+	"ImagePullBackOff":           true,
+	"CrashLoopBackOff":           true,
+	"CreateContainerConfigError": true,
+	"InvalidImageName":           true,
+}
+
+// restartsBeforeFailing is how many restarts after an error exit count as "terminated repeatedly".
+const restartsBeforeFailing = 3
+
+// podFailure returns the reason a pod cannot become ready, or nil while it may still.
+func podFailure(pod *corev1.Pod) error {
+	if pod.DeletionTimestamp != nil {
+		return nil
+	}
+	for _, cond := range pod.Status.Conditions {
+		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse && cond.Reason == corev1.PodReasonUnschedulable {
+			return fmt.Errorf("pod %s cannot be scheduled: %s", pod.Name, orDefault(cond.Message, "Unschedulable"))
+		}
+	}
+	statuses := append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...)
+	for _, cs := range statuses {
+		if w := cs.State.Waiting; w != nil && fatalWaitingReasons[w.Reason] {
+			msg := fmt.Sprintf("pod %s: container %s is %s", pod.Name, cs.Name, w.Reason)
+			if w.Message != "" {
+				msg += ": " + w.Message
+			}
+			if t := cs.LastTerminationState.Terminated; t != nil {
+				msg += "; " + terminationSummary(t)
+			}
+			return errors.New(msg)
+		}
+		if cs.RestartCount >= restartsBeforeFailing {
+			t := cs.State.Terminated
+			if t == nil {
+				t = cs.LastTerminationState.Terminated
+			}
+			if t != nil && t.ExitCode != 0 {
+				return fmt.Errorf("pod %s: container %s keeps failing (%d restarts); %s", pod.Name, cs.Name, cs.RestartCount, terminationSummary(t))
+			}
+		}
+	}
+	return nil
+}
+
+func terminationSummary(t *corev1.ContainerStateTerminated) string {
+	s := fmt.Sprintf("last exit code %d", t.ExitCode)
+	if t.Reason != "" {
+		s += " (" + t.Reason + ")"
+	}
+	if m := strings.TrimSpace(t.Message); m != "" {
+		if len(m) > 500 {
+			m = "…" + m[len(m)-500:]
+		}
+		s += ": " + m
+	}
+	return s
+}
+
+// podSummary describes a pod in a few words: phase and the first notable container state.
+func podSummary(pod *corev1.Pod) string {
+	s := string(pod.Status.Phase)
+	for _, cond := range pod.Status.Conditions {
+		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse {
+			return s + ", not scheduled: " + orDefault(cond.Message, cond.Reason)
+		}
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		switch {
+		case cs.State.Waiting != nil:
+			return s + ", container " + cs.Name + " waiting: " + orDefault(cs.State.Waiting.Reason, "unknown reason")
+		case cs.State.Running != nil && !cs.Ready:
+			return s + ", container " + cs.Name + " running but not ready"
+		case cs.State.Terminated != nil:
+			return s + ", container " + cs.Name + " terminated: " + terminationSummary(cs.State.Terminated)
+		}
+	}
+	return s
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// ping GETs url until it answers 2xx, with backoff, until ctx ends.
+func (p *Provisioner) ping(ctx context.Context, url string, log *zap.Logger) error {
+	backoff := 250 * time.Millisecond
+	var last error
+	for attempt := 1; ; attempt++ {
+		last = p.pingOnce(ctx, url)
+		if last == nil {
+			return nil
+		}
+		log.Debug("runtime not answering yet", zap.String("url", url), zap.Int("attempt", attempt), zap.Error(last))
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d attempts, last: %w", attempt, last)
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+func (p *Provisioner) pingOnce(ctx context.Context, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := p.httpClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("HTTP %s: %s", resp.Status, strings.TrimSpace(string(body)))
+	}
+	return nil
+}

@@ -1,0 +1,400 @@
+package kubernetes
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/templates"
+)
+
+// Labels and annotations the provisioner puts on every object it applies.
+const (
+	FieldManager = "terraform-provider-rill"
+
+	LabelManagedBy   = "app.kubernetes.io/managed-by"
+	LabelInstance    = "app.kubernetes.io/instance"
+	ManagedByValue   = "terraform-provider-rill"
+	AnnotationPrefix = "rill.provisioner/"
+
+	AnnotationTemplatesChecksum = AnnotationPrefix + "templates-checksum"
+	AnnotationSlots             = AnnotationPrefix + "slots"
+	// AnnotationVersion holds the image tag that was applied (args.version, else the Rill version,
+	// else "latest").
+	AnnotationVersion    = AnnotationPrefix + "version"
+	AnnotationHibernated = AnnotationPrefix + "hibernated"
+)
+
+// Names are the object names of one runtime.
+type Names struct {
+	Deployment  string
+	Service     string
+	PVC         string
+	HTTPIngress string
+	GRPCIngress string
+}
+
+// NamesFor returns the object names for a provision ID.
+func NamesFor(provisionID string) Names {
+	return Names{
+		Deployment:  "runtime-" + provisionID,
+		Service:     "runtime-" + provisionID,
+		PVC:         "runtime-" + provisionID,
+		HTTPIngress: "http-runtime-" + provisionID,
+		GRPCIngress: "grpc-runtime-" + provisionID,
+	}
+}
+
+// TemplateData is what every manifest template is rendered with.
+type TemplateData struct {
+	Image        string // image repository, from the spec ("rilldata/rill")
+	ImageTag     string // args.version, else the Rill version, else "latest"
+	ProvisionID  string // the resource ID without dashes
+	Host         string // the runtime's host without scheme (host[:port])
+	Hostname     string // Host without port, as an Ingress rule wants it
+	Namespace    string
+	DataDir      string
+	CPU          int   // cores: 1 per slot
+	MemoryGB     int   // GiB: 4 per slot
+	StorageBytes int64 // 40 GiB per slot
+	Slots        int
+	Replicas     int // 1, or 0 while hibernated
+	Hibernated   bool
+	Names        Names
+	Annotations  map[string]string // the owning project's annotations
+}
+
+// templateSlot describes one of the five templates.
+type templateSlot struct {
+	field string // key in template_paths
+	file  string // default file in the templates/ folder
+	// kind, when set, is the only kind the template may render (the provisioner reads these back).
+	kind schema.GroupKind
+	path func(*TemplatePaths) *string
+	name func(Names) string
+}
+
+// templateSlots in apply order: the volume before the pods that mount it, the Service before the
+// Ingresses that route to it.
+var templateSlots = []templateSlot{
+	{field: "pvc", file: "pvc.yaml", kind: schema.GroupKind{Kind: "PersistentVolumeClaim"},
+		path: func(p *TemplatePaths) *string { return &p.PVC }, name: func(n Names) string { return n.PVC }},
+	{field: "deployment", file: "deployment.yaml", kind: schema.GroupKind{Group: "apps", Kind: "Deployment"},
+		path: func(p *TemplatePaths) *string { return &p.Deployment }, name: func(n Names) string { return n.Deployment }},
+	{field: "service", file: "service.yaml", kind: schema.GroupKind{Kind: "Service"},
+		path: func(p *TemplatePaths) *string { return &p.Service }, name: func(n Names) string { return n.Service }},
+	{field: "http_ingress", file: "http_ingress.yaml",
+		path: func(p *TemplatePaths) *string { return &p.HTTPIngress }, name: func(n Names) string { return n.HTTPIngress }},
+	{field: "grpc_ingress", file: "grpc_ingress.yaml",
+		path: func(p *TemplatePaths) *string { return &p.GRPCIngress }, name: func(n Names) string { return n.GRPCIngress }},
+}
+
+// manifestTemplate is one parsed template.
+type manifestTemplate struct {
+	slot   templateSlot
+	source string // file name used in errors: the path on disk, or "templates/<file> (embedded default)"
+	tmpl   *template.Template
+	gvk    schema.GroupVersionKind // of the sample render
+}
+
+// templateSet is the parsed set of five templates.
+type templateSet struct {
+	templates []*manifestTemplate
+	checksum  string
+}
+
+// renderedObject is one object ready to apply.
+type renderedObject struct {
+	slot templateSlot
+	obj  *unstructured.Unstructured
+}
+
+var funcs = template.FuncMap{
+	// quote renders a value as a double-quoted YAML (JSON) string.
+	"quote": func(v any) string {
+		b, _ := json.Marshal(fmt.Sprint(v))
+		return string(b)
+	},
+	// toJSON renders a value as JSON, which YAML accepts inline (e.g. a map of annotations).
+	"toJSON": func(v any) (string, error) {
+		b, err := json.Marshal(v)
+		return string(b), err
+	},
+}
+
+// loadTemplates reads, parses and test-renders the five templates. Errors are FieldErrors on
+// template_paths.<name> and name the file and line.
+func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
+	set := &templateSet{}
+	h := sha256.New()
+	for _, slot := range templateSlots {
+		var text []byte
+		var source string
+		if p := *slot.path(&paths); p != "" {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return nil, provisioner.Errorf("template_paths."+slot.field, "cannot read template: %v", err)
+			}
+			text, source = b, p
+		} else {
+			b, err := fs.ReadFile(templates.FS, slot.file)
+			if err != nil {
+				return nil, provisioner.Errorf("template_paths."+slot.field, "embedded default template missing: %v", err)
+			}
+			text, source = b, "templates/"+slot.file+" (embedded default)"
+		}
+		tmpl, err := template.New(source).Funcs(funcs).Option("missingkey=error").Parse(string(text))
+		if err != nil {
+			return nil, &provisioner.FieldError{Path: "template_paths." + slot.field, Err: cleanTemplateError(err)}
+		}
+		mt := &manifestTemplate{slot: slot, source: source, tmpl: tmpl}
+		// Test-render with sample data so that mistakes surface at plan time, not at apply.
+		obj, err := mt.render(sampleData(spec))
+		if err != nil {
+			return nil, &provisioner.FieldError{Path: "template_paths." + slot.field, Err: err}
+		}
+		mt.gvk = obj.GroupVersionKind()
+		set.templates = append(set.templates, mt)
+		fmt.Fprintf(h, "%s\x00%d\x00", slot.field, len(text))
+		h.Write(text)
+	}
+	set.checksum = hex.EncodeToString(h.Sum(nil))
+	return set, nil
+}
+
+// sampleData is the data templates are test-rendered with at initialization.
+func sampleData(spec *Spec) *TemplateData {
+	const pid = "0123456789abcdef0123456789abcdef"
+	d := newTemplateData(spec, pid, &provisioner.RuntimeArgs{Slots: 1, Version: "v0.0.0"}, &provisioner.ResourceOptions{
+		Annotations: map[string]string{provisioner.AnnotationEnvironment: "prod"},
+	})
+	return d
+}
+
+// newTemplateData builds the template data of a runtime.
+func newTemplateData(spec *Spec, pid string, args *provisioner.RuntimeArgs, opts *provisioner.ResourceOptions) *TemplateData {
+	cpu, mem, storage := provisioner.NewRuntimeSizes(args.Slots)
+	host, hostname := spec.hostParts(pid)
+	replicas := 1
+	if args.Hibernated {
+		replicas = 0
+	}
+	annotations := map[string]string{}
+	var rillVersion string
+	if opts != nil {
+		for k, v := range opts.Annotations {
+			annotations[k] = v
+		}
+		rillVersion = opts.RillVersion
+	}
+	return &TemplateData{
+		Image:        spec.Image,
+		ImageTag:     imageTag(args.Version, rillVersion),
+		ProvisionID:  pid,
+		Host:         host,
+		Hostname:     hostname,
+		Namespace:    spec.Namespace,
+		DataDir:      spec.DataDir,
+		CPU:          cpu,
+		MemoryGB:     mem,
+		StorageBytes: storage,
+		Slots:        args.Slots,
+		Replicas:     replicas,
+		Hibernated:   args.Hibernated,
+		Names:        NamesFor(pid),
+		Annotations:  annotations,
+	}
+}
+
+// imageTag picks the image tag: the runtime's version, else the Rill version, else "latest".
+func imageTag(version, rillVersion string) string {
+	switch {
+	case version != "":
+		return version
+	case rillVersion != "":
+		return rillVersion
+	default:
+		return "latest"
+	}
+}
+
+// render renders every template for a runtime and stamps the provisioner's metadata on the objects.
+func (s *templateSet) render(data *TemplateData) ([]*renderedObject, error) {
+	out := make([]*renderedObject, 0, len(s.templates))
+	for _, mt := range s.templates {
+		obj, err := mt.render(data)
+		if err != nil {
+			return nil, err
+		}
+		stampMetadata(obj, mt.slot, data, s.checksum)
+		out = append(out, &renderedObject{slot: mt.slot, obj: obj})
+	}
+	return out, nil
+}
+
+// stampMetadata sets what the provisioner owns on every object: name, namespace, labels,
+// annotations; for the Deployment also the replica count and the pod labels.
+func stampMetadata(obj *unstructured.Unstructured, slot templateSlot, data *TemplateData, checksum string) {
+	obj.SetName(slot.name(data.Names))
+	obj.SetNamespace(data.Namespace)
+	ours := map[string]string{LabelManagedBy: ManagedByValue, LabelInstance: data.ProvisionID}
+	obj.SetLabels(merge(obj.GetLabels(), ours))
+	obj.SetAnnotations(merge(obj.GetAnnotations(), map[string]string{
+		AnnotationTemplatesChecksum: checksum,
+		AnnotationSlots:             strconv.Itoa(data.Slots),
+		AnnotationVersion:           data.ImageTag,
+		AnnotationHibernated:        strconv.FormatBool(data.Hibernated),
+	}))
+	if slot.field == "deployment" {
+		_ = unstructured.SetNestedField(obj.Object, int64(data.Replicas), "spec", "replicas")
+		podLabels, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "template", "metadata", "labels")
+		_ = unstructured.SetNestedStringMap(obj.Object, merge(podLabels, ours), "spec", "template", "metadata", "labels")
+	}
+}
+
+func merge(base, over map[string]string) map[string]string {
+	out := make(map[string]string, len(base)+len(over))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		out[k] = v
+	}
+	return out
+}
+
+// render executes one template and decodes its output into exactly one object.
+func (mt *manifestTemplate) render(data *TemplateData) (*unstructured.Unstructured, error) {
+	var buf bytes.Buffer
+	if err := mt.tmpl.Execute(&buf, data); err != nil {
+		return nil, cleanTemplateError(err)
+	}
+	obj, err := decodeSingleObject(buf.Bytes())
+	if le := (*lineError)(nil); errors.As(err, &le) {
+		return nil, fmt.Errorf("%s:%d: %s", mt.source, le.line, le.msg)
+	} else if err != nil {
+		return nil, fmt.Errorf("%s: %w", mt.source, err)
+	}
+	if mt.slot.kind.Kind != "" && obj.GroupVersionKind().GroupKind() != mt.slot.kind {
+		return nil, fmt.Errorf("%s: must render a %s, got %s", mt.source, kindString(mt.slot.kind), kindString(obj.GroupVersionKind().GroupKind()))
+	}
+	if mt.slot.field == "pvc" {
+		if _, err := renderedStorage(obj); err != nil {
+			return nil, fmt.Errorf("%s: %w", mt.source, err)
+		}
+	}
+	if mt.slot.field == "deployment" {
+		containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
+		if len(containers) == 0 {
+			return nil, fmt.Errorf("%s: the Deployment has no containers (spec.template.spec.containers)", mt.source)
+		}
+	}
+	return obj, nil
+}
+
+func kindString(gk schema.GroupKind) string {
+	if gk.Group == "" {
+		return gk.Kind
+	}
+	return gk.Kind + "." + gk.Group
+}
+
+var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+
+// decodeSingleObject decodes rendered YAML that must hold exactly one Kubernetes object (other
+// documents may be empty or hold only comments).
+func decodeSingleObject(rendered []byte) (*unstructured.Unstructured, error) {
+	var found *unstructured.Unstructured
+	for _, d := range splitDocuments(string(rendered)) {
+		js, err := yaml.YAMLToJSONStrict([]byte(d.text))
+		if err != nil {
+			return nil, yamlError(err, d.text, d.startLine)
+		}
+		if s := strings.TrimSpace(string(js)); s == "null" || s == "" {
+			continue
+		}
+		if found != nil {
+			return nil, &lineError{line: d.startLine, msg: "must render exactly one object, found a second document"}
+		}
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(js); err != nil {
+			return nil, fmt.Errorf("rendered manifest is not a Kubernetes object (it needs apiVersion and kind): %v", err)
+		}
+		found = obj
+	}
+	if found == nil {
+		return nil, errors.New("rendered manifest is empty")
+	}
+	return found, nil
+}
+
+type yamlDocument struct {
+	text      string
+	startLine int // line of the rendered output the document starts at (1-based)
+}
+
+// splitDocuments splits YAML at "---" separator lines, keeping track of line numbers.
+func splitDocuments(s string) []yamlDocument {
+	var docs []yamlDocument
+	var cur strings.Builder
+	start := 1
+	for i, line := range strings.SplitAfter(s, "\n") {
+		if strings.HasPrefix(line, "---") && (len(line) == 3 || strings.ContainsAny(line[3:4], " \t\r\n#")) {
+			docs = append(docs, yamlDocument{text: cur.String(), startLine: start})
+			cur.Reset()
+			start = i + 2
+			continue
+		}
+		cur.WriteString(line)
+	}
+	return append(docs, yamlDocument{text: cur.String(), startLine: start})
+}
+
+// lineError is a problem at a line of the rendered output (which matches the template's lines unless
+// actions expand to several lines).
+type lineError struct {
+	line int
+	msg  string
+}
+
+func (e *lineError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
+
+// yamlError turns a YAML error into a lineError that quotes the offending rendered line.
+func yamlError(err error, doc string, startLine int) error {
+	msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	m := yamlLineRE.FindStringSubmatchIndex(msg)
+	if m == nil {
+		return fmt.Errorf("rendered manifest is not valid YAML: %s", msg)
+	}
+	n, _ := strconv.Atoi(msg[m[2]:m[3]])
+	rest := strings.TrimLeft(msg[m[1]:], ": ")
+	if before := strings.TrimRight(msg[:m[0]], ": "); before != "" {
+		rest = before + ": " + rest
+	}
+	snippet := ""
+	if lines := strings.Split(doc, "\n"); n >= 1 && n <= len(lines) {
+		snippet = fmt.Sprintf(" (rendered as %q)", strings.TrimRight(lines[n-1], "\r"))
+	}
+	return &lineError{line: startLine + n - 1, msg: "not valid YAML: " + rest + snippet}
+}
+
+// cleanTemplateError drops text/template's "template: " prefix; the rest already reads
+// "<file>:<line>[:<col>]: <problem>".
+func cleanTemplateError(err error) error {
+	return errors.New(strings.TrimPrefix(err.Error(), "template: "))
+}

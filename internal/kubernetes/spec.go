@@ -1,0 +1,194 @@
+package kubernetes
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// Defaults for optional spec fields.
+const (
+	DefaultTimeoutSeconds = 600
+	DefaultDataDir        = "/data"
+	DefaultNamespace      = "default"
+	DefaultImage          = "rilldata/rill"
+	DefaultPingPath       = "/v1/ping"
+	// DefaultQPS and DefaultBurst are well above client-go's 5/10, which make plans with a few
+	// dozen runtimes take minutes.
+	DefaultQPS   = 50
+	DefaultBurst = 100
+)
+
+// Spec is the JSON spec of a kubernetes provisioner. Every field is optional except host.
+//
+//	{
+//	  "host": "https://*.runtime.example.com",  // required; '*' becomes the provision ID
+//	  "namespace": "rill",                       // default "default"
+//	  "image": "rilldata/rill",                  // default "rilldata/rill"; the tag comes from the runtime's version
+//	  "data_dir": "/data",                       // default "/data"; where the PVC is mounted
+//	  "timeout_seconds": 600,                    // default 600; bounds AwaitReady and Deprovision
+//	  "kubeconfig_path": "~/.kube/config",       // default "" = in-cluster service account
+//	  "kubeconfig_context": "prod",              // default "" = the kubeconfig's current context
+//	  "qps": 50, "burst": 100,                   // client-side rate limits
+//	  "ping_path": "/v1/ping",                   // default "/v1/ping"; "" switches the HTTP probe off
+//	  "template_paths": {"deployment": "k8s/deployment.yaml", ...}  // each optional; default: embedded
+//	}
+type Spec struct {
+	TimeoutSeconds    int           `json:"timeout_seconds"`
+	DataDir           string        `json:"data_dir"`
+	Host              string        `json:"host"`
+	Namespace         string        `json:"namespace"`
+	Image             string        `json:"image"`
+	KubeconfigPath    string        `json:"kubeconfig_path"`
+	KubeconfigContext string        `json:"kubeconfig_context"`
+	QPS               float64       `json:"qps"`
+	Burst             int           `json:"burst"`
+	PingPath          *string       `json:"ping_path"`
+	TemplatePaths     TemplatePaths `json:"template_paths"`
+}
+
+// TemplatePaths points at manifest templates on disk. An empty path selects the embedded default
+// (the top-level templates/ folder of this repository). Relative paths are relative to the working
+// directory of the process (for Terraform: the directory `terraform` runs in).
+type TemplatePaths struct {
+	HTTPIngress string `json:"http_ingress"`
+	GRPCIngress string `json:"grpc_ingress"`
+	Service     string `json:"service"`
+	Deployment  string `json:"deployment"`
+	PVC         string `json:"pvc"`
+}
+
+var (
+	dnsLabel  = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	imageName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._/:-]*$`)
+)
+
+// ParseSpec decodes and validates a spec strictly, filling in defaults. Errors are
+// *provisioner.FieldError naming the offending field.
+func ParseSpec(specJSON []byte) (*Spec, error) {
+	s := &Spec{}
+	if err := provisioner.DecodeSpec(specJSON, s); err != nil {
+		return nil, err
+	}
+	if err := s.applyDefaultsAndValidate(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Spec) applyDefaultsAndValidate() error {
+	if s.TimeoutSeconds == 0 {
+		s.TimeoutSeconds = DefaultTimeoutSeconds
+	} else if s.TimeoutSeconds < 0 {
+		return provisioner.Errorf("timeout_seconds", "must be positive, got %d", s.TimeoutSeconds)
+	}
+
+	if s.DataDir == "" {
+		s.DataDir = DefaultDataDir
+	} else if !strings.HasPrefix(s.DataDir, "/") {
+		return provisioner.Errorf("data_dir", "must be an absolute path inside the container, got %q", s.DataDir)
+	}
+
+	if strings.TrimSpace(s.Host) == "" {
+		return provisioner.Errorf("host", "is required: the runtime URL with '*' standing for the provision ID, e.g. \"https://*.runtime.example.com\"")
+	}
+	if !strings.Contains(s.Host, "*") {
+		return provisioner.Errorf("host", "must contain '*', which is replaced by each runtime's provision ID so that runtimes get distinct hosts; got %q", s.Host)
+	}
+	u, err := url.Parse(strings.ReplaceAll(s.Host, "*", "x"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return provisioner.Errorf("host", "must be an http:// or https:// URL such as \"https://*.runtime.example.com\", got %q", s.Host)
+	}
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return provisioner.Errorf("host", "must be a scheme and host only (no path, query or credentials), got %q", s.Host)
+	}
+	s.Host = strings.TrimSuffix(s.Host, "/")
+
+	if s.Namespace == "" {
+		s.Namespace = DefaultNamespace
+	} else if len(s.Namespace) > 63 || !dnsLabel.MatchString(s.Namespace) {
+		return provisioner.Errorf("namespace", "must be a valid Kubernetes namespace name (lower-case letters, digits and '-', at most 63), got %q", s.Namespace)
+	}
+
+	if s.Image == "" {
+		s.Image = DefaultImage
+	} else if !imageName.MatchString(s.Image) {
+		return provisioner.Errorf("image", "must be an image repository such as \"rilldata/rill\", got %q", s.Image)
+	} else if i := strings.LastIndex(s.Image, ":"); i > strings.LastIndex(s.Image, "/") || strings.Contains(s.Image, "@") {
+		return provisioner.Errorf("image", "must not carry a tag or digest (the tag comes from the runtime's version), got %q", s.Image)
+	}
+
+	if s.KubeconfigPath != "" {
+		p, err := expandHome(s.KubeconfigPath)
+		if err != nil {
+			return provisioner.Errorf("kubeconfig_path", "%v", err)
+		}
+		s.KubeconfigPath = p
+	} else if s.KubeconfigContext != "" {
+		return provisioner.Errorf("kubeconfig_context", "needs kubeconfig_path (an in-cluster config has no contexts)")
+	}
+
+	if s.QPS == 0 {
+		s.QPS = DefaultQPS
+	} else if s.QPS < 0 {
+		return provisioner.Errorf("qps", "must be positive, got %v", s.QPS)
+	}
+	if s.Burst == 0 {
+		s.Burst = DefaultBurst
+	} else if s.Burst < 0 {
+		return provisioner.Errorf("burst", "must be positive, got %d", s.Burst)
+	}
+
+	if s.PingPath == nil {
+		p := DefaultPingPath
+		s.PingPath = &p
+	} else if *s.PingPath != "" && !strings.HasPrefix(*s.PingPath, "/") {
+		return provisioner.Errorf("ping_path", "must start with '/' (or be \"\" to switch the HTTP readiness probe off), got %q", *s.PingPath)
+	}
+
+	for _, slot := range templateSlots {
+		p := slot.path(&s.TemplatePaths)
+		if *p == "" {
+			continue
+		}
+		exp, err := expandHome(*p)
+		if err != nil {
+			return provisioner.Errorf("template_paths."+slot.field, "%v", err)
+		}
+		*p = exp
+	}
+	return nil
+}
+
+// PingEnabled reports whether AwaitReady probes the runtime over HTTP.
+func (s *Spec) PingEnabled() bool { return s.PingPath != nil && *s.PingPath != "" }
+
+// RuntimeURL returns the host URL (with scheme) of a runtime.
+func (s *Spec) RuntimeURL(provisionID string) string {
+	return strings.ReplaceAll(s.Host, "*", provisionID)
+}
+
+// hostParts returns the runtime's host without scheme (host[:port]) and without port.
+func (s *Spec) hostParts(provisionID string) (host, hostname string) {
+	u, err := url.Parse(s.RuntimeURL(provisionID))
+	if err != nil { // validated in ParseSpec; only reachable with an invalid provision ID
+		return "", ""
+	}
+	return u.Host, u.Hostname()
+}
+
+func expandHome(p string) (string, error) {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("cannot expand ~ in %q: %w", p, err)
+		}
+		return filepath.Join(home, strings.TrimPrefix(p, "~")), nil
+	}
+	return p, nil
+}

@@ -1,0 +1,159 @@
+package kubernetes
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// Keys of Resource.State written by Provision and CheckResource. Both write every key, so that a
+// CheckResource right after a Provision returns an equal state when nothing changed.
+const (
+	// StateNamespace is where the objects live. It is sticky: a later change of the spec's namespace
+	// applies to new runtimes only.
+	StateNamespace = "namespace"
+	// StateProvisionID is the resource ID without dashes, used in object names and the host.
+	StateProvisionID = "provision_id"
+	// StateSlots is the number of slots (observed from the Deployment's rill.provisioner/slots
+	// annotation by CheckResource).
+	StateSlots = "slots"
+	// StateVersion is the runtime's version as the args asked for it (possibly "", meaning "follow
+	// the Rill version"). CheckResource reports the live image tag here instead when the image does
+	// not run the tag that Provision would apply now, so that it differs from the args.
+	StateVersion = "version"
+	// StateImageTag is the image tag that runs (resolved: version, else Rill version, else "latest").
+	StateImageTag = "image_tag"
+	// StateHibernated is whether the Deployment is scaled to zero (observed from spec.replicas).
+	StateHibernated = "hibernated"
+	// StateTemplatesChecksum is the checksum of the templates the objects were applied with (read
+	// back from the rill.provisioner/templates-checksum annotation by CheckResource).
+	StateTemplatesChecksum = "templates_checksum"
+	// StateWarnings ([]string) are conditions a user should see but that did not fail the call, such
+	// as a volume kept larger than the slots ask for because volumes never shrink. The Terraform
+	// layer surfaces them as diagnostics warnings.
+	StateWarnings = "warnings"
+	// StateDrift ([]string) lists the ways the live objects differ from what Provision would apply
+	// now with the same args: templates edited on disk, an image or resources edited by hand, an
+	// object deleted by hand. Empty after Provision. A non-empty list means "plan an update": the
+	// Terraform layer should treat it like a changed argument (e.g. a computed attribute that the
+	// plan sets back to empty), and Provision repairs every entry.
+	StateDrift = "drift"
+)
+
+// runtimeState is the typed form of Resource.State.
+type runtimeState struct {
+	Namespace         string
+	ProvisionID       string
+	Slots             int
+	Version           string
+	ImageTag          string
+	Hibernated        bool
+	TemplatesChecksum string
+	Warnings          []string
+	Drift             []string
+}
+
+func (s *runtimeState) asMap() map[string]any {
+	return map[string]any{
+		StateNamespace:         s.Namespace,
+		StateProvisionID:       s.ProvisionID,
+		StateSlots:             s.Slots,
+		StateVersion:           s.Version,
+		StateImageTag:          s.ImageTag,
+		StateHibernated:        s.Hibernated,
+		StateTemplatesChecksum: s.TemplatesChecksum,
+		StateWarnings:          nonNil(s.Warnings),
+		StateDrift:             nonNil(s.Drift),
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// parseState reads a state leniently: it may come back from JSON (numbers as float64, lists as
+// []any) or be empty (an imported resource).
+func parseState(m map[string]any) runtimeState {
+	var s runtimeState
+	s.Namespace, _ = m[StateNamespace].(string)
+	s.ProvisionID, _ = m[StateProvisionID].(string)
+	s.Slots, _ = toInt(m[StateSlots])
+	s.Version, _ = m[StateVersion].(string)
+	s.ImageTag, _ = m[StateImageTag].(string)
+	s.Hibernated, _ = m[StateHibernated].(bool)
+	s.TemplatesChecksum, _ = m[StateTemplatesChecksum].(string)
+	s.Warnings = toStrings(m[StateWarnings])
+	s.Drift = toStrings(m[StateDrift])
+	return s
+}
+
+func toInt(v any) (int, bool) {
+	switch n := v.(type) {
+	case int:
+		return n, true
+	case int32:
+		return int(n), true
+	case int64:
+		return int(n), true
+	case float64:
+		if n == math.Trunc(n) {
+			return int(n), true
+		}
+	case json.Number:
+		i, err := n.Int64()
+		return int(i), err == nil
+	case string:
+		i, err := strconv.Atoi(n)
+		return i, err == nil
+	}
+	return 0, false
+}
+
+func toStrings(v any) []string {
+	switch l := v.(type) {
+	case []string:
+		return l
+	case []any:
+		out := make([]string, 0, len(l))
+		for _, e := range l {
+			out = append(out, fmt.Sprint(e))
+		}
+		return out
+	}
+	return nil
+}
+
+var provisionIDRE = regexp.MustCompile(`^[a-z0-9]{1,50}$`)
+
+// provisionIDFor derives the provision ID from a resource ID: dashes removed, lower-cased. It must be
+// usable in object names and host names.
+func provisionIDFor(resourceID string) (string, error) {
+	pid := strings.ToLower(strings.ReplaceAll(resourceID, "-", ""))
+	if !provisionIDRE.MatchString(pid) {
+		return "", fmt.Errorf("resource ID %q cannot name Kubernetes objects: without dashes it must be 1 to 50 letters and digits", resourceID)
+	}
+	return pid, nil
+}
+
+// desiredArgs returns the args to compare the live objects with: the options' args when given,
+// else those recorded in the state.
+func desiredArgs(opts *provisioner.ResourceOptions, st runtimeState) *provisioner.RuntimeArgs {
+	if opts != nil && opts.Args != nil {
+		if a, err := provisioner.NewRuntimeArgs(opts.Args); err == nil {
+			return a
+		}
+	}
+	slots := st.Slots
+	if slots < 1 {
+		slots = 1
+	}
+	return &provisioner.RuntimeArgs{Slots: slots, Version: st.Version, Hibernated: st.Hibernated}
+}
