@@ -1,0 +1,170 @@
+package database
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"go.uber.org/zap"
+)
+
+// Backend names, as returned by DB.Driver.
+const (
+	DriverSQLite   = "sqlite"
+	DriverPostgres = "postgres"
+)
+
+// DefaultSQLitePathEnv is the environment variable DefaultDSN consults first: the XDG base directory
+// for user data. When it is unset, empty or not an absolute path (the XDG spec says to ignore relative
+// values), $HOME/.local/share is used instead.
+const DefaultSQLitePathEnv = "XDG_DATA_HOME"
+
+// Pieces of the default ledger location: <data home>/<DefaultDataDirName>/<DefaultSQLiteFileName>.
+const (
+	DefaultDataDirName    = "terraform-provider-rill"
+	DefaultSQLiteFileName = "ledger.db"
+)
+
+// ErrInvalidDSN is wrapped by the errors Open returns for a DSN it cannot interpret.
+var ErrInvalidDSN = errors.New("invalid ledger DSN")
+
+// acceptedForms is listed in the error for a DSN Open does not understand.
+const acceptedForms = `accepted forms: "sqlite:///absolute/path/ledger.db", "sqlite://relative/path/ledger.db" ` +
+	`(relative to the working directory), "sqlite::memory:", "postgres://user:password@host:5432/dbname?sslmode=..." ` +
+	`or "postgresql://..."`
+
+// Open opens the ledger named by dsn, creating or migrating its schema as needed, and returns it.
+// The backend is chosen by the DSN's scheme:
+//
+//   - "sqlite:///abs/path/ledger.db": a SQLite file at an absolute path (note the three slashes).
+//   - "sqlite://rel/path/ledger.db": a SQLite file at a path relative to the process's working
+//     directory at the time Open is called (for a Terraform provider that is the directory Terraform
+//     runs in, normally the root module). A leading "~/" is replaced by the user's home directory.
+//     Any other character, '?' and '#' included, is part of the file name: SQLite DSNs take no query
+//     parameters, the pragmas are chosen by this package.
+//   - "sqlite::memory:": a private in-memory SQLite database that lives until Close; for tests. Each
+//     Open of it yields a new, empty database.
+//   - "postgres://..." or "postgresql://...": a PostgreSQL database, in the URL form libpq and pgx
+//     accept (including query parameters such as sslmode, search_path or connect_timeout).
+//
+// Missing parent directories of a SQLite file are created (mode 0700). The DSN itself, and thus any
+// password in it, never appears in a returned error or a log line; Redact is applied instead.
+// A nil logger is allowed.
+func Open(ctx context.Context, dsn string, logger *zap.Logger) (DB, error) {
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	switch {
+	case dsn == "":
+		return nil, fmt.Errorf("%w: empty DSN (use DefaultDSN() for the default SQLite ledger); %s", ErrInvalidDSN, acceptedForms)
+	case dsn == "sqlite::memory:":
+		return openSQLite(ctx, "", logger)
+	case strings.HasPrefix(dsn, "sqlite://"):
+		path, err := sqlitePathFromDSN(dsn)
+		if err != nil {
+			return nil, err
+		}
+		return openSQLite(ctx, path, logger)
+	case hasPrefixFold(dsn, "postgres://"), hasPrefixFold(dsn, "postgresql://"):
+		return openPostgres(ctx, dsn, logger)
+	default:
+		return nil, fmt.Errorf("%w: unsupported DSN %q; %s", ErrInvalidDSN, Redact(dsn), acceptedForms)
+	}
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// sqlitePathFromDSN turns "sqlite://<path>" into an absolute, cleaned file path.
+func sqlitePathFromDSN(dsn string) (string, error) {
+	p := strings.TrimPrefix(dsn, "sqlite://")
+	switch {
+	case p == "":
+		return "", fmt.Errorf("%w: %q names no file; %s", ErrInvalidDSN, dsn, acceptedForms)
+	case p == ":memory:":
+		return "", fmt.Errorf("%w: %q: write \"sqlite::memory:\" for an in-memory ledger", ErrInvalidDSN, dsn)
+	case strings.HasSuffix(p, "/"):
+		return "", fmt.Errorf("%w: %q names a directory, not a file; %s", ErrInvalidDSN, dsn, acceptedForms)
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("%w: %q: cannot expand ~: %v", ErrInvalidDSN, dsn, err)
+		}
+		p = filepath.Join(home, rest)
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("%w: %q: %v", ErrInvalidDSN, dsn, err)
+	}
+	return abs, nil
+}
+
+// DefaultSQLitePath returns the default location of the SQLite ledger:
+// $XDG_DATA_HOME/terraform-provider-rill/ledger.db, or $HOME/.local/share/terraform-provider-rill/ledger.db
+// when XDG_DATA_HOME is unset or not absolute. When $HOME is unset too, the home directory recorded
+// for the current user (/etc/passwd) is used. It does not create anything; Open creates the
+// directories.
+func DefaultSQLitePath() (string, error) {
+	if x := os.Getenv(DefaultSQLitePathEnv); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, DefaultDataDirName, DefaultSQLiteFileName), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || !filepath.IsAbs(home) {
+		u, uerr := user.Current()
+		if uerr != nil || !filepath.IsAbs(u.HomeDir) {
+			return "", fmt.Errorf("default ledger path: neither $%s nor $HOME is set to an absolute path, "+
+				"and the current user has no home directory", DefaultSQLitePathEnv)
+		}
+		home = u.HomeDir
+	}
+	return filepath.Join(home, ".local", "share", DefaultDataDirName, DefaultSQLiteFileName), nil
+}
+
+// DefaultDSN returns the DSN of the default SQLite ledger, "sqlite://" + DefaultSQLitePath().
+func DefaultDSN() (string, error) {
+	p, err := DefaultSQLitePath()
+	if err != nil {
+		return "", err
+	}
+	return "sqlite://" + p, nil
+}
+
+const redactedPassword = "xxxxx"
+
+var (
+	redactQueryPassword = regexp.MustCompile(`(?i)([?&](?:ssl)?password=)[^&#]*`)
+	redactKVQuoted      = regexp.MustCompile(`(?i)(\b(?:ssl)?password\s*=\s*)'(?:[^'\\]|\\.)*'`)
+	// Run after redactKVQuoted: a value still starting with a quote is unterminated, mask the rest.
+	redactKVPlain = regexp.MustCompile(`(?i)(\b(?:ssl)?password\s*=\s*)(?:'.*|[^\s]*)`)
+)
+
+// Redact returns dsn with every password in it replaced by "xxxxx", for use in logs and errors.
+// It handles URL forms (the userinfo password and password/sslpassword query parameters) and
+// libpq key=value forms (password=... and password='...'). For malformed input it errs on the
+// side of masking too much. SQLite DSNs carry no secrets and are returned unchanged.
+func Redact(dsn string) string {
+	if strings.HasPrefix(dsn, "sqlite:") {
+		return dsn
+	}
+	if scheme, rest, ok := strings.Cut(dsn, "://"); ok && !strings.ContainsAny(scheme, " =/") {
+		// The userinfo password runs from the first ':' to the '@' that ends the authority. Passwords
+		// may contain unescaped '@', '/' or '?', so take the last '@' of the whole string: that may
+		// mask more than the password, never less.
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			if colon := strings.Index(rest[:at], ":"); colon >= 0 {
+				rest = rest[:colon+1] + redactedPassword + rest[at:]
+			}
+		}
+		rest = redactQueryPassword.ReplaceAllString(rest, "${1}"+redactedPassword)
+		return scheme + "://" + rest
+	}
+	dsn = redactKVQuoted.ReplaceAllString(dsn, "${1}"+redactedPassword)
+	return redactKVPlain.ReplaceAllString(dsn, "${1}"+redactedPassword)
+}

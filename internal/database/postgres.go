@@ -1,0 +1,300 @@
+package database
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
+)
+
+// Advisory lock keys (pg_advisory_xact_lock, 64-bit key space shared by every application on the
+// database). Fixed, arbitrary constants: the ASCII of "rill-alc" and "rill-mig".
+const (
+	pgAllocateLockKey int64 = 0x72696c6c2d616c63
+	pgMigrateLockKey  int64 = 0x72696c6c2d6d6967
+)
+
+// postgresDB is the PostgreSQL ledger, for pools that several machines or pipelines share.
+//
+// It uses pgx's native pool (pgxpool) rather than database/sql with the pgx stdlib adapter: the ledger
+// needs nothing database/sql offers (the SQLite backend shares no code path with it beyond plain SQL
+// text), while pgxpool gives context cancellation that reaches the server (a waiting
+// pg_advisory_xact_lock is cancelled with the caller's context), connection health checks, typed
+// errors (*pgconn.PgError) and less per-query overhead.
+//
+// Allocate runs in a READ COMMITTED transaction whose first statement is
+// pg_advisory_xact_lock(pgAllocateLockKey). Every Allocate, in any process on any machine, queues on
+// that lock, and the lock is only released at COMMIT/ROLLBACK. Because READ COMMITTED takes a new
+// snapshot for each statement, the reads after the lock see every allocation committed before it was
+// granted. (REPEATABLE READ or SERIALIZABLE would be wrong here: their snapshot would be taken by the
+// lock statement, before the wait.)
+//
+// Behind a transaction-pooling PgBouncer add default_query_exec_mode=exec (or simple_protocol) to the
+// DSN; transaction-scoped advisory locks work there.
+type postgresDB struct {
+	pool   *pgxpool.Pool
+	name   string // redacted DSN
+	logger *zap.Logger
+}
+
+var _ DB = (*postgresDB)(nil)
+
+func openPostgres(ctx context.Context, dsn string, logger *zap.Logger) (DB, error) {
+	name := Redact(dsn)
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		// pgx redacts passwords in its parse errors; the DSN we add is redacted too.
+		return nil, fmt.Errorf("postgres ledger %s: %w: %w", name, ErrInvalidDSN, err)
+	}
+	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "terraform-provider-rill"
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = 15 * time.Second
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres ledger %s: %w", name, err)
+	}
+	p := &postgresDB{pool: pool, name: name, logger: logger.With(zap.String("ledger", "postgres"), zap.String("dsn", name))}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, p.wrap("connect", err)
+	}
+	if err := p.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, p.wrap("migrate", err)
+	}
+	p.logger.Debug("ledger opened")
+	return p, nil
+}
+
+func (p *postgresDB) Driver() string { return DriverPostgres }
+
+func (p *postgresDB) Close() error {
+	p.pool.Close()
+	return nil
+}
+
+func (p *postgresDB) Ping(ctx context.Context) error {
+	return p.wrap("ping", p.pool.Ping(ctx))
+}
+
+func (p *postgresDB) wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("postgres ledger %s: %s: %w", p.name, op, err)
+}
+
+func (p *postgresDB) migrate(ctx context.Context) error {
+	all, err := loadMigrations(DriverPostgres)
+	if err != nil {
+		return err
+	}
+	tx, err := p.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	// Taken before anything else, so that even the CREATE TABLE IF NOT EXISTS below (which is not safe
+	// against a concurrent identical CREATE) runs in one process at a time.
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, pgMigrateLockKey); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER     NOT NULL PRIMARY KEY,
+		name       TEXT        NOT NULL,
+		applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+	)`); err != nil {
+		return err
+	}
+	rows, err := tx.Query(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return err
+	}
+	versions, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return err
+	}
+	applied := map[int]bool{}
+	for _, v := range versions {
+		applied[int(v)] = true
+	}
+	pending, err := pendingMigrations(all, applied)
+	if err != nil {
+		return err
+	}
+	for _, m := range pending {
+		// No arguments: pgx sends it with the simple protocol, which allows several statements.
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
+			return fmt.Errorf("migration %s: %w", m.Name, err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
+			return fmt.Errorf("record migration %s: %w", m.Name, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return err
+	}
+	for _, m := range pending {
+		p.logger.Info("ledger schema migrated", zap.Int("version", m.Version), zap.String("migration", m.Name))
+	}
+	return nil
+}
+
+const pgColumns = `resource_id, provisioner, host, slots, created_at, updated_at`
+
+func scanPGAllocation(r pgx.Row) (*Allocation, error) {
+	var a Allocation
+	var slots int32
+	if err := r.Scan(&a.ResourceID, &a.Provisioner, &a.Host, &slots, &a.CreatedAt, &a.UpdatedAt); err != nil {
+		return nil, err
+	}
+	a.Slots = int(slots)
+	a.CreatedAt = a.CreatedAt.UTC()
+	a.UpdatedAt = a.UpdatedAt.UTC()
+	return &a, nil
+}
+
+type pgQueryer interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func pgFind(ctx context.Context, q pgQueryer, resourceID string) (*Allocation, error) {
+	a, err := scanPGAllocation(q.QueryRow(ctx, `SELECT `+pgColumns+` FROM allocations WHERE resource_id = $1`, resourceID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	return a, err
+}
+
+func pgUsed(ctx context.Context, q pgQueryer) (map[string]int, error) {
+	rows, err := q.Query(ctx, `SELECT host, SUM(slots) FROM allocations GROUP BY host`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	used := map[string]int{}
+	for rows.Next() {
+		var host string
+		var n int64
+		if err := rows.Scan(&host, &n); err != nil {
+			return nil, err
+		}
+		used[host] = int(n)
+	}
+	return used, rows.Err()
+}
+
+func (p *postgresDB) Allocate(ctx context.Context, resourceID string, place PlaceFunc) (*Allocation, error) {
+	if err := checkAllocateArgs(resourceID, place); err != nil {
+		return nil, err
+	}
+	stored, placeErr, err := p.allocate(ctx, resourceID, place)
+	if placeErr != nil {
+		return nil, placeErr
+	}
+	if err != nil {
+		return nil, p.wrap("allocate "+strconv.Quote(resourceID), err)
+	}
+	return stored, nil
+}
+
+// allocate runs the Allocate transaction. It returns the error of place separately, so that it
+// reaches the caller unwrapped.
+func (p *postgresDB) allocate(ctx context.Context, resourceID string, place PlaceFunc) (*Allocation, error, error) {
+	tx, err := p.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, pgAllocateLockKey); err != nil {
+		return nil, nil, err
+	}
+	current, err := pgFind(ctx, tx, resourceID)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, nil, err
+	}
+	used, err := pgUsed(ctx, tx)
+	if err != nil {
+		return nil, nil, err
+	}
+	next, placeErr := place(current, used)
+	if placeErr != nil {
+		return nil, placeErr, nil
+	}
+	if err := checkPlaced(next); err != nil {
+		return nil, nil, err
+	}
+	now := nowMicros()
+	stored, err := scanPGAllocation(tx.QueryRow(ctx, `
+		INSERT INTO allocations (resource_id, provisioner, host, slots, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $5)
+		ON CONFLICT (resource_id) DO UPDATE SET
+			provisioner = excluded.provisioner,
+			host        = excluded.host,
+			slots       = excluded.slots,
+			updated_at  = excluded.updated_at
+		RETURNING `+pgColumns,
+		resourceID, next.Provisioner, next.Host, int32(next.Slots), now))
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, nil, err
+	}
+	return stored, nil, nil
+}
+
+func (p *postgresDB) FindAllocation(ctx context.Context, resourceID string) (*Allocation, error) {
+	a, err := pgFind(ctx, p.pool, resourceID)
+	if err != nil {
+		return nil, p.wrap("find allocation "+strconv.Quote(resourceID), err)
+	}
+	return a, nil
+}
+
+func (p *postgresDB) ListAllocations(ctx context.Context) ([]*Allocation, error) {
+	// COLLATE "C": byte order, as SQLite sorts, whatever the database's locale.
+	rows, err := p.pool.Query(ctx, `SELECT `+pgColumns+` FROM allocations ORDER BY host COLLATE "C", resource_id COLLATE "C"`)
+	if err != nil {
+		return nil, p.wrap("list allocations", err)
+	}
+	defer rows.Close()
+	var list []*Allocation
+	for rows.Next() {
+		a, err := scanPGAllocation(rows)
+		if err != nil {
+			return nil, p.wrap("list allocations", err)
+		}
+		list = append(list, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, p.wrap("list allocations", err)
+	}
+	return list, nil
+}
+
+func (p *postgresDB) UsedSlotsByHost(ctx context.Context) (map[string]int, error) {
+	used, err := pgUsed(ctx, p.pool)
+	if err != nil {
+		return nil, p.wrap("used slots", err)
+	}
+	return used, nil
+}
+
+func (p *postgresDB) DeleteAllocation(ctx context.Context, resourceID string) (bool, error) {
+	tag, err := p.pool.Exec(ctx, `DELETE FROM allocations WHERE resource_id = $1`, resourceID)
+	if err != nil {
+		return false, p.wrap("delete allocation "+strconv.Quote(resourceID), err)
+	}
+	return tag.RowsAffected() > 0, nil
+}

@@ -1,0 +1,424 @@
+package database
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// sqliteBusyTimeout is how long SQLite waits for another connection's (or process's) lock before it
+// reports SQLITE_BUSY, and how long operations keep retrying SQLITE_BUSY when their context has no
+// deadline. A ledger transaction holds the lock for milliseconds; the slack covers slow disks and
+// checkpoints.
+const sqliteBusyTimeout = 30 * time.Second
+
+// sqliteDB is the SQLite ledger (modernc.org/sqlite: pure Go, works with CGO_ENABLED=0).
+//
+// Concurrency, within and across processes:
+//   - The file is in WAL mode, so readers never block the writer or each other.
+//   - Every read-write transaction starts with BEGIN IMMEDIATE (the driver's _txlock=immediate), which
+//     takes SQLite's write lock on the file up front. Allocate reads the ledger and writes its result
+//     inside that one transaction, so no other connection in any process can commit between the read
+//     and the write: two callers can never both see the same free slot.
+//   - Waiting for the lock is done by SQLite's busy handler (busy_timeout 30s, cut short by the
+//     context). Any SQLITE_BUSY / SQLITE_LOCKED that still escapes is retried with backoff until the
+//     context's deadline (or sqliteBusyTimeout when it has none). A retried Allocate calls its PlaceFunc
+//     again, on fresh data.
+//   - Within one process, writers of the same handle queue on a channel first, so they do not spin in
+//     the busy handler against each other.
+//
+// The file must be on a local file system: WAL needs shared memory and POSIX locks that network file
+// systems do not reliably provide. Share a ledger between machines with PostgreSQL instead.
+type sqliteDB struct {
+	db      *sql.DB
+	name    string // file path, or ":memory:"
+	logger  *zap.Logger
+	writeMu chan struct{}
+}
+
+var _ DB = (*sqliteDB)(nil)
+
+func openSQLite(ctx context.Context, path string, logger *zap.Logger) (DB, error) {
+	q := url.Values{}
+	q.Set("_txlock", "immediate")
+	q.Set("_busy_timeout", strconv.FormatInt(sqliteBusyTimeout.Milliseconds(), 10))
+	q.Set("_foreign_keys", "1")
+
+	var driverDSN, name string
+	if path == "" {
+		name = ":memory:"
+		driverDSN = ":memory:?" + q.Encode()
+	} else {
+		name = path
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("sqlite ledger %s: create directory: %w", path, err)
+		}
+		q.Set("_journal_mode", "WAL")
+		q.Set("_synchronous", "FULL")
+		// A file: URI, so that any character of the path ('?', '#', '%', ...) reaches SQLite escaped.
+		u := url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}
+		driverDSN = u.String()
+	}
+
+	db, err := sql.Open("sqlite", driverDSN)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite ledger %s: %w", name, err)
+	}
+	if path == "" {
+		// Every connection to ":memory:" is a database of its own: keep exactly one, forever.
+		db.SetMaxOpenConns(1)
+		db.SetMaxIdleConns(1)
+		db.SetConnMaxLifetime(0)
+		db.SetConnMaxIdleTime(0)
+	} else {
+		db.SetMaxOpenConns(8)
+		db.SetMaxIdleConns(4)
+		db.SetConnMaxIdleTime(5 * time.Minute)
+	}
+
+	s := &sqliteDB{db: db, name: name, logger: logger.With(zap.String("ledger", "sqlite"), zap.String("path", name)), writeMu: make(chan struct{}, 1)}
+	if err := s.retryBusy(ctx, func() error { return db.PingContext(ctx) }); err != nil {
+		_ = db.Close()
+		return nil, s.wrap("open", err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		_ = db.Close()
+		return nil, s.wrap("migrate", err)
+	}
+	s.logger.Debug("ledger opened")
+	return s, nil
+}
+
+func (s *sqliteDB) Driver() string { return DriverSQLite }
+
+func (s *sqliteDB) Close() error { return s.db.Close() }
+
+func (s *sqliteDB) Ping(ctx context.Context) error {
+	err := s.retryBusy(ctx, func() error {
+		var one int
+		return s.db.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+	})
+	return s.wrap("ping", err)
+}
+
+func (s *sqliteDB) wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("sqlite ledger %s: %s: %w", s.name, op, err)
+}
+
+// lockWriter serializes this handle's writers; other handles and processes are serialized by SQLite.
+func (s *sqliteDB) lockWriter(ctx context.Context) error {
+	select {
+	case s.writeMu <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *sqliteDB) unlockWriter() { <-s.writeMu }
+
+// isSQLiteBusy reports whether err is SQLITE_BUSY or SQLITE_LOCKED (any extended code).
+func isSQLiteBusy(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return true
+		}
+	}
+	return false
+}
+
+// retryBusy runs op until it returns something other than SQLITE_BUSY/LOCKED, backing off between
+// attempts, for as long as ctx allows (sqliteBusyTimeout when ctx has no deadline).
+func (s *sqliteDB) retryBusy(ctx context.Context, op func() error) error {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(sqliteBusyTimeout)
+	}
+	backoff := 2 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := op()
+		if err == nil || !isSQLiteBusy(err) {
+			return err
+		}
+		sleep := backoff/2 + rand.N(backoff/2+1)
+		if time.Now().Add(sleep).After(deadline) {
+			return fmt.Errorf("still busy after %d attempts: %w", attempt, err)
+		}
+		s.logger.Debug("ledger busy, retrying", zap.Int("attempt", attempt), zap.Error(err))
+		t := time.NewTimer(sleep)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return errors.Join(err, ctx.Err())
+		case <-t.C:
+		}
+		backoff = min(backoff*2, 200*time.Millisecond)
+	}
+}
+
+func (s *sqliteDB) migrate(ctx context.Context) error {
+	all, err := loadMigrations(DriverSQLite)
+	if err != nil {
+		return err
+	}
+	return s.retryBusy(ctx, func() error {
+		tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: one migrator at a time, across processes
+		if err != nil {
+			return err
+		}
+		defer func() { _ = tx.Rollback() }()
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version    INTEGER NOT NULL PRIMARY KEY,
+			name       TEXT    NOT NULL,
+			applied_at INTEGER NOT NULL
+		)`); err != nil {
+			return err
+		}
+		applied, err := sqliteAppliedVersions(ctx, tx)
+		if err != nil {
+			return err
+		}
+		pending, err := pendingMigrations(all, applied)
+		if err != nil {
+			return err
+		}
+		for _, m := range pending {
+			if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+				return fmt.Errorf("migration %s: %w", m.Name, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+				m.Version, m.Name, time.Now().UnixMicro()); err != nil {
+				return fmt.Errorf("record migration %s: %w", m.Name, err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		for _, m := range pending {
+			s.logger.Info("ledger schema migrated", zap.Int("version", m.Version), zap.String("migration", m.Name))
+		}
+		return nil
+	})
+}
+
+func sqliteAppliedVersions(ctx context.Context, tx *sql.Tx) (map[int]bool, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	applied := map[int]bool{}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		applied[v] = true
+	}
+	return applied, rows.Err()
+}
+
+const sqliteColumns = `resource_id, provisioner, host, slots, created_at, updated_at`
+
+type rowScanner interface {
+	Scan(dest ...any) error
+}
+
+func scanSQLiteAllocation(r rowScanner) (*Allocation, error) {
+	var a Allocation
+	var created, updated int64
+	if err := r.Scan(&a.ResourceID, &a.Provisioner, &a.Host, &a.Slots, &created, &updated); err != nil {
+		return nil, err
+	}
+	a.CreatedAt = time.UnixMicro(created).UTC()
+	a.UpdatedAt = time.UnixMicro(updated).UTC()
+	return &a, nil
+}
+
+type sqlQueryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func sqliteFind(ctx context.Context, q sqlQueryer, resourceID string) (*Allocation, error) {
+	a, err := scanSQLiteAllocation(q.QueryRowContext(ctx,
+		`SELECT `+sqliteColumns+` FROM allocations WHERE resource_id = ?`, resourceID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	return a, err
+}
+
+func sqliteUsed(ctx context.Context, q sqlQueryer) (map[string]int, error) {
+	rows, err := q.QueryContext(ctx, `SELECT host, SUM(slots) FROM allocations GROUP BY host`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	used := map[string]int{}
+	for rows.Next() {
+		var host string
+		var n int64
+		if err := rows.Scan(&host, &n); err != nil {
+			return nil, err
+		}
+		used[host] = int(n)
+	}
+	return used, rows.Err()
+}
+
+func (s *sqliteDB) Allocate(ctx context.Context, resourceID string, place PlaceFunc) (*Allocation, error) {
+	if err := checkAllocateArgs(resourceID, place); err != nil {
+		return nil, err
+	}
+	if err := s.lockWriter(ctx); err != nil {
+		return nil, s.wrap("allocate "+strconv.Quote(resourceID), err)
+	}
+	defer s.unlockWriter()
+
+	var stored *Allocation
+	var placeErr error
+	err := s.retryBusy(ctx, func() error {
+		var err error
+		stored, placeErr, err = s.allocateOnce(ctx, resourceID, place)
+		return err
+	})
+	if placeErr != nil {
+		return nil, placeErr
+	}
+	if err != nil {
+		return nil, s.wrap("allocate "+strconv.Quote(resourceID), err)
+	}
+	return stored, nil
+}
+
+// allocateOnce runs one Allocate transaction. It returns the error of place separately, so that it
+// reaches the caller unwrapped and is never retried.
+func (s *sqliteDB) allocateOnce(ctx context.Context, resourceID string, place PlaceFunc) (*Allocation, error, error) {
+	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: holds the file's write lock until Commit/Rollback
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = tx.Rollback() }()
+
+	current, err := sqliteFind(ctx, tx, resourceID)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, nil, err
+	}
+	used, err := sqliteUsed(ctx, tx)
+	if err != nil {
+		return nil, nil, err
+	}
+	next, placeErr := place(current, used)
+	if placeErr != nil {
+		return nil, placeErr, nil
+	}
+	if err := checkPlaced(next); err != nil {
+		return nil, nil, err
+	}
+	now := nowMicros().UnixMicro()
+	stored, err := scanSQLiteAllocation(tx.QueryRowContext(ctx, `
+		INSERT INTO allocations (resource_id, provisioner, host, slots, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (resource_id) DO UPDATE SET
+			provisioner = excluded.provisioner,
+			host        = excluded.host,
+			slots       = excluded.slots,
+			updated_at  = excluded.updated_at
+		RETURNING `+sqliteColumns,
+		resourceID, next.Provisioner, next.Host, next.Slots, now, now))
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, nil, err
+	}
+	return stored, nil, nil
+}
+
+func (s *sqliteDB) FindAllocation(ctx context.Context, resourceID string) (*Allocation, error) {
+	var a *Allocation
+	err := s.retryBusy(ctx, func() error {
+		var err error
+		a, err = sqliteFind(ctx, s.db, resourceID)
+		return err
+	})
+	if err != nil {
+		return nil, s.wrap("find allocation "+strconv.Quote(resourceID), err)
+	}
+	return a, nil
+}
+
+func (s *sqliteDB) ListAllocations(ctx context.Context) ([]*Allocation, error) {
+	var list []*Allocation
+	err := s.retryBusy(ctx, func() error {
+		list = nil
+		rows, err := s.db.QueryContext(ctx, `SELECT `+sqliteColumns+` FROM allocations ORDER BY host, resource_id`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			a, err := scanSQLiteAllocation(rows)
+			if err != nil {
+				return err
+			}
+			list = append(list, a)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, s.wrap("list allocations", err)
+	}
+	return list, nil
+}
+
+func (s *sqliteDB) UsedSlotsByHost(ctx context.Context) (map[string]int, error) {
+	var used map[string]int
+	err := s.retryBusy(ctx, func() error {
+		var err error
+		used, err = sqliteUsed(ctx, s.db)
+		return err
+	})
+	if err != nil {
+		return nil, s.wrap("used slots", err)
+	}
+	return used, nil
+}
+
+func (s *sqliteDB) DeleteAllocation(ctx context.Context, resourceID string) (bool, error) {
+	if err := s.lockWriter(ctx); err != nil {
+		return false, s.wrap("delete allocation "+strconv.Quote(resourceID), err)
+	}
+	defer s.unlockWriter()
+	var deleted bool
+	err := s.retryBusy(ctx, func() error {
+		res, err := s.db.ExecContext(ctx, `DELETE FROM allocations WHERE resource_id = ?`, resourceID)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		deleted = n > 0
+		return err
+	})
+	if err != nil {
+		return false, s.wrap("delete allocation "+strconv.Quote(resourceID), err)
+	}
+	return deleted, nil
+}
