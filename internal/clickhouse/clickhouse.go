@@ -1,0 +1,260 @@
+// Package clickhouse implements the "clickhouse-static" provisioner: given one ClickHouse server (or
+// cluster) and an admin DSN, it provisions a database and a user restricted to it for each resource.
+//
+// Spec (JSON):
+//
+//	{
+//	  "dsn":           "clickhouse://admin:secret@host:9000",  // or "dsn_env": "VAR" (exactly one)
+//	  "write_dsn":     "clickhouse://admin:secret@writer:9000", // optional, or "write_dsn_env"
+//	  "cluster":       "my_cluster"                             // optional: DDL runs ON CLUSTER
+//	}
+//
+// The admin user needs SQL access management (access_management=1 in users.xml, or ACCESS MANAGEMENT
+// granted) on ClickHouse 20.4 or newer. The initializer only validates; it connects on first use.
+package clickhouse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// Type is the provisioner type name in a provisioner set.
+const Type = "clickhouse-static"
+
+var _ provisioner.Provisioner = (*Provisioner)(nil)
+
+func init() {
+	provisioner.Register(Type, New)
+}
+
+// Spec is the JSON spec of a clickhouse-static provisioner.
+type Spec struct {
+	// DSN of a user that can create databases and users. Exactly one of DSN and DSNEnv is set.
+	DSN string `json:"dsn"`
+	// DSNEnv names an environment variable holding the DSN (read when the provisioner is built).
+	DSNEnv string `json:"dsn_env"`
+	// WriteDSN, optional, is a DSN for writes (a separate writer endpoint). Resources get a write_dsn
+	// with their own credentials and database. At most one of WriteDSN and WriteDSNEnv is set.
+	WriteDSN    string `json:"write_dsn"`
+	WriteDSNEnv string `json:"write_dsn_env"`
+	// Cluster, optional, makes every DDL statement run ON CLUSTER.
+	Cluster string `json:"cluster"`
+}
+
+// Provisioner provisions ClickHouse databases and users on a static server.
+type Provisioner struct {
+	logger   *zap.Logger
+	dsn      string // admin DSN, resolved from dsn or dsn_env
+	writeDSN string // resolved from write_dsn or write_dsn_env; may be empty
+	cluster  string
+
+	dial        dialFunc
+	newPassword func() (string, error)
+
+	mu          sync.Mutex
+	admin       session // nil until the first successful connection
+	accessReady bool    // the server was checked to manage users by SQL
+	closed      bool
+}
+
+// New is the provisioner.ProvisionerInitializer for clickhouse-static. It reads environment variables
+// and validates DSNs but does not connect.
+func New(specJSON []byte, _ database.DB, logger *zap.Logger) (provisioner.Provisioner, error) {
+	var spec Spec
+	if err := provisioner.DecodeSpec(specJSON, &spec); err != nil {
+		return nil, err
+	}
+	dsn, err := resolveDSN(spec.DSN, spec.DSNEnv, "dsn", "dsn_env", true)
+	if err != nil {
+		return nil, err
+	}
+	writeDSN, err := resolveDSN(spec.WriteDSN, spec.WriteDSNEnv, "write_dsn", "write_dsn_env", false)
+	if err != nil {
+		return nil, err
+	}
+	cluster := spec.Cluster
+	if cluster != "" && strings.TrimSpace(cluster) == "" {
+		return nil, provisioner.Errorf("cluster", "must be a cluster name or left out, got only spaces")
+	}
+	if strings.ContainsFunc(cluster, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return nil, provisioner.Errorf("cluster", "must not contain control characters")
+	}
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	return &Provisioner{
+		logger:      logger,
+		dsn:         dsn,
+		writeDSN:    writeDSN,
+		cluster:     cluster,
+		dial:        dialClickHouse,
+		newPassword: newPassword,
+	}, nil
+}
+
+// resolveDSN returns the DSN given inline or through an environment variable, validated offline.
+func resolveDSN(inline, envName, field, envField string, required bool) (string, error) {
+	switch {
+	case inline != "" && envName != "":
+		return "", provisioner.Errorf(envField, "set either %s or %s, not both", field, envField)
+	case inline == "" && envName == "":
+		if required {
+			return "", provisioner.Errorf(field, "is required (or set %s to the name of an environment variable holding it)", envField)
+		}
+		return "", nil
+	}
+	dsn, where := inline, field
+	if envName != "" {
+		where = envField
+		v, ok := os.LookupEnv(envName)
+		if !ok {
+			return "", provisioner.Errorf(envField, "environment variable %q is not set", envName)
+		}
+		if strings.TrimSpace(v) == "" {
+			return "", provisioner.Errorf(envField, "environment variable %q is empty", envName)
+		}
+		dsn = strings.TrimSpace(v)
+	}
+	if _, err := parseDSN(dsn); err != nil {
+		if envName != "" {
+			return "", provisioner.Errorf(where, "the DSN in environment variable %q %s", envName, err.Error())
+		}
+		return "", provisioner.Errorf(where, "%s", err.Error())
+	}
+	return dsn, nil
+}
+
+// Type implements provisioner.Provisioner.
+func (p *Provisioner) Type() string { return Type }
+
+// Supports implements provisioner.Provisioner: ClickHouse resources only.
+func (p *Provisioner) Supports(rt provisioner.ResourceType) bool {
+	return rt == provisioner.ResourceTypeClickHouse
+}
+
+// Close closes the admin connection, if one was opened.
+func (p *Provisioner) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	if p.admin == nil {
+		return nil
+	}
+	err := p.admin.Close()
+	p.admin = nil
+	p.accessReady = false
+	if err != nil {
+		return errors.New(p.scrub("closing the admin ClickHouse connection: " + err.Error()))
+	}
+	return nil
+}
+
+// Check pings the admin connection, connecting first if needed.
+func (p *Provisioner) Check(ctx context.Context) error {
+	conn, err := p.adminSession(ctx)
+	if err != nil {
+		return err
+	}
+	if err := conn.Ping(ctx); err != nil {
+		return errors.New(p.scrub("pinging the admin ClickHouse connection: " + err.Error()))
+	}
+	return nil
+}
+
+// adminSession returns the admin connection, opening it on first use. A failed attempt is not
+// remembered: the next call tries again.
+func (p *Provisioner) adminSession(ctx context.Context) (session, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, errors.New("the clickhouse-static provisioner is closed")
+	}
+	if p.admin != nil {
+		return p.admin, nil
+	}
+	conn, err := p.dial(ctx, p.dsn)
+	if err != nil {
+		return nil, errors.New(p.scrub("connecting to ClickHouse with the admin DSN: " + err.Error()))
+	}
+	if err := conn.Ping(ctx); err != nil {
+		_ = conn.Close()
+		return nil, errors.New(p.scrub("connecting to ClickHouse with the admin DSN: " + err.Error()))
+	}
+	p.admin = conn
+	return conn, nil
+}
+
+// ErrNoSQLAccessManagement is wrapped by errors of servers, or admin users, that cannot manage users
+// with SQL statements.
+var ErrNoSQLAccessManagement = errors.New("the ClickHouse admin user cannot manage users by SQL")
+
+// managerSession returns the admin connection after making sure, once per provisioner, that the
+// server can create users by SQL: it runs `SELECT version()` and `SHOW USERS`, neither of which
+// changes anything.
+func (p *Provisioner) managerSession(ctx context.Context) (session, error) {
+	conn, err := p.adminSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	ready := p.accessReady
+	p.mu.Unlock()
+	if ready {
+		return conn, nil
+	}
+
+	versions, err := conn.QueryStrings(ctx, "SELECT version()")
+	if err != nil || len(versions) == 0 {
+		return nil, errors.New(p.scrub(fmt.Sprintf("reading the ClickHouse server version: %v", err)))
+	}
+	version := versions[0]
+	if !versionAtLeast(version, 20, 4) {
+		return nil, fmt.Errorf("%w: ClickHouse %s has no SQL-driven access control (CREATE USER needs ClickHouse 20.4 or newer)", ErrNoSQLAccessManagement, version)
+	}
+	if _, err := conn.QueryStrings(ctx, "SHOW USERS"); err != nil {
+		switch exceptionCode(err) {
+		case codeAccessDenied, codeSyntaxError, codeUnknownSetting:
+			return nil, fmt.Errorf("%w: on ClickHouse %s, SHOW USERS failed (%s); enable access_management for the admin user (<access_management>1</access_management> in users.xml) or grant it ACCESS MANAGEMENT",
+				ErrNoSQLAccessManagement, version, p.scrub(err.Error()))
+		}
+		return nil, errors.New(p.scrub(fmt.Sprintf("checking that ClickHouse %s can manage users (SHOW USERS): %v", version, err)))
+	}
+	p.mu.Lock()
+	p.accessReady = true
+	p.mu.Unlock()
+	return conn, nil
+}
+
+// versionAtLeast reports whether a ClickHouse version string such as "24.3.1.2672" is at least
+// major.minor. Unparseable versions pass (the SHOW USERS check still runs).
+func versionAtLeast(version string, major, minor int) bool {
+	fields := strings.SplitN(version, ".", 3)
+	if len(fields) < 2 {
+		return true
+	}
+	maj, err1 := strconv.Atoi(fields[0])
+	mnr, err2 := strconv.Atoi(fields[1])
+	if err1 != nil || err2 != nil {
+		return true
+	}
+	return maj > major || (maj == major && mnr >= minor)
+}
+
+// scrub removes the admin and write DSNs and their passwords from a message.
+func (p *Provisioner) scrub(msg string, more ...string) string {
+	secrets := append(secretsOfDSN(p.dsn), more...)
+	if p.writeDSN != "" {
+		secrets = append(secrets, secretsOfDSN(p.writeDSN)...)
+	}
+	return redact(msg, secrets...)
+}

@@ -1,0 +1,293 @@
+package clickhouse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// Keys of Resource.State and Resource.Config.
+const (
+	stateDatabase = "database"
+	stateUser     = "user"
+	stateCluster  = "cluster"
+
+	configDSN      = "dsn"
+	configWriteDSN = "write_dsn"
+)
+
+// databasePrivileges are granted to a resource's user on its own database (`db`.*) and nowhere else.
+const databasePrivileges = "SELECT, INSERT, ALTER, CREATE TABLE, CREATE VIEW, CREATE DICTIONARY, " +
+	"DROP TABLE, DROP VIEW, DROP DICTIONARY, TRUNCATE, OPTIMIZE, SHOW TABLES, SHOW COLUMNS, SHOW DICTIONARIES, dictGet"
+
+// statement is one SQL statement with what it does, for error messages (which never quote the SQL:
+// some statements carry a password).
+type statement struct {
+	what string
+	sql  string
+}
+
+// provisionStatements returns the statements that create a resource's database and user and grant
+// the user access to that database only. They are idempotent; ALTER USER sets the new password also
+// when the user already existed (an interrupted earlier Provision, or credentials that stopped working).
+func provisionStatements(db, user, password, cluster string) []statement {
+	qdb, quser, on := quoteIdent(db), quoteIdent(user), onCluster(cluster)
+	identified := " IDENTIFIED WITH sha256_password BY " + quoteString(password)
+	return []statement{
+		{"creating database " + qdb, "CREATE DATABASE IF NOT EXISTS " + qdb + on},
+		{"creating user " + quser, "CREATE USER IF NOT EXISTS " + quser + on + identified},
+		{"setting the password of user " + quser, "ALTER USER " + quser + on + identified},
+		{"granting user " + quser + " access to database " + qdb, "GRANT" + on + " " + databasePrivileges + " ON " + qdb + ".* TO " + quser},
+		{"granting user " + quser + " SELECT on system.parts", "GRANT" + on + " SELECT ON system.parts TO " + quser},
+	}
+}
+
+// deprovisionStatements drop the user first, so that clients lose access before the data goes.
+func deprovisionStatements(dbs []string, user, cluster string) []statement {
+	on := onCluster(cluster)
+	stmts := []statement{{"dropping user " + quoteIdent(user), "DROP USER IF EXISTS " + quoteIdent(user) + on}}
+	for _, db := range dbs {
+		stmts = append(stmts, statement{"dropping database " + quoteIdent(db), "DROP DATABASE IF EXISTS " + quoteIdent(db) + on})
+	}
+	return stmts
+}
+
+func checkResource(r *provisioner.Resource) error {
+	if r == nil || r.ID == "" {
+		return errors.New("clickhouse-static: the resource has no ID")
+	}
+	if r.Type != "" && r.Type != provisioner.ResourceTypeClickHouse {
+		return fmt.Errorf("clickhouse-static provisions only %q resources, not %q", provisioner.ResourceTypeClickHouse, r.Type)
+	}
+	return nil
+}
+
+// resourceDSN returns the dsn in a resource's config, or "".
+func resourceDSN(r *provisioner.Resource) string {
+	if r == nil || r.Config == nil {
+		return ""
+	}
+	cfg, err := provisioner.NewClickhouseConfig(r.Config)
+	if err != nil {
+		return ""
+	}
+	return cfg.DSN
+}
+
+func stateString(r *provisioner.Resource, key string) (string, bool) {
+	if r == nil || r.State == nil {
+		return "", false
+	}
+	v, ok := r.State[key].(string)
+	return v, ok && v != ""
+}
+
+// Provision creates the resource's database and user, or returns r unchanged when the DSN in its
+// config still works. See provisionStatements for the SQL.
+func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, opts *provisioner.ResourceOptions) (*provisioner.Resource, error) {
+	if err := checkResource(r); err != nil {
+		return nil, err
+	}
+	var annotations map[string]string
+	if opts != nil {
+		annotations = opts.Annotations
+	}
+
+	if dsn := resourceDSN(r); dsn != "" {
+		err := p.selectOne(ctx, dsn)
+		if err == nil {
+			return r, nil
+		}
+		if !isGoneError(err) {
+			return nil, fmt.Errorf("checking the existing ClickHouse resource %s with its own credentials: %s", r.ID, p.scrub(err.Error(), secretsOfDSN(dsn)...))
+		}
+		p.logger.Warn("the credentials of a provisioned ClickHouse resource no longer work; provisioning it again",
+			zap.String("resource_id", r.ID), zap.Int("clickhouse_code", exceptionCode(err)))
+	}
+
+	db := databaseName(r.ID, annotations)
+	if prev, ok := stateString(r, stateDatabase); ok && ownsDatabaseName(r.ID, prev) {
+		db = prev // keep the name it was created with, even if the org or project was renamed since
+	}
+	user := userName(r.ID)
+
+	password, err := p.newPassword()
+	if err != nil {
+		return nil, err
+	}
+	dsn, err := withCredentials(p.dsn, user, password, db)
+	if err != nil {
+		return nil, errors.New("building the resource DSN from the admin dsn: the admin DSN is not a valid URL")
+	}
+	config := (&provisioner.ClickhouseConfig{DSN: dsn}).AsMap()
+	if p.writeDSN != "" {
+		writeDSN, err := withCredentials(p.writeDSN, user, password, db)
+		if err != nil {
+			return nil, errors.New("building the resource write_dsn: the write_dsn is not a valid URL")
+		}
+		config[configWriteDSN] = writeDSN
+	}
+
+	conn, err := p.managerSession(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("provisioning ClickHouse resource %s: %w", r.ID, err)
+	}
+	for _, st := range provisionStatements(db, user, password, p.cluster) {
+		if err := conn.Exec(ctx, st.sql); err != nil {
+			msg := p.scrub(err.Error(), password)
+			p.logger.Error("provisioning a ClickHouse resource failed", zap.String("resource_id", r.ID),
+				zap.String("step", st.what), zap.Int("clickhouse_code", exceptionCode(err)), zap.String("error", msg))
+			return nil, fmt.Errorf("provisioning ClickHouse resource %s: %s: %s", r.ID, st.what, msg)
+		}
+	}
+	p.logger.Info("provisioned a ClickHouse database and user", zap.String("resource_id", r.ID),
+		zap.String("database", db), zap.String("user", user), zap.String("cluster", p.cluster))
+
+	return &provisioner.Resource{
+		ID:     r.ID,
+		Type:   provisioner.ResourceTypeClickHouse,
+		State:  map[string]any{stateDatabase: db, stateUser: user, stateCluster: p.cluster},
+		Config: config,
+	}, nil
+}
+
+// Deprovision drops the resource's user and database. Both being gone already is success. The names
+// come from r.State when present (and must be names this provisioner would give r.ID); otherwise the
+// user is recomputed from the ID and databases named for the ID are looked up in system.databases.
+func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) error {
+	if err := checkResource(r); err != nil {
+		return err
+	}
+	user := userName(r.ID)
+	if u, ok := stateString(r, stateUser); ok && u != user {
+		return fmt.Errorf("deprovisioning ClickHouse resource %s: refusing to drop user %s from the state: resource %s's user is %s", r.ID, quoteIdent(u), r.ID, quoteIdent(user))
+	}
+	cluster := p.cluster
+	if c, ok := r.State[stateCluster].(string); ok {
+		cluster = c // the cluster it was created on
+	}
+
+	dbs := map[string]bool{}
+	if db, ok := stateString(r, stateDatabase); ok {
+		if !ownsDatabaseName(r.ID, db) {
+			return fmt.Errorf("deprovisioning ClickHouse resource %s: refusing to drop database %s from the state: it is not named for this resource", r.ID, quoteIdent(db))
+		}
+		dbs[db] = true
+	}
+
+	conn, err := p.managerSession(ctx)
+	if err != nil {
+		return fmt.Errorf("deprovisioning ClickHouse resource %s: %w", r.ID, err)
+	}
+	if len(dbs) == 0 {
+		// No state (say, a Provision that failed after creating the database): find it by its ID suffix.
+		id := idPart(r.ID)
+		q := "SELECT name FROM system.databases WHERE name = " + quoteString(namePrefix+id) +
+			" OR (startsWith(name, " + quoteString(namePrefix) + ") AND endsWith(name, " + quoteString("_"+id) + "))"
+		names, err := conn.QueryStrings(ctx, q)
+		if err != nil {
+			return fmt.Errorf("deprovisioning ClickHouse resource %s: looking up its database: %s", r.ID, p.scrub(err.Error()))
+		}
+		for _, n := range names {
+			if ownsDatabaseName(r.ID, n) {
+				dbs[n] = true
+			}
+		}
+	}
+	names := make([]string, 0, len(dbs))
+	for n := range dbs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+
+	for _, st := range deprovisionStatements(names, user, cluster) {
+		if err := conn.Exec(ctx, st.sql); err != nil {
+			return fmt.Errorf("deprovisioning ClickHouse resource %s: %s: %s", r.ID, st.what, p.scrub(err.Error()))
+		}
+	}
+	p.logger.Info("deprovisioned a ClickHouse database and user", zap.String("resource_id", r.ID),
+		zap.Strings("databases", names), zap.String("user", user), zap.String("cluster", cluster))
+	return nil
+}
+
+// CheckResource logs in with the resource's own DSN and runs SELECT 1; it changes nothing. When the
+// login fails because the user, its password or the database is gone, the error wraps
+// provisioner.ErrResourceNotFound; network and other failures do not.
+func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource, _ *provisioner.ResourceOptions) (*provisioner.Resource, error) {
+	if err := checkResource(r); err != nil {
+		return nil, err
+	}
+	dsn := resourceDSN(r)
+	if dsn == "" {
+		return nil, fmt.Errorf("ClickHouse resource %s has no dsn in its config, so it was never fully provisioned: %w", r.ID, provisioner.ErrResourceNotFound)
+	}
+	err := p.selectOne(ctx, dsn)
+	switch {
+	case err == nil:
+		return r, nil
+	case isGoneError(err):
+		return nil, fmt.Errorf("ClickHouse resource %s: its user or database no longer exists (ClickHouse error code %d): %w", r.ID, exceptionCode(err), provisioner.ErrResourceNotFound)
+	default:
+		return nil, fmt.Errorf("checking ClickHouse resource %s: %s", r.ID, p.scrub(err.Error(), secretsOfDSN(dsn)...))
+	}
+}
+
+// defaultAwaitTimeout bounds AwaitReady when its context has no deadline.
+const defaultAwaitTimeout = 5 * time.Minute
+
+// AwaitReady runs SELECT 1 with the resource's DSN until it succeeds or ctx ends (defaultAwaitTimeout
+// when ctx has no deadline), backing off between attempts. On ClickHouse clusters, users and grants can
+// take a moment to reach every replica, so login failures are retried too.
+func (p *Provisioner) AwaitReady(ctx context.Context, r *provisioner.Resource) error {
+	if err := checkResource(r); err != nil {
+		return err
+	}
+	dsn := resourceDSN(r)
+	if dsn == "" {
+		return fmt.Errorf("ClickHouse resource %s has no dsn in its config: provision it first", r.ID)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, defaultAwaitTimeout)
+		defer cancel()
+	}
+	delay := 200 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := p.selectOne(ctx, dsn)
+		if err == nil {
+			return nil
+		}
+		timer := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return fmt.Errorf("ClickHouse resource %s is not ready after %d attempts (%v): %s", r.ID, attempt, ctx.Err(), p.scrub(err.Error(), secretsOfDSN(dsn)...))
+		case <-timer.C:
+		}
+		delay = min(delay*2, 5*time.Second)
+	}
+}
+
+// selectOne opens a short-lived connection with dsn and runs SELECT 1.
+func (p *Provisioner) selectOne(ctx context.Context, dsn string) error {
+	conn, err := p.dial(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	rows, err := conn.QueryStrings(ctx, "SELECT 1")
+	if err != nil {
+		return err
+	}
+	if len(rows) != 1 || strings.TrimSpace(rows[0]) != "1" {
+		return fmt.Errorf("SELECT 1 returned %q", rows)
+	}
+	return nil
+}

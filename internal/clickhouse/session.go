@@ -1,0 +1,138 @@
+package clickhouse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"reflect"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+)
+
+// session is the little the provisioner needs from a ClickHouse connection. Tests replace it.
+type session interface {
+	// Exec runs a statement and discards any result.
+	Exec(ctx context.Context, query string) error
+	// QueryStrings runs a query and returns its first column, each value formatted as text.
+	QueryStrings(ctx context.Context, query string) ([]string, error)
+	// Ping checks that the server answers (and, for a new connection, that login works).
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// dialFunc opens a session for a DSN. It must not log the DSN.
+type dialFunc func(ctx context.Context, dsn string) (session, error)
+
+const defaultDialTimeout = 10 * time.Second
+
+// dialClickHouse opens a clickhouse-go connection pool for dsn. Debug output is always off: the
+// client's debug log prints statements, and ours carry passwords.
+func dialClickHouse(_ context.Context, dsn string) (session, error) {
+	opts, err := parseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("DSN %w", err)
+	}
+	opts.Debug = false
+	opts.Debugf = nil
+	opts.Logger = nil
+	if opts.DialTimeout == 0 {
+		opts.DialTimeout = defaultDialTimeout
+	}
+	conn, err := clickhouse.Open(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &chSession{conn: conn}, nil
+}
+
+type chSession struct {
+	conn driver.Conn
+}
+
+func (s *chSession) Exec(ctx context.Context, query string) error {
+	return s.conn.Exec(ctx, query)
+}
+
+func (s *chSession) QueryStrings(ctx context.Context, query string) ([]string, error) {
+	rows, err := s.conn.Query(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	types := rows.ColumnTypes()
+	if len(types) == 0 {
+		return nil, errors.New("query returned no columns")
+	}
+	var out []string
+	for rows.Next() {
+		dest := make([]any, len(types))
+		for i, ct := range types {
+			dest[i] = reflect.New(ct.ScanType()).Interface()
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		v := reflect.ValueOf(dest[0]).Elem()
+		for v.Kind() == reflect.Pointer && !v.IsNil() {
+			v = v.Elem()
+		}
+		out = append(out, fmt.Sprint(v.Interface()))
+	}
+	return out, rows.Err()
+}
+
+func (s *chSession) Ping(ctx context.Context) error { return s.conn.Ping(ctx) }
+func (s *chSession) Close() error                   { return s.conn.Close() }
+
+// ClickHouse exception codes that mean the login named a user, password or database that does not
+// exist (any more). Everything else, notably network errors, says nothing about existence.
+const (
+	codeUnknownDatabase      = 81
+	codeUnknownUser          = 192
+	codeWrongPassword        = 193
+	codeRequiredPassword     = 194
+	codeAuthenticationFailed = 516
+	codeAccessDenied         = 497
+	codeSyntaxError          = 62
+	codeUnknownSetting       = 115
+)
+
+var codeInText = regexp.MustCompile(`(?:^|[^A-Za-z])[Cc]ode: (\d+)[.,]`)
+
+// exceptionCode returns the ClickHouse exception code carried by err, or 0. Network errors (even when
+// their text happens to contain a code) give 0.
+func exceptionCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ex *clickhouse.Exception
+	if errors.As(err, &ex) {
+		return int(ex.Code)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return 0
+	}
+	// Some paths of the HTTP transport hand back the server's text without an Exception.
+	if m := codeInText.FindStringSubmatch(err.Error()); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil {
+			return n
+		}
+	}
+	return 0
+}
+
+// isGoneError reports whether a login failure means the user or database no longer exists (or the
+// password no longer matches, which for a user we created means it was dropped and recreated).
+func isGoneError(err error) bool {
+	switch exceptionCode(err) {
+	case codeUnknownDatabase, codeUnknownUser, codeWrongPassword, codeRequiredPassword, codeAuthenticationFailed:
+		return true
+	}
+	return false
+}
