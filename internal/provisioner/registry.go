@@ -135,6 +135,9 @@ func NewSet(setSpecJSON string, db database.DB, logger *zap.Logger) (map[string]
 			}
 			return nil, &SetError{Provisioner: name, Field: "spec", Err: err}
 		}
+		if n, ok := p.(Named); ok {
+			n.SetName(name)
+		}
 		set[name] = p
 	}
 	return set, nil

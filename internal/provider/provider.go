@@ -1,0 +1,224 @@
+// Package provider is the `rill` Terraform provider: its configuration block, and the provisioner set it
+// builds from it for the resources and data sources in internal/resources.
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/logging"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/resources"
+
+	// Provisioner implementations register themselves by type.
+	_ "github.com/rill-provisioner/terraform-provider-rill/internal/static"
+)
+
+// Environment variables read when the provider block leaves an attribute unset.
+const (
+	EnvProvisionerSet     = "RILL_ADMIN_PROVISIONER_SET_JSON"
+	EnvDefaultProvisioner = "RILL_ADMIN_DEFAULT_PROVISIONER"
+	EnvLedgerDSN          = "RILL_LEDGER_DSN"
+	EnvRillVersion        = "RILL_VERSION"
+)
+
+var (
+	_ provider.Provider                   = (*RillProvider)(nil)
+	_ provider.ProviderWithValidateConfig = (*RillProvider)(nil)
+)
+
+// RillProvider is the provider implementation.
+type RillProvider struct {
+	version string
+}
+
+// Model is the provider block.
+type Model struct {
+	ProvisionerSetJSON types.String `tfsdk:"provisioner_set_json"`
+	DefaultProvisioner types.String `tfsdk:"default_provisioner"`
+	LedgerDSN          types.String `tfsdk:"ledger_dsn"`
+	RillVersion        types.String `tfsdk:"rill_version"`
+}
+
+// New returns a provider factory.
+func New(version string) func() provider.Provider {
+	return func() provider.Provider { return &RillProvider{version: version} }
+}
+
+// Metadata implements provider.Provider.
+func (p *RillProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "rill"
+	resp.Version = p.version
+}
+
+// Schema implements provider.Provider.
+func (p *RillProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Provisions Rill runtimes (and ClickHouse databases) through pluggable provisioners: a static pool " +
+			"of runtime hosts, Kubernetes, or a shared ClickHouse. The provisioners are configured as a named set in JSON, " +
+			"the same format Rill's admin service reads from `" + EnvProvisionerSet + "`.",
+		Attributes: map[string]schema.Attribute{
+			"provisioner_set_json": schema.StringAttribute{
+				Optional:  true,
+				Sensitive: true, // specs can hold DSNs and credentials
+				MarkdownDescription: "The provisioner set: a JSON object of provisioner names to `{\"type\": ..., \"spec\": {...}}`. " +
+					"`//` and `/* */` comments and trailing commas are accepted. Defaults to the `" + EnvProvisionerSet + "` environment variable.",
+			},
+			"default_provisioner": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Name of the provisioner used by resources that do not name one. Defaults to `" + EnvDefaultProvisioner +
+					"`, and to the only provisioner when the set has exactly one.",
+			},
+			"ledger_dsn": schema.StringAttribute{
+				Optional:  true,
+				Sensitive: true, // a PostgreSQL DSN can carry a password
+				MarkdownDescription: "Where provisioners keep their bookkeeping (the static pool's slot allocations): `sqlite:///absolute/path/ledger.db`, " +
+					"`sqlite://relative/path.db`, or `postgres://user:password@host:5432/db` when several pipelines share one pool. Defaults to `" +
+					EnvLedgerDSN + "`, then to an SQLite file at `$XDG_DATA_HOME/terraform-provider-rill/ledger.db` " +
+					"(`~/.local/share/terraform-provider-rill/ledger.db`). The ledger is opened on first use, not during configuration.",
+			},
+			"rill_version": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "Rill version handed to provisioners (the Kubernetes provisioner uses it as the image tag when a runtime sets no `version`). Defaults to `" + EnvRillVersion + "`.",
+			},
+		},
+	}
+}
+
+// ValidateConfig checks at plan time what can be checked without building anything.
+func (p *RillProvider) ValidateConfig(ctx context.Context, req provider.ValidateConfigRequest, resp *provider.ValidateConfigResponse) {
+	var cfg Model
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	var specs map[string]provisioner.ProvisionerSpec
+	if s := cfg.ProvisionerSetJSON; !s.IsNull() && !s.IsUnknown() {
+		var err error
+		if specs, err = provisioner.ParseSet(s.ValueString()); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("provisioner_set_json"), "Invalid provisioner set", logging.MaskString(err.Error()))
+			return
+		}
+	}
+	if d := cfg.DefaultProvisioner; specs != nil && !d.IsNull() && !d.IsUnknown() {
+		if _, ok := specs[d.ValueString()]; !ok {
+			resp.Diagnostics.AddAttributeError(path.Root("default_provisioner"), "Unknown default provisioner",
+				fmt.Sprintf("default_provisioner %q is not in provisioner_set_json; known provisioners: %s", d.ValueString(), strings.Join(sortedNames(specs), ", ")))
+		}
+	}
+	if l := cfg.LedgerDSN; !l.IsNull() && !l.IsUnknown() {
+		if err := validateLedgerDSN(l.ValueString()); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("ledger_dsn"), "Invalid ledger DSN", err.Error())
+		}
+	}
+}
+
+// Configure builds the provisioner set (once per provider process for a given configuration) and hands
+// it to resources and data sources.
+func (p *RillProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var cfg Model
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if cfg.ProvisionerSetJSON.IsUnknown() || cfg.DefaultProvisioner.IsUnknown() || cfg.LedgerDSN.IsUnknown() || cfg.RillVersion.IsUnknown() {
+		// Values that depend on resources not yet applied: resources learn the set in a later run.
+		tflog.Info(ctx, "provider configuration not fully known yet; provisioners will be built once it is")
+		client := &resources.Client{Unknown: true}
+		resp.ResourceData, resp.DataSourceData = client, client
+		return
+	}
+	setJSON := valueOrEnv(cfg.ProvisionerSetJSON, EnvProvisionerSet)
+	defaultName := valueOrEnv(cfg.DefaultProvisioner, EnvDefaultProvisioner)
+	ledgerDSN := valueOrEnv(cfg.LedgerDSN, EnvLedgerDSN)
+	rillVersion := valueOrEnv(cfg.RillVersion, EnvRillVersion)
+
+	setPath := path.Root("provisioner_set_json")
+	if strings.TrimSpace(setJSON) == "" {
+		resp.Diagnostics.AddAttributeError(setPath, "Missing provisioner set",
+			"Set provisioner_set_json in the provider block, or the "+EnvProvisionerSet+" environment variable, to a JSON object of provisioner names to {\"type\": ..., \"spec\": {...}}.")
+		return
+	}
+	if ledgerDSN != "" {
+		if err := validateLedgerDSN(ledgerDSN); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("ledger_dsn"), "Invalid ledger DSN", err.Error())
+			return
+		}
+	}
+
+	ctx = logging.WithMasking(ctx)
+	built, err := sets.get(ctx, setJSON, ledgerDSN)
+	if err != nil {
+		summary := "Invalid provisioner set"
+		var se *provisioner.SetError
+		if errors.As(err, &se) {
+			summary = fmt.Sprintf("Invalid provisioner %q in the provisioner set", se.Provisioner)
+		}
+		resp.Diagnostics.AddAttributeError(setPath, summary, logging.MaskString(err.Error()))
+		return
+	}
+	client := &resources.Client{Set: built.set, Types: built.types, RillVersion: rillVersion}
+	switch {
+	case defaultName != "":
+		if _, ok := built.set[defaultName]; !ok {
+			resp.Diagnostics.AddAttributeError(path.Root("default_provisioner"), "Unknown default provisioner",
+				fmt.Sprintf("default provisioner %q is not in the provisioner set; known provisioners: %s", defaultName, strings.Join(client.Names(), ", ")))
+			return
+		}
+		client.Default = defaultName
+	case len(built.set) == 1:
+		client.Default = client.Names()[0]
+	}
+	tflog.Debug(ctx, "provisioner set ready", map[string]any{"provisioners": client.Names(), "default": client.Default, "ledger": built.ledgerRedacted})
+	resp.ResourceData, resp.DataSourceData = client, client
+}
+
+// Resources implements provider.Provider.
+func (p *RillProvider) Resources(context.Context) []func() resource.Resource {
+	return []func() resource.Resource{
+		resources.NewRuntimeResource,
+	}
+}
+
+// DataSources implements provider.Provider.
+func (p *RillProvider) DataSources(context.Context) []func() datasource.DataSource {
+	return []func() datasource.DataSource{
+		resources.NewProvisionersDataSource,
+	}
+}
+
+func valueOrEnv(v types.String, env string) string {
+	if !v.IsNull() {
+		return v.ValueString()
+	}
+	return os.Getenv(env)
+}
+
+func validateLedgerDSN(dsn string) error {
+	for _, prefix := range []string{"sqlite://", "sqlite::memory:", "postgres://", "postgresql://"} {
+		if strings.HasPrefix(dsn, prefix) {
+			return nil
+		}
+	}
+	return errors.New("expected sqlite:///absolute/path.db, sqlite://relative/path.db, postgres://... or postgresql://...")
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sortStrings(names)
+	return names
+}

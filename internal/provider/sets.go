@@ -1,0 +1,85 @@
+package provider
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/logging"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// builtSet is a provisioner set with the ledger it shares.
+type builtSet struct {
+	set            map[string]provisioner.Provisioner
+	types          map[string]string
+	ledger         *lazyLedger
+	ledgerRedacted string
+	bridge         *logging.Bridge
+}
+
+// setCache builds each distinct provider configuration once per process: Terraform configures the
+// provider for every command, and the acceptance tests do so for every step, but provisioners (and
+// their clients and ledger connections) should live as long as the process.
+type setCache struct {
+	mu    sync.Mutex
+	built map[string]*builtSet
+}
+
+var sets = &setCache{built: map[string]*builtSet{}}
+
+func (c *setCache) get(ctx context.Context, setJSON, ledgerDSN string) (*builtSet, error) {
+	sum := sha256.Sum256([]byte(setJSON + "\x00" + ledgerDSN))
+	key := hex.EncodeToString(sum[:])
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if b, ok := c.built[key]; ok {
+		// Later requests log through their own context.
+		b.bridge.SetContext(ctx)
+		return b, nil
+	}
+	bridge := logging.NewBridge(ctx)
+	logger := bridge.Logger()
+	dsn := ledgerDSN
+	if dsn == "" {
+		var err error
+		if dsn, err = database.DefaultDSN(); err != nil {
+			return nil, fmt.Errorf("no ledger_dsn given and no default ledger location: %w", err)
+		}
+	}
+	ledger := newLazyLedger(dsn, logger.Named("ledger"))
+	set, err := provisioner.NewSet(setJSON, ledger, logger)
+	if err != nil {
+		_ = ledger.Close()
+		return nil, err
+	}
+	specs, _ := provisioner.ParseSet(setJSON)
+	types := make(map[string]string, len(specs))
+	for name, s := range specs {
+		types[name] = s.Type
+	}
+	b := &builtSet{set: set, types: types, ledger: ledger, ledgerRedacted: database.Redact(dsn), bridge: bridge}
+	c.built[key] = b
+	return b, nil
+}
+
+// CloseAll closes every provisioner and ledger built by this process. main calls it when the plugin
+// server stops; tests call it at the end of a run.
+func CloseAll() {
+	sets.mu.Lock()
+	defer sets.mu.Unlock()
+	for key, b := range sets.built {
+		for _, p := range b.set {
+			_ = p.Close()
+		}
+		_ = b.ledger.Close()
+		delete(sets.built, key)
+	}
+}
+
+func sortStrings(s []string) { sort.Strings(s) }

@@ -1,0 +1,23 @@
+package provisioner
+
+import "context"
+
+// HostCapacity is the use of one host of a pool.
+type HostCapacity struct {
+	Host      string
+	Slots     int
+	UsedSlots int
+	Runtimes  int
+}
+
+// CapacityReporter is implemented by provisioners with a fixed capacity (the static pool). The Terraform
+// layer's data source uses it to show how full a pool is before an apply.
+type CapacityReporter interface {
+	Capacity(ctx context.Context) ([]HostCapacity, error)
+}
+
+// Named is implemented by provisioners that want to know their name in the set; NewSet calls SetName
+// right after building them.
+type Named interface {
+	SetName(name string)
+}

@@ -1,0 +1,56 @@
+// Package resources holds the Terraform resources and data sources of the provider. They speak only
+// the provisioner contract (internal/provisioner): nothing here knows about Kubernetes, SQL or
+// ClickHouse.
+package resources
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// Client is what the provider hands to resources and data sources (ProviderData): the provisioner set
+// built from the provider block.
+type Client struct {
+	// Set holds the provisioners by name. Nil when the provider configuration was not known yet.
+	Set map[string]provisioner.Provisioner
+	// Types holds the type of each provisioner by name.
+	Types map[string]string
+	// Default is the name of the default provisioner; empty when there is none.
+	Default string
+	// RillVersion is passed to provisioners as ResourceOptions.RillVersion.
+	RillVersion string
+	// Unknown is set when the provider block depends on values not known until apply.
+	Unknown bool
+}
+
+// Names returns the provisioner names, sorted.
+func (c *Client) Names() []string {
+	names := make([]string, 0, len(c.Set))
+	for n := range c.Set {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Resolve returns the provisioner name to use for a resource (the default when name is empty) and the
+// provisioner, checking that it supports the resource type.
+func (c *Client) Resolve(name string, rt provisioner.ResourceType) (string, provisioner.Provisioner, error) {
+	if name == "" {
+		if c.Default == "" {
+			return "", nil, fmt.Errorf("no provisioner given and the provider has no default_provisioner; set `provisioner_name` to one of: %s", strings.Join(c.Names(), ", "))
+		}
+		name = c.Default
+	}
+	p, ok := c.Set[name]
+	if !ok {
+		return name, nil, fmt.Errorf("provisioner %q is not in the provider's provisioner set; known provisioners: %s", name, strings.Join(c.Names(), ", "))
+	}
+	if !p.Supports(rt) {
+		return name, nil, fmt.Errorf("provisioner %q (type %s) cannot provision %s resources", name, p.Type(), rt)
+	}
+	return name, p, nil
+}

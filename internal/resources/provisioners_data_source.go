@@ -1,0 +1,155 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+var (
+	_ datasource.DataSource              = (*ProvisionersDataSource)(nil)
+	_ datasource.DataSourceWithConfigure = (*ProvisionersDataSource)(nil)
+)
+
+// ProvisionersDataSource is `rill_provisioners`: the provider's provisioner set, and for pools with a
+// fixed capacity (static) the slots and use of each host, so a pipeline can see how full a pool is
+// before it applies.
+type ProvisionersDataSource struct {
+	client *Client
+}
+
+// NewProvisionersDataSource is the data source factory.
+func NewProvisionersDataSource() datasource.DataSource { return &ProvisionersDataSource{} }
+
+type provisionersModel struct {
+	Default      types.String       `tfsdk:"default"`
+	Provisioners []provisionerModel `tfsdk:"provisioners"`
+}
+
+type provisionerModel struct {
+	Name      types.String `tfsdk:"name"`
+	Type      types.String `tfsdk:"type"`
+	IsDefault types.Bool   `tfsdk:"is_default"`
+	Supports  []string     `tfsdk:"supports"`
+	Slots     types.Int64  `tfsdk:"slots"`
+	UsedSlots types.Int64  `tfsdk:"used_slots"`
+	FreeSlots types.Int64  `tfsdk:"free_slots"`
+	Hosts     []hostModel  `tfsdk:"hosts"`
+}
+
+type hostModel struct {
+	Host      types.String `tfsdk:"host"`
+	Slots     types.Int64  `tfsdk:"slots"`
+	UsedSlots types.Int64  `tfsdk:"used_slots"`
+	FreeSlots types.Int64  `tfsdk:"free_slots"`
+	Runtimes  types.Int64  `tfsdk:"runtimes"`
+}
+
+// Metadata implements datasource.DataSource.
+func (d *ProvisionersDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_provisioners"
+}
+
+// Schema implements datasource.DataSource.
+func (d *ProvisionersDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	hostAttrs := map[string]schema.Attribute{
+		"host":       schema.StringAttribute{Computed: true, MarkdownDescription: "Runtime host URL."},
+		"slots":      schema.Int64Attribute{Computed: true, MarkdownDescription: "Slots the host offers."},
+		"used_slots": schema.Int64Attribute{Computed: true, MarkdownDescription: "Slots allocated in the ledger."},
+		"free_slots": schema.Int64Attribute{Computed: true, MarkdownDescription: "Slots still free (never negative)."},
+		"runtimes":   schema.Int64Attribute{Computed: true, MarkdownDescription: "Runtimes allocated on the host."},
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "The provider's provisioner set and, for static pools, the capacity and use of every host, " +
+			"read from the ledger. Use it to check how full a pool is before an apply.",
+		Attributes: map[string]schema.Attribute{
+			"default": schema.StringAttribute{Computed: true, MarkdownDescription: "Name of the default provisioner (empty when none)."},
+			"provisioners": schema.ListNestedAttribute{
+				Computed:            true,
+				MarkdownDescription: "The provisioners, sorted by name.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"name":       schema.StringAttribute{Computed: true, MarkdownDescription: "Name in the set."},
+					"type":       schema.StringAttribute{Computed: true, MarkdownDescription: "Provisioner type (`static`, `kubernetes`, `clickhouse-static`)."},
+					"is_default": schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether it is the default provisioner."},
+					"supports":   schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Resource types it provisions."},
+					"slots":      schema.Int64Attribute{Computed: true, MarkdownDescription: "Total slots of a fixed-capacity pool; null otherwise."},
+					"used_slots": schema.Int64Attribute{Computed: true, MarkdownDescription: "Slots in use in a fixed-capacity pool; null otherwise."},
+					"free_slots": schema.Int64Attribute{Computed: true, MarkdownDescription: "Free slots of a fixed-capacity pool; null otherwise."},
+					"hosts": schema.ListNestedAttribute{
+						Computed:            true,
+						MarkdownDescription: "Capacity and use per host, in spec order (static pools only; empty otherwise).",
+						NestedObject:        schema.NestedAttributeObject{Attributes: hostAttrs},
+					},
+				}},
+			},
+		},
+	}
+}
+
+// Configure implements datasource.DataSourceWithConfigure.
+func (d *ProvisionersDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	if req.ProviderData == nil {
+		return
+	}
+	client, ok := req.ProviderData.(*Client)
+	if !ok {
+		resp.Diagnostics.AddError("Unexpected provider data", fmt.Sprintf("expected *resources.Client, got %T; this is a bug in the provider", req.ProviderData))
+		return
+	}
+	d.client = client
+}
+
+// Read implements datasource.DataSource.
+func (d *ProvisionersDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {
+	if d.client == nil || d.client.Unknown {
+		resp.Diagnostics.AddError("Provider not configured", "The rill provider's configuration is not known yet; apply the resources it depends on first.")
+		return
+	}
+	out := provisionersModel{Default: types.StringValue(d.client.Default), Provisioners: []provisionerModel{}}
+	for _, name := range d.client.Names() {
+		p := d.client.Set[name]
+		m := provisionerModel{
+			Name:      types.StringValue(name),
+			Type:      types.StringValue(p.Type()),
+			IsDefault: types.BoolValue(name == d.client.Default),
+			Supports:  []string{},
+			Slots:     types.Int64Null(),
+			UsedSlots: types.Int64Null(),
+			FreeSlots: types.Int64Null(),
+			Hosts:     []hostModel{},
+		}
+		for _, rt := range []provisioner.ResourceType{provisioner.ResourceTypeRuntime, provisioner.ResourceTypeClickHouse} {
+			if p.Supports(rt) {
+				m.Supports = append(m.Supports, string(rt))
+			}
+		}
+		if cr, ok := p.(provisioner.CapacityReporter); ok {
+			hosts, err := cr.Capacity(ctx)
+			if err != nil {
+				resp.Diagnostics.AddError("Reading pool capacity failed", fmt.Sprintf("Provisioner %q: %v", name, err))
+				return
+			}
+			var total, used, free int64
+			for _, h := range hosts {
+				f := max(int64(h.Slots-h.UsedSlots), 0)
+				total += int64(h.Slots)
+				used += int64(h.UsedSlots)
+				free += f
+				m.Hosts = append(m.Hosts, hostModel{
+					Host: types.StringValue(h.Host), Slots: types.Int64Value(int64(h.Slots)),
+					UsedSlots: types.Int64Value(int64(h.UsedSlots)), FreeSlots: types.Int64Value(f), Runtimes: types.Int64Value(int64(h.Runtimes)),
+				})
+			}
+			m.Slots, m.UsedSlots, m.FreeSlots = types.Int64Value(total), types.Int64Value(used), types.Int64Value(free)
+			tflog.Debug(ctx, "pool capacity", map[string]any{"provisioner": name, "slots": total, "used_slots": used})
+		}
+		out.Provisioners = append(out.Provisioners, m)
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &out)...)
+}

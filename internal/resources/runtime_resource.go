@@ -1,0 +1,519 @@
+package resources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+var (
+	_ resource.Resource                   = (*RuntimeResource)(nil)
+	_ resource.ResourceWithConfigure      = (*RuntimeResource)(nil)
+	_ resource.ResourceWithImportState    = (*RuntimeResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*RuntimeResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*RuntimeResource)(nil)
+	_ resource.ResourceWithUpgradeState   = (*RuntimeResource)(nil)
+)
+
+// Default operation timeouts, overridable per resource in a `timeouts` block.
+const (
+	defaultCreateTimeout = 20 * time.Minute
+	defaultReadTimeout   = 5 * time.Minute
+	defaultUpdateTimeout = 20 * time.Minute
+	defaultDeleteTimeout = 10 * time.Minute
+)
+
+// runtimeSchemaVersion is the version of rill_runtime's schema. Every later version must come with an
+// upgrader from each earlier one (UpgradeState).
+const runtimeSchemaVersion = 0
+
+// RuntimeResource is `rill_runtime`: a Rill runtime from a provisioner. Create = Provision + AwaitReady,
+// Read = CheckResource, Update = Provision (+ AwaitReady), Delete = Deprovision.
+type RuntimeResource struct {
+	client *Client
+}
+
+// NewRuntimeResource is the resource factory.
+func NewRuntimeResource() resource.Resource { return &RuntimeResource{} }
+
+type runtimeModel struct {
+	ID           types.String   `tfsdk:"id"`
+	Provisioner  types.String   `tfsdk:"provisioner_name"`
+	Slots        types.Int64    `tfsdk:"slots"`
+	Version      types.String   `tfsdk:"version"`
+	Environment  types.String   `tfsdk:"environment"`
+	Annotations  types.Map      `tfsdk:"annotations"`
+	Hibernated   types.Bool     `tfsdk:"hibernated"`
+	Host         types.String   `tfsdk:"host"`
+	Audience     types.String   `tfsdk:"audience"`
+	CPU          types.Int64    `tfsdk:"cpu"`
+	MemoryGB     types.Int64    `tfsdk:"memory_gb"`
+	StorageBytes types.Int64    `tfsdk:"storage_bytes"`
+	Timeouts     timeouts.Value `tfsdk:"timeouts"`
+}
+
+// Metadata implements resource.Resource.
+func (r *RuntimeResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_runtime"
+}
+
+// Schema implements resource.Resource.
+func (r *RuntimeResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		Version: runtimeSchemaVersion,
+		MarkdownDescription: "A Rill runtime, provisioned by one of the provider's provisioners: slots on a host of a static pool, " +
+			"or a dedicated Deployment on Kubernetes. Each slot grants 1 CPU, 4 GB of memory and 40 GiB of storage.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "The resource ID the provisioner knows the runtime by (a UUID chosen at creation).",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"provisioner_name": schema.StringAttribute{
+				Optional: true,
+				Computed: true,
+				MarkdownDescription: "Name of the provisioner in the provider's set. Defaults to the provider's default provisioner " +
+					"at creation. Changing it re-creates the runtime. (Called `provisioner_name` because Terraform reserves " +
+					"`provisioner` in resources.)",
+				Validators:    []validator.String{stringvalidator.LengthAtLeast(1)},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"slots": schema.Int64Attribute{
+				Required:            true,
+				MarkdownDescription: "Number of slots. Changing it resizes the runtime in place when its host or cluster has room.",
+				Validators:          []validator.Int64{int64validator.AtLeast(1)},
+			},
+			"version": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Rill version of the runtime (the image tag on Kubernetes). Defaults to the provider's `rill_version`, " +
+					"then `latest`. Static hosts run the version they were deployed with; it is recorded only.",
+				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
+			"environment": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "Environment of the project the runtime serves (e.g. `prod`, `dev`), passed to the provisioner as the `environment` annotation.",
+				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
+			"annotations": schema.MapAttribute{
+				Optional:            true,
+				ElementType:         types.StringType,
+				MarkdownDescription: "Annotations of the owning project (e.g. `organization_name`, `project_name`), passed to the provisioner.",
+				Validators:          []validator.Map{mapvalidator.KeysAre(stringvalidator.LengthAtLeast(1))},
+			},
+			"hibernated": schema.BoolAttribute{
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(false),
+				MarkdownDescription: "Stop the runtime but keep its data: Kubernetes scales the Deployment to zero and keeps the " +
+					"volume and Service; a static pool keeps the slots reserved. Defaults to `false`.",
+			},
+			"host": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "URL clients reach the runtime at.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"audience": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "JWT audience of the runtime.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"cpu": schema.Int64Attribute{
+				Computed:            true,
+				MarkdownDescription: "CPU cores granted (1 per slot).",
+			},
+			"memory_gb": schema.Int64Attribute{
+				Computed:            true,
+				MarkdownDescription: "Memory granted, in GB (4 per slot).",
+			},
+			"storage_bytes": schema.Int64Attribute{
+				Computed:            true,
+				MarkdownDescription: "Storage granted, in bytes (40 GiB per slot).",
+			},
+		},
+		Blocks: map[string]schema.Block{
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Read: true, Update: true, Delete: true}),
+		},
+	}
+}
+
+// UpgradeState implements resource.ResourceWithUpgradeState. Version 0 is the first schema; later
+// versions add an upgrader from every earlier version here.
+func (r *RuntimeResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
+	return map[int64]resource.StateUpgrader{}
+}
+
+// Configure implements resource.ResourceWithConfigure.
+func (r *RuntimeResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	if req.ProviderData == nil {
+		return
+	}
+	client, ok := req.ProviderData.(*Client)
+	if !ok {
+		resp.Diagnostics.AddError("Unexpected provider data", fmt.Sprintf("expected *resources.Client, got %T; this is a bug in the provider", req.ProviderData))
+		return
+	}
+	r.client = client
+}
+
+// ValidateConfig checks what needs no provisioner: annotation keys reserved for other attributes.
+func (r *RuntimeResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m runtimeModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || m.Annotations.IsNull() || m.Annotations.IsUnknown() {
+		return
+	}
+	if _, clash := m.Annotations.Elements()[provisioner.AnnotationEnvironment]; clash && !m.Environment.IsNull() {
+		resp.Diagnostics.AddAttributeError(path.Root("annotations").AtMapKey(provisioner.AnnotationEnvironment), "Conflicting environment",
+			"The \"environment\" annotation is set from the `environment` attribute; set one of them, not both.")
+	}
+}
+
+// ModifyPlan resolves the provisioner at plan time (so the plan names it and a bad name fails the plan,
+// not the apply), forces replacement when it changes, and computes the sizes that follow from slots.
+func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || r.client == nil || r.client.Unknown {
+		return // destroy, or provider not configured yet
+	}
+	var plan, config runtimeModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	var state *runtimeModel
+	if !req.State.Raw.IsNull() {
+		state = &runtimeModel{}
+		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+	}
+
+	if config.Provisioner.IsUnknown() {
+		return
+	}
+	name := config.Provisioner.ValueString()
+	if config.Provisioner.IsNull() && state != nil {
+		name = state.Provisioner.ValueString()
+	}
+	resolved, _, err := r.client.Resolve(name, provisioner.ResourceTypeRuntime)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("provisioner_name"), "Invalid provisioner", err.Error())
+		return
+	}
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("provisioner_name"), resolved)...)
+	if state != nil && state.Provisioner.ValueString() != resolved {
+		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("provisioner_name"))
+	}
+
+	if !plan.Slots.IsUnknown() && !plan.Slots.IsNull() {
+		cpu, mem, storage := provisioner.NewRuntimeSizes(int(plan.Slots.ValueInt64()))
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("cpu"), int64(cpu))...)
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("memory_gb"), int64(mem))...)
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("storage_bytes"), storage)...)
+	}
+}
+
+// Create provisions the runtime and waits until it is ready.
+func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan runtimeModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() || !r.configured(&resp.Diagnostics) {
+		return
+	}
+	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	name, p, err := r.client.Resolve(plan.Provisioner.ValueString(), provisioner.ResourceTypeRuntime)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("provisioner_name"), "Invalid provisioner", err.Error())
+		return
+	}
+	opts, diags := r.options(ctx, &plan)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	id := uuid.NewString()
+	ctx = tflog.SetField(ctx, "runtime_id", id)
+	ctx = tflog.SetField(ctx, "provisioner", name)
+	tflog.Info(ctx, "provisioning runtime", map[string]any{"slots": plan.Slots.ValueInt64()})
+
+	res, err := p.Provision(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, opts)
+	if err != nil {
+		// Provision is idempotent and may have done part of its work: undo it so nothing is orphaned.
+		if cleanupErr := p.Deprovision(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}); cleanupErr != nil {
+			// Keep the resource in state (tainted) so that a later apply or destroy cleans it up.
+			plan.ID = types.StringValue(id)
+			plan.Provisioner = types.StringValue(name)
+			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+			resp.Diagnostics.AddWarning("Cleanup after a failed provision failed", fmt.Sprintf("Runtime %s was kept in state as tainted: %v", id, cleanupErr))
+		}
+		resp.Diagnostics.AddError("Provisioning the runtime failed", fmt.Sprintf("Provisioner %q: %v", name, err))
+		return
+	}
+	resp.Diagnostics.Append(r.applyResult(ctx, &plan, name, res, resp.Private)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if plan.Hibernated.ValueBool() {
+		return
+	}
+	tflog.Info(ctx, "waiting for the runtime to be ready", map[string]any{"host": plan.Host.ValueString()})
+	if err := p.AwaitReady(ctx, res); err != nil {
+		// The state is already saved: Terraform marks the resource tainted and replaces it next time.
+		resp.Diagnostics.AddError("Runtime did not become ready", fmt.Sprintf("Runtime %s from provisioner %q: %v", id, name, err))
+		return
+	}
+	tflog.Info(ctx, "runtime ready", map[string]any{"host": plan.Host.ValueString()})
+}
+
+// Read reports the runtime as the provisioner sees it and changes nothing. A runtime that no longer
+// exists is removed from state, so Terraform plans to create it again; any other failure is an error
+// and the state is kept.
+func (r *RuntimeResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state runtimeModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() || !r.configured(&resp.Diagnostics) {
+		return
+	}
+	timeout, diags := state.Timeouts.Read(ctx, defaultReadTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	name, p, err := r.client.Resolve(state.Provisioner.ValueString(), provisioner.ResourceTypeRuntime)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("provisioner_name"), "Cannot read the runtime", err.Error())
+		return
+	}
+	privState, diags := loadProvisionerState(ctx, req.Private)
+	resp.Diagnostics.Append(diags...)
+	opts, diags := r.options(ctx, &state)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx = tflog.SetField(ctx, "runtime_id", state.ID.ValueString())
+	ctx = tflog.SetField(ctx, "provisioner", name)
+	res, err := p.CheckResource(ctx, &provisioner.Resource{ID: state.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: privState, Config: configOf(&state)}, opts)
+	if errors.Is(err, provisioner.ErrResourceNotFound) {
+		tflog.Warn(ctx, "runtime no longer exists; removing it from state so it is planned for re-creation", map[string]any{"reason": err.Error()})
+		resp.Diagnostics.AddWarning("Runtime no longer exists",
+			fmt.Sprintf("rill_runtime %s (provisioner %q) was removed outside Terraform and will be planned for re-creation: %v", state.ID.ValueString(), name, err))
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Reading the runtime failed", fmt.Sprintf("Provisioner %q could not report runtime %s (the state is kept unchanged): %v", name, state.ID.ValueString(), err))
+		return
+	}
+	state.Provisioner = types.StringValue(name)
+	resp.Diagnostics.Append(r.applyResult(ctx, &state, name, res, resp.Private)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// Update provisions the runtime again with the new args (the provisioner resizes or rolls it), then
+// waits until it is ready.
+func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state runtimeModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() || !r.configured(&resp.Diagnostics) {
+		return
+	}
+	timeout, diags := plan.Timeouts.Update(ctx, defaultUpdateTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	name, p, err := r.client.Resolve(state.Provisioner.ValueString(), provisioner.ResourceTypeRuntime)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("provisioner_name"), "Invalid provisioner", err.Error())
+		return
+	}
+	privState, diags := loadProvisionerState(ctx, req.Private)
+	resp.Diagnostics.Append(diags...)
+	opts, diags := r.options(ctx, &plan)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.ID = state.ID
+	ctx = tflog.SetField(ctx, "runtime_id", state.ID.ValueString())
+	ctx = tflog.SetField(ctx, "provisioner", name)
+	tflog.Info(ctx, "updating runtime", map[string]any{"slots": plan.Slots.ValueInt64(), "previous_slots": state.Slots.ValueInt64()})
+
+	res, err := p.Provision(ctx, &provisioner.Resource{ID: state.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: privState, Config: configOf(&state)}, opts)
+	if err != nil {
+		resp.Diagnostics.AddError("Updating the runtime failed", fmt.Sprintf("Provisioner %q, runtime %s (unchanged): %v", name, state.ID.ValueString(), err))
+		return
+	}
+	resp.Diagnostics.Append(r.applyResult(ctx, &plan, name, res, resp.Private)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if resp.Diagnostics.HasError() || plan.Hibernated.ValueBool() {
+		return
+	}
+	if err := p.AwaitReady(ctx, res); err != nil {
+		resp.Diagnostics.AddError("Runtime did not become ready after the update", fmt.Sprintf("Runtime %s from provisioner %q: %v", state.ID.ValueString(), name, err))
+	}
+}
+
+// Delete deprovisions the runtime; one that is already gone is deleted.
+func (r *RuntimeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state runtimeModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() || !r.configured(&resp.Diagnostics) {
+		return
+	}
+	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	name, p, err := r.client.Resolve(state.Provisioner.ValueString(), provisioner.ResourceTypeRuntime)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("provisioner_name"), "Cannot delete the runtime", err.Error())
+		return
+	}
+	privState, diags := loadProvisionerState(ctx, req.Private)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx = tflog.SetField(ctx, "runtime_id", state.ID.ValueString())
+	ctx = tflog.SetField(ctx, "provisioner", name)
+	tflog.Info(ctx, "deprovisioning runtime")
+	if err := p.Deprovision(ctx, &provisioner.Resource{ID: state.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: privState, Config: configOf(&state)}); err != nil {
+		resp.Diagnostics.AddError("Deprovisioning the runtime failed", fmt.Sprintf("Provisioner %q, runtime %s: %v", name, state.ID.ValueString(), err))
+	}
+}
+
+// ImportState imports a runtime by "<provisioner>/<id>"; Read then fills in the rest from the
+// provisioner.
+func (r *RuntimeResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	name, id, ok := splitImportID(req.ID)
+	if !ok {
+		resp.Diagnostics.AddError("Invalid import ID",
+			fmt.Sprintf("Expected \"<provisioner>/<id>\", such as \"static-pool/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11\", got %q.", req.ID))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("provisioner_name"), name)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("hibernated"), false)...)
+	// Timeouts is an object; leave it null (the framework's default).
+}
+
+func splitImportID(id string) (string, string, bool) {
+	i := strings.LastIndex(id, "/")
+	if i <= 0 || i == len(id)-1 {
+		return "", "", false
+	}
+	return id[:i], id[i+1:], true
+}
+
+func (r *RuntimeResource) configured(diags *diag.Diagnostics) bool {
+	if r.client == nil || r.client.Unknown {
+		diags.AddError("Provider not configured",
+			"The rill provider's configuration is not known yet (it depends on values computed during apply). Apply the resources it depends on first.")
+		return false
+	}
+	return true
+}
+
+// options builds the ResourceOptions a provisioner receives from the resource's attributes.
+func (r *RuntimeResource) options(ctx context.Context, m *runtimeModel) (*provisioner.ResourceOptions, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	annotations := map[string]string{}
+	if !m.Annotations.IsNull() && !m.Annotations.IsUnknown() {
+		diags.Append(m.Annotations.ElementsAs(ctx, &annotations, false)...)
+	}
+	if !m.Environment.IsNull() {
+		annotations[provisioner.AnnotationEnvironment] = m.Environment.ValueString()
+	}
+	args := &provisioner.RuntimeArgs{Slots: int(m.Slots.ValueInt64()), Version: m.Version.ValueString(), Hibernated: m.Hibernated.ValueBool()}
+	return &provisioner.ResourceOptions{Args: args.AsMap(), Annotations: annotations, RillVersion: r.client.RillVersion}, diags
+}
+
+// applyResult copies what a provisioner returned into the model and private state, and surfaces the
+// provisioner's warnings.
+func (r *RuntimeResource) applyResult(ctx context.Context, m *runtimeModel, name string, res *provisioner.Resource, private privateState) diag.Diagnostics {
+	var diags diag.Diagnostics
+	cfg, err := provisioner.NewRuntimeConfig(res.Config)
+	if err != nil {
+		diags.AddError("Provisioner returned an invalid runtime config", fmt.Sprintf("Provisioner %q: %v; this is a bug in the provisioner", name, err))
+		return diags
+	}
+	m.ID = types.StringValue(res.ID)
+	m.Provisioner = types.StringValue(name)
+	m.Host = types.StringValue(cfg.Host)
+	m.Audience = types.StringValue(cfg.Audience)
+	m.CPU = types.Int64Value(int64(cfg.CPU))
+	m.MemoryGB = types.Int64Value(int64(cfg.MemoryGB))
+	m.StorageBytes = types.Int64Value(cfg.StorageBytes)
+	if m.Hibernated.IsNull() || m.Hibernated.IsUnknown() {
+		m.Hibernated = types.BoolValue(false)
+	}
+	// What the provisioner observed wins over what was asked for, so drift shows up in the next plan.
+	observed := observedRuntime(res.State)
+	if observed.slots > 0 {
+		m.Slots = types.Int64Value(int64(observed.slots))
+	}
+	if observed.version != "" {
+		m.Version = types.StringValue(observed.version)
+	}
+	if observed.hasHibernated {
+		m.Hibernated = types.BoolValue(observed.hibernated)
+	}
+	for _, w := range observed.warnings {
+		diags.AddWarning("Provisioner warning", fmt.Sprintf("Provisioner %q, runtime %s: %s", name, res.ID, w))
+	}
+	diags.Append(saveProvisionerState(ctx, private, res.State)...)
+	return diags
+}
+
+func configOf(m *runtimeModel) map[string]any {
+	if m.Host.IsNull() || m.Host.IsUnknown() {
+		return nil
+	}
+	cfg := &provisioner.RuntimeConfig{
+		Host: m.Host.ValueString(), Audience: m.Audience.ValueString(),
+		CPU: int(m.CPU.ValueInt64()), MemoryGB: int(m.MemoryGB.ValueInt64()), StorageBytes: m.StorageBytes.ValueInt64(),
+	}
+	return cfg.AsMap()
+}

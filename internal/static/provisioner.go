@@ -1,0 +1,280 @@
+// Package static implements the `static` provisioner: a fixed pool of pre-provisioned Rill runtime
+// hosts, each offering a number of slots. Which resource holds how many slots on which host is kept in
+// the ledger (internal/database), so that several provider processes sharing one ledger never
+// oversubscribe a host.
+package static
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// Type is the provisioner type name in a provisioner set.
+const Type = "static"
+
+func init() {
+	provisioner.Register(Type, New)
+}
+
+// State keys of a static runtime (provisioner-private).
+const (
+	stateHost       = "host"
+	stateSlots      = "slots"
+	stateVersion    = "version"
+	stateHibernated = "hibernated"
+)
+
+// Provisioner allocates runtimes on a static pool.
+type Provisioner struct {
+	spec   *Spec
+	db     database.DB
+	logger *zap.Logger
+
+	mu   sync.RWMutex
+	name string
+}
+
+var (
+	_ provisioner.Provisioner      = (*Provisioner)(nil)
+	_ provisioner.CapacityReporter = (*Provisioner)(nil)
+	_ provisioner.Named            = (*Provisioner)(nil)
+)
+
+// New is the static provisioner's initializer. It validates the spec and touches nothing.
+func New(specJSON []byte, db database.DB, logger *zap.Logger) (provisioner.Provisioner, error) {
+	spec, err := ParseSpec(specJSON)
+	if err != nil {
+		return nil, err
+	}
+	if db == nil {
+		return nil, errors.New("the static provisioner keeps its allocations in the ledger, but no ledger database was given")
+	}
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	return &Provisioner{spec: spec, db: db, logger: logger}, nil
+}
+
+// Type implements provisioner.Provisioner.
+func (p *Provisioner) Type() string { return Type }
+
+// SetName implements provisioner.Named: the name is recorded with each allocation.
+func (p *Provisioner) SetName(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.name = name
+}
+
+func (p *Provisioner) provisionerName() string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.name
+}
+
+// Close implements provisioner.Provisioner. The ledger belongs to the caller and stays open.
+func (p *Provisioner) Close() error { return nil }
+
+// Supports implements provisioner.Provisioner: runtimes only.
+func (p *Provisioner) Supports(rt provisioner.ResourceType) bool {
+	return rt == provisioner.ResourceTypeRuntime
+}
+
+// Provision allocates slots for the runtime, or resizes its allocation in place. It is idempotent per
+// resource ID: a retried call finds the existing allocation and neither double-counts nor moves it.
+func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, opts *provisioner.ResourceOptions) (*provisioner.Resource, error) {
+	if err := checkRuntime(r); err != nil {
+		return nil, err
+	}
+	args, err := provisioner.NewRuntimeArgs(argsOf(opts))
+	if err != nil {
+		return nil, fmt.Errorf("runtime args: %w", err)
+	}
+	log := p.logger.With(zap.String("resource_id", r.ID), zap.Int("slots", args.Slots))
+
+	alloc, err := p.db.Allocate(ctx, r.ID, func(current *database.Allocation, used map[string]int) (*database.Allocation, error) {
+		if current != nil {
+			return p.resize(log, current, used, args.Slots)
+		}
+		host, why, err := choose(p.spec, used, args.Slots)
+		if err != nil {
+			log.Info("no host has room for the runtime", zap.Error(err))
+			return nil, err
+		}
+		log.Info("placing runtime", zap.String("host", host), zap.String("reason", why))
+		return &database.Allocation{ResourceID: r.ID, Provisioner: p.provisionerName(), Host: host, Slots: args.Slots}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p.resource(r, alloc, args), nil
+}
+
+// resize keeps an existing allocation on its host and grows or shrinks it when the host has room.
+func (p *Provisioner) resize(log *zap.Logger, current *database.Allocation, used map[string]int, slots int) (*database.Allocation, error) {
+	rt := p.spec.host(current.Host)
+	if rt == nil {
+		return nil, &HostRemovedError{ResourceID: current.ResourceID, Host: current.Host}
+	}
+	if current.Slots == slots {
+		log.Debug("allocation unchanged", zap.String("host", current.Host))
+		return current, nil
+	}
+	delta := slots - current.Slots
+	if delta > 0 && used[rt.Host]+delta > rt.Slots {
+		return nil, &CapacityError{Requested: delta, Resize: true, Host: rt.Host, Free: freeByHost(p.spec, used)}
+	}
+	log.Info("resizing runtime in place", zap.String("host", rt.Host), zap.Int("from_slots", current.Slots), zap.Int("to_slots", slots))
+	next := *current
+	next.Slots = slots
+	return &next, nil
+}
+
+// Deprovision frees the runtime's slots. A runtime without an allocation is already gone: success.
+func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) error {
+	if err := checkRuntime(r); err != nil {
+		return err
+	}
+	existed, err := p.db.DeleteAllocation(ctx, r.ID)
+	if err != nil {
+		return fmt.Errorf("freeing the slots of runtime %s: %w", r.ID, err)
+	}
+	p.logger.Info("freed runtime slots", zap.String("resource_id", r.ID), zap.Bool("existed", existed))
+	return nil
+}
+
+// AwaitReady returns at once: the hosts of a static pool are already running.
+func (p *Provisioner) AwaitReady(ctx context.Context, r *provisioner.Resource) error {
+	return ctx.Err()
+}
+
+// Check reaches the ledger and reports the pool's use; it logs a warning for each host at or above
+// 80% of its slots and for allocations held on hosts that are no longer in the spec.
+func (p *Provisioner) Check(ctx context.Context) error {
+	if err := p.db.Ping(ctx); err != nil {
+		return fmt.Errorf("ledger unreachable: %w", err)
+	}
+	hosts, err := p.Capacity(ctx)
+	if err != nil {
+		return err
+	}
+	for _, h := range hosts {
+		fields := []zap.Field{zap.String("host", h.Host), zap.Int("used_slots", h.UsedSlots), zap.Int("slots", h.Slots)}
+		if h.UsedSlots*5 >= h.Slots*4 {
+			p.logger.Warn("static pool host is at or above 80% of its slots", fields...)
+		} else {
+			p.logger.Debug("static pool host use", fields...)
+		}
+	}
+	used, err := p.db.UsedSlotsByHost(ctx)
+	if err != nil {
+		return err
+	}
+	for host, n := range used {
+		if p.spec.host(host) == nil {
+			p.logger.Warn("the ledger holds allocations on a host that is not in this pool's spec (another pool's host, or one removed from the spec)", zap.String("host", host), zap.Int("used_slots", n))
+		}
+	}
+	return nil
+}
+
+// Capacity implements provisioner.CapacityReporter: slots and use per host, in spec order.
+func (p *Provisioner) Capacity(ctx context.Context) ([]provisioner.HostCapacity, error) {
+	allocs, err := p.db.ListAllocations(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the ledger: %w", err)
+	}
+	used := map[string]int{}
+	count := map[string]int{}
+	for _, a := range allocs {
+		used[a.Host] += a.Slots
+		count[a.Host]++
+	}
+	out := make([]provisioner.HostCapacity, 0, len(p.spec.Runtimes))
+	for _, rt := range p.spec.Runtimes {
+		out = append(out, provisioner.HostCapacity{Host: rt.Host, Slots: rt.Slots, UsedSlots: used[rt.Host], Runtimes: count[rt.Host]})
+	}
+	return out, nil
+}
+
+// CheckResource reads the runtime's allocation from the ledger and changes nothing. A runtime without
+// an allocation, or whose host left the spec, is reported as not found (wrapping
+// provisioner.ErrResourceNotFound); a ledger that cannot be read is a plain error.
+func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource, opts *provisioner.ResourceOptions) (*provisioner.Resource, error) {
+	if err := checkRuntime(r); err != nil {
+		return nil, err
+	}
+	alloc, err := p.db.FindAllocation(ctx, r.ID)
+	if errors.Is(err, database.ErrNotFound) {
+		return nil, fmt.Errorf("runtime %s has no allocation in the ledger: %w", r.ID, provisioner.ErrResourceNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the allocation of runtime %s from the ledger: %w", r.ID, err)
+	}
+	if p.spec.host(alloc.Host) == nil {
+		return nil, &HostRemovedError{ResourceID: r.ID, Host: alloc.Host}
+	}
+	// Version and hibernation are not observable on a static host: keep what was asked for.
+	args := &provisioner.RuntimeArgs{Slots: alloc.Slots}
+	if v, ok := r.State[stateVersion].(string); ok {
+		args.Version = v
+	}
+	if h, ok := r.State[stateHibernated].(bool); ok {
+		args.Hibernated = h
+	}
+	return p.resource(r, alloc, args), nil
+}
+
+func (p *Provisioner) resource(r *provisioner.Resource, alloc *database.Allocation, args *provisioner.RuntimeArgs) *provisioner.Resource {
+	rt := p.spec.host(alloc.Host)
+	cpu, mem, storage := provisioner.NewRuntimeSizes(alloc.Slots)
+	cfg := &provisioner.RuntimeConfig{Host: alloc.Host, Audience: rt.AudienceURL, CPU: cpu, MemoryGB: mem, StorageBytes: storage}
+	return &provisioner.Resource{
+		ID:   r.ID,
+		Type: provisioner.ResourceTypeRuntime,
+		State: map[string]any{
+			stateHost:       alloc.Host,
+			stateSlots:      alloc.Slots,
+			stateVersion:    args.Version,
+			stateHibernated: args.Hibernated,
+		},
+		Config: cfg.AsMap(),
+	}
+}
+
+// HostRemovedError says that a runtime's allocation is on a host that is no longer in the pool's spec.
+// It wraps provisioner.ErrResourceNotFound: for this pool the runtime is gone, and Terraform plans to
+// create it again on a host that is in the spec.
+type HostRemovedError struct {
+	ResourceID string
+	Host       string
+}
+
+func (e *HostRemovedError) Error() string {
+	return fmt.Sprintf("runtime %s is allocated on host %s, which is no longer in the static pool's spec: %v", e.ResourceID, e.Host, provisioner.ErrResourceNotFound)
+}
+
+func (e *HostRemovedError) Unwrap() error { return provisioner.ErrResourceNotFound }
+
+func checkRuntime(r *provisioner.Resource) error {
+	if r == nil || r.ID == "" {
+		return errors.New("a resource with an ID is required")
+	}
+	if r.Type != "" && r.Type != provisioner.ResourceTypeRuntime {
+		return fmt.Errorf("the static provisioner provisions runtimes only, not %q", r.Type)
+	}
+	return nil
+}
+
+func argsOf(opts *provisioner.ResourceOptions) map[string]any {
+	if opts == nil {
+		return nil
+	}
+	return opts.Args
+}
