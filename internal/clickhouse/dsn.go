@@ -3,6 +3,7 @@ package clickhouse
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 
@@ -36,8 +37,13 @@ func parseDSN(dsn string) (*clickhouse.Options, error) {
 	if !isKnownScheme(u.Scheme) {
 		return nil, fmt.Errorf("must start with one of %s://, got %q", strings.Join(dsnSchemes, "://, "), u.Scheme+"://")
 	}
-	if u.Host == "" {
-		return nil, errors.New("has no host (expected clickhouse://user:password@host:9000/database)")
+	for _, h := range strings.Split(u.Host, ",") {
+		if host, _, err := net.SplitHostPort(h); err == nil {
+			h = host
+		}
+		if h == "" {
+			return nil, errors.New("has no host (expected clickhouse://user:password@host:9000/database)")
+		}
 	}
 	opts, err := clickhouse.ParseDSN(dsn)
 	if err != nil {

@@ -1,0 +1,150 @@
+package clickhouse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+)
+
+const fakeAdminDSN = "clickhouse://admin:adminsecretpw@ch.test:9000/default?dial_timeout=3s"
+
+// fakeServer stands in for ClickHouse in unit tests: it records the statements the admin connection
+// runs and answers tenant logins as told.
+type fakeServer struct {
+	mu           sync.Mutex
+	version      string
+	showUsersErr error
+	failOn       string // an admin statement containing this fails...
+	failErr      func(sql string) error
+	dialErr      error
+	dials        int
+	execs        []string
+	queries      []string
+	databases    []string           // answer to the system.databases lookup
+	tenant       map[string][]error // per DSN, errors returned by successive SELECT 1 (then success)
+	tenantDials  int
+}
+
+func newFakeServer() *fakeServer {
+	return &fakeServer{version: "24.8.4.13", tenant: map[string][]error{}}
+}
+
+func (f *fakeServer) dial(_ context.Context, dsn string) (session, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.dials++
+	if f.dialErr != nil {
+		return nil, f.dialErr
+	}
+	if dsn == fakeAdminDSN {
+		return &fakeSession{f: f, admin: true}, nil
+	}
+	f.tenantDials++
+	return &fakeSession{f: f, dsn: dsn}, nil
+}
+
+func (f *fakeServer) dialCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.dials
+}
+
+func (f *fakeServer) setDialErr(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.dialErr = err
+}
+
+func (f *fakeServer) statements() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.execs...)
+}
+
+func (f *fakeServer) setTenant(dsn string, errs ...error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tenant[dsn] = errs
+}
+
+type fakeSession struct {
+	f     *fakeServer
+	admin bool
+	dsn   string
+}
+
+func (s *fakeSession) Exec(_ context.Context, sql string) error {
+	s.f.mu.Lock()
+	defer s.f.mu.Unlock()
+	if !s.admin {
+		return errors.New("tenant exec not faked")
+	}
+	if s.f.failOn != "" && strings.Contains(sql, s.f.failOn) {
+		return s.f.failErr(sql)
+	}
+	s.f.execs = append(s.f.execs, sql)
+	return nil
+}
+
+func (s *fakeSession) QueryStrings(_ context.Context, q string) ([]string, error) {
+	s.f.mu.Lock()
+	defer s.f.mu.Unlock()
+	s.f.queries = append(s.f.queries, q)
+	if !s.admin {
+		if q != "SELECT 1" {
+			return nil, fmt.Errorf("tenant query %q not faked", q)
+		}
+		if errs := s.f.tenant[s.dsn]; len(errs) > 0 {
+			s.f.tenant[s.dsn] = errs[1:]
+			if errs[0] != nil {
+				return nil, errs[0]
+			}
+		}
+		return []string{"1"}, nil
+	}
+	switch {
+	case q == "SELECT version()":
+		return []string{s.f.version}, nil
+	case q == "SHOW USERS":
+		if s.f.showUsersErr != nil {
+			return nil, s.f.showUsersErr
+		}
+		return []string{"default"}, nil
+	case q == "SELECT 1":
+		return []string{"1"}, nil
+	case strings.Contains(q, "system.databases"):
+		return s.f.databases, nil
+	}
+	return nil, fmt.Errorf("admin query %q not faked", q)
+}
+
+func (s *fakeSession) Ping(context.Context) error { return nil }
+func (s *fakeSession) Close() error               { return nil }
+
+// newTestProvisioner builds a provisioner from spec that talks to fake instead of a server.
+func newTestProvisioner(t *testing.T, fake *fakeServer, spec string) *Provisioner {
+	return newTestProvisionerWithLogger(t, fake, spec, zap.NewNop())
+}
+
+func newTestProvisionerWithLogger(t *testing.T, fake *fakeServer, spec string, logger *zap.Logger) *Provisioner {
+	t.Helper()
+	pp, err := New([]byte(spec), nil, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pp.(*Provisioner)
+	p.dial = fake.dial
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+func exception(code int32, msg string) error {
+	return &clickhouse.Exception{Code: code, Message: msg}
+}

@@ -1,0 +1,357 @@
+package clickhouse
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+var testAnnotations = &provisioner.ResourceOptions{Annotations: map[string]string{"organization_name": "Acme", "project_name": "Web"}}
+
+func newResource(id string) *provisioner.Resource {
+	return &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse}
+}
+
+func TestProvisionCreatesDatabaseUserAndGrantsAfterCheckingAccessManagement(t *testing.T) {
+	fake := newFakeServer()
+	p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`","write_dsn":"http://admin:adminsecretpw@writer.test:8123","cluster":"main"}`)
+	p.newPassword = func() (string, error) { return "GeneratedPassword0123456789abcdefGHIJ", nil }
+
+	got, err := p.Provision(context.Background(), newResource(testUUID), testAnnotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := "rill_acme_web_" + idPart(testUUID)
+	user := "rill_" + idPart(testUUID)
+	on := " ON CLUSTER `main`"
+	want := []string{
+		"CREATE DATABASE IF NOT EXISTS `" + db + "`" + on,
+		"CREATE USER IF NOT EXISTS `" + user + "`" + on + " IDENTIFIED WITH sha256_password BY 'GeneratedPassword0123456789abcdefGHIJ'",
+		"ALTER USER `" + user + "`" + on + " IDENTIFIED WITH sha256_password BY 'GeneratedPassword0123456789abcdefGHIJ'",
+		"GRANT" + on + " " + databasePrivileges + " ON `" + db + "`.* TO `" + user + "`",
+		"GRANT" + on + " SELECT ON system.parts TO `" + user + "`",
+	}
+	if strings.Join(fake.statements(), "\n") != strings.Join(want, "\n") {
+		t.Fatalf("statements:\n%s\nwant:\n%s", strings.Join(fake.statements(), "\n"), strings.Join(want, "\n"))
+	}
+	if len(fake.queries) < 2 || fake.queries[0] != "SELECT version()" || fake.queries[1] != "SHOW USERS" {
+		t.Fatalf("the server was not checked before the first statement: %q", fake.queries)
+	}
+
+	if got.ID != testUUID || got.Type != provisioner.ResourceTypeClickHouse {
+		t.Fatalf("resource %+v", got)
+	}
+	if got.State["database"] != db || got.State["user"] != user || got.State["cluster"] != "main" {
+		t.Fatalf("state %v", got.State)
+	}
+	for key, host := range map[string]string{"dsn": "ch.test:9000", "write_dsn": "writer.test:8123"} {
+		opts, err := clickhouse.ParseDSN(got.Config[key].(string))
+		if err != nil {
+			t.Fatalf("config %s: %v", key, err)
+		}
+		if opts.Auth.Username != user || opts.Auth.Password != "GeneratedPassword0123456789abcdefGHIJ" || opts.Auth.Database != db || opts.Addr[0] != host {
+			t.Fatalf("config %s gives %+v at %v", key, opts.Auth, opts.Addr)
+		}
+	}
+	if strings.Contains(got.Config["dsn"].(string), "dial_timeout=3s") == false {
+		t.Fatalf("config dsn lost the admin DSN's query string: %s", got.Config["dsn"])
+	}
+}
+
+func TestProvisionReturnsTheResourceUnchangedWhenItsDSNWorks(t *testing.T) {
+	fake := newFakeServer()
+	p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
+	first, err := p.Provision(context.Background(), newResource(testUUID), testAnnotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(fake.statements())
+	again, err := p.Provision(context.Background(), first, testAnnotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != first || len(fake.statements()) != before {
+		t.Fatalf("second Provision changed something: %d statements after %d", len(fake.statements()), before)
+	}
+}
+
+func TestProvisionAgainWhenTheStoredCredentialsAreGone(t *testing.T) {
+	fake := newFakeServer()
+	p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
+	first, err := p.Provision(context.Background(), newResource(testUUID), testAnnotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake.setTenant(first.Config["dsn"].(string), exception(codeAuthenticationFailed, "rill_x: Authentication failed"))
+	// The project was renamed since: the database keeps its name from the state.
+	renamed := &provisioner.ResourceOptions{Annotations: map[string]string{"organization_name": "Acme", "project_name": "Renamed"}}
+	second, err := p.Provision(context.Background(), first, renamed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Config["dsn"] == first.Config["dsn"] {
+		t.Fatal("re-provisioning kept the old password")
+	}
+	if second.State["database"] != first.State["database"] {
+		t.Fatalf("database moved from %v to %v", first.State["database"], second.State["database"])
+	}
+}
+
+func TestProvisionDoesNotTakeANetworkErrorForGone(t *testing.T) {
+	fake := newFakeServer()
+	p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
+	first, err := p.Provision(context.Background(), newResource(testUUID), testAnnotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(fake.statements())
+	fake.setTenant(first.Config["dsn"].(string), &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")})
+	if _, err := p.Provision(context.Background(), first, testAnnotations); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("want the network error, got %v", err)
+	}
+	if len(fake.statements()) != before {
+		t.Fatal("a network error made Provision recreate the resource")
+	}
+}
+
+func TestProvisionRefusesServersThatCannotManageUsersBySQL(t *testing.T) {
+	cases := map[string]func(f *fakeServer){
+		"too old":                  func(f *fakeServer) { f.version = "18.16.1" },
+		"access_management off":    func(f *fakeServer) { f.showUsersErr = exception(codeAccessDenied, "default: Not enough privileges") },
+		"SHOW USERS not supported": func(f *fakeServer) { f.showUsersErr = exception(codeSyntaxError, "Syntax error") },
+	}
+	for name, setup := range cases {
+		t.Run(name, func(t *testing.T) {
+			fake := newFakeServer()
+			setup(fake)
+			p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
+			_, err := p.Provision(context.Background(), newResource(testUUID), testAnnotations)
+			if !errors.Is(err, ErrNoSQLAccessManagement) {
+				t.Fatalf("want ErrNoSQLAccessManagement, got %v", err)
+			}
+			if len(fake.statements()) != 0 {
+				t.Fatalf("statements ran anyway: %q", fake.statements())
+			}
+			if err := p.Deprovision(context.Background(), newResource(testUUID)); !errors.Is(err, ErrNoSQLAccessManagement) {
+				t.Fatalf("Deprovision: want ErrNoSQLAccessManagement, got %v", err)
+			}
+		})
+	}
+}
+
+func TestProvisionErrorsAndLogsNeverContainPasswordsOrDSNs(t *testing.T) {
+	const password = "LeakCanaryPassword0123456789abcdefXYZ"
+	core, logs := observer.New(zapcore.DebugLevel)
+	fake := newFakeServer()
+	// Like ClickHouse's syntax errors, the failure quotes the statement, password included.
+	fake.failOn = "CREATE USER"
+	fake.failErr = func(sql string) error {
+		return exception(codeSyntaxError, "Syntax error: failed at position 8: "+sql[7:]+". Expected one of: VIEW, DATABASE")
+	}
+	p := newTestProvisionerWithLogger(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`, zap.New(core))
+	p.newPassword = func() (string, error) { return password, nil }
+
+	_, err := p.Provision(context.Background(), newResource(testUUID), testAnnotations)
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	if !strings.Contains(err.Error(), "creating user `rill_") || !strings.Contains(err.Error(), "Syntax error") {
+		t.Fatalf("error does not say what failed: %v", err)
+	}
+	if logs.Len() == 0 {
+		t.Fatal("the failure was not logged")
+	}
+	var logged strings.Builder
+	for _, e := range logs.All() {
+		logged.WriteString(e.Message)
+		for k, v := range e.ContextMap() {
+			logged.WriteString(" " + k + "=")
+			logged.WriteString(strings.TrimSpace(strings.ReplaceAll(strings.ReplaceAll(toString(v), "\n", " "), "\t", " ")))
+		}
+		logged.WriteString("\n")
+	}
+	for _, secret := range []string{password, "adminsecretpw", fakeAdminDSN} {
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("error reveals %q: %v", secret, err)
+		}
+		if strings.Contains(logged.String(), secret) {
+			t.Errorf("logs reveal %q:\n%s", secret, logged.String())
+		}
+	}
+
+	// The admin connection failing is the other error path: its message names the DSN's role, not it.
+	fake2 := newFakeServer()
+	fake2.dialErr = errors.New("dial failed for clickhouse://admin:adminsecretpw@ch.test:9000: refused")
+	p2 := newTestProvisionerWithLogger(t, fake2, `{"dsn":"`+fakeAdminDSN+`"}`, zap.New(core))
+	_, err = p2.Provision(context.Background(), newResource(testUUID), testAnnotations)
+	if err == nil || strings.Contains(err.Error(), "adminsecretpw") || !strings.Contains(err.Error(), "admin DSN") {
+		t.Fatalf("admin connection error: %v", err)
+	}
+}
+
+func toString(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, _ := zapcore.NewJSONEncoder(zapcore.EncoderConfig{}).EncodeEntry(zapcore.Entry{}, []zapcore.Field{zap.Any("v", v)})
+	if b == nil {
+		return ""
+	}
+	return b.String()
+}
+
+func TestDeprovisionDropsUserThenDatabaseFromState(t *testing.T) {
+	fake := newFakeServer()
+	p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`","cluster":"new"}`)
+	r := newResource(testUUID)
+	db := databaseName(testUUID, testAnnotations.Annotations)
+	r.State = map[string]any{"database": db, "user": userName(testUUID), "cluster": "old"}
+	if err := p.Deprovision(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"DROP USER IF EXISTS `" + userName(testUUID) + "` ON CLUSTER `old`",
+		"DROP DATABASE IF EXISTS `" + db + "` ON CLUSTER `old`",
+	}
+	if strings.Join(fake.statements(), "\n") != strings.Join(want, "\n") {
+		t.Fatalf("statements:\n%s\nwant:\n%s", strings.Join(fake.statements(), "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestDeprovisionWithoutStateFindsTheDatabaseByID(t *testing.T) {
+	fake := newFakeServer()
+	db := databaseName(testUUID, testAnnotations.Annotations)
+	// The lookup may return more than asked; only names owned by the ID are dropped.
+	fake.databases = []string{db, "rill_other_" + idPart("another")}
+	p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
+	if err := p.Deprovision(context.Background(), newResource(testUUID)); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"DROP USER IF EXISTS `" + userName(testUUID) + "`", "DROP DATABASE IF EXISTS `" + db + "`"}
+	if strings.Join(fake.statements(), "\n") != strings.Join(want, "\n") {
+		t.Fatalf("statements: %q", fake.statements())
+	}
+	// Nothing found: the user is still dropped and that is success.
+	fake.databases = nil
+	if err := p.Deprovision(context.Background(), newResource(testUUID)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDeprovisionRefusesStateNamingSomeoneElsesObjects(t *testing.T) {
+	fake := newFakeServer()
+	p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
+	for _, state := range []map[string]any{
+		{"database": "default"},
+		{"database": "system"},
+		{"database": databaseName("another-id", nil)},
+		{"user": "default"},
+	} {
+		r := newResource(testUUID)
+		r.State = state
+		if err := p.Deprovision(context.Background(), r); err == nil || !strings.Contains(err.Error(), "refusing") {
+			t.Fatalf("state %v: want a refusal, got %v", state, err)
+		}
+	}
+	if len(fake.statements()) != 0 {
+		t.Fatalf("statements ran: %q", fake.statements())
+	}
+}
+
+func TestCheckResourceTellsGoneFromUnreachable(t *testing.T) {
+	fake := newFakeServer()
+	p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
+	r, err := p.Provision(context.Background(), newResource(testUUID), testAnnotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsn := r.Config["dsn"].(string)
+	before := len(fake.statements())
+
+	got, err := p.CheckResource(context.Background(), r, testAnnotations)
+	if err != nil || got != r {
+		t.Fatalf("healthy resource: %v", err)
+	}
+	for code, name := range map[int32]string{codeUnknownDatabase: "unknown database", codeUnknownUser: "unknown user", codeAuthenticationFailed: "authentication failed", codeWrongPassword: "wrong password"} {
+		fake.setTenant(dsn, exception(code, name))
+		if _, err := p.CheckResource(context.Background(), r, testAnnotations); !errors.Is(err, provisioner.ErrResourceNotFound) {
+			t.Errorf("%s: want ErrResourceNotFound, got %v", name, err)
+		}
+	}
+	for name, cause := range map[string]error{
+		"connection refused": &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")},
+		"timeout":            context.DeadlineExceeded,
+		"too many queries":   exception(202, "Too many simultaneous queries"),
+	} {
+		fake.setTenant(dsn, cause)
+		_, err := p.CheckResource(context.Background(), r, testAnnotations)
+		if err == nil || errors.Is(err, provisioner.ErrResourceNotFound) {
+			t.Errorf("%s: want an error that is not ErrResourceNotFound, got %v", name, err)
+		}
+		if err != nil && strings.Contains(err.Error(), strings.Split(strings.Split(dsn, ":")[2], "@")[0]) {
+			t.Errorf("%s: error reveals the resource password: %v", name, err)
+		}
+	}
+	if _, err := p.CheckResource(context.Background(), newResource(testUUID), nil); !errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Errorf("no config: want ErrResourceNotFound, got %v", err)
+	}
+	if len(fake.statements()) != before {
+		t.Fatal("CheckResource changed something")
+	}
+}
+
+func TestAwaitReadyRetriesUntilLoginWorks(t *testing.T) {
+	fake := newFakeServer()
+	p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
+	r, err := p.Provision(context.Background(), newResource(testUUID), testAnnotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsn := r.Config["dsn"].(string)
+	fake.setTenant(dsn, exception(codeUnknownUser, "not replicated yet"), &net.OpError{Op: "dial", Err: errors.New("refused")})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.AwaitReady(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+
+	// Never ready: AwaitReady gives up when its context ends and says why.
+	errs := make([]error, 100)
+	for i := range errs {
+		errs[i] = exception(codeUnknownDatabase, "Database rill_x doesn't exist")
+	}
+	fake.setTenant(dsn, errs...)
+	ctx, cancel = context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err = p.AwaitReady(ctx, r)
+	if err == nil || !strings.Contains(err.Error(), "not ready") || !strings.Contains(err.Error(), "doesn't exist") {
+		t.Fatalf("want a not-ready error with the cause, got %v", err)
+	}
+	if time.Since(start) > 3*time.Second {
+		t.Fatal("AwaitReady outlived its context")
+	}
+}
+
+func TestProvisionRejectsOtherResourceTypes(t *testing.T) {
+	p := newTestProvisioner(t, newFakeServer(), `{"dsn":"`+fakeAdminDSN+`"}`)
+	r := newResource(testUUID)
+	r.Type = provisioner.ResourceTypeRuntime
+	if _, err := p.Provision(context.Background(), r, nil); err == nil {
+		t.Fatal("provisioned a runtime")
+	}
+	if _, err := p.Provision(context.Background(), &provisioner.Resource{}, nil); err == nil {
+		t.Fatal("provisioned a resource without ID")
+	}
+}

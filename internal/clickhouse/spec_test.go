@@ -1,0 +1,118 @@
+package clickhouse
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+func TestRegisteredAsClickHouseStatic(t *testing.T) {
+	if _, ok := provisioner.Initializers["clickhouse-static"]; !ok {
+		t.Fatal("clickhouse-static is not registered")
+	}
+	p, err := New([]byte(`{"dsn":"clickhouse://admin:pw@127.0.0.1:9000"}`), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if p.Type() != "clickhouse-static" || !p.Supports(provisioner.ResourceTypeClickHouse) || p.Supports(provisioner.ResourceTypeRuntime) {
+		t.Fatalf("Type %q, Supports(clickhouse) %v, Supports(runtime) %v", p.Type(), p.Supports(provisioner.ResourceTypeClickHouse), p.Supports(provisioner.ResourceTypeRuntime))
+	}
+}
+
+func TestSpecErrorsNameTheField(t *testing.T) {
+	t.Setenv("RILL_TEST_CH_SET", "clickhouse://admin:pw@ch:9000")
+	t.Setenv("RILL_TEST_CH_EMPTY", "  ")
+	t.Setenv("RILL_TEST_CH_BAD", "postgres://admin:envsecretpw@db:5432")
+	cases := []struct {
+		name, spec, field, want string
+	}{
+		{"neither dsn nor dsn_env", `{}`, "dsn", "is required"},
+		{"both dsn and dsn_env", `{"dsn":"clickhouse://a@h:9000","dsn_env":"RILL_TEST_CH_SET"}`, "dsn_env", "not both"},
+		{"dsn_env unset", `{"dsn_env":"RILL_TEST_CH_UNSET_XYZ"}`, "dsn_env", `"RILL_TEST_CH_UNSET_XYZ" is not set`},
+		{"dsn_env empty", `{"dsn_env":"RILL_TEST_CH_EMPTY"}`, "dsn_env", "is empty"},
+		{"dsn_env holds a bad DSN", `{"dsn_env":"RILL_TEST_CH_BAD"}`, "dsn_env", "must start with one of clickhouse://"},
+		{"wrong scheme", `{"dsn":"mysql://admin:topsecretpw@h:3306"}`, "dsn", "must start with one of"},
+		{"no host", `{"dsn":"clickhouse://admin:topsecretpw@/db"}`, "dsn", "has no host"},
+		{"https without secure", `{"dsn":"https://admin:topsecretpw@h:8443"}`, "dsn", "not accepted by the ClickHouse client"},
+		{"dsn not a string", `{"dsn":42}`, "dsn", "string"},
+		{"unknown field", `{"dsn":"clickhouse://a@h:9000","dns":"x"}`, "dns", "unknown field"},
+		{"both write_dsn forms", `{"dsn":"clickhouse://a@h:9000","write_dsn":"clickhouse://a@w:9000","write_dsn_env":"RILL_TEST_CH_SET"}`, "write_dsn_env", "not both"},
+		{"bad write_dsn", `{"dsn":"clickhouse://a@h:9000","write_dsn":"ftp://w"}`, "write_dsn", "must start with one of"},
+		{"write_dsn_env unset", `{"dsn":"clickhouse://a@h:9000","write_dsn_env":"RILL_TEST_CH_UNSET_XYZ"}`, "write_dsn_env", "is not set"},
+		{"blank cluster", `{"dsn":"clickhouse://a@h:9000","cluster":"  "}`, "cluster", "only spaces"},
+		{"cluster with a newline", `{"dsn":"clickhouse://a@h:9000","cluster":"c\n"}`, "cluster", "control characters"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New([]byte(tc.spec), nil, nil)
+			var fe *provisioner.FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("want a *FieldError, got %T: %v", err, err)
+			}
+			if fe.Path != tc.field || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q: want field %q and text %q", err, tc.field, tc.want)
+			}
+			if strings.Contains(err.Error(), "topsecretpw") || strings.Contains(err.Error(), "envsecretpw") {
+				t.Fatalf("error reveals a password: %v", err)
+			}
+			// Through a set, the path is prefixed with spec.
+			_, err = provisioner.NewSet(`{"ch": {"type": "clickhouse-static", "spec": `+tc.spec+`}}`, nil, nil)
+			var se *provisioner.SetError
+			if !errors.As(err, &se) || se.Field != "spec."+tc.field || se.Provisioner != "ch" {
+				t.Fatalf("NewSet error %v: want field spec.%s of provisioner ch", err, tc.field)
+			}
+		})
+	}
+}
+
+func TestSpecAcceptsEveryForm(t *testing.T) {
+	t.Setenv("RILL_TEST_CH_DSN", "clickhouse://admin:pw@ch:9000")
+	t.Setenv("RILL_TEST_CH_WRITE", "http://admin:pw@writer:8123")
+	for _, spec := range []string{
+		`{"dsn":"clickhouse://admin:pw@ch:9000"}`,
+		`{"dsn":"tcp://ch:9000?username=admin&password=pw"}`,
+		`{"dsn":"http://admin:pw@ch:8123"}`,
+		`{"dsn":"https://admin:pw@ch:8443?secure=true"}`,
+		`{"dsn_env":"RILL_TEST_CH_DSN","write_dsn_env":"RILL_TEST_CH_WRITE","cluster":"default"}`,
+		`{"dsn":"clickhouse://admin:pw@ch1:9000,ch2:9000","write_dsn":"clickhouse://admin:pw@w:9000","cluster":"odd ` + "`" + `name"}`,
+	} {
+		p, err := New([]byte(spec), nil, nil)
+		if err != nil {
+			t.Errorf("spec %s: %v", spec, err)
+			continue
+		}
+		_ = p.Close()
+	}
+}
+
+func TestInitializerDoesNotConnectAndConnectRetriesAfterFailure(t *testing.T) {
+	fake := newFakeServer()
+	p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
+	if fake.dialCount() != 0 {
+		t.Fatal("the initializer connected")
+	}
+	fake.setDialErr(errors.New("dial tcp 127.0.0.1:9000: connect: connection refused"))
+	if err := p.Check(context.Background()); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("Check with the server down: %v", err)
+	}
+	fake.setDialErr(nil)
+	if err := p.Check(context.Background()); err != nil {
+		t.Fatalf("Check after the server came back: %v", err)
+	}
+	if err := p.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := fake.dialCount(); n != 2 {
+		t.Fatalf("dialed %d times; want one failed attempt and one kept connection", n)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Check(context.Background()); err == nil {
+		t.Fatal("Check after Close succeeded")
+	}
+}
