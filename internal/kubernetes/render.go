@@ -159,7 +159,7 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 		}
 		tmpl, err := template.New(source).Funcs(funcs).Option("missingkey=error").Parse(string(text))
 		if err != nil {
-			return nil, &provisioner.FieldError{Path: "template_paths." + slot.field, Err: cleanTemplateError(err)}
+			return nil, &provisioner.FieldError{Path: "template_paths." + slot.field, Err: cleanTemplateError(err, source)}
 		}
 		mt := &manifestTemplate{slot: slot, source: source, tmpl: tmpl}
 		// Test-render with sample data so that mistakes surface at plan time, not at apply.
@@ -281,7 +281,7 @@ func merge(base, over map[string]string) map[string]string {
 func (mt *manifestTemplate) render(data *TemplateData) (*unstructured.Unstructured, error) {
 	var buf bytes.Buffer
 	if err := mt.tmpl.Execute(&buf, data); err != nil {
-		return nil, cleanTemplateError(err)
+		return nil, cleanTemplateError(err, mt.source)
 	}
 	obj, err := decodeSingleObject(buf.Bytes())
 	if le := (*lineError)(nil); errors.As(err, &le) {
@@ -377,6 +377,8 @@ func (e *lineError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e
 func yamlError(err error, doc string, startLine int) error {
 	msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
 	msg = strings.TrimPrefix(msg, "yaml: ")
+	msg = strings.TrimPrefix(msg, "unmarshal errors:")
+	msg = strings.Join(strings.Fields(msg), " ")
 	m := yamlLineRE.FindStringSubmatchIndex(msg)
 	if m == nil {
 		return fmt.Errorf("rendered manifest is not valid YAML: %s", msg)
@@ -395,6 +397,8 @@ func yamlError(err error, doc string, startLine int) error {
 
 // cleanTemplateError drops text/template's "template: " prefix; the rest already reads
 // "<file>:<line>[:<col>]: <problem>".
-func cleanTemplateError(err error) error {
-	return errors.New(strings.TrimPrefix(err.Error(), "template: "))
+func cleanTemplateError(err error, source string) error {
+	msg := strings.TrimPrefix(err.Error(), "template: ")
+	msg = strings.Replace(msg, "executing "+strconv.Quote(source)+" ", "", 1)
+	return errors.New(msg)
 }

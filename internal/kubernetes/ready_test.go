@@ -1,0 +1,147 @@
+package kubernetes
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestPodFailureReasons(t *testing.T) {
+	waiting := func(reason, msg string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "runtime", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: msg}},
+		}}}}
+	}
+	crashLoop := waiting("CrashLoopBackOff", "back-off 40s restarting failed container")
+	crashLoop.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error", Message: "bad flag --foo"}
+	restarting := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
+		Name: "runtime", RestartCount: 4,
+		State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}},
+	}}}}
+	unschedulable := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/1 nodes are available: 1 Insufficient cpu.",
+	}}}}
+	deleting := waiting("CrashLoopBackOff", "")
+	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+
+	cases := []struct {
+		name string
+		pod  *corev1.Pod
+		want string // "" = no failure
+	}{
+		{"image pull", waiting("ErrImagePull", `manifest for rilldata/rill:nope not found`), "ErrImagePull: manifest for rilldata/rill:nope not found"},
+		{"image pull back-off", waiting("ImagePullBackOff", "Back-off pulling image"), "ImagePullBackOff"},
+		{"crash loop", crashLoop, "CrashLoopBackOff: back-off 40s restarting failed container; last exit code 2 (Error): bad flag --foo"},
+		{"config error", waiting("CreateContainerConfigError", `secret "x" not found`), `CreateContainerConfigError: secret "x" not found`},
+		{"invalid image", waiting("InvalidImageName", "couldn't parse image"), "InvalidImageName"},
+		{"restarting repeatedly", restarting, "keeps failing (4 restarts); last exit code 137 (OOMKilled)"},
+		{"unschedulable", unschedulable, "cannot be scheduled: 0/1 nodes are available: 1 Insufficient cpu."},
+		{"creating", waiting("ContainerCreating", ""), ""},
+		{"being deleted", deleting, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := podFailure(tc.pod)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("unexpected failure: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestDeploymentStatus(t *testing.T) {
+	dep := func(replicas int32, gen, observed int64, updated, available, total int32) *appsv1.Deployment {
+		return &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "ns", Generation: gen},
+			Spec:       appsv1.DeploymentSpec{Replicas: &replicas},
+			Status: appsv1.DeploymentStatus{ObservedGeneration: observed, UpdatedReplicas: updated,
+				AvailableReplicas: available, Replicas: total},
+		}
+	}
+	cases := []struct {
+		name       string
+		dep        *appsv1.Deployment
+		hibernated bool
+		done       bool
+		err        string
+	}{
+		{"available", dep(1, 2, 2, 1, 1, 1), false, true, ""},
+		{"not observed yet", dep(1, 3, 2, 1, 1, 1), false, false, ""},
+		{"old pod still available during rollout", dep(1, 2, 2, 0, 1, 1), false, false, ""},
+		{"surge pod left", dep(1, 2, 2, 1, 1, 2), false, false, ""},
+		{"not available", dep(1, 2, 2, 1, 0, 1), false, false, ""},
+		{"hibernated and gone", dep(0, 2, 2, 0, 0, 0), true, true, ""},
+		{"hibernated, pod terminating", dep(0, 2, 2, 0, 0, 1), true, false, ""},
+		{"zero but not hibernated", dep(0, 2, 2, 0, 0, 0), false, false, "scaled to 0"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			done, status, err := deploymentStatus(tc.dep, tc.hibernated)
+			if done != tc.done || (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+				t.Fatalf("done %v err %v (status %s)", done, err, status)
+			}
+		})
+	}
+	d := dep(1, 2, 2, 0, 0, 1)
+	d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse,
+		Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "d-1" has timed out progressing.`}}
+	if _, _, err := deploymentStatus(d, false); err == nil || !strings.Contains(err.Error(), "progress deadline") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestPingRetriesUntilTheRuntimeAnswers(t *testing.T) {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/ping" {
+			http.NotFound(w, r)
+			return
+		}
+		if calls.Add(1) < 3 {
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte(`{"version":"v1"}`))
+	}))
+	defer srv.Close()
+	p := mustProvisioner(t, `{"host": "http://*.x"}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.ping(ctx, srv.URL+"/v1/ping", zap.NewNop()); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 3 {
+		t.Fatalf("want 3 calls, got %d", calls.Load())
+	}
+}
+
+func TestPingGivesUpAtTheDeadlineWithTheLastAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "database locked", http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	p := mustProvisioner(t, `{"host": "http://*.x"}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := p.ping(ctx, srv.URL+"/v1/ping", zap.NewNop())
+	if err == nil || !strings.Contains(err.Error(), "500") || !strings.Contains(err.Error(), "database locked") {
+		t.Fatalf("got %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("ping ignored the deadline: %s", d)
+	}
+}

@@ -1,0 +1,269 @@
+package kubernetes
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+const testPID = "6f9619ff8b86d011b42d00cf4fc964ff"
+
+func mustProvisioner(t *testing.T, spec string) *Provisioner {
+	t.Helper()
+	p, err := newProvisioner([]byte(spec), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// renderRuntime renders the default templates and returns the objects by template name.
+func renderRuntime(t *testing.T, p *Provisioner, args *provisioner.RuntimeArgs, opts *provisioner.ResourceOptions) map[string]*renderedObject {
+	t.Helper()
+	objs, err := p.templates.render(newTemplateData(p.spec, testPID, args, opts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*renderedObject{}
+	for _, o := range objs {
+		out[o.slot.field] = o
+	}
+	return out
+}
+
+func convert[T any](t *testing.T, ro *renderedObject) *T {
+	t.Helper()
+	var v T
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(ro.obj.Object, &v); err != nil {
+		t.Fatal(err)
+	}
+	return &v
+}
+
+func TestRenderNamesLabelsAndAnnotations(t *testing.T) {
+	p := mustProvisioner(t, `{"host": "https://*.rt.example.com", "namespace": "rill"}`)
+	objs := renderRuntime(t, p, &provisioner.RuntimeArgs{Slots: 2, Version: "v0.51.0"}, nil)
+	wantNames := map[string]string{
+		"deployment": "runtime-" + testPID, "service": "runtime-" + testPID, "pvc": "runtime-" + testPID,
+		"http_ingress": "http-runtime-" + testPID, "grpc_ingress": "grpc-runtime-" + testPID,
+	}
+	wantKinds := map[string]string{
+		"deployment": "Deployment", "service": "Service", "pvc": "PersistentVolumeClaim",
+		"http_ingress": "Ingress", "grpc_ingress": "Ingress",
+	}
+	if len(objs) != 5 {
+		t.Fatalf("want 5 objects, got %d", len(objs))
+	}
+	for field, o := range objs {
+		if o.obj.GetName() != wantNames[field] || o.obj.GetKind() != wantKinds[field] || o.obj.GetNamespace() != "rill" {
+			t.Errorf("%s: got %s %s/%s", field, o.obj.GetKind(), o.obj.GetNamespace(), o.obj.GetName())
+		}
+		l := o.obj.GetLabels()
+		if l[LabelManagedBy] != "terraform-provider-rill" || l[LabelInstance] != testPID {
+			t.Errorf("%s: labels %v", field, l)
+		}
+		a := o.obj.GetAnnotations()
+		if a[AnnotationSlots] != "2" || a[AnnotationVersion] != "v0.51.0" || a[AnnotationHibernated] != "false" ||
+			a[AnnotationTemplatesChecksum] != p.templates.checksum || len(p.templates.checksum) != 64 {
+			t.Errorf("%s: annotations %v", field, a)
+		}
+	}
+	if objs["grpc_ingress"].obj.GetAnnotations()["nginx.ingress.kubernetes.io/backend-protocol"] != "GRPC" {
+		t.Error("the template's own annotations must be kept")
+	}
+	dep := convert[appsv1.Deployment](t, objs["deployment"])
+	if dep.Spec.Template.Labels[LabelInstance] != testPID || dep.Spec.Template.Labels[LabelManagedBy] != ManagedByValue {
+		t.Errorf("pod labels %v", dep.Spec.Template.Labels)
+	}
+}
+
+func TestRenderSizesScaleWithSlots(t *testing.T) {
+	p := mustProvisioner(t, `{"host": "https://*.rt.example.com", "data_dir": "/mnt/data"}`)
+	for _, slots := range []int{1, 2, 5} {
+		objs := renderRuntime(t, p, &provisioner.RuntimeArgs{Slots: slots}, nil)
+		dep := convert[appsv1.Deployment](t, objs["deployment"])
+		ct := dep.Spec.Template.Spec.Containers[0]
+		wantCPU := resource.MustParse(string(rune('0' + slots)))
+		wantMem := resource.MustParse(string(rune('0'+4*slots%10)) + "Gi")
+		if slots == 5 {
+			wantMem = resource.MustParse("20Gi")
+		}
+		for _, l := range []corev1.ResourceList{ct.Resources.Requests, ct.Resources.Limits} {
+			if c := l[corev1.ResourceCPU]; c.Cmp(wantCPU) != 0 {
+				t.Errorf("%d slots: cpu %s, want %s", slots, c.String(), wantCPU.String())
+			}
+			if m := l[corev1.ResourceMemory]; m.Cmp(wantMem) != 0 {
+				t.Errorf("%d slots: memory %s, want %s", slots, m.String(), wantMem.String())
+			}
+		}
+		pvc := convert[corev1.PersistentVolumeClaim](t, objs["pvc"])
+		if s := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; s.Value() != int64(slots)*40*1024*1024*1024 {
+			t.Errorf("%d slots: storage %d", slots, s.Value())
+		}
+		if *dep.Spec.Replicas != 1 {
+			t.Errorf("replicas %d", *dep.Spec.Replicas)
+		}
+		if ct.VolumeMounts[0].MountPath != "/mnt/data" || dep.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName != "runtime-"+testPID {
+			t.Errorf("volume not mounted at data_dir: %+v", ct.VolumeMounts)
+		}
+		if strings.Join(ct.Command, " ")+" "+strings.Join(ct.Args, " ") != "rill runtime start" {
+			t.Errorf("command %v %v", ct.Command, ct.Args)
+		}
+	}
+}
+
+func TestRenderHibernatedScalesToZero(t *testing.T) {
+	p := mustProvisioner(t, `{"host": "https://*.rt.example.com"}`)
+	objs := renderRuntime(t, p, &provisioner.RuntimeArgs{Slots: 1, Hibernated: true}, nil)
+	dep := convert[appsv1.Deployment](t, objs["deployment"])
+	if *dep.Spec.Replicas != 0 || dep.Annotations[AnnotationHibernated] != "true" {
+		t.Fatalf("replicas %d, annotations %v", *dep.Spec.Replicas, dep.Annotations)
+	}
+}
+
+func TestRenderImageTagPrecedence(t *testing.T) {
+	p := mustProvisioner(t, `{"host": "https://*.rt.example.com", "image": "registry.local:5000/rill"}`)
+	cases := []struct{ version, rill, want string }{
+		{"v1.2.3", "v9.9.9", "v1.2.3"},
+		{"", "v9.9.9", "v9.9.9"},
+		{"", "", "latest"},
+	}
+	for _, tc := range cases {
+		objs := renderRuntime(t, p, &provisioner.RuntimeArgs{Slots: 1, Version: tc.version}, &provisioner.ResourceOptions{RillVersion: tc.rill})
+		dep := convert[appsv1.Deployment](t, objs["deployment"])
+		if got := dep.Spec.Template.Spec.Containers[0].Image; got != "registry.local:5000/rill:"+tc.want {
+			t.Errorf("version %q, rill %q: image %q, want tag %q", tc.version, tc.rill, got, tc.want)
+		}
+	}
+}
+
+func TestRenderHostsAndServicePorts(t *testing.T) {
+	p := mustProvisioner(t, `{"host": "https://*.rt.example.com:8443"}`)
+	objs := renderRuntime(t, p, &provisioner.RuntimeArgs{Slots: 1}, nil)
+	for _, f := range []string{"http_ingress", "grpc_ingress"} {
+		ing := convert[networkingv1.Ingress](t, objs[f])
+		if h := ing.Spec.Rules[0].Host; h != testPID+".rt.example.com" {
+			t.Errorf("%s host %q", f, h)
+		}
+		if b := ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service; b.Name != "runtime-"+testPID {
+			t.Errorf("%s backend %+v", f, b)
+		}
+	}
+	svc := convert[corev1.Service](t, objs["service"])
+	ports := map[string]int32{}
+	for _, pt := range svc.Spec.Ports {
+		ports[pt.Name] = pt.Port
+	}
+	if ports["http"] != 8080 || ports["grpc"] != 9090 || svc.Spec.Selector[LabelInstance] != testPID {
+		t.Errorf("service %+v", svc.Spec)
+	}
+	data := newTemplateData(p.spec, testPID, &provisioner.RuntimeArgs{Slots: 1}, nil)
+	if data.Host != testPID+".rt.example.com:8443" || data.Hostname != testPID+".rt.example.com" {
+		t.Errorf("Host %q Hostname %q", data.Host, data.Hostname)
+	}
+}
+
+func writeTemplate(t *testing.T, name, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestTemplateErrorsNameFileAndLine(t *testing.T) {
+	const header = "apiVersion: v1\nkind: Service\nmetadata:\n"
+	cases := []struct {
+		name, slot, text, want string
+	}{
+		{"parse error", "service", header + "  name: {{ .Names.Service }\n", ":4: "},
+		{"unknown function", "service", header + "  name: {{ nope .Names.Service }}\n", `:4: function "nope" not defined`},
+		{"unknown field", "service", header + "  name: x\n  labels:\n    a: {{ .Nope }}\n", ":6:"},
+		{"missing map key", "service", header + "  name: x\n  labels:\n    a: {{ index .Annotations \"nope\" | quote }}\n", ""},
+		{"invalid YAML", "service", header + "  name: x\n\tlabels: {}\n", ":5: not valid YAML"},
+		{"invalid YAML in a later document", "service", "# c\n---\n" + header + "  name: x\n\tlabels: {}\n", ":7: not valid YAML"},
+		{"duplicate key", "service", header + "  name: x\n  name: y\n", ":5: not valid YAML"},
+		{"wrong kind", "deployment", header + "  name: x\n", "must render a Deployment.apps, got Service"},
+		{"two objects", "service", header + "  name: x\n---\n" + header + "  name: y\n", ":6: must render exactly one object"},
+		{"no kind", "service", "metadata:\n  name: x\n", "apiVersion and kind"},
+		{"empty", "service", "# nothing\n", "empty"},
+		{"no storage", "pvc", "apiVersion: v1\nkind: PersistentVolumeClaim\nspec: {}\n", "spec.resources.requests.storage"},
+		{"no containers", "deployment", "apiVersion: apps/v1\nkind: Deployment\nspec: {}\n", "no containers"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeTemplate(t, tc.slot+".yaml", tc.text)
+			spec := `{"host": "http://*.x", "template_paths": {"` + tc.slot + `": "` + path + `"}}`
+			_, err := newProvisioner([]byte(spec), nil)
+			if err == nil {
+				if tc.want == "" {
+					return // a missing map key renders "<no value>" with index; fine either way
+				}
+				t.Fatal("expected an error")
+			}
+			var fe *provisioner.FieldError
+			if !errors.As(err, &fe) || fe.Path != "template_paths."+tc.slot {
+				t.Fatalf("want a FieldError on template_paths.%s, got %T %v", tc.slot, err, err)
+			}
+			if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q should name %s and contain %q", err, path, tc.want)
+			}
+			t.Log(err)
+			if strings.Contains(err.Error(), "template: ") {
+				t.Fatalf("error %q keeps text/template's prefix", err)
+			}
+		})
+	}
+}
+
+func TestTemplateChecksumFollowsContent(t *testing.T) {
+	def := mustProvisioner(t, `{"host": "http://*.x"}`)
+	again := mustProvisioner(t, `{"host": "http://*.x"}`)
+	if def.templates.checksum != again.templates.checksum {
+		t.Fatal("checksum must be stable")
+	}
+	b, err := os.ReadFile("../../templates/service.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := writeTemplate(t, "service.yaml", string(b))
+	edited := writeTemplate(t, "service.yaml", string(b)+"# edited\n")
+	if p := mustProvisioner(t, `{"host": "http://*.x", "template_paths": {"service": "`+same+`"}}`); p.templates.checksum != def.templates.checksum {
+		t.Fatal("a copy of the default template must give the same checksum")
+	}
+	if p := mustProvisioner(t, `{"host": "http://*.x", "template_paths": {"service": "`+edited+`"}}`); p.templates.checksum == def.templates.checksum {
+		t.Fatal("an edited template must change the checksum")
+	}
+}
+
+func TestCustomIngressKindIsAllowed(t *testing.T) {
+	path := writeTemplate(t, "route.yaml", `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+spec:
+  hostnames: [{{ quote .Hostname }}]
+  parentRefs: [{name: gw}]
+`)
+	p := mustProvisioner(t, `{"host": "http://*.x", "template_paths": {"http_ingress": "`+path+`"}}`)
+	objs := renderRuntime(t, p, &provisioner.RuntimeArgs{Slots: 1}, nil)
+	if o := objs["http_ingress"].obj; o.GetKind() != "HTTPRoute" || o.GetName() != "http-runtime-"+testPID {
+		t.Fatalf("got %s %s", o.GetKind(), o.GetName())
+	}
+}
+
+func TestSplitDocumentsKeepsLineNumbers(t *testing.T) {
+	docs := splitDocuments("a: 1\n---\nb: 2\nc: 3\n--- # x\nd: 4")
+	if len(docs) != 3 || docs[1].startLine != 3 || docs[2].startLine != 6 {
+		t.Fatalf("%+v", docs)
+	}
+}

@@ -1,0 +1,121 @@
+package kubernetes
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+func TestSpecDefaults(t *testing.T) {
+	s, err := ParseSpec([]byte(`{"host": "https://*.rt.example.com/"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.TimeoutSeconds != DefaultTimeoutSeconds || s.DataDir != "/data" || s.Namespace != "default" ||
+		s.Image != "rilldata/rill" || s.QPS != 50 || s.Burst != 100 || *s.PingPath != "/v1/ping" || !s.PingEnabled() {
+		t.Fatalf("defaults not applied: %+v", s)
+	}
+	if s.KubeconfigPath != "" {
+		t.Fatalf("kubeconfig_path should stay empty (in-cluster), got %q", s.KubeconfigPath)
+	}
+	if got := s.RuntimeURL("abc123"); got != "https://abc123.rt.example.com" {
+		t.Fatalf("RuntimeURL: %q", got)
+	}
+	host, hostname := (&Spec{Host: "http://*.localhost:8080"}).hostParts("abc")
+	if host != "abc.localhost:8080" || hostname != "abc.localhost" {
+		t.Fatalf("hostParts: %q %q", host, hostname)
+	}
+}
+
+func TestSpecEmptyPingPathSwitchesProbeOff(t *testing.T) {
+	s, err := ParseSpec([]byte(`{"host": "http://*.x", "ping_path": ""}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.PingEnabled() {
+		t.Fatal(`ping_path "" must switch the HTTP probe off`)
+	}
+}
+
+func TestSpecFullySet(t *testing.T) {
+	s, err := ParseSpec([]byte(`{
+		"timeout_seconds": 30, "data_dir": "/mnt/data", "host": "http://node-*.localhost",
+		"namespace": "cloud-runtime", "image": "registry.local:5000/rill", "kubeconfig_path": "/k/config",
+		"kubeconfig_context": "prod", "qps": 12.5, "burst": 30, "ping_path": "/healthz",
+		"template_paths": {"deployment": "", "pvc": ""}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.TimeoutSeconds != 30 || s.DataDir != "/mnt/data" || s.Namespace != "cloud-runtime" || s.Image != "registry.local:5000/rill" ||
+		s.KubeconfigPath != "/k/config" || s.KubeconfigContext != "prod" || s.QPS != 12.5 || s.Burst != 30 || *s.PingPath != "/healthz" {
+		t.Fatalf("decoded %+v", s)
+	}
+}
+
+func TestSpecErrorsNameTheField(t *testing.T) {
+	cases := []struct {
+		name, spec, field, want string
+	}{
+		{"not an object", `[1]`, "", "JSON object"},
+		{"unknown field", `{"host": "http://*.x", "hots": 1}`, "hots", "unknown field"},
+		{"unknown template", `{"host": "http://*.x", "template_paths": {"ingress": "a.yaml"}}`, "template_paths.ingress", "unknown field"},
+		{"timeout as string", `{"host": "http://*.x", "timeout_seconds": "30"}`, "timeout_seconds", "whole number"},
+		{"fractional timeout", `{"host": "http://*.x", "timeout_seconds": 1.5}`, "timeout_seconds", "whole number"},
+		{"negative timeout", `{"host": "http://*.x", "timeout_seconds": -1}`, "timeout_seconds", "positive"},
+		{"missing host", `{}`, "host", "required"},
+		{"host without wildcard", `{"host": "http://rt.example.com"}`, "host", "'*'"},
+		{"host without scheme", `{"host": "*.example.com"}`, "host", "http"},
+		{"host with path", `{"host": "http://*.example.com/rill"}`, "host", "no path"},
+		{"bad namespace", `{"host": "http://*.x", "namespace": "Rill_NS"}`, "namespace", "namespace name"},
+		{"image with tag", `{"host": "http://*.x", "image": "rilldata/rill:v1"}`, "image", "tag"},
+		{"relative data_dir", `{"host": "http://*.x", "data_dir": "data"}`, "data_dir", "absolute"},
+		{"ping path without slash", `{"host": "http://*.x", "ping_path": "v1/ping"}`, "ping_path", "start with '/'"},
+		{"ping path number", `{"host": "http://*.x", "ping_path": 1}`, "ping_path", "string"},
+		{"negative qps", `{"host": "http://*.x", "qps": -1}`, "qps", "positive"},
+		{"burst as bool", `{"host": "http://*.x", "burst": true}`, "burst", "whole number"},
+		{"context without kubeconfig", `{"host": "http://*.x", "kubeconfig_context": "a"}`, "kubeconfig_context", "kubeconfig_path"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseSpec([]byte(tc.spec))
+			if err == nil {
+				t.Fatal("expected an error")
+			}
+			var fe *provisioner.FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("want a *provisioner.FieldError, got %T: %v", err, err)
+			}
+			if fe.Path != tc.field || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q: want field %q and text %q", err, tc.field, tc.want)
+			}
+		})
+	}
+}
+
+func TestNewSetNamesTheSpecField(t *testing.T) {
+	_, err := provisioner.NewSet(`{
+		// comments are fine
+		"k8s": {"type": "kubernetes", "spec": {"host": "http://*.x", "template_paths": {"pvc": "/does/not/exist.yaml"}}}
+	}`, nil, nil)
+	var se *provisioner.SetError
+	if !errors.As(err, &se) || se.Provisioner != "k8s" || se.Field != "spec.template_paths.pvc" {
+		t.Fatalf("want a SetError on k8s spec.template_paths.pvc, got %v", err)
+	}
+	if !strings.Contains(err.Error(), "/does/not/exist.yaml") {
+		t.Fatalf("error should name the file: %v", err)
+	}
+}
+
+func TestProvisionIDFor(t *testing.T) {
+	pid, err := provisionIDFor("6F9619FF-8B86-D011-B42D-00CF4FC964FF")
+	if err != nil || pid != "6f9619ff8b86d011b42d00cf4fc964ff" {
+		t.Fatalf("got %q, %v", pid, err)
+	}
+	for _, bad := range []string{"", "a_b", "a.b", strings.Repeat("a", 51)} {
+		if _, err := provisionIDFor(bad); err == nil {
+			t.Fatalf("%q should be refused", bad)
+		}
+	}
+}
