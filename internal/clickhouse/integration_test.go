@@ -1,0 +1,322 @@
+package clickhouse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// The integration tests run against a real ClickHouse server given by RILL_TEST_CLICKHOUSE_DSN, an
+// admin DSN (a user with access_management=1 on ClickHouse 20.4 or newer). Optionally,
+// RILL_TEST_CLICKHOUSE_CLUSTER names a cluster for ON CLUSTER. internal/clickhouse/testdata/
+// run-integration.sh starts a throwaway local server when clickhouse-server is installed.
+const integrationHelp = "RILL_TEST_CLICKHOUSE_DSN not set: to run the ClickHouse integration tests, point it at an admin DSN " +
+	"(e.g. RILL_TEST_CLICKHOUSE_DSN=clickhouse://default:@127.0.0.1:9000 with access_management=1, ClickHouse >= 20.4), " +
+	"or run internal/clickhouse/testdata/run-integration.sh, which starts a local clickhouse-server if one is installed"
+
+func integrationProvisioner(t *testing.T) *Provisioner {
+	t.Helper()
+	dsn := os.Getenv("RILL_TEST_CLICKHOUSE_DSN")
+	if dsn == "" {
+		t.Skip(integrationHelp)
+	}
+	t.Setenv("RILL_TEST_CLICKHOUSE_DSN_FOR_SPEC", dsn)
+	spec := `{"dsn_env":"RILL_TEST_CLICKHOUSE_DSN_FOR_SPEC"`
+	if c := os.Getenv("RILL_TEST_CLICKHOUSE_CLUSTER"); c != "" {
+		spec += fmt.Sprintf(`,"cluster":%q`, c)
+	}
+	pp, err := New([]byte(spec+"}"), nil, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pp.(*Provisioner)
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+func integrationContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// requireSQLAccessManagement skips on servers that cannot create users by SQL; the test below covers
+// those servers.
+func requireSQLAccessManagement(t *testing.T, ctx context.Context, p *Provisioner) {
+	t.Helper()
+	if _, err := p.managerSession(ctx); err != nil {
+		if errors.Is(err, ErrNoSQLAccessManagement) {
+			t.Skipf("the server cannot manage users by SQL, so the lifecycle cannot run there: %v", err)
+		}
+		t.Fatal(err)
+	}
+}
+
+// tenantExec runs a statement with a resource's own credentials.
+func tenantExec(ctx context.Context, p *Provisioner, r *provisioner.Resource, sql string) error {
+	s, err := p.dial(ctx, r.Config["dsn"].(string))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return s.Exec(ctx, sql)
+}
+
+func tenantQuery(ctx context.Context, p *Provisioner, r *provisioner.Resource, sql string) ([]string, error) {
+	s, err := p.dial(ctx, r.Config["dsn"].(string))
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return s.QueryStrings(ctx, sql)
+}
+
+func TestIntegrationLifecycleOfTwoIsolatedTenants(t *testing.T) {
+	p := integrationProvisioner(t)
+	ctx := integrationContext(t)
+	if err := p.Check(ctx); err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	requireSQLAccessManagement(t, ctx, p)
+
+	opts := func(project string) *provisioner.ResourceOptions {
+		return &provisioner.ResourceOptions{Annotations: map[string]string{"organization_name": "it's `test`; org", "project_name": project}}
+	}
+	a0 := &provisioner.Resource{ID: uuid.NewString(), Type: provisioner.ResourceTypeClickHouse}
+	b0 := &provisioner.Resource{ID: uuid.NewString(), Type: provisioner.ResourceTypeClickHouse}
+	t.Cleanup(func() {
+		// Best effort, should an assertion stop the test half-way.
+		_ = p.Deprovision(context.Background(), a0)
+		_ = p.Deprovision(context.Background(), b0)
+	})
+
+	a, err := p.Provision(ctx, a0, opts("Project A"))
+	if err != nil {
+		t.Fatalf("Provision A: %v", err)
+	}
+	b, err := p.Provision(ctx, b0, opts("Project B; DROP DATABASE system"))
+	if err != nil {
+		t.Fatalf("Provision B: %v", err)
+	}
+	for _, r := range []*provisioner.Resource{a, b} {
+		if err := p.AwaitReady(ctx, r); err != nil {
+			t.Fatalf("AwaitReady %s: %v", r.ID, err)
+		}
+	}
+	dbA, dbB := a.State["database"].(string), b.State["database"].(string)
+
+	// Provision again is a no-op returning the same resource.
+	again, err := p.Provision(ctx, a, opts("Project A"))
+	if err != nil || again.Config["dsn"] != a.Config["dsn"] {
+		t.Fatalf("second Provision of A: %v (config changed: %v)", err, again != nil && again.Config["dsn"] != a.Config["dsn"])
+	}
+
+	// Each tenant works in its own database.
+	for _, r := range []*provisioner.Resource{a, b} {
+		db := quoteIdent(r.State["database"].(string))
+		if err := tenantExec(ctx, p, r, "CREATE TABLE "+db+".t (x UInt32) ENGINE = MergeTree ORDER BY x"); err != nil {
+			t.Fatalf("tenant %s creating a table: %v", r.ID, err)
+		}
+		if err := tenantExec(ctx, p, r, "INSERT INTO "+db+".t VALUES (1), (2)"); err != nil {
+			t.Fatalf("tenant %s inserting: %v", r.ID, err)
+		}
+		if rows, err := tenantQuery(ctx, p, r, "SELECT toString(count()) FROM t"); err != nil || len(rows) != 1 || rows[0] != "2" {
+			t.Fatalf("tenant %s reading its own table (default database): %v %v", r.ID, rows, err)
+		}
+		if _, err := tenantQuery(ctx, p, r, "SELECT toString(count()) FROM system.parts"); err != nil {
+			t.Fatalf("tenant %s reading system.parts: %v", r.ID, err)
+		}
+	}
+	// ...and cannot reach the other's, nor create databases or users.
+	for _, denied := range []struct {
+		r   *provisioner.Resource
+		sql string
+	}{
+		{a, "SELECT count() FROM " + quoteIdent(dbB) + ".t"},
+		{b, "SELECT count() FROM " + quoteIdent(dbA) + ".t"},
+		{a, "INSERT INTO " + quoteIdent(dbB) + ".t VALUES (3)"},
+		{a, "DROP TABLE " + quoteIdent(dbB) + ".t"},
+		{a, "CREATE DATABASE rill_integration_forbidden"},
+		{a, "CREATE USER rill_integration_forbidden"},
+		{a, "SELECT count() FROM system.users"},
+	} {
+		err := tenantExec(ctx, p, denied.r, denied.sql)
+		if err == nil {
+			t.Fatalf("tenant %s was allowed: %s", denied.r.ID, denied.sql)
+		}
+		if exceptionCode(err) != codeAccessDenied {
+			t.Logf("tenant %s refused %q with code %d (%v)", denied.r.ID, denied.sql, exceptionCode(err), err)
+		}
+	}
+
+	if got, err := p.CheckResource(ctx, a, opts("Project A")); err != nil || got != a {
+		t.Fatalf("CheckResource A: %v", err)
+	}
+
+	if err := p.Deprovision(ctx, a); err != nil {
+		t.Fatalf("Deprovision A: %v", err)
+	}
+	if _, err := tenantQuery(ctx, p, a, "SELECT 1"); err == nil {
+		t.Fatal("A's DSN still logs in after Deprovision")
+	} else if !isGoneError(err) {
+		t.Fatalf("A's DSN after Deprovision: want a login refusal, got %v", err)
+	}
+	if err := p.Deprovision(ctx, a); err != nil {
+		t.Fatalf("Deprovision A again: %v", err)
+	}
+	if _, err := p.CheckResource(ctx, a, opts("Project A")); !errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Fatalf("CheckResource A after Deprovision: want ErrResourceNotFound, got %v", err)
+	}
+	admin, err := p.adminSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names, err := admin.QueryStrings(ctx, "SELECT name FROM system.databases WHERE name = "+quoteString(dbA)); err != nil || len(names) != 0 {
+		t.Fatalf("database of A after Deprovision: %v %v", names, err)
+	}
+
+	// B is untouched by A's removal.
+	if _, err := p.CheckResource(ctx, b, opts("x")); err != nil {
+		t.Fatalf("CheckResource B after A was removed: %v", err)
+	}
+	if rows, err := tenantQuery(ctx, p, b, "SELECT toString(count()) FROM t"); err != nil || rows[0] != "2" {
+		t.Fatalf("B's data after A was removed: %v %v", rows, err)
+	}
+
+	// Dropping B's database behind the provisioner's back is reported as gone, and Provision repairs it.
+	if err := admin.Exec(ctx, "DROP DATABASE "+quoteIdent(dbB)+onCluster(p.cluster)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.CheckResource(ctx, b, opts("x")); !errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Fatalf("CheckResource B without its database: want ErrResourceNotFound, got %v", err)
+	}
+	repaired, err := p.Provision(ctx, b, opts("Renamed"))
+	if err != nil {
+		t.Fatalf("Provision B again: %v", err)
+	}
+	if repaired.State["database"] != dbB {
+		t.Fatalf("repair moved B's database from %s to %v", dbB, repaired.State["database"])
+	}
+	if err := p.AwaitReady(ctx, repaired); err != nil {
+		t.Fatalf("AwaitReady repaired B: %v", err)
+	}
+	if err := p.Deprovision(ctx, repaired); err != nil {
+		t.Fatalf("Deprovision B: %v", err)
+	}
+}
+
+func TestIntegrationDeprovisionWithoutStateDropsWhatProvisionCreated(t *testing.T) {
+	p := integrationProvisioner(t)
+	ctx := integrationContext(t)
+	requireSQLAccessManagement(t, ctx, p)
+	r := &provisioner.Resource{ID: "Integration " + uuid.NewString(), Type: provisioner.ResourceTypeClickHouse}
+	got, err := p.Provision(ctx, r, &provisioner.ResourceOptions{Annotations: map[string]string{"organization": "o", "project": "p"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Terraform lost the state: only the ID is known.
+	if err := p.Deprovision(ctx, &provisioner.Resource{ID: r.ID, Type: r.Type}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.CheckResource(ctx, got, nil); !errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Fatalf("want ErrResourceNotFound, got %v", err)
+	}
+	admin, err := p.adminSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names, err := admin.QueryStrings(ctx, "SELECT name FROM system.databases WHERE name = "+quoteString(got.State["database"].(string))); err != nil || len(names) != 0 {
+		t.Fatalf("database left behind: %v %v", names, err)
+	}
+}
+
+// TestIntegrationServerWithoutSQLUserManagementIsRefusedClearly runs only against servers that
+// cannot create users by SQL (ClickHouse before 20.4, or an admin without access_management).
+func TestIntegrationServerWithoutSQLUserManagementIsRefusedClearly(t *testing.T) {
+	p := integrationProvisioner(t)
+	ctx := integrationContext(t)
+	if err := p.Check(ctx); err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	if _, err := p.managerSession(ctx); err == nil {
+		t.Skip("the server manages users by SQL; the lifecycle tests cover it")
+	}
+	admin, err := p.adminSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := admin.QueryStrings(ctx, "SELECT name FROM system.databases")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &provisioner.Resource{ID: uuid.NewString(), Type: provisioner.ResourceTypeClickHouse}
+	_, err = p.Provision(ctx, r, &provisioner.ResourceOptions{Annotations: map[string]string{"organization_name": "o", "project_name": "p"}})
+	if !errors.Is(err, ErrNoSQLAccessManagement) || !strings.Contains(err.Error(), "access") {
+		t.Fatalf("want a clear ErrNoSQLAccessManagement, got %v", err)
+	}
+	t.Logf("Provision refused as expected: %v", err)
+	after, err := admin.QueryStrings(ctx, "SELECT name FROM system.databases")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(before, ",") != strings.Join(after, ",") {
+		t.Fatalf("databases changed although Provision was refused: %v -> %v", before, after)
+	}
+	if err := p.Deprovision(ctx, r); !errors.Is(err, ErrNoSQLAccessManagement) {
+		t.Fatalf("Deprovision: want ErrNoSQLAccessManagement, got %v", err)
+	}
+	// Read-only paths still answer: CheckResource of something never provisioned is "not found".
+	if _, err := p.CheckResource(ctx, r, nil); !errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Fatalf("CheckResource: %v", err)
+	}
+}
+
+// TestIntegrationLoginFailuresAreToldApart checks, on a real server of any version, that the
+// refusals CheckResource reads as "gone" are the ones ClickHouse sends for an unknown user or database,
+// and that an unreachable server is not one of them.
+func TestIntegrationLoginFailuresAreToldApart(t *testing.T) {
+	p := integrationProvisioner(t)
+	ctx := integrationContext(t)
+	opts, err := parseDSN(p.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknownUser, err := withCredentials(p.dsn, "rill_integration_no_such_user", "x", opts.Auth.Database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknownDB, err := withCredentials(p.dsn, opts.Auth.Username, opts.Auth.Password, "rill_integration_no_such_db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, dsn := range map[string]string{"unknown user": unknownUser, "unknown database": unknownDB} {
+		err := p.selectOne(ctx, dsn)
+		if !isGoneError(err) {
+			t.Errorf("%s: want a login refusal read as gone, got code %d: %v", name, exceptionCode(err), err)
+		}
+		r := &provisioner.Resource{ID: uuid.NewString(), Type: provisioner.ResourceTypeClickHouse, Config: map[string]any{"dsn": dsn}}
+		if _, err := p.CheckResource(ctx, r, nil); !errors.Is(err, provisioner.ErrResourceNotFound) {
+			t.Errorf("%s: CheckResource: want ErrResourceNotFound, got %v", name, err)
+		}
+	}
+	// Port 1 on the loopback refuses connections: unreachable is not gone.
+	down := "clickhouse://rill_x:pw@127.0.0.1:1/rill_db?dial_timeout=2s"
+	if strings.HasPrefix(p.dsn, "http") {
+		down = "http://rill_x:pw@127.0.0.1:1/rill_db?dial_timeout=2s"
+	}
+	r := &provisioner.Resource{ID: uuid.NewString(), Type: provisioner.ResourceTypeClickHouse, Config: map[string]any{"dsn": down}}
+	if _, err := p.CheckResource(ctx, r, nil); err == nil || errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Errorf("unreachable server: want an error that is not ErrResourceNotFound, got %v", err)
+	} else if strings.Contains(err.Error(), ":pw@") {
+		t.Errorf("error reveals the DSN: %v", err)
+	}
+}
