@@ -40,7 +40,8 @@ func (p *Provisioner) AwaitReady(ctx context.Context, r *provisioner.Resource) e
 		return err
 	}
 	log := p.logger.With(zap.String("resource_id", r.ID), zap.String("namespace", st.Namespace), zap.String("deployment", names.Deployment))
-	rw := &rolloutWatch{c: c, ns: st.Namespace, name: names.Deployment, hibernated: st.Hibernated, log: log}
+	rw := &rolloutWatch{c: c, ns: st.Namespace, name: names.Deployment, hibernated: st.Hibernated, log: log,
+		unschedulableGrace: time.Duration(p.spec.UnschedulableGraceSeconds) * time.Second}
 	start := time.Now()
 	if err := rw.run(ctx); err != nil {
 		switch {
@@ -69,6 +70,8 @@ type rolloutWatch struct {
 	ns, name   string
 	hibernated bool
 	log        *zap.Logger
+	// unschedulableGrace is how long a pod may stay unschedulable before the wait fails.
+	unschedulableGrace time.Duration
 
 	dep          *appsv1.Deployment
 	pods         map[string]*corev1.Pod
@@ -150,10 +153,14 @@ func (w *rolloutWatch) listAndWatch(ctx context.Context) error {
 		return w.apiError(ctx, err)
 	}
 	defer dw.Stop()
+	// Re-evaluate now and then without events too: grace periods expire with time alone.
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-tick.C:
 		case ev, ok := <-dw.ResultChan():
 			if !ok {
 				return errRelist
@@ -282,7 +289,7 @@ func (w *rolloutWatch) evaluate() (bool, error) {
 		return true, errDone
 	}
 	for _, pod := range w.currentPods() {
-		if err := podFailure(pod); err != nil {
+		if err := podFailure(pod, time.Now(), w.unschedulableGrace); err != nil {
 			return false, fmt.Errorf("runtime deployment %s/%s cannot become ready: %w", w.ns, w.name, err)
 		}
 	}
@@ -348,13 +355,18 @@ var fatalWaitingReasons = map[string]bool{
 // restartsBeforeFailing is how many restarts after an error exit count as "terminated repeatedly".
 const restartsBeforeFailing = 3
 
-// podFailure returns the reason a pod cannot become ready, or nil while it may still.
-func podFailure(pod *corev1.Pod) error {
+// podFailure returns the reason a pod cannot become ready, or nil while it may still. A pod that is
+// unschedulable fails once it has been so for unschedulableGrace, unless it only waits for its
+// volume to be bound (a provisioner at work).
+func podFailure(pod *corev1.Pod, now time.Time, unschedulableGrace time.Duration) error {
 	if pod.DeletionTimestamp != nil {
 		return nil
 	}
 	for _, cond := range pod.Status.Conditions {
 		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse && cond.Reason == corev1.PodReasonUnschedulable {
+			if strings.Contains(cond.Message, "unbound immediate PersistentVolumeClaims") || now.Sub(cond.LastTransitionTime.Time) < unschedulableGrace {
+				return nil
+			}
 			return fmt.Errorf("pod %s cannot be scheduled: %s", pod.Name, orDefault(cond.Message, "Unschedulable"))
 		}
 	}

@@ -31,6 +31,10 @@ func TestPodFailureReasons(t *testing.T) {
 	unschedulable := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{
 		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/1 nodes are available: 1 Insufficient cpu.",
 	}}}}
+	waitingForVolume := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
+		Message: "0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+	}}}}
 	deleting := waiting("CrashLoopBackOff", "")
 	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 
@@ -46,12 +50,13 @@ func TestPodFailureReasons(t *testing.T) {
 		{"invalid image", waiting("InvalidImageName", "couldn't parse image"), "InvalidImageName"},
 		{"restarting repeatedly", restarting, "keeps failing (4 restarts); last exit code 137 (OOMKilled)"},
 		{"unschedulable", unschedulable, "cannot be scheduled: 0/1 nodes are available: 1 Insufficient cpu."},
+		{"waiting for its volume", waitingForVolume, ""},
 		{"creating", waiting("ContainerCreating", ""), ""},
 		{"being deleted", deleting, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := podFailure(tc.pod)
+			err := podFailure(tc.pod, time.Now(), 0)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("unexpected failure: %v", err)
@@ -59,6 +64,20 @@ func TestPodFailureReasons(t *testing.T) {
 				t.Fatalf("got %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestUnschedulableGracePeriod(t *testing.T) {
+	since := time.Now()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/3 nodes are available: 3 Insufficient cpu.",
+		LastTransitionTime: metav1.Time{Time: since},
+	}}}}
+	if err := podFailure(pod, since.Add(59*time.Second), time.Minute); err != nil {
+		t.Fatalf("within the grace period: %v", err)
+	}
+	if err := podFailure(pod, since.Add(61*time.Second), time.Minute); err == nil || !strings.Contains(err.Error(), "Insufficient cpu") {
+		t.Fatalf("after the grace period: %v", err)
 	}
 }
 

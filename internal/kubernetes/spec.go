@@ -36,20 +36,25 @@ const (
 //	  "kubeconfig_context": "prod",              // default "" = the kubeconfig's current context
 //	  "qps": 50, "burst": 100,                   // client-side rate limits
 //	  "ping_path": "/v1/ping",                   // default "/v1/ping"; "" switches the HTTP probe off
+//	  "unschedulable_grace_seconds": 0,          // default 0: an unschedulable pod fails AwaitReady at once
 //	  "template_paths": {"deployment": "k8s/deployment.yaml", ...}  // each optional; default: embedded
 //	}
 type Spec struct {
-	TimeoutSeconds    int           `json:"timeout_seconds"`
-	DataDir           string        `json:"data_dir"`
-	Host              string        `json:"host"`
-	Namespace         string        `json:"namespace"`
-	Image             string        `json:"image"`
-	KubeconfigPath    string        `json:"kubeconfig_path"`
-	KubeconfigContext string        `json:"kubeconfig_context"`
-	QPS               float64       `json:"qps"`
-	Burst             int           `json:"burst"`
-	PingPath          *string       `json:"ping_path"`
-	TemplatePaths     TemplatePaths `json:"template_paths"`
+	TimeoutSeconds    int     `json:"timeout_seconds"`
+	DataDir           string  `json:"data_dir"`
+	Host              string  `json:"host"`
+	Namespace         string  `json:"namespace"`
+	Image             string  `json:"image"`
+	KubeconfigPath    string  `json:"kubeconfig_path"`
+	KubeconfigContext string  `json:"kubeconfig_context"`
+	QPS               float64 `json:"qps"`
+	Burst             int     `json:"burst"`
+	PingPath          *string `json:"ping_path"`
+	// UnschedulableGraceSeconds is how long a pod may stay unschedulable before AwaitReady fails
+	// with the scheduler's reason. 0 (the default) fails at once; clusters with a node autoscaler
+	// want the time a scale-up takes. Pods waiting for their volume to bind are always waited for.
+	UnschedulableGraceSeconds int           `json:"unschedulable_grace_seconds"`
+	TemplatePaths             TemplatePaths `json:"template_paths"`
 }
 
 // TemplatePaths points at manifest templates on disk. An empty path selects the embedded default
@@ -142,6 +147,10 @@ func (s *Spec) applyDefaultsAndValidate() error {
 		s.Burst = DefaultBurst
 	} else if s.Burst < 0 {
 		return provisioner.Errorf("burst", "must be positive, got %d", s.Burst)
+	}
+
+	if s.UnschedulableGraceSeconds < 0 {
+		return provisioner.Errorf("unschedulable_grace_seconds", "must be 0 or more, got %d", s.UnschedulableGraceSeconds)
 	}
 
 	if s.PingPath == nil {

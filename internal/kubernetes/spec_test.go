@@ -76,6 +76,7 @@ func TestSpecErrorsNameTheField(t *testing.T) {
 		{"negative qps", `{"host": "http://*.x", "qps": -1}`, "qps", "positive"},
 		{"burst as bool", `{"host": "http://*.x", "burst": true}`, "burst", "whole number"},
 		{"context without kubeconfig", `{"host": "http://*.x", "kubeconfig_context": "a"}`, "kubeconfig_context", "kubeconfig_path"},
+		{"negative grace", `{"host": "http://*.x", "unschedulable_grace_seconds": -5}`, "unschedulable_grace_seconds", "0 or more"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
