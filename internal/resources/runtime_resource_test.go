@@ -1,0 +1,289 @@
+package resources_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+)
+
+var (
+	hostA = host{URL: "http://runtime-a.test:9091", Slots: 4}
+	hostB = host{URL: "http://runtime-b.test:9091", Slots: 4}
+)
+
+func threeRuntimes(ledger string, slotsOfFirst int) string {
+	return providerBlock(ledger, "", pool("static-pool", hostA, hostB)) + fmt.Sprintf(`
+resource "rill_runtime" "first" {
+  slots       = %d
+  environment = "prod"
+  annotations = { organization_name = "acme", project_name = "first" }
+}
+resource "rill_runtime" "second" {
+  slots = 1
+}
+resource "rill_runtime" "third" {
+  slots = 1
+}
+`, slotsOfFirst)
+}
+
+// Three runtimes on a two-host pool: hosts read back from the ledger, the second plan is empty, slots
+// change in place, import round-trips, an allocation removed out of band is re-created, and destroy
+// frees every slot.
+func TestAccRuntime_staticPoolLifecycle(t *testing.T) {
+	requireAcc(t)
+	ledger := sqliteLedger(t)
+	var firstID, firstHost string
+
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories,
+		CheckDestroy:             checkLedgerEmpty(t, ledger),
+		Steps: []resource.TestStep{
+			{
+				Config: threeRuntimes(ledger, 1),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("rill_runtime.first", tfjsonpath.New("provisioner_name"), knownvalue.StringExact("static-pool")),
+					statecheck.ExpectKnownValue("rill_runtime.first", tfjsonpath.New("cpu"), knownvalue.Int64Exact(1)),
+					statecheck.ExpectKnownValue("rill_runtime.first", tfjsonpath.New("memory_gb"), knownvalue.Int64Exact(4)),
+					statecheck.ExpectKnownValue("rill_runtime.first", tfjsonpath.New("storage_bytes"), knownvalue.Int64Exact(40<<30)),
+					statecheck.ExpectKnownValue("rill_runtime.first", tfjsonpath.New("hibernated"), knownvalue.Bool(false)),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkLedgerMatchesState(t, ledger),
+					resource.TestMatchResourceAttr("rill_runtime.second", "host", hostRegexp),
+					resource.TestMatchResourceAttr("rill_runtime.third", "audience", audienceRegexp),
+					// Spread placement: three one-slot runtimes on two empty hosts use both hosts.
+					checkHostsUsed(2),
+					func(s *terraform.State) error {
+						rs := s.RootModule().Resources["rill_runtime.first"]
+						firstID, firstHost = rs.Primary.ID, rs.Primary.Attributes["host"]
+						return nil
+					},
+				),
+			},
+			{
+				// The same configuration again plans nothing.
+				Config: threeRuntimes(ledger, 1),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+			},
+			{
+				// Growing a runtime resizes it in place on its host.
+				Config: threeRuntimes(ledger, 3),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction("rill_runtime.first", plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue("rill_runtime.first", tfjsonpath.New("cpu"), knownvalue.Int64Exact(3)),
+					},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkLedgerMatchesState(t, ledger),
+					resource.TestCheckResourceAttr("rill_runtime.first", "memory_gb", "12"),
+					func(s *terraform.State) error {
+						rs := s.RootModule().Resources["rill_runtime.first"]
+						if rs.Primary.ID != firstID || rs.Primary.Attributes["host"] != firstHost {
+							return fmt.Errorf("resize moved the runtime: was %s on %s, now %s on %s", firstID, firstHost, rs.Primary.ID, rs.Primary.Attributes["host"])
+						}
+						return nil
+					},
+				),
+			},
+			{
+				// Import by "<provisioner>/<id>" reads back the same attributes (environment and
+				// annotations are the project's, not observable from the pool).
+				ResourceName:            "rill_runtime.first",
+				ImportState:             true,
+				ImportStateVerify:       true,
+				ImportStateIdFunc:       importID("rill_runtime.first"),
+				ImportStateVerifyIgnore: []string{"environment", "annotations", "annotations.%", "annotations.organization_name", "annotations.project_name"},
+			},
+			{
+				// An allocation removed from the ledger out of band is planned for re-creation.
+				PreConfig: func() {
+					db := openLedger(t, ledger)
+					if existed, err := db.DeleteAllocation(context.Background(), firstID); err != nil || !existed {
+						t.Fatalf("deleting the allocation out of band: existed=%v err=%v", existed, err)
+					}
+				},
+				Config: threeRuntimes(ledger, 3),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("rill_runtime.first", plancheck.ResourceActionCreate)},
+				},
+				Check: checkLedgerMatchesState(t, ledger),
+			},
+		},
+	})
+}
+
+// Changing a runtime's provisioner replaces it: the new pool allocates, the old one is freed.
+func TestAccRuntime_provisionerChangeReplaces(t *testing.T) {
+	requireAcc(t)
+	ledger := sqliteLedger(t)
+	poolOne := pool("pool-one", host{URL: "http://one.test:9091", Slots: 2})
+	poolTwo := pool("pool-two", host{URL: "http://two.test:9091", Slots: 2})
+	cfg := func(name string) string {
+		return providerBlock(ledger, "pool-one", poolOne, poolTwo) + fmt.Sprintf(`
+resource "rill_runtime" "rt" {
+  provisioner_name = %q
+  slots            = 1
+}
+`, name)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories,
+		CheckDestroy:             checkLedgerEmpty(t, ledger),
+		Steps: []resource.TestStep{
+			{
+				Config: cfg("pool-one"),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("rill_runtime.rt", "host", "http://one.test:9091"),
+					checkLedgerMatchesState(t, ledger),
+				),
+			},
+			{
+				Config: cfg("pool-two"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("rill_runtime.rt", plancheck.ResourceActionDestroyBeforeCreate)},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("rill_runtime.rt", "host", "http://two.test:9091"),
+					checkLedgerMatchesState(t, ledger),
+				),
+			},
+		},
+	})
+}
+
+// A pool without room fails the apply, naming the free slots of every host; a runtime that cannot
+// grow on its host says so; nothing is allocated by the failed attempts.
+func TestAccRuntime_exhaustedPool(t *testing.T) {
+	requireAcc(t)
+	ledger := sqliteLedger(t)
+	small := pool("small", host{URL: "http://h1.test:9091", Slots: 2}, host{URL: "http://h2.test:9091", Slots: 1})
+	one := providerBlock(ledger, "", small) + `
+resource "rill_runtime" "big" {
+  slots = 2
+}
+`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories,
+		CheckDestroy:             checkLedgerEmpty(t, ledger),
+		Steps: []resource.TestStep{
+			{
+				Config: one,
+				Check:  resource.TestCheckResourceAttr("rill_runtime.big", "host", "http://h1.test:9091"),
+			},
+			{
+				Config: one + `
+resource "rill_runtime" "too_big" {
+  slots = 2
+}
+`,
+				ExpectError: wordsRegexp("no runtimes found with sufficient available slots: 2 slot(s) requested; free slots per host: http://h1.test:9091 0 of 2, http://h2.test:9091 1 of 1"),
+			},
+			{
+				Config: providerBlock(ledger, "", small) + `
+resource "rill_runtime" "big" {
+  slots = 3
+}
+`,
+				ExpectError: wordsRegexp("cannot resize in place: host http://h1.test:9091 needs 1 more free slot(s)"),
+			},
+			{
+				// The failed attempts left the ledger as it was.
+				Config: one,
+				Check:  checkLedgerMatchesState(t, ledger),
+			},
+		},
+	})
+}
+
+// hibernated keeps the runtime's slots reserved on a static pool and round-trips.
+func TestAccRuntime_hibernateKeepsSlots(t *testing.T) {
+	requireAcc(t)
+	ledger := sqliteLedger(t)
+	cfg := func(hibernated bool) string {
+		return providerBlock(ledger, "", pool("p", hostA)) + fmt.Sprintf(`
+resource "rill_runtime" "rt" {
+  slots      = 2
+  hibernated = %t
+}
+`, hibernated)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories,
+		CheckDestroy:             checkLedgerEmpty(t, ledger),
+		Steps: []resource.TestStep{
+			{Config: cfg(false), Check: checkLedgerMatchesState(t, ledger)},
+			{
+				Config: cfg(true),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("rill_runtime.rt", plancheck.ResourceActionUpdate)},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("rill_runtime.rt", "hibernated", "true"),
+					checkLedgerMatchesState(t, ledger),
+				),
+			},
+			{Config: cfg(false), Check: resource.TestCheckResourceAttr("rill_runtime.rt", "hibernated", "false")},
+		},
+	})
+}
+
+// The provider block may be empty: the set and default come from Rill's own environment variables.
+func TestAccProvider_configFromEnvironment(t *testing.T) {
+	requireAcc(t)
+	ledger := sqliteLedger(t)
+	t.Setenv("RILL_ADMIN_PROVISIONER_SET_JSON", "{"+pool("env-a", hostA)+","+pool("env-b", hostB)+"}")
+	t.Setenv("RILL_ADMIN_DEFAULT_PROVISIONER", "env-b")
+	t.Setenv("RILL_LEDGER_DSN", ledger)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories,
+		CheckDestroy:             checkLedgerEmpty(t, ledger),
+		Steps: []resource.TestStep{{
+			Config: `
+resource "rill_runtime" "rt" {
+  slots = 1
+}
+`,
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("rill_runtime.rt", "provisioner_name", "env-b"),
+				resource.TestCheckResourceAttr("rill_runtime.rt", "host", hostB.URL),
+				checkLedgerMatchesState(t, ledger),
+			),
+		}},
+	})
+}
+
+func importID(name string) resource.ImportStateIdFunc {
+	return func(s *terraform.State) (string, error) {
+		rs, ok := s.RootModule().Resources[name]
+		if !ok {
+			return "", fmt.Errorf("%s not in state", name)
+		}
+		return rs.Primary.Attributes["provisioner_name"] + "/" + rs.Primary.ID, nil
+	}
+}
+
+func checkHostsUsed(n int) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		hosts := map[string]bool{}
+		for _, rs := range s.RootModule().Resources {
+			if rs.Type == "rill_runtime" {
+				hosts[rs.Primary.Attributes["host"]] = true
+			}
+		}
+		if len(hosts) != n {
+			return fmt.Errorf("runtimes are on %d host(s) %v, want %d", len(hosts), hosts, n)
+		}
+		return nil
+	}
+}
