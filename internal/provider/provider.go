@@ -105,6 +105,11 @@ func (p *RillProvider) ValidateConfig(ctx context.Context, req provider.Validate
 	}
 	var specs map[string]provisioner.ProvisionerSpec
 	if s := cfg.ProvisionerSetJSON; !s.IsNull() && !s.IsUnknown() {
+		if strings.TrimSpace(s.ValueString()) == "" {
+			resp.Diagnostics.AddAttributeError(path.Root("provisioner_set_json"), "Missing provisioner set",
+				"provisioner_set_json is set but empty: give a JSON object of provisioner names to {\"type\": ..., \"spec\": {...}}, or leave the attribute out to use "+EnvProvisionerSet+".")
+			return
+		}
 		var err error
 		if specs, err = provisioner.ParseSet(s.ValueString()); err != nil {
 			resp.Diagnostics.AddAttributeError(path.Root("provisioner_set_json"), "Invalid provisioner set", logging.MaskString(err.Error()))

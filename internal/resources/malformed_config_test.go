@@ -1,0 +1,135 @@
+package resources_test
+
+import (
+	"fmt"
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+)
+
+// malformedCase is a provider or resource configuration that must fail at plan time with a diagnostic
+// naming the attribute or JSON field at fault.
+type malformedCase struct {
+	name string
+	// set is the provisioner_set_json body; empty means a valid one-pool set.
+	set string
+	// extraProvider is added to the provider block; resource is the resource block.
+	extraProvider string
+	resource      string
+	want          *regexp.Regexp
+}
+
+const validPool = `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test:9091", "slots": 2}]}}}`
+
+func runtimeWith(attrs string) string {
+	return fmt.Sprintf("resource \"rill_runtime\" \"rt\" {\n%s\n}\n", attrs)
+}
+
+var malformedCases = []malformedCase{
+	// The set's JSON.
+	{name: "set is not JSON", set: `{"p": {"type": "static",`, want: wordsRegexp(`provisioner set is not valid JSON`)},
+	{name: "set is a list", set: `[{"type": "static"}]`, want: wordsRegexp(`provisioner set must be a JSON object of provisioner names`)},
+	{name: "entry is a string", set: `{"p": "static"}`, want: wordsRegexp(`provisioner "p": must be an object`)},
+	{name: "entry without type", set: `{"p": {"spec": {}}}`, want: wordsRegexp(`provisioner "p": type: is required; known types:`)},
+	{name: "unknown type lists known ones", set: `{"p": {"type": "statik", "spec": {}}}`, want: regexp.MustCompile(`provisioner "p": type: unknown provisioner type "statik";\s+known\s+types:\s+.*static`)},
+	{name: "type is a number", set: `{"p": {"type": 7, "spec": {}}}`, want: wordsRegexp(`provisioner "p": type: must be a string`)},
+	{name: "unknown entry field", set: `{"p": {"type": "static", "spec": {}, "sepc": {}}}`, want: wordsRegexp(`provisioner "p": sepc: unknown field`)},
+	{name: "spec is a list", set: `{"p": {"type": "static", "spec": []}}`, want: wordsRegexp(`provisioner "p": spec: must be a JSON object`)},
+	// The static spec.
+	{name: "no runtimes", set: `{"p": {"type": "static", "spec": {}}}`, want: wordsRegexp(`provisioner "p": spec.runtimes: must list at least one runtime host`)},
+	{name: "runtimes is an object", set: `{"p": {"type": "static", "spec": {"runtimes": {"host": "http://h"}}}}`, want: wordsRegexp(`provisioner "p": spec.runtimes:`)},
+	{name: "zero slots", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test", "slots": 0}]}}}`, want: wordsRegexp(`provisioner "p": spec.runtimes[0].slots: must be at least 1, got 0`)},
+	{name: "slots as a string", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test", "slots": "4"}]}}}`, want: wordsRegexp(`spec.runtimes[0].slots: expected a whole number, got string "4"`)},
+	{name: "fractional slots", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test", "slots": 1.5}]}}}`, want: wordsRegexp(`spec.runtimes[0].slots: expected a whole number, got 1.5`)},
+	{name: "missing host", set: `{"p": {"type": "static", "spec": {"runtimes": [{"slots": 2}]}}}`, want: wordsRegexp(`spec.runtimes[0].host: is required`)},
+	{name: "host without scheme", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "localhost:9091", "slots": 2}]}}}`, want: wordsRegexp(`spec.runtimes[0].host: must be an http:// or https:// URL`)},
+	{name: "duplicate host", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test", "slots": 2}, {"host": "http://h.test/", "slots": 1}]}}}`, want: wordsRegexp(`spec.runtimes[1].host: "http://h.test" is already listed at runtimes[0]`)},
+	{name: "unknown runtime field", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test", "slots": 2, "slot": 3}]}}}`, want: wordsRegexp(`spec.runtimes[0].slot: unknown field`)},
+	{name: "bad audience_url", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test", "slots": 2, "audience_url": "aud"}]}}}`, want: wordsRegexp(`spec.runtimes[0].audience_url: must be an http:// or https:// URL`)},
+	{name: "unknown placement", set: `{"p": {"type": "static", "spec": {"placement": "random", "runtimes": [{"host": "http://h.test", "slots": 2}]}}}`, want: wordsRegexp(`spec.placement: must be "spread" or "pack", got "random"`)},
+	// Other provider attributes.
+	{name: "default not in set", extraProvider: `default_provisioner = "q"`, want: wordsRegexp(`default_provisioner "q" is not in provisioner_set_json; known provisioners: p`)},
+	{name: "ledger with unknown scheme", extraProvider: `ledger_dsn = "mysql://root@localhost/ledger"`, want: wordsRegexp(`Invalid ledger DSN`)},
+	{name: "empty set", set: " ", want: wordsRegexp(`Missing provisioner set`)},
+	// The resource.
+	{name: "zero slots on the resource", resource: runtimeWith(`slots = 0`), want: wordsRegexp(`Attribute slots value must be at least 1, got: 0`)},
+	{name: "slots missing", resource: runtimeWith(`version = "v1"`), want: wordsRegexp(`The argument "slots" is required`)},
+	{name: "unknown provisioner_name", resource: runtimeWith("slots = 1\nprovisioner_name = \"nope\""), want: wordsRegexp(`provisioner "nope" is not in the provider's provisioner set; known provisioners: p`)},
+	{name: "empty version", resource: runtimeWith("slots = 1\nversion = \"\""), want: wordsRegexp(`Attribute version string length must be at least 1`)},
+	{name: "environment set twice", resource: runtimeWith("slots = 1\nenvironment = \"prod\"\nannotations = { environment = \"dev\" }"), want: wordsRegexp(`Conflicting environment`)},
+	{name: "slots as a word", resource: runtimeWith(`slots = "many"`), want: wordsRegexp(`Inappropriate value for attribute "slots"`)},
+	{name: "unknown attribute", resource: runtimeWith("slots = 1\nslot = 2"), want: wordsRegexp(`An argument named "slot" is not expected here`)},
+	{name: "bad timeout", resource: runtimeWith("slots = 1\ntimeouts {\n create = \"soon\"\n}"), want: regexp.MustCompile(`(?s)create.*(time: invalid duration|must be a string containing a sequence of decimal)`)},
+}
+
+// Every malformed configuration fails the plan with a diagnostic naming the field, and none crashes the
+// provider (a crash would surface as "plugin crashed" and not match).
+func TestAccConfig_malformedInputsNameTheField(t *testing.T) {
+	requireAcc(t)
+	if len(malformedCases) < 20 {
+		t.Fatalf("the table must hold at least 20 cases, has %d", len(malformedCases))
+	}
+	for _, tc := range malformedCases {
+		t.Run(tc.name, func(t *testing.T) {
+			set := tc.set
+			if set == "" {
+				set = validPool
+			}
+			res := tc.resource
+			if res == "" {
+				res = runtimeWith(`slots = 1`)
+			}
+			cfg := fmt.Sprintf(`
+provider "rill" {
+  ledger_dsn           = %q
+  provisioner_set_json = %q
+  %s
+}
+%s`, sqliteLedger(t), set, tc.extraProvider, res)
+			if tc.name == "ledger with unknown scheme" {
+				cfg = fmt.Sprintf("provider \"rill\" {\n  provisioner_set_json = %q\n  %s\n}\n%s", set, tc.extraProvider, res)
+			}
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: providerFactories,
+				Steps: []resource.TestStep{{
+					Config:      cfg,
+					PlanOnly:    true,
+					ExpectError: tc.want,
+				}},
+			})
+		})
+	}
+}
+
+// An import ID without the provisioner part is rejected with the expected format.
+func TestAccRuntime_importIDFormat(t *testing.T) {
+	requireAcc(t)
+	ledger := sqliteLedger(t)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories,
+		Steps: []resource.TestStep{{
+			Config:        providerBlock(ledger, "", pool("p", hostA)) + runtimeWith(`slots = 1`),
+			ResourceName:  "rill_runtime.rt",
+			ImportState:   true,
+			ImportStateId: "3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11",
+			ExpectError:   wordsRegexp(`Expected "<provisioner>/<id>"`),
+		}},
+	})
+}
+
+// Importing an ID the pool does not know fails instead of importing nothing.
+func TestAccRuntime_importUnknownID(t *testing.T) {
+	requireAcc(t)
+	ledger := sqliteLedger(t)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories,
+		Steps: []resource.TestStep{{
+			Config:        providerBlock(ledger, "", pool("p", hostA)) + runtimeWith(`slots = 1`),
+			ResourceName:  "rill_runtime.rt",
+			ImportState:   true,
+			ImportStateId: "p/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11",
+			ExpectError:   regexp.MustCompile(`Cannot import non-existent remote object`),
+		}},
+	})
+}
