@@ -10,7 +10,14 @@
 //	}
 //
 // The admin user needs SQL access management (access_management=1 in users.xml, or ACCESS MANAGEMENT
-// granted) on ClickHouse 20.4 or newer. The initializer only validates; it connects on first use.
+// granted) on ClickHouse 20.4 or newer. The initializer reads dsn_env/write_dsn_env and validates the
+// DSNs offline; it connects on first use (safe during `terraform plan`).
+//
+// Per resource: database rill_<org>_<project>_<id> and user rill_<id> (see naming.go), where <org> and
+// <project> come from the annotations "organization_name" and "project_name" (or, when those are
+// absent or empty, "organization" and "project"). Config: "dsn" (the admin DSN with the resource's
+// user, password and database) and, with a write DSN in the spec, "write_dsn". State: "database",
+// "user", "cluster".
 package clickhouse
 
 import (
