@@ -1,0 +1,668 @@
+// Package pgtest runs throwaway PostgreSQL servers for tests.
+//
+// Typical use, in a package whose tests need PostgreSQL:
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m) } // runs the tests, then stops the shared server
+//
+//	func TestSomething(t *testing.T) {
+//		dsn := pgtest.Shared(t) // a fresh, empty database on a server shared by this test binary
+//		...
+//	}
+//
+// Start(t) gives a test a server of its own instead (stopped when the test ends), for tests that
+// restart or break it. Both return a postgres:// DSN of a new database, dropped when the test ends.
+//
+// Where the server comes from:
+//   - RILL_TEST_POSTGRES_DSN set: that server (any DSN pgx accepts, for a role that may CREATE
+//     DATABASE); each call creates a fresh database on it. Nothing is started.
+//   - Otherwise a local cluster is created with initdb and run with the postgres binary, from
+//     RILL_TEST_POSTGRES_BINDIR, the directory of initdb on PATH, or the newest
+//     /usr/lib/postgresql/*/bin. It listens on 127.0.0.1 on a free port, keeps its unix socket in
+//     its own temporary directory, trusts every local connection and runs with fsync off.
+//     PostgreSQL refuses to run as root: when the tests run as root the cluster runs as the
+//     "postgres" OS user (created by Debian's postgresql package).
+//
+// When the server binaries (or, as root, the postgres user) are missing, the test is skipped with a
+// hint to run `apt-get install -y postgresql`, or fails when the CI environment variable is "true".
+//
+// Servers never outlive the test binary: the postmaster is a direct child (no pg_ctl daemon) started
+// with a parent-death signal, Start's server is stopped by t.Cleanup (which also runs when the test
+// fails or panics), and Main stops the shared one after the tests or on SIGINT/SIGTERM.
+package pgtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/signal"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Environment variables that configure pgtest.
+const (
+	// EnvDSN names an existing server to use instead of starting one.
+	EnvDSN = "RILL_TEST_POSTGRES_DSN"
+	// EnvBinDir names the directory holding initdb and postgres.
+	EnvBinDir = "RILL_TEST_POSTGRES_BINDIR"
+)
+
+// ErrUnavailable is wrapped by StartCluster's error when PostgreSQL is not installed (or cannot be
+// run as a non-root user). Shared and Start skip the test on it unless CI=true.
+var ErrUnavailable = errors.New("PostgreSQL server binaries unavailable")
+
+const installHint = "install them with `apt-get install -y postgresql` (Debian/Ubuntu), set " + EnvBinDir +
+	" to the directory holding initdb and postgres, or set " + EnvDSN + " to a server to use"
+
+// startTimeout bounds initdb plus server startup.
+const startTimeout = 60 * time.Second
+
+// Cluster is a running PostgreSQL server: one pgtest started, or the external one of EnvDSN.
+type Cluster struct {
+	adminDSN string // superuser DSN of the maintenance database
+	external bool
+
+	dir      string // temporary directory holding data/ and the socket; removed by Stop
+	cmd      *exec.Cmd
+	exited   chan struct{} // closed when the postmaster has exited
+	waitErr  error         // set before exited is closed
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// AdminDSN returns a superuser DSN for the cluster's "postgres" database (for an external cluster,
+// the DSN of EnvDSN).
+func (c *Cluster) AdminDSN() string { return c.adminDSN }
+
+// StartCluster starts a new local cluster, or, when EnvDSN is set, returns a handle on that server
+// (whose Stop does nothing). The error wraps ErrUnavailable when PostgreSQL is not installed.
+func StartCluster(ctx context.Context) (*Cluster, error) {
+	if dsn := os.Getenv(EnvDSN); dsn != "" {
+		c := &Cluster{adminDSN: dsn, external: true}
+		conn, err := connect(ctx, dsn)
+		if err != nil {
+			return nil, fmt.Errorf("pgtest: %s: %w", EnvDSN, err)
+		}
+		_ = conn.Close(ctx)
+		return c, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	bin, err := findBinDir()
+	if err != nil {
+		return nil, err
+	}
+	cred, err := credential()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(tempBase(), "pgtest-")
+	if err != nil {
+		return nil, fmt.Errorf("pgtest: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = os.RemoveAll(dir)
+		}
+	}()
+	if err := chown(dir, cred); err != nil {
+		return nil, err
+	}
+	data := filepath.Join(dir, "data")
+	if err := initData(ctx, bin, data, dir, cred); err != nil {
+		return nil, err
+	}
+	// The port is free when picked but could be taken before the server binds it: try a few.
+	for attempt := 1; ; attempt++ {
+		c, err := startServer(ctx, bin, dir, data, cred)
+		if err == nil {
+			ok = true
+			return c, nil
+		}
+		if attempt == 3 || !strings.Contains(err.Error(), "could not bind") || ctx.Err() != nil {
+			return nil, err
+		}
+	}
+}
+
+// Stop shuts the cluster down (fast shutdown, then SIGKILL after 15s) and removes its files. It is
+// safe to call more than once; for an external cluster it does nothing.
+func (c *Cluster) Stop() error {
+	if c == nil || c.external {
+		return nil
+	}
+	c.stopOnce.Do(func() {
+		select {
+		case <-c.exited:
+		default:
+			_ = c.cmd.Process.Signal(syscall.SIGINT) // fast shutdown: disconnect clients, checkpoint, exit
+			select {
+			case <-c.exited:
+			case <-time.After(15 * time.Second):
+				_ = c.cmd.Process.Kill()
+				<-c.exited
+			}
+		}
+		c.stopErr = os.RemoveAll(c.dir)
+	})
+	return c.stopErr
+}
+
+var dbSeq atomic.Int64
+
+var nonIdent = regexp.MustCompile(`[^a-z0-9]+`)
+
+// CreateDatabase creates a new, empty database whose name is derived from hint and returns its DSN.
+func (c *Cluster) CreateDatabase(ctx context.Context, hint string) (dsn, name string, err error) {
+	base := strings.Trim(nonIdent.ReplaceAllString(strings.ToLower(hint), "_"), "_")
+	suffix := fmt.Sprintf("_%d_%d", os.Getpid(), dbSeq.Add(1))
+	if limit := 63 - len("t_") - len(suffix); len(base) > limit {
+		base = base[:limit]
+	}
+	name = "t_" + base + suffix
+	conn, err := connect(ctx, c.adminDSN)
+	if err != nil {
+		return "", "", err
+	}
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", "", fmt.Errorf("pgtest: create database %s: %w", name, err)
+	}
+	dsn, err = withDatabase(c.adminDSN, name)
+	if err != nil {
+		return "", "", err
+	}
+	return dsn, name, nil
+}
+
+// DropDatabase drops a database, disconnecting its clients first.
+func (c *Cluster) DropDatabase(ctx context.Context, name string) error {
+	conn, err := connect(ctx, c.adminDSN)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+	q := "DROP DATABASE IF EXISTS " + pgx.Identifier{name}.Sanitize()
+	if _, err := conn.Exec(ctx, q+" WITH (FORCE)"); err != nil {
+		// Servers before 13 lack FORCE.
+		if _, err2 := conn.Exec(ctx, q); err2 != nil {
+			return fmt.Errorf("pgtest: drop database %s: %w", name, errors.Join(err, err2))
+		}
+	}
+	return nil
+}
+
+// Start starts a cluster for this test alone and returns the DSN of a fresh database on it. The
+// cluster is stopped and removed when the test (or benchmark) and its subtests end. With EnvDSN set,
+// a fresh database on that server is returned instead, and dropped at the end.
+func Start(t testing.TB) string {
+	t.Helper()
+	c, err := StartCluster(context.Background())
+	if err != nil {
+		unavailable(t, err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Errorf("pgtest: stop cluster: %v", err)
+		}
+	})
+	return newDatabase(t, c)
+}
+
+// mainRunning is set by Main: the shared cluster will be stopped, temporary files removed at exit.
+var mainRunning atomic.Bool
+
+var shared struct {
+	mu      sync.Mutex // held while starting the cluster, so that concurrent callers wait for it
+	cluster *Cluster
+	err     error // the error of the one start attempt
+	tried   bool
+}
+
+// Shared returns the DSN of a fresh database on the test binary's shared cluster, starting the
+// cluster on first use. The database is dropped when the test ends; the cluster is stopped by Main,
+// which the package's TestMain must call (Shared fails the test otherwise).
+func Shared(t testing.TB) string {
+	t.Helper()
+	if !mainRunning.Load() {
+		t.Fatal("pgtest.Shared needs the package's TestMain to call pgtest.Main(m), which stops the shared cluster")
+	}
+	shared.mu.Lock()
+	if !shared.tried {
+		shared.tried = true
+		shared.cluster, shared.err = StartCluster(context.Background())
+	}
+	c, err := shared.cluster, shared.err
+	shared.mu.Unlock()
+	if err != nil {
+		unavailable(t, err)
+	}
+	return newDatabase(t, c)
+}
+
+// Main runs the tests of m, stops the shared cluster (also on SIGINT/SIGTERM) and exits with the
+// tests' exit code. Call it from TestMain:
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m) }
+func Main(m *testing.M) {
+	mainRunning.Store(true)
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s, ok := <-sigs
+		if !ok {
+			return
+		}
+		_ = stopShared()
+		runExitCleanups()
+		fmt.Fprintf(os.Stderr, "pgtest: %v: stopped the shared PostgreSQL cluster\n", s)
+		os.Exit(130)
+	}()
+
+	code := m.Run()
+	signal.Stop(sigs)
+	if err := stopShared(); err != nil {
+		fmt.Fprintf(os.Stderr, "pgtest: stop shared cluster: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	runExitCleanups()
+	os.Exit(code)
+}
+
+func stopShared() error {
+	shared.mu.Lock()
+	c := shared.cluster
+	shared.cluster = nil
+	shared.mu.Unlock()
+	return c.Stop()
+}
+
+func newDatabase(t testing.TB, c *Cluster) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dsn, name, err := c.CreateDatabase(ctx, t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		select {
+		case <-c.exitedChan():
+			return // the cluster is gone, and its databases with it
+		default:
+		}
+		if err := c.DropDatabase(ctx, name); err != nil {
+			t.Logf("pgtest: %v", err)
+		}
+	})
+	return dsn
+}
+
+func (c *Cluster) exitedChan() <-chan struct{} {
+	if c.external {
+		return nil
+	}
+	return c.exited
+}
+
+// unavailable skips or fails the test for a cluster that could not be started.
+func unavailable(t testing.TB, err error) {
+	t.Helper()
+	if errors.Is(err, ErrUnavailable) && os.Getenv("CI") != "true" {
+		t.Skipf("skipping PostgreSQL test: %v", err)
+	}
+	t.Fatalf("pgtest: %v", err)
+}
+
+func connect(ctx context.Context, dsn string) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("pgtest: %w", err)
+	}
+	if cfg.ConnectTimeout == 0 || cfg.ConnectTimeout > 10*time.Second {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	return pgx.ConnectConfig(ctx, cfg)
+}
+
+// withDatabase returns dsn with its database replaced by name.
+func withDatabase(dsn, name string) (string, error) {
+	u, err := url.Parse(dsn)
+	if err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		u.Path = "/" + name
+		u.RawPath = ""
+		return u.String(), nil
+	}
+	// key=value form
+	if strings.Contains(dsn, "=") {
+		re := regexp.MustCompile(`\bdbname\s*=\s*('(?:[^'\\]|\\.)*'|\S*)`)
+		if re.MatchString(dsn) {
+			return re.ReplaceAllLiteralString(dsn, "dbname="+name), nil
+		}
+		return dsn + " dbname=" + name, nil
+	}
+	return "", fmt.Errorf("pgtest: cannot set the database of DSN %s", EnvDSN)
+}
+
+// findBinDir returns a directory holding initdb and postgres.
+func findBinDir() (string, error) {
+	has := func(dir string) bool {
+		for _, b := range []string{"initdb", "postgres"} {
+			if st, err := os.Stat(filepath.Join(dir, b)); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+				return false
+			}
+		}
+		return true
+	}
+	if d := os.Getenv(EnvBinDir); d != "" {
+		if has(d) {
+			return d, nil
+		}
+		return "", fmt.Errorf("%w: %s=%s holds no initdb and postgres; %s", ErrUnavailable, EnvBinDir, d, installHint)
+	}
+	if p, err := exec.LookPath("initdb"); err == nil {
+		if d := filepath.Dir(p); has(d) {
+			return d, nil
+		}
+	}
+	// Debian/Ubuntu keep the server binaries off PATH, one directory per major version.
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	version := func(d string) float64 {
+		v, _ := strconv.ParseFloat(filepath.Base(filepath.Dir(d)), 64)
+		return v
+	}
+	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
+	for _, d := range dirs {
+		if has(d) {
+			return d, nil
+		}
+	}
+	return "", fmt.Errorf("%w: initdb and postgres not found on PATH or in /usr/lib/postgresql/*/bin; %s", ErrUnavailable, installHint)
+}
+
+// credential returns who the server runs as: nil (ourselves) unless we are root, then "postgres".
+func credential() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, fmt.Errorf("%w: PostgreSQL refuses to run as root and there is no \"postgres\" OS user to run it as (%v); %s",
+			ErrUnavailable, err, installHint)
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("pgtest: postgres user has non-numeric uid/gid %s/%s", u.Uid, u.Gid)
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
+}
+
+func chown(path string, cred *syscall.Credential) error {
+	if cred == nil {
+		return nil
+	}
+	if err := os.Chown(path, int(cred.Uid), int(cred.Gid)); err != nil {
+		return fmt.Errorf("pgtest: %w", err)
+	}
+	return nil
+}
+
+// tempBase is where cluster directories go. Unix socket paths are limited to ~107 bytes, so a long
+// TMPDIR is avoided.
+func tempBase() string {
+	if d := os.TempDir(); len(d) <= 60 {
+		return d
+	}
+	return "/tmp"
+}
+
+// template is a data directory made by initdb once per test binary (when Main runs the tests, so
+// that it is removed at exit) and copied for each cluster: initdb takes seconds, a copy a fraction.
+var template struct {
+	once sync.Once
+	dir  string // holds data/
+	err  error
+}
+
+func initData(ctx context.Context, bin, data, workDir string, cred *syscall.Credential) error {
+	if !mainRunning.Load() {
+		return runInitdb(ctx, bin, data, workDir, cred)
+	}
+	template.once.Do(func() {
+		dir, err := os.MkdirTemp(tempBase(), "pgtest-template-")
+		if err != nil {
+			template.err = err
+			return
+		}
+		if err := chown(dir, cred); err != nil {
+			template.err = err
+			return
+		}
+		template.dir = dir
+		registerExitCleanup(func() { _ = os.RemoveAll(dir) })
+		template.err = runInitdb(ctx, bin, filepath.Join(dir, "data"), dir, cred)
+	})
+	if template.err != nil {
+		return template.err
+	}
+	return copyTree(filepath.Join(template.dir, "data"), data, cred)
+}
+
+func runInitdb(ctx context.Context, bin, data, workDir string, cred *syscall.Credential) error {
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "initdb"),
+		"-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync")
+	cmd.Dir = workDir
+	cmd.Env = append(os.Environ(), "LC_ALL=C", "TZ=UTC")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("pgtest: initdb: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// copyTree copies a data directory, keeping modes and giving everything to cred.
+func copyTree(src, dst string, cred *syscall.Credential) error {
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			if err := os.Mkdir(target, info.Mode().Perm()); err != nil {
+				return err
+			}
+		case info.Mode().IsRegular():
+			in, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			out, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, info.Mode().Perm())
+			if err != nil {
+				in.Close()
+				return err
+			}
+			_, err = io.Copy(out, in)
+			in.Close()
+			if cerr := out.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+		case info.Mode()&fs.ModeSymlink != 0:
+			l, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			if err := os.Symlink(l, target); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+		if cred != nil {
+			return os.Lchown(target, int(cred.Uid), int(cred.Gid))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("pgtest: copy template data directory: %w", err)
+	}
+	return nil
+}
+
+var exitCleanups struct {
+	mu  sync.Mutex
+	fns []func()
+}
+
+func registerExitCleanup(fn func()) {
+	exitCleanups.mu.Lock()
+	exitCleanups.fns = append(exitCleanups.fns, fn)
+	exitCleanups.mu.Unlock()
+}
+
+func runExitCleanups() {
+	exitCleanups.mu.Lock()
+	fns := exitCleanups.fns
+	exitCleanups.fns = nil
+	exitCleanups.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func startServer(ctx context.Context, bin, dir, data string, cred *syscall.Credential) (*Cluster, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("pgtest: pick a port: %w", err)
+	}
+	logPath := filepath.Join(dir, "postgres.log")
+	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("pgtest: %w", err)
+	}
+	defer logFile.Close()
+
+	cmd := exec.Command(filepath.Join(bin, "postgres"),
+		"-D", data,
+		"-h", "127.0.0.1",
+		"-p", strconv.Itoa(port),
+		"-k", dir,
+		"-c", "fsync=off",
+		"-c", "synchronous_commit=off",
+		"-c", "full_page_writes=off",
+		"-c", "max_connections=300",
+		"-c", "shared_buffers=32MB",
+		"-c", "logging_collector=off",
+		"-c", "log_min_messages=warning",
+		"-c", "TimeZone=UTC",
+	)
+	cmd.Dir = dir
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	// The parent-death signal fires when the thread that started the child exits; the goroutine
+	// below stays locked to that thread until the child is gone, so it fires when the test binary
+	// dies, however it dies. SIGQUIT makes the postmaster stop its backends and exit at once.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT}
+
+	c := &Cluster{
+		adminDSN: fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port),
+		dir:      dir,
+		cmd:      cmd,
+		exited:   make(chan struct{}),
+	}
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine, after the child
+		if err := cmd.Start(); err != nil {
+			started <- err
+			close(c.exited)
+			return
+		}
+		started <- nil
+		c.waitErr = cmd.Wait()
+		close(c.exited)
+	}()
+	if err := <-started; err != nil {
+		return nil, fmt.Errorf("pgtest: start postgres: %w", err)
+	}
+
+	// Wait until it accepts connections.
+	for {
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		conn, err := connect(cctx, c.adminDSN)
+		cancel()
+		if err == nil {
+			_ = conn.Close(ctx)
+			return c, nil
+		}
+		select {
+		case <-c.exited:
+			return nil, fmt.Errorf("pgtest: postgres exited during startup (%v):\n%s", c.waitErr, tail(logPath))
+		case <-ctx.Done():
+			c.stopProcessOnly()
+			return nil, fmt.Errorf("pgtest: postgres did not accept connections in time (%v):\n%s", err, tail(logPath))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// stopProcessOnly kills the server but leaves its directory (the caller removes it).
+func (c *Cluster) stopProcessOnly() {
+	_ = c.cmd.Process.Kill()
+	<-c.exited
+}
+
+func tail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(no server log: " + err.Error() + ")"
+	}
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
