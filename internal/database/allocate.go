@@ -14,6 +14,9 @@ import (
 // Errors returned by the PlaceFunc itself are returned by Allocate as they are (not wrapped), so
 // errors.Is and errors.As see exactly what place returned.
 //
+// place runs while the ledger's exclusive lock is held: it must be quick and must not call the ledger
+// (any DB method from inside place can wait for that lock, i.e. for itself, until its context ends).
+//
 // Both backends may call place more than once for one Allocate when the transaction has to be
 // retried (SQLite on SQLITE_BUSY), each time with fresh data; place must therefore have no side
 // effects beyond its return value.

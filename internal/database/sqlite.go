@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -35,8 +36,9 @@ const sqliteBusyTimeout = 30 * time.Second
 //     context). Any SQLITE_BUSY / SQLITE_LOCKED that still escapes is retried with backoff until the
 //     context's deadline (or sqliteBusyTimeout when it has none). A retried Allocate calls its PlaceFunc
 //     again, on fresh data.
-//   - Within one process, writers of the same handle queue on a channel first, so they do not spin in
-//     the busy handler against each other.
+//   - Within one process, writers to the same file (through any number of handles) queue on a channel
+//     first, so they do not sleep in the busy handler against each other; only writers in different
+//     processes meet in SQLite's lock.
 //
 // The file must be on a local file system: WAL needs shared memory and POSIX locks that network file
 // systems do not reliably provide. Share a ledger between machines with PostgreSQL instead.
@@ -48,6 +50,18 @@ type sqliteDB struct {
 }
 
 var _ DB = (*sqliteDB)(nil)
+
+// sqliteWriteLocks holds the in-process write lock of each SQLite file, by absolute path, shared by
+// all handles on that file. Entries are never removed: a process opens few ledgers.
+var sqliteWriteLocks sync.Map // string -> chan struct{}
+
+func sqliteWriteLock(path string) chan struct{} {
+	if path == "" {
+		return make(chan struct{}, 1) // in-memory: private to the handle
+	}
+	ch, _ := sqliteWriteLocks.LoadOrStore(path, make(chan struct{}, 1))
+	return ch.(chan struct{})
+}
 
 func openSQLite(ctx context.Context, path string, logger *zap.Logger) (DB, error) {
 	q := url.Values{}
@@ -87,7 +101,7 @@ func openSQLite(ctx context.Context, path string, logger *zap.Logger) (DB, error
 		db.SetConnMaxIdleTime(5 * time.Minute)
 	}
 
-	s := &sqliteDB{db: db, name: name, logger: logger.With(zap.String("ledger", "sqlite"), zap.String("path", name)), writeMu: make(chan struct{}, 1)}
+	s := &sqliteDB{db: db, name: name, logger: logger.With(zap.String("ledger", "sqlite"), zap.String("path", name)), writeMu: sqliteWriteLock(path)}
 	if err := s.retryBusy(ctx, func() error { return db.PingContext(ctx) }); err != nil {
 		_ = db.Close()
 		return nil, s.wrap("open", err)
@@ -119,7 +133,7 @@ func (s *sqliteDB) wrap(op string, err error) error {
 	return fmt.Errorf("sqlite ledger %s: %s: %w", s.name, op, err)
 }
 
-// lockWriter serializes this handle's writers; other handles and processes are serialized by SQLite.
+// lockWriter serializes this process's writers to the file; other processes are serialized by SQLite.
 func (s *sqliteDB) lockWriter(ctx context.Context) error {
 	select {
 	case s.writeMu <- struct{}{}:
