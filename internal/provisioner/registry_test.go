@@ -1,0 +1,55 @@
+package provisioner_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	_ "github.com/rill-provisioner/terraform-provider-rill/internal/static"
+)
+
+func TestRegisterRefusesADuplicateType(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), `"static" is already registered`) {
+			t.Fatalf("want a panic naming the type, got %v", r)
+		}
+	}()
+	provisioner.Register("static", func([]byte, database.DB, *zap.Logger) (provisioner.Provisioner, error) { return nil, nil })
+}
+
+func TestNewSetErrorsNameTheProvisionerAndField(t *testing.T) {
+	cases := map[string]struct{ set, provisioner, field, text string }{
+		"unknown type lists known types": {`{"k8s": {"type": "kube", "spec": {}}}`, "k8s", "type", `unknown provisioner type "kube"; known types: `},
+		"spec field":                     {`{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://a", "slots": -1}]}}}`, "pool", "spec.runtimes[0].slots", "must be at least 1"},
+		"initializer error":              {`{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://a", "slots": 1}]}}}`, "pool", "spec", "ledger"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := provisioner.NewSet(tc.set, nil, nil)
+			var se *provisioner.SetError
+			if !errors.As(err, &se) {
+				t.Fatalf("want a *SetError, got %T %v", err, err)
+			}
+			if se.Provisioner != tc.provisioner || se.Field != tc.field || !strings.Contains(err.Error(), tc.text) {
+				t.Fatalf("got provisioner %q field %q error %q", se.Provisioner, se.Field, err)
+			}
+			if !strings.HasPrefix(err.Error(), `provisioner "`+tc.provisioner+`"`) {
+				t.Fatalf("error does not start with the provisioner's name: %q", err)
+			}
+		})
+	}
+}
+
+func TestKnownTypesIncludesRegisteredOnes(t *testing.T) {
+	found := false
+	for _, typ := range provisioner.KnownTypes() {
+		found = found || typ == "static"
+	}
+	if !found {
+		t.Fatalf("KnownTypes() = %v", provisioner.KnownTypes())
+	}
+}

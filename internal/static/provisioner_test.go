@@ -1,0 +1,290 @@
+package static
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// newPool builds a static provisioner on a real SQLite ledger in a temp dir.
+func newPool(t *testing.T, spec string) (*Provisioner, database.DB, *observer.ObservedLogs) {
+	t.Helper()
+	db, err := database.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "ledger.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	core, logs := observer.New(zapcore.DebugLevel)
+	p, err := New([]byte(spec), db, zap.New(core))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.(*Provisioner), db, logs
+}
+
+func runtimeOpts(slots int) *provisioner.ResourceOptions {
+	return &provisioner.ResourceOptions{Args: (&provisioner.RuntimeArgs{Slots: slots}).AsMap()}
+}
+
+func provision(t *testing.T, p *Provisioner, id string, slots int) (*provisioner.Resource, error) {
+	t.Helper()
+	return p.Provision(context.Background(), &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, runtimeOpts(slots))
+}
+
+func hostOf(r *provisioner.Resource) string { return r.Config["host"].(string) }
+
+const twoHosts = `{"runtimes": [{"host": "http://a", "slots": 4}, {"host": "http://b", "slots": 2}]}`
+
+func TestSpreadPlacesOnTheLeastUsedShareThenSpecOrder(t *testing.T) {
+	p, _, _ := newPool(t, twoHosts)
+	var got []string
+	for i := 0; i < 4; i++ {
+		r, err := provision(t, p, fmt.Sprint("rt-", i), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, hostOf(r))
+	}
+	// a 0/4 vs b 0/2 -> a (spec order); a 1/4 vs b 0/2 -> b; a 1/4 vs b 1/2 -> a; a 2/4 vs b 1/2 -> a.
+	if want := "http://a http://b http://a http://a"; strings.Join(got, " ") != want {
+		t.Fatalf("placements %v, want %s", got, want)
+	}
+}
+
+func TestPackFillsTheFullestHostFirst(t *testing.T) {
+	p, _, _ := newPool(t, `{"placement": "pack", "runtimes": [{"host": "http://a", "slots": 2}, {"host": "http://b", "slots": 2}]}`)
+	var got []string
+	for i := 0; i < 4; i++ {
+		r, err := provision(t, p, fmt.Sprint("rt-", i), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, hostOf(r))
+	}
+	if want := "http://a http://a http://b http://b"; strings.Join(got, " ") != want {
+		t.Fatalf("placements %v, want %s", got, want)
+	}
+}
+
+func TestProvisionIsIdempotentPerID(t *testing.T) {
+	p, db, _ := newPool(t, twoHosts)
+	first, err := provision(t, p, "rt", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A retry (after an interrupted apply) must neither move nor double-count.
+	for i := 0; i < 3; i++ {
+		again, err := provision(t, p, "rt", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hostOf(again) != hostOf(first) {
+			t.Fatalf("retry moved the runtime from %s to %s", hostOf(first), hostOf(again))
+		}
+	}
+	used, _ := db.UsedSlotsByHost(context.Background())
+	if used[hostOf(first)] != 2 || len(used) != 1 {
+		t.Fatalf("ledger use after retries: %v", used)
+	}
+}
+
+func TestResizeInPlaceWhenTheHostHasRoomAndFailsClearlyOtherwise(t *testing.T) {
+	p, db, _ := newPool(t, `{"runtimes": [{"host": "http://a", "slots": 3}, {"host": "http://b", "slots": 8}]}`)
+	r, err := provision(t, p, "rt", 1)
+	if err != nil || hostOf(r) != "http://a" {
+		t.Fatalf("first placement: %v %v", r, err)
+	}
+	grown, err := provision(t, p, "rt", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hostOf(grown) != "http://a" || grown.Config["cpu"] != 3 || grown.Config["memory_gb"] != 12 {
+		t.Fatalf("grown runtime: %+v", grown.Config)
+	}
+	_, err = provision(t, p, "rt", 4)
+	var ce *CapacityError
+	if !errors.As(err, &ce) || !ce.Resize || !strings.Contains(err.Error(), "cannot resize in place: host http://a needs 1 more free slot(s)") {
+		t.Fatalf("resize beyond the host: %v", err)
+	}
+	shrunk, err := provision(t, p, "rt", 1)
+	if err != nil || hostOf(shrunk) != "http://a" {
+		t.Fatalf("shrink: %v %v", shrunk, err)
+	}
+	used, _ := db.UsedSlotsByHost(context.Background())
+	if used["http://a"] != 1 {
+		t.Fatalf("ledger after shrink: %v", used)
+	}
+}
+
+func TestExhaustedPoolNamesFreeSlotsPerHost(t *testing.T) {
+	p, _, logs := newPool(t, twoHosts)
+	if _, err := provision(t, p, "big", 4); err != nil {
+		t.Fatal(err)
+	}
+	_, err := provision(t, p, "too-big", 3)
+	if !errors.Is(err, ErrInsufficientCapacity) {
+		t.Fatalf("want ErrInsufficientCapacity, got %v", err)
+	}
+	want := "no runtimes found with sufficient available slots: 3 slot(s) requested; free slots per host: http://a 0 of 4, http://b 2 of 2"
+	if !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %q does not contain %q", err, want)
+	}
+	if logs.FilterMessage("placing runtime").Len() != 1 {
+		t.Fatalf("want one placement decision logged, got %d", logs.FilterMessage("placing runtime").Len())
+	}
+}
+
+func TestDeprovisionFreesSlotsAndIsIdempotent(t *testing.T) {
+	p, db, _ := newPool(t, twoHosts)
+	r, err := provision(t, p, "rt", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if err := p.Deprovision(context.Background(), r); err != nil {
+			t.Fatalf("deprovision %d: %v", i, err)
+		}
+	}
+	if used, _ := db.UsedSlotsByHost(context.Background()); len(used) != 0 {
+		t.Fatalf("slots still used: %v", used)
+	}
+}
+
+func TestCheckResourceReportsGoneAndRemovedHostsWithoutWriting(t *testing.T) {
+	p, db, _ := newPool(t, twoHosts)
+	r, err := provision(t, p, "rt", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.CheckResource(context.Background(), r, runtimeOpts(1))
+	if err != nil || hostOf(got) != hostOf(r) || got.State["slots"] != 1 {
+		t.Fatalf("check of a live runtime: %+v %v", got, err)
+	}
+
+	// Same ledger, the runtime's host dropped from the spec.
+	var remaining string
+	if hostOf(r) == "http://a" {
+		remaining = `{"runtimes": [{"host": "http://b", "slots": 2}]}`
+	} else {
+		remaining = `{"runtimes": [{"host": "http://a", "slots": 4}]}`
+	}
+	shrunkPool, err := New([]byte(remaining), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = shrunkPool.CheckResource(context.Background(), r, runtimeOpts(1))
+	var hr *HostRemovedError
+	if !errors.As(err, &hr) || !errors.Is(err, provisioner.ErrResourceNotFound) || !strings.Contains(err.Error(), "no longer in the static pool's spec") {
+		t.Fatalf("removed host: %v", err)
+	}
+
+	if _, err := db.DeleteAllocation(context.Background(), "rt"); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := db.ListAllocations(context.Background())
+	_, err = p.CheckResource(context.Background(), r, runtimeOpts(1))
+	if !errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Fatalf("deleted allocation: %v", err)
+	}
+	after, _ := db.ListAllocations(context.Background())
+	if len(before) != len(after) {
+		t.Fatal("CheckResource changed the ledger")
+	}
+}
+
+func TestCheckWarnsFromEightyPercent(t *testing.T) {
+	p, _, logs := newPool(t, `{"runtimes": [{"host": "http://a", "slots": 5}, {"host": "http://b", "slots": 5}]}`)
+	if _, err := provision(t, p, "rt", 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	warns := logs.FilterLevelExact(zapcore.WarnLevel).All()
+	if len(warns) != 1 || warns[0].ContextMap()["host"] != "http://a" {
+		t.Fatalf("want one warning for http://a at 4/5, got %v", warns)
+	}
+	caps, err := p.Capacity(context.Background())
+	if err != nil || caps[0].UsedSlots != 4 || caps[1].UsedSlots != 0 || caps[0].Runtimes != 1 {
+		t.Fatalf("capacity: %+v %v", caps, err)
+	}
+}
+
+// Ten parallel provisions inside one process never oversubscribe a host.
+func TestParallelProvisionsNeverOversubscribe(t *testing.T) {
+	p, db, _ := newPool(t, `{"runtimes": [{"host": "http://a", "slots": 3}, {"host": "http://b", "slots": 3}]}`)
+	var wg sync.WaitGroup
+	errs := make([]error, 10)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = provision(t, p, fmt.Sprint("rt-", i), 1)
+		}()
+	}
+	wg.Wait()
+	failed := 0
+	for _, err := range errs {
+		if err != nil {
+			if !errors.Is(err, ErrInsufficientCapacity) {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			failed++
+		}
+	}
+	used, _ := db.UsedSlotsByHost(context.Background())
+	if failed != 4 || used["http://a"] != 3 || used["http://b"] != 3 {
+		t.Fatalf("failed %d (want 4), used %v", failed, used)
+	}
+}
+
+func TestSupportsRuntimesOnlyAndNeedsALedger(t *testing.T) {
+	p, _, _ := newPool(t, twoHosts)
+	if !p.Supports(provisioner.ResourceTypeRuntime) || p.Supports(provisioner.ResourceTypeClickHouse) {
+		t.Fatal("static must support runtimes only")
+	}
+	if _, err := New([]byte(twoHosts), nil, nil); err == nil || !strings.Contains(err.Error(), "ledger") {
+		t.Fatalf("no ledger: %v", err)
+	}
+}
+
+// The seed README's example set, comments included, builds as it is.
+func TestSeedExampleSetBuilds(t *testing.T) {
+	const seed = `{
+  "static-example":
+    {
+      "type": "static",
+      "spec":
+        {
+          "runtimes":
+            [
+              {
+                "host": "http://localhost:9091",          // Runtime host
+                "slots": 50,                              // Amount of slots in the pre-provisioned runtime
+                "data_dir": "/mnt/data",                  // Directory to use for data storage like DB files etc.
+                "audience_url": "http://localhost:8081"   // Audience URL (JWT)
+              }
+            ]
+        }
+    }
+}`
+	_, db, _ := newPool(t, twoHosts)
+	set, err := provisioner.NewSet(seed, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set["static-example"].Type() != "static" {
+		t.Fatalf("set: %v", set)
+	}
+}
