@@ -1,0 +1,20 @@
+resource "rill_runtime" "analytics" {
+  slots       = 2
+  environment = "prod"
+  annotations = {
+    organization_name = "acme"
+    project_name      = "analytics"
+  }
+
+  timeouts {
+    create = "15m"
+  }
+}
+
+# Pin a provisioner other than the default (changing it re-creates the runtime).
+resource "rill_runtime" "staging" {
+  provisioner_name = "static-pool"
+  slots            = 1
+  version          = "v0.50.0"
+  hibernated       = true # keep the slots and data, stop serving
+}

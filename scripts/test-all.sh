@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The README's second command, and what .ci/run calls: every test of the project on a fresh machine.
+# It installs what it needs (PostgreSQL from Debian's packages; Terraform, OpenTofu, tfplugindocs and
+# the local Kubernetes control plane from the Go module proxy, cached in .tools/), then runs:
+#   1. gofmt, go vet, and a check that docs/ matches the code;
+#   2. unit tests, fuzz seed corpora and acceptance tests through the real Terraform CLI (TF_ACC=1),
+#      with a throwaway PostgreSQL cluster and the local control plane started by the tests themselves;
+#   3. the acceptance tests again through OpenTofu.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+export CGO_ENABLED=0 CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
+timeout="${RILL_TEST_TIMEOUT:-60m}"
+
+step() { printf '\n==> %s\n' "$*" >&2; }
+
+step "tools"
+pgbin="$(scripts/postgres.sh)"
+tf="$(scripts/terraform-cli.sh)"
+tofu="$(scripts/tofu-cli.sh)"
+if [ -x scripts/controlplane.sh ]; then
+  scripts/controlplane.sh build >&2
+fi
+echo "postgres: $pgbin" >&2
+echo "terraform: $("$tf" version | head -1) ($tf)" >&2
+echo "opentofu: $("$tofu" version | head -1) ($tofu)" >&2
+
+step "gofmt, go vet, docs"
+unformatted="$(gofmt -l $(git ls-files '*.go'))"
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:" >&2; echo "$unformatted" >&2; exit 1
+fi
+go vet ./...
+scripts/docs.sh --check
+
+step "unit and acceptance tests with $("$tf" version | head -1)"
+TF_ACC=1 TF_ACC_TERRAFORM_PATH="$tf" go test ./... -count=1 -timeout "$timeout"
+
+step "acceptance tests with $("$tofu" version | head -1)"
+# OpenTofu resolves the in-process provider under its own registry host (see scripts/tofu-cli.sh).
+TF_ACC=1 TF_ACC_TERRAFORM_PATH="$tofu" TF_ACC_PROVIDER_HOST=registry.opentofu.org TF_ACC_PROVIDER_NAMESPACE=hashicorp \
+  go test ./internal/resources/... -run '^TestAcc' -count=1 -timeout "$timeout"
