@@ -97,6 +97,23 @@ func (p *postgresDB) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Fast path, without lock or DDL: a store that is up to date needs nothing, and the role may
+	// lack the CREATE privilege that even CREATE TABLE IF NOT EXISTS checks.
+	var exists bool
+	if err := p.pool.QueryRow(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&exists); err != nil {
+		return err
+	}
+	if exists {
+		applied, err := pgAppliedVersions(ctx, p.pool)
+		if err != nil {
+			return err
+		}
+		pending, err := pendingMigrations(all, applied)
+		if err != nil || len(pending) == 0 {
+			return err
+		}
+	}
+
 	tx, err := p.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	if err != nil {
 		return err
@@ -114,17 +131,9 @@ func (p *postgresDB) migrate(ctx context.Context) error {
 	)`); err != nil {
 		return err
 	}
-	rows, err := tx.Query(ctx, `SELECT version FROM schema_migrations`)
+	applied, err := pgAppliedVersions(ctx, tx)
 	if err != nil {
 		return err
-	}
-	versions, err := pgx.CollectRows(rows, pgx.RowTo[int32])
-	if err != nil {
-		return err
-	}
-	applied := map[int]bool{}
-	for _, v := range versions {
-		applied[int(v)] = true
 	}
 	pending, err := pendingMigrations(all, applied)
 	if err != nil {
@@ -146,6 +155,22 @@ func (p *postgresDB) migrate(ctx context.Context) error {
 		p.logger.Info("ledger schema migrated", zap.Int("version", m.Version), zap.String("migration", m.Name))
 	}
 	return nil
+}
+
+func pgAppliedVersions(ctx context.Context, q pgQueryer) (map[int]bool, error) {
+	rows, err := q.Query(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return nil, err
+	}
+	versions, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return nil, err
+	}
+	applied := map[int]bool{}
+	for _, v := range versions {
+		applied[int(v)] = true
+	}
+	return applied, nil
 }
 
 const pgColumns = `resource_id, provisioner, host, slots, created_at, updated_at`

@@ -191,6 +191,25 @@ func (s *sqliteDB) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Fast path, without the write lock: an up-to-date store needs nothing.
+	upToDate := false
+	err = s.retryBusy(ctx, func() error {
+		var n int
+		if err := s.db.QueryRowContext(ctx,
+			`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&n); err != nil || n == 0 {
+			return err
+		}
+		applied, err := sqliteAppliedVersions(ctx, s.db)
+		if err != nil {
+			return err
+		}
+		pending, err := pendingMigrations(all, applied)
+		upToDate = err == nil && len(pending) == 0
+		return err
+	})
+	if err != nil || upToDate {
+		return err
+	}
 	return s.retryBusy(ctx, func() error {
 		tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: one migrator at a time, across processes
 		if err != nil {
@@ -231,8 +250,8 @@ func (s *sqliteDB) migrate(ctx context.Context) error {
 	})
 }
 
-func sqliteAppliedVersions(ctx context.Context, tx *sql.Tx) (map[int]bool, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+func sqliteAppliedVersions(ctx context.Context, q sqlQueryer) (map[int]bool, error) {
+	rows, err := q.QueryContext(ctx, `SELECT version FROM schema_migrations`)
 	if err != nil {
 		return nil, err
 	}

@@ -114,7 +114,8 @@ func StartCluster(ctx context.Context) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(tempBase(), "pgtest-")
+	sweepOnce.Do(sweepStale)
+	dir, err := makeDir("pgtest-")
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
@@ -454,7 +455,7 @@ func initData(ctx context.Context, bin, data, workDir string, cred *syscall.Cred
 		return runInitdb(ctx, bin, data, workDir, cred)
 	}
 	template.once.Do(func() {
-		dir, err := os.MkdirTemp(tempBase(), "pgtest-template-")
+		dir, err := makeDir("pgtest-template-")
 		if err != nil {
 			template.err = err
 			return
@@ -665,4 +666,62 @@ func tail(path string) string {
 		b = b[len(b)-4000:]
 	}
 	return string(b)
+}
+
+// ownerFile, in each directory pgtest creates, identifies the process that created it, so that a
+// later run can remove the directories of test binaries that were killed before they cleaned up.
+const ownerFile = "pgtest.owner"
+
+var sweepOnce sync.Once
+
+// makeDir creates a temporary directory marked with this process as its owner.
+func makeDir(prefix string) (string, error) {
+	dir, err := os.MkdirTemp(tempBase(), prefix)
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(processID(os.Getpid())), 0o644); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}
+
+// processID identifies a process across PID reuse: "<pid> <start time in clock ticks>".
+func processID(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return strconv.Itoa(pid)
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 20 {
+		return strconv.Itoa(pid)
+	}
+	return strconv.Itoa(pid) + " " + fields[19] // field 22 of stat: starttime
+}
+
+// sweepStale removes pgtest directories whose owning process is gone (its server, started with a
+// parent-death signal, is gone with it). Directories without an owner file are left alone unless
+// they are more than an hour old.
+func sweepStale() {
+	dirs, _ := filepath.Glob(filepath.Join(tempBase(), "pgtest-*"))
+	for _, dir := range dirs {
+		owner, err := os.ReadFile(filepath.Join(dir, ownerFile))
+		if err != nil {
+			if st, serr := os.Stat(dir); serr == nil && st.IsDir() && time.Since(st.ModTime()) > time.Hour {
+				_ = os.RemoveAll(dir)
+			}
+			continue
+		}
+		pidStr, _, _ := strings.Cut(string(owner), " ")
+		pid, err := strconv.Atoi(pidStr)
+		if err != nil || processID(pid) == string(owner) {
+			continue // still running (or unreadable: leave it)
+		}
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil && !strings.Contains(string(owner), " ") {
+			continue // running process, identity without start time: cannot tell, leave it
+		}
+		_ = os.RemoveAll(dir)
+	}
 }

@@ -201,3 +201,30 @@ func TestWithDatabase(t *testing.T) {
 		}
 	}
 }
+
+func TestSweepStale(t *testing.T) {
+	// A directory owned by a process that has exited, and one owned by us.
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip(err)
+	}
+	dead, err := makeDir("pgtest-sweeptest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dead, ownerFile), []byte(strconv.Itoa(cmd.Process.Pid)+" 1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	live, err := makeDir("pgtest-sweeptest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(live); _ = os.RemoveAll(dead) })
+	sweepStale()
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("directory of a dead process survived the sweep: %v", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("directory of this process was swept: %v", err)
+	}
+}
