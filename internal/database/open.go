@@ -71,7 +71,8 @@ func Open(ctx context.Context, dsn string, logger *zap.Logger) (DB, error) {
 		}
 		return openSQLite(ctx, path, logger)
 	case hasPrefixFold(dsn, "postgres://"), hasPrefixFold(dsn, "postgresql://"):
-		return openPostgres(ctx, dsn, logger)
+		scheme, rest, _ := strings.Cut(dsn, "://")
+		return openPostgres(ctx, strings.ToLower(scheme)+"://"+rest, logger)
 	default:
 		return nil, fmt.Errorf("%w: unsupported DSN %q; %s", ErrInvalidDSN, Redact(dsn), acceptedForms)
 	}
