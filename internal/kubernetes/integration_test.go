@@ -1,0 +1,579 @@
+package kubernetes
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+const gib = int64(1024 * 1024 * 1024)
+
+// env is one integration test's namespace and provisioner.
+type env struct {
+	t   *testing.T
+	ctx context.Context
+	ns  string
+	p   *Provisioner
+	c   *clients
+}
+
+// newEnv creates a namespace and a provisioner for it; extraSpec is appended to the spec object.
+func newEnv(t *testing.T, extraSpec string) *env {
+	t.Helper()
+	needCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	ns := "rill-test-" + randomHex(4)
+	e := &env{t: t, ctx: ctx, ns: ns}
+	e.p = e.provisioner(extraSpec, zaptest.NewLogger(t))
+	c, err := e.p.clients.get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.c = c
+	if _, err := c.core.Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.core.Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+	})
+	return e
+}
+
+func (e *env) provisioner(extraSpec string, logger *zap.Logger) *Provisioner {
+	e.t.Helper()
+	spec := fmt.Sprintf(`{"host": "http://*.rill.test", "namespace": %q, "kubeconfig_path": %q, "timeout_seconds": 60, "ping_path": ""%s}`,
+		e.ns, testKubeconfig, extraSpec)
+	p, err := newProvisioner([]byte(spec), logger)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// newRuntime returns a runtime resource with a fresh UUID-shaped ID; it is deprovisioned at cleanup.
+func (e *env) newRuntime() *provisioner.Resource {
+	h := randomHex(16)
+	r := &provisioner.Resource{ID: h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], Type: provisioner.ResourceTypeRuntime}
+	e.t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := e.p.Deprovision(ctx, r); err != nil {
+			e.t.Logf("cleanup: %v", err)
+		}
+	})
+	return r
+}
+
+func args(slots int, version string, hibernated bool) *provisioner.ResourceOptions {
+	return &provisioner.ResourceOptions{Args: (&provisioner.RuntimeArgs{Slots: slots, Version: version, Hibernated: hibernated}).AsMap()}
+}
+
+// provision provisions r and stores the returned state and config in it, as the Terraform layer does.
+func (e *env) provision(p *Provisioner, r *provisioner.Resource, opts *provisioner.ResourceOptions) *provisioner.Resource {
+	e.t.Helper()
+	out, err := p.Provision(e.ctx, r, opts)
+	if err != nil {
+		e.t.Fatalf("Provision: %v", err)
+	}
+	r.State, r.Config = out.State, out.Config
+	return out
+}
+
+func (e *env) awaitReady(r *provisioner.Resource) {
+	e.t.Helper()
+	start := time.Now()
+	if err := e.p.AwaitReady(e.ctx, r); err != nil {
+		e.t.Fatalf("AwaitReady: %v", err)
+	}
+	e.t.Logf("ready after %s", time.Since(start).Round(time.Millisecond))
+}
+
+func pidOf(r *provisioner.Resource) string {
+	pid, _ := provisionIDFor(r.ID)
+	return pid
+}
+
+func (e *env) pvcSize(r *provisioner.Resource) int64 {
+	e.t.Helper()
+	pvc, err := e.c.core.PersistentVolumeClaims(e.ns).Get(e.ctx, "runtime-"+pidOf(r), metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	q := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+	return q.Value()
+}
+
+var expansionOnce sync.Once
+
+// allowVolumeExpansion lets the cluster's default StorageClass grow claims (kwok's is created
+// without allowVolumeExpansion, and growing is what the slots tests prove).
+func (e *env) allowVolumeExpansion() {
+	e.t.Helper()
+	expansionOnce.Do(func() {
+		gvr := schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"}
+		list, err := e.c.dynamic.Resource(gvr).List(e.ctx, metav1.ListOptions{})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		for _, sc := range list.Items {
+			if sc.GetAnnotations()["storageclass.kubernetes.io/is-default-class"] != "true" {
+				continue
+			}
+			patch := []byte(`{"allowVolumeExpansion": true}`)
+			if _, err := e.c.dynamic.Resource(gvr).Patch(e.ctx, sc.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				e.t.Fatal(err)
+			}
+		}
+	})
+}
+
+func TestIntegrationProvisionTwoRuntimes(t *testing.T) {
+	e := newEnv(t, "")
+	r1, r2 := e.newRuntime(), e.newRuntime()
+	out1 := e.provision(e.p, r1, args(1, "v0.50.0", false))
+	out2 := e.provision(e.p, r2, args(2, "", false))
+
+	for _, tc := range []struct {
+		r     *provisioner.Resource
+		out   *provisioner.Resource
+		slots int
+		tag   string
+	}{{r1, out1, 1, "v0.50.0"}, {r2, out2, 2, "latest"}} {
+		pid := pidOf(tc.r)
+		dep, err := e.c.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ct := dep.Spec.Template.Spec.Containers[0]
+		if ct.Image != "rilldata/rill:"+tc.tag {
+			t.Errorf("image %s", ct.Image)
+		}
+		cpu, mem := ct.Resources.Requests[corev1.ResourceCPU], ct.Resources.Limits[corev1.ResourceMemory]
+		if cpu.Cmp(*resource.NewQuantity(int64(tc.slots), resource.DecimalSI)) != 0 || mem.Value() != int64(4*tc.slots)*gib {
+			t.Errorf("%d slots: cpu %s memory %s", tc.slots, cpu.String(), mem.String())
+		}
+		if got := e.pvcSize(tc.r); got != int64(tc.slots)*40*gib {
+			t.Errorf("%d slots: volume %d bytes", tc.slots, got)
+		}
+		// Every object, by name, with our labels and annotations.
+		for _, obj := range []struct {
+			gvr  schema.GroupVersionResource
+			name string
+		}{
+			{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "runtime-" + pid},
+			{schema.GroupVersionResource{Version: "v1", Resource: "services"}, "runtime-" + pid},
+			{schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, "runtime-" + pid},
+			{schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"}, "http-runtime-" + pid},
+			{schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"}, "grpc-runtime-" + pid},
+		} {
+			o, err := e.c.dynamic.Resource(obj.gvr).Namespace(e.ns).Get(e.ctx, obj.name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatalf("%s %s: %v", obj.gvr.Resource, obj.name, err)
+			}
+			if l := o.GetLabels(); l[LabelManagedBy] != ManagedByValue || l[LabelInstance] != pid {
+				t.Errorf("%s %s labels %v", obj.gvr.Resource, obj.name, l)
+			}
+			a := o.GetAnnotations()
+			if a[AnnotationSlots] != fmt.Sprint(tc.slots) || a[AnnotationVersion] != tc.tag || a[AnnotationHibernated] != "false" || a[AnnotationTemplatesChecksum] != e.p.templates.checksum {
+				t.Errorf("%s %s annotations %v", obj.gvr.Resource, obj.name, a)
+			}
+			for _, mf := range o.GetManagedFields() {
+				if mf.Operation == metav1.ManagedFieldsOperationApply && mf.Manager != FieldManager {
+					t.Errorf("%s %s applied by %q", obj.gvr.Resource, obj.name, mf.Manager)
+				}
+			}
+		}
+		cfg, err := provisioner.NewRuntimeConfig(tc.out.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := provisioner.RuntimeConfig{Host: "http://" + pid + ".rill.test", Audience: "http://" + pid + ".rill.test",
+			CPU: tc.slots, MemoryGB: 4 * tc.slots, StorageBytes: int64(tc.slots) * 40 * gib}
+		if *cfg != want {
+			t.Errorf("config %+v, want %+v", *cfg, want)
+		}
+	}
+
+	// Both become ready (kwok runs the pods); the shared client serves both waits at once.
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, r := range []*provisioner.Resource{r1, r2} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = e.p.AwaitReady(e.ctx, r)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+
+	// Idempotent: the same args again change nothing, and CheckResource agrees with Provision.
+	before, _ := e.c.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pidOf(r1), metav1.GetOptions{})
+	again := e.provision(e.p, r1, args(1, "v0.50.0", false))
+	after, _ := e.c.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pidOf(r1), metav1.GetOptions{})
+	if before.ResourceVersion != after.ResourceVersion {
+		t.Errorf("a repeated Provision changed the Deployment (resourceVersion %s -> %s)", before.ResourceVersion, after.ResourceVersion)
+	}
+	if !reflect.DeepEqual(again.State, out1.State) || !reflect.DeepEqual(again.Config, out1.Config) {
+		t.Errorf("repeated Provision returned %v / %v, first %v / %v", again.State, again.Config, out1.State, out1.Config)
+	}
+	checked, err := e.p.CheckResource(e.ctx, r1, args(1, "v0.50.0", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(checked.State, out1.State) || !reflect.DeepEqual(checked.Config, out1.Config) {
+		t.Errorf("CheckResource returned\n%v / %v\nProvision returned\n%v / %v", checked.State, checked.Config, out1.State, out1.Config)
+	}
+}
+
+func TestIntegrationSlotsGrowTheVolumeButNeverShrinkIt(t *testing.T) {
+	e := newEnv(t, "")
+	e.allowVolumeExpansion()
+	core, logs := observer.New(zap.WarnLevel)
+	e.p.logger = zap.New(core)
+	r := e.newRuntime()
+	e.provision(e.p, r, args(1, "v1", false))
+	e.awaitReady(r)
+
+	out := e.provision(e.p, r, args(2, "v1", false))
+	e.awaitReady(r)
+	if got := e.pvcSize(r); got != 80*gib {
+		t.Fatalf("1 -> 2 slots: volume %d bytes, want %d", got, 80*gib)
+	}
+	if out.Config["storage_bytes"] != 80*gib || out.Config["cpu"] != 2 {
+		t.Fatalf("config %v", out.Config)
+	}
+	if w := out.State[StateWarnings].([]string); len(w) != 0 {
+		t.Fatalf("unexpected warnings %v", w)
+	}
+
+	out = e.provision(e.p, r, args(1, "v1", false))
+	e.awaitReady(r)
+	if got := e.pvcSize(r); got != 80*gib {
+		t.Fatalf("2 -> 1 slots: volume %d bytes, want it kept at %d", got, 80*gib)
+	}
+	warnings := out.State[StateWarnings].([]string)
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "never shrunk") {
+		t.Fatalf("want one warning about the volume, got %v", warnings)
+	}
+	if logs.FilterMessageSnippet("never shrunk").Len() != 1 {
+		t.Fatalf("the warning must be logged too: %v", logs.All())
+	}
+	if out.Config["storage_bytes"] != 80*gib || out.Config["cpu"] != 1 || out.Config["memory_gb"] != 4 {
+		t.Fatalf("config %v", out.Config)
+	}
+	dep, _ := e.c.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pidOf(r), metav1.GetOptions{})
+	if cpu := dep.Spec.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU]; cpu.Value() != 1 {
+		t.Fatalf("cpu %s after going back to 1 slot", cpu.String())
+	}
+	// Reading back gives the same state, warning included: no perpetual diff.
+	checked, err := e.p.CheckResource(e.ctx, r, args(1, "v1", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(checked.State, out.State) || !reflect.DeepEqual(checked.Config, out.Config) {
+		t.Fatalf("CheckResource %v / %v, Provision %v / %v", checked.State, checked.Config, out.State, out.Config)
+	}
+}
+
+func TestIntegrationVersionChangeUpdatesTheImage(t *testing.T) {
+	e := newEnv(t, "")
+	r := e.newRuntime()
+	e.provision(e.p, r, args(1, "v1", false))
+	e.awaitReady(r)
+	out := e.provision(e.p, r, &provisioner.ResourceOptions{Args: args(1, "", false).Args, RillVersion: "v2"})
+	e.awaitReady(r)
+	dep, err := e.c.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pidOf(r), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img := dep.Spec.Template.Spec.Containers[0].Image; img != "rilldata/rill:v2" {
+		t.Fatalf("image %s", img)
+	}
+	if dep.Status.UpdatedReplicas != 1 || dep.Status.AvailableReplicas != 1 {
+		t.Fatalf("AwaitReady returned before the rollout finished: %+v", dep.Status)
+	}
+	if out.State[StateVersion] != "" || out.State[StateImageTag] != "v2" {
+		t.Fatalf("state %v", out.State)
+	}
+}
+
+func TestIntegrationHibernateScalesToZeroAndBack(t *testing.T) {
+	e := newEnv(t, "")
+	r := e.newRuntime()
+	e.provision(e.p, r, args(1, "v1", false))
+	e.awaitReady(r)
+
+	e.provision(e.p, r, args(1, "v1", true))
+	e.awaitReady(r)
+	dep, _ := e.c.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pidOf(r), metav1.GetOptions{})
+	if *dep.Spec.Replicas != 0 || dep.Status.Replicas != 0 {
+		t.Fatalf("hibernated: spec %d replicas, status %d", *dep.Spec.Replicas, dep.Status.Replicas)
+	}
+	if e.pvcSize(r) != 40*gib {
+		t.Fatal("the volume must stay while hibernated")
+	}
+	checked, err := e.p.CheckResource(e.ctx, r, args(1, "v1", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked.State[StateHibernated] != true || len(checked.State[StateDrift].([]string)) != 0 {
+		t.Fatalf("state %v", checked.State)
+	}
+
+	e.provision(e.p, r, args(1, "v1", false))
+	e.awaitReady(r)
+	dep, _ = e.c.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pidOf(r), metav1.GetOptions{})
+	if dep.Status.AvailableReplicas != 1 {
+		t.Fatalf("woken up: %+v", dep.Status)
+	}
+}
+
+func TestIntegrationCheckResourceOnADeletedDeploymentIsNotFound(t *testing.T) {
+	e := newEnv(t, "")
+	r := e.newRuntime()
+	e.provision(e.p, r, args(1, "v1", false))
+	name := "runtime-" + pidOf(r)
+	if err := e.c.apps.Deployments(e.ns).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		_, err := e.c.apps.Deployments(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_, err := e.p.CheckResource(e.ctx, r, args(1, "v1", false))
+	if !errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Fatalf("want ErrResourceNotFound, got %v", err)
+	}
+}
+
+func TestIntegrationCheckResourceReportsDriftAndProvisionRepairsIt(t *testing.T) {
+	e := newEnv(t, "")
+	r := e.newRuntime()
+	e.provision(e.p, r, args(1, "v1", false))
+	e.awaitReady(r)
+	pid := pidOf(r)
+
+	// An image edited by hand shows as a different version, and as drift.
+	patch := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"runtime","image":"rilldata/rill:hacked"}]}}}}`)
+	if _, err := e.c.apps.Deployments(e.ns).Patch(e.ctx, "runtime-"+pid, types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	// A Service deleted by hand shows as drift.
+	if err := e.c.core.Services(e.ns).Delete(e.ctx, "runtime-"+pid, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	checked, err := e.p.CheckResource(e.ctx, r, args(1, "v1", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	drift := strings.Join(checked.State[StateDrift].([]string), "\n")
+	if checked.State[StateVersion] != "hacked" || !strings.Contains(drift, "runs image rilldata/rill:hacked, want rilldata/rill:v1") ||
+		!strings.Contains(drift, "Service "+e.ns+"/runtime-"+pid+" is missing") {
+		t.Fatalf("state %v", checked.State)
+	}
+
+	// Templates edited on disk show as drift.
+	b, err := os.ReadFile("../../templates/service.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := writeTemplate(t, "service.yaml", string(b)+"# edited\n")
+	p2 := e.provisioner(`, "template_paths": {"service": "`+edited+`"}`, zaptest.NewLogger(t))
+	checked, err = p2.CheckResource(e.ctx, r, args(1, "v1", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := strings.Join(checked.State[StateDrift].([]string), "\n"); !strings.Contains(d, "templates:") {
+		t.Fatalf("drift %s", d)
+	}
+
+	// Provision repairs all of it.
+	out := e.provision(p2, r, args(1, "v1", false))
+	if err := p2.AwaitReady(e.ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	checked, err = p2.CheckResource(e.ctx, r, args(1, "v1", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := checked.State[StateDrift].([]string); len(d) != 0 || !reflect.DeepEqual(checked.State, out.State) {
+		t.Fatalf("after repair: %v, provision said %v", checked.State, out.State)
+	}
+}
+
+func TestIntegrationDeprovisionLeavesNothing(t *testing.T) {
+	e := newEnv(t, "")
+	r := e.newRuntime()
+	e.provision(e.p, r, args(1, "v1", false))
+	e.awaitReady(r)
+	if err := e.p.Deprovision(e.ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	sel := metav1.ListOptions{LabelSelector: LabelInstance + "=" + pidOf(r)}
+	for _, gvr := range []schema.GroupVersionResource{
+		{Group: "apps", Version: "v1", Resource: "deployments"},
+		{Group: "apps", Version: "v1", Resource: "replicasets"},
+		{Version: "v1", Resource: "pods"},
+		{Version: "v1", Resource: "services"},
+		{Version: "v1", Resource: "persistentvolumeclaims"},
+		{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"},
+	} {
+		list, err := e.c.dynamic.Resource(gvr).Namespace(e.ns).List(e.ctx, sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Items) != 0 {
+			t.Errorf("%d %s left", len(list.Items), gvr.Resource)
+		}
+	}
+	// Already gone is success.
+	if err := e.p.Deprovision(e.ctx, r); err != nil {
+		t.Fatalf("second Deprovision: %v", err)
+	}
+	if _, err := e.p.CheckResource(e.ctx, r, nil); !errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Fatalf("CheckResource after Deprovision: %v", err)
+	}
+}
+
+func TestIntegrationAwaitReadyFailsFastWhenUnschedulable(t *testing.T) {
+	e := newEnv(t, "")
+	r := e.newRuntime()
+	e.provision(e.p, r, args(64, "v1", false)) // 64 cpu: more than the node has
+	start := time.Now()
+	err := e.p.AwaitReady(e.ctx, r)
+	if err == nil || !strings.Contains(err.Error(), "cannot be scheduled") || !strings.Contains(err.Error(), "Insufficient cpu") {
+		t.Fatalf("want the scheduler's reason, got %v", err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Fatalf("took %s to fail", d)
+	}
+	t.Logf("failed after %s: %v", time.Since(start).Round(time.Millisecond), err)
+}
+
+// chaosTemplate returns a deployment template whose pods carry the label that makes kwok's chaos
+// stage report the given container waiting reason.
+func chaosTemplate(t *testing.T, reason string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../templates/deployment.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const podLabels = "      labels:\n        app.kubernetes.io/name: rill-runtime\n"
+	if strings.Count(string(b), podLabels) != 1 {
+		t.Fatal("the default deployment template changed shape; update chaosTemplate")
+	}
+	text := strings.Replace(string(b), podLabels, podLabels+"        container-waiting.stage.rill.test/reason: "+reason+"\n", 1)
+	return writeTemplate(t, "deployment.yaml", text)
+}
+
+func TestIntegrationAwaitReadyFailsFastWithThePodsReason(t *testing.T) {
+	needCluster(t)
+	if !testChaos {
+		t.Skip("needs kwok's chaos stages (set RILL_TEST_CHAOS=1 with a cluster that has them)")
+	}
+	for _, reason := range []string{"CrashLoopBackOff", "ErrImagePull"} {
+		t.Run(reason, func(t *testing.T) {
+			e := newEnv(t, `, "template_paths": {"deployment": "`+chaosTemplate(t, reason)+`"}`)
+			r := e.newRuntime()
+			e.provision(e.p, r, args(1, "v1", false))
+			start := time.Now()
+			err := e.p.AwaitReady(e.ctx, r)
+			if err == nil || !strings.Contains(err.Error(), "is "+reason) {
+				t.Fatalf("want %s, got %v", reason, err)
+			}
+			if d := time.Since(start); d > 20*time.Second {
+				t.Fatalf("took %s to fail", d)
+			}
+			t.Logf("failed after %s: %v", time.Since(start).Round(time.Millisecond), err)
+		})
+	}
+}
+
+// pingServer answers /v1/ping for any host; the provisioner's HTTP client is pointed at it.
+func pingServer(t *testing.T, p *Provisioner, failures int64) *atomic.Int64 {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := calls.Add(1)
+		if r.URL.Path != "/v1/ping" || !strings.HasSuffix(r.Host, ".rill.test") {
+			http.Error(w, "unexpected request "+r.Host+r.URL.Path, http.StatusNotFound)
+			return
+		}
+		if failures < 0 || n <= failures {
+			http.Error(w, "not yet", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprint(w, `{"version":"v1"}`)
+	}))
+	t.Cleanup(srv.Close)
+	var d net.Dialer
+	p.httpClient = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, network, srv.Listener.Addr().String())
+		},
+	}}
+	return &calls
+}
+
+func TestIntegrationAwaitReadyPingsTheRuntime(t *testing.T) {
+	e := newEnv(t, `, "ping_path": "/v1/ping"`)
+	calls := pingServer(t, e.p, 2)
+	r := e.newRuntime()
+	e.provision(e.p, r, args(1, "v1", false))
+	e.awaitReady(r)
+	if calls.Load() != 3 {
+		t.Fatalf("want 3 pings (2 failures, 1 success), got %d", calls.Load())
+	}
+}
+
+func TestIntegrationAwaitReadyTimesOutWithTheLastPingAnswer(t *testing.T) {
+	e := newEnv(t, `, "ping_path": "/v1/ping"`)
+	e.p.spec.TimeoutSeconds = 4
+	pingServer(t, e.p, -1)
+	r := e.newRuntime()
+	e.provision(e.p, r, args(1, "v1", false))
+	start := time.Now()
+	err := e.p.AwaitReady(e.ctx, r)
+	if err == nil || !strings.Contains(err.Error(), "http://"+pidOf(r)+".rill.test/v1/ping") || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("got %v", err)
+	}
+	if d := time.Since(start); d > 8*time.Second {
+		t.Fatalf("ignored timeout_seconds: %s", d)
+	}
+}
