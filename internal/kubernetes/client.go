@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -22,6 +23,7 @@ import (
 // and then shared by every call.
 type clients struct {
 	config    *rest.Config
+	http      *http.Client
 	apps      appsv1client.AppsV1Interface
 	core      corev1client.CoreV1Interface
 	dynamic   dynamic.Interface
@@ -53,6 +55,15 @@ func (l *lazyClients) get(ctx context.Context) (*clients, error) {
 	}
 	l.clients = c
 	return c, nil
+}
+
+// close releases idle connections; the clients stay usable.
+func (l *lazyClients) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.clients != nil {
+		l.clients.http.CloseIdleConnections()
+	}
 }
 
 // restConfig loads the client configuration: the kubeconfig file (and context) when set, else the
@@ -113,6 +124,7 @@ func buildClients(spec *Spec) (*clients, error) {
 	cached := memory.NewMemCacheClient(disco)
 	return &clients{
 		config:    cfg,
+		http:      httpClient,
 		apps:      apps,
 		core:      core,
 		dynamic:   dyn,

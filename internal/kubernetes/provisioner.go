@@ -70,6 +70,7 @@ func (p *Provisioner) Type() string { return Type }
 // Close implements provisioner.Provisioner.
 func (p *Provisioner) Close() error {
 	p.httpClient.CloseIdleConnections()
+	p.clients.close()
 	return nil
 }
 

@@ -161,6 +161,9 @@ func (w *rolloutWatch) listAndWatch(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick.C:
+			if w.hash == "" {
+				w.refreshHash(ctx, false)
+			}
 		case ev, ok := <-dw.ResultChan():
 			if !ok {
 				return errRelist
