@@ -22,6 +22,8 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/resources"
 
 	// Provisioner implementations register themselves by type.
+	_ "github.com/rill-provisioner/terraform-provider-rill/internal/clickhouse"
+	_ "github.com/rill-provisioner/terraform-provider-rill/internal/kubernetes"
 	_ "github.com/rill-provisioner/terraform-provider-rill/internal/static"
 )
 
@@ -193,6 +195,7 @@ func (p *RillProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 func (p *RillProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		resources.NewRuntimeResource,
+		resources.NewClickHouseResource,
 	}
 }
 

@@ -94,21 +94,12 @@ func (d *ProvisionersDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 
 // Configure implements datasource.DataSourceWithConfigure.
 func (d *ProvisionersDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return
-	}
-	client, ok := req.ProviderData.(*Client)
-	if !ok {
-		resp.Diagnostics.AddError("Unexpected provider data", fmt.Sprintf("expected *resources.Client, got %T; this is a bug in the provider", req.ProviderData))
-		return
-	}
-	d.client = client
+	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 // Read implements datasource.DataSource.
 func (d *ProvisionersDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if d.client == nil || d.client.Unknown {
-		resp.Diagnostics.AddError("Provider not configured", "The rill provider's configuration is not known yet; apply the resources it depends on first.")
+	if !configured(d.client, &resp.Diagnostics) {
 		return
 	}
 	out := provisionersModel{Default: types.StringValue(d.client.Default), Provisioners: []provisionerModel{}}

@@ -164,15 +164,7 @@ func (r *RuntimeResource) UpgradeState(context.Context) map[int64]resource.State
 
 // Configure implements resource.ResourceWithConfigure.
 func (r *RuntimeResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return
-	}
-	client, ok := req.ProviderData.(*Client)
-	if !ok {
-		resp.Diagnostics.AddError("Unexpected provider data", fmt.Sprintf("expected *resources.Client, got %T; this is a bug in the provider", req.ProviderData))
-		return
-	}
-	r.client = client
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 // ValidateConfig checks what needs no provisioner: annotation keys reserved for other attributes.
@@ -212,18 +204,14 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if config.Provisioner.IsUnknown() {
 		return
 	}
-	name := config.Provisioner.ValueString()
-	if config.Provisioner.IsNull() && state != nil {
-		name = state.Provisioner.ValueString()
+	var stateName *string
+	if state != nil {
+		n := state.Provisioner.ValueString()
+		stateName = &n
 	}
-	resolved, _, err := r.client.Resolve(name, provisioner.ResourceTypeRuntime)
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("provisioner_name"), "Invalid provisioner", err.Error())
+	planProvisioner(ctx, r.client, provisioner.ResourceTypeRuntime, config.Provisioner, stateName, resp)
+	if resp.Diagnostics.HasError() {
 		return
-	}
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("provisioner_name"), resolved)...)
-	if state != nil && state.Provisioner.ValueString() != resolved {
-		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("provisioner_name"))
 	}
 
 	if !plan.Slots.IsUnknown() && !plan.Slots.IsNull() {
@@ -238,7 +226,7 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan runtimeModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || !r.configured(&resp.Diagnostics) {
+	if resp.Diagnostics.HasError() || !configured(r.client, &resp.Diagnostics) {
 		return
 	}
 	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
@@ -300,7 +288,7 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 func (r *RuntimeResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state runtimeModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !r.configured(&resp.Diagnostics) {
+	if resp.Diagnostics.HasError() || !configured(r.client, &resp.Diagnostics) {
 		return
 	}
 	timeout, diags := state.Timeouts.Read(ctx, defaultReadTimeout)
@@ -348,7 +336,7 @@ func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest
 	var plan, state runtimeModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !r.configured(&resp.Diagnostics) {
+	if resp.Diagnostics.HasError() || !configured(r.client, &resp.Diagnostics) {
 		return
 	}
 	timeout, diags := plan.Timeouts.Update(ctx, defaultUpdateTimeout)
@@ -395,7 +383,7 @@ func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest
 func (r *RuntimeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state runtimeModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !r.configured(&resp.Diagnostics) {
+	if resp.Diagnostics.HasError() || !configured(r.client, &resp.Diagnostics) {
 		return
 	}
 	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
@@ -445,15 +433,6 @@ func splitImportID(id string) (string, string, bool) {
 		return "", "", false
 	}
 	return id[:i], id[i+1:], true
-}
-
-func (r *RuntimeResource) configured(diags *diag.Diagnostics) bool {
-	if r.client == nil || r.client.Unknown {
-		diags.AddError("Provider not configured",
-			"The rill provider's configuration is not known yet (it depends on values computed during apply). Apply the resources it depends on first.")
-		return false
-	}
-	return true
 }
 
 // options builds the ResourceOptions a provisioner receives from the resource's attributes.

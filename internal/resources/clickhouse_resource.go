@@ -1,0 +1,300 @@
+package resources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+var (
+	_ resource.Resource                 = (*ClickHouseResource)(nil)
+	_ resource.ResourceWithConfigure    = (*ClickHouseResource)(nil)
+	_ resource.ResourceWithModifyPlan   = (*ClickHouseResource)(nil)
+	_ resource.ResourceWithImportState  = (*ClickHouseResource)(nil)
+	_ resource.ResourceWithUpgradeState = (*ClickHouseResource)(nil)
+)
+
+// ClickHouseResource is `rill_clickhouse`: a database and a user of its own on a shared ClickHouse,
+// handed over as a DSN. Create = Provision + AwaitReady, Read = CheckResource, Update = Provision,
+// Delete = Deprovision.
+type ClickHouseResource struct {
+	client *Client
+}
+
+// NewClickHouseResource is the resource factory.
+func NewClickHouseResource() resource.Resource { return &ClickHouseResource{} }
+
+type clickhouseModel struct {
+	ID          types.String   `tfsdk:"id"`
+	Provisioner types.String   `tfsdk:"provisioner_name"`
+	Annotations types.Map      `tfsdk:"annotations"`
+	DSN         types.String   `tfsdk:"dsn"`
+	WriteDSN    types.String   `tfsdk:"write_dsn"`
+	Database    types.String   `tfsdk:"database"`
+	User        types.String   `tfsdk:"user"`
+	Cluster     types.String   `tfsdk:"cluster"`
+	Timeouts    timeouts.Value `tfsdk:"timeouts"`
+}
+
+// Metadata implements resource.Resource.
+func (r *ClickHouseResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_clickhouse"
+}
+
+// Schema implements resource.Resource.
+func (r *ClickHouseResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	stable := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
+	resp.Schema = schema.Schema{
+		Version: 0,
+		MarkdownDescription: "A ClickHouse database and a user limited to it, on a shared ClickHouse server, from a " +
+			"`clickhouse-static` provisioner. Clients get a DSN with the user's own password.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{Computed: true, PlanModifiers: stable, MarkdownDescription: "Resource ID (a UUID chosen at creation)."},
+			"provisioner_name": schema.StringAttribute{
+				Optional: true, Computed: true, PlanModifiers: stable,
+				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+				MarkdownDescription: "Name of a `clickhouse-static` provisioner in the provider's set; defaults to the default provisioner. Changing it re-creates the database.",
+			},
+			"annotations": schema.MapAttribute{
+				Optional: true, ElementType: types.StringType,
+				Validators: []validator.Map{mapvalidator.KeysAre(stringvalidator.LengthAtLeast(1))},
+				MarkdownDescription: "Project annotations; `organization_name` and `project_name` name the database at creation " +
+					"(sanitized to `[a-z0-9_]`, at most 63 characters). Changing them later keeps the database.",
+			},
+			"dsn":       schema.StringAttribute{Computed: true, Sensitive: true, PlanModifiers: stable, MarkdownDescription: "DSN of the database with the resource's own user and password."},
+			"write_dsn": schema.StringAttribute{Computed: true, Sensitive: true, PlanModifiers: stable, MarkdownDescription: "DSN for writes, when the provisioner has a `write_dsn`; empty otherwise."},
+			"database":  schema.StringAttribute{Computed: true, PlanModifiers: stable, MarkdownDescription: "Database name."},
+			"user":      schema.StringAttribute{Computed: true, PlanModifiers: stable, MarkdownDescription: "User name."},
+			"cluster":   schema.StringAttribute{Computed: true, PlanModifiers: stable, MarkdownDescription: "ClickHouse cluster the objects were created `ON CLUSTER`; empty when none."},
+		},
+		Blocks: map[string]schema.Block{
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Read: true, Update: true, Delete: true}),
+		},
+	}
+}
+
+// UpgradeState implements resource.ResourceWithUpgradeState (version 0 is the first schema).
+func (r *ClickHouseResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
+	return map[int64]resource.StateUpgrader{}
+}
+
+// Configure implements resource.ResourceWithConfigure.
+func (r *ClickHouseResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// ModifyPlan resolves the provisioner at plan time and forces replacement when it changes.
+func (r *ClickHouseResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || r.client == nil || r.client.Unknown {
+		return
+	}
+	var config clickhouseModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	var state *clickhouseModel
+	if !req.State.Raw.IsNull() {
+		state = &clickhouseModel{}
+		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+	}
+	if resp.Diagnostics.HasError() || config.Provisioner.IsUnknown() {
+		return
+	}
+	var stateName *string
+	if state != nil {
+		n := state.Provisioner.ValueString()
+		stateName = &n
+	}
+	planProvisioner(ctx, r.client, provisioner.ResourceTypeClickHouse, config.Provisioner, stateName, resp)
+}
+
+// Create implements resource.Resource.
+func (r *ClickHouseResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan clickhouseModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() || !configured(r.client, &resp.Diagnostics) {
+		return
+	}
+	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
+	resp.Diagnostics.Append(diags...)
+	name, p, err := r.client.Resolve(plan.Provisioner.ValueString(), provisioner.ResourceTypeClickHouse)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("provisioner_name"), "Invalid provisioner", err.Error())
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	opts := r.options(ctx, &plan, &resp.Diagnostics)
+	id := uuid.NewString()
+	ctx = tflog.SetField(ctx, "clickhouse_id", id)
+	ctx = tflog.SetField(ctx, "provisioner", name)
+	tflog.Info(ctx, "provisioning a ClickHouse database")
+	res, err := p.Provision(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse}, opts)
+	if err != nil {
+		if cleanupErr := p.Deprovision(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse}); cleanupErr != nil {
+			resp.Diagnostics.AddWarning("Cleanup after a failed provision failed", fmt.Sprintf("ClickHouse resource %s may have left a database or user behind: %v", id, cleanupErr))
+		}
+		resp.Diagnostics.AddError("Provisioning the ClickHouse database failed", fmt.Sprintf("Provisioner %q: %v", name, err))
+		return
+	}
+	r.applyResult(ctx, &plan, name, res, resp.Private, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if err := p.AwaitReady(ctx, res); err != nil {
+		resp.Diagnostics.AddError("ClickHouse database did not become ready", fmt.Sprintf("Resource %s from provisioner %q: %v", id, name, err))
+	}
+}
+
+// Read implements resource.Resource: CheckResource, never creating anything.
+func (r *ClickHouseResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state clickhouseModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() || !configured(r.client, &resp.Diagnostics) {
+		return
+	}
+	timeout, diags := state.Timeouts.Read(ctx, defaultReadTimeout)
+	resp.Diagnostics.Append(diags...)
+	name, p, err := r.client.Resolve(state.Provisioner.ValueString(), provisioner.ResourceTypeClickHouse)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("provisioner_name"), "Cannot read the ClickHouse database", err.Error())
+	}
+	privState, diags := loadProvisionerState(ctx, req.Private)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	opts := r.options(ctx, &state, &resp.Diagnostics)
+	res, err := p.CheckResource(ctx, r.resource(&state, privState), opts)
+	if errors.Is(err, provisioner.ErrResourceNotFound) {
+		resp.Diagnostics.AddWarning("ClickHouse database no longer exists",
+			fmt.Sprintf("rill_clickhouse %s (provisioner %q) was removed outside Terraform and will be planned for re-creation: %v", state.ID.ValueString(), name, err))
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Reading the ClickHouse database failed", fmt.Sprintf("Provisioner %q could not report resource %s (the state is kept unchanged): %v", name, state.ID.ValueString(), err))
+		return
+	}
+	r.applyResult(ctx, &state, name, res, resp.Private, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// Update implements resource.Resource: Provision again (a no-op while the DSN works).
+func (r *ClickHouseResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state clickhouseModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() || !configured(r.client, &resp.Diagnostics) {
+		return
+	}
+	timeout, diags := plan.Timeouts.Update(ctx, defaultUpdateTimeout)
+	resp.Diagnostics.Append(diags...)
+	name, p, err := r.client.Resolve(state.Provisioner.ValueString(), provisioner.ResourceTypeClickHouse)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("provisioner_name"), "Invalid provisioner", err.Error())
+	}
+	privState, diags := loadProvisionerState(ctx, req.Private)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	opts := r.options(ctx, &plan, &resp.Diagnostics)
+	res, err := p.Provision(ctx, r.resource(&state, privState), opts)
+	if err != nil {
+		resp.Diagnostics.AddError("Updating the ClickHouse database failed", fmt.Sprintf("Provisioner %q, resource %s (unchanged): %v", name, state.ID.ValueString(), err))
+		return
+	}
+	r.applyResult(ctx, &plan, name, res, resp.Private, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// Delete implements resource.Resource: drop the database and the user; already gone is success.
+func (r *ClickHouseResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state clickhouseModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() || !configured(r.client, &resp.Diagnostics) {
+		return
+	}
+	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
+	resp.Diagnostics.Append(diags...)
+	name, p, err := r.client.Resolve(state.Provisioner.ValueString(), provisioner.ResourceTypeClickHouse)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("provisioner_name"), "Cannot delete the ClickHouse database", err.Error())
+	}
+	privState, diags := loadProvisionerState(ctx, req.Private)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := p.Deprovision(ctx, r.resource(&state, privState)); err != nil {
+		resp.Diagnostics.AddError("Deprovisioning the ClickHouse database failed", fmt.Sprintf("Provisioner %q, resource %s: %v", name, state.ID.ValueString(), err))
+	}
+}
+
+// ImportState refuses with the reason: the user's password exists only in the state that created it,
+// and a plan must never reset it.
+func (r *ClickHouseResource) ImportState(_ context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	resp.Diagnostics.AddError("rill_clickhouse cannot be imported",
+		fmt.Sprintf("Import ID %q: a ClickHouse resource's password is generated at creation and kept only in Terraform state; "+
+			"it cannot be read back from the server. Move the resource between states with `terraform state mv` instead, or "+
+			"create a new rill_clickhouse.", req.ID))
+}
+
+func (r *ClickHouseResource) options(ctx context.Context, m *clickhouseModel, diags *diag.Diagnostics) *provisioner.ResourceOptions {
+	annotations := map[string]string{}
+	if !m.Annotations.IsNull() && !m.Annotations.IsUnknown() {
+		diags.Append(m.Annotations.ElementsAs(ctx, &annotations, false)...)
+	}
+	return &provisioner.ResourceOptions{Args: map[string]any{}, Annotations: annotations, RillVersion: r.client.RillVersion}
+}
+
+func (r *ClickHouseResource) resource(m *clickhouseModel, privState map[string]any) *provisioner.Resource {
+	cfg := map[string]any{}
+	if !m.DSN.IsNull() && !m.DSN.IsUnknown() {
+		cfg["dsn"] = m.DSN.ValueString()
+	}
+	if !m.WriteDSN.IsNull() && !m.WriteDSN.IsUnknown() && m.WriteDSN.ValueString() != "" {
+		cfg["write_dsn"] = m.WriteDSN.ValueString()
+	}
+	return &provisioner.Resource{ID: m.ID.ValueString(), Type: provisioner.ResourceTypeClickHouse, State: privState, Config: cfg}
+}
+
+func (r *ClickHouseResource) applyResult(ctx context.Context, m *clickhouseModel, name string, res *provisioner.Resource, private privateState, diags *diag.Diagnostics) {
+	cfg, err := provisioner.NewClickhouseConfig(res.Config)
+	if err != nil {
+		diags.AddError("Provisioner returned an invalid ClickHouse config", fmt.Sprintf("Provisioner %q: %v; this is a bug in the provisioner", name, err))
+		return
+	}
+	writeDSN, _ := res.Config["write_dsn"].(string)
+	str := func(k string) types.String { s, _ := res.State[k].(string); return types.StringValue(s) }
+	m.ID = types.StringValue(res.ID)
+	m.Provisioner = types.StringValue(name)
+	m.DSN = types.StringValue(cfg.DSN)
+	m.WriteDSN = types.StringValue(writeDSN)
+	m.Database, m.User, m.Cluster = str("database"), str("user"), str("cluster")
+	diags.Append(saveProvisionerState(ctx, private, res.State)...)
+}

@@ -1,0 +1,115 @@
+package resources_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Secrets in the provider block (a ClickHouse admin password in the set, a PostgreSQL ledger password)
+// never reach TF_LOG=trace output, plan output or error messages, even when provisioning fails while
+// connecting with them.
+func TestAcc_secretsStayOutOfLogsAndPlans(t *testing.T) {
+	requireAcc(t)
+	tfPath := os.Getenv("TF_ACC_TERRAFORM_PATH")
+	cliConfig := devOverrideCLIConfig(t)
+
+	const adminPassword = "Adm1n-S3cret-Pa55"
+	closed := closedPort(t)
+	set := fmt.Sprintf(`{
+  "ch": {"type": "clickhouse-static", "spec": {"dsn": "clickhouse://admin:%s@127.0.0.1:%d/default"}},
+  "pool": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test:9091", "slots": 2}]}}
+}`, adminPassword, closed)
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`
+terraform {
+  required_providers {
+    rill = { source = "rill-provisioner/rill" }
+  }
+}
+provider "rill" {
+  ledger_dsn           = "sqlite://%s/ledger.db"
+  default_provisioner  = "pool"
+  provisioner_set_json = %q
+}
+resource "rill_runtime" "rt" {
+  slots = 1
+}
+resource "rill_clickhouse" "db" {
+  provisioner_name = "ch"
+  annotations      = { organization_name = "acme", project_name = "secrets" }
+  timeouts {
+    create = "20s"
+  }
+}
+output "dsn" {
+  value     = rill_clickhouse.db.dsn
+  sensitive = true
+}
+`, dir, set)
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, tfPath, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+cliConfig, "TF_LOG=trace", "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		return out.String(), err
+	}
+
+	plan, err := run("plan", "-no-color", "-out=tfplan")
+	if err != nil {
+		t.Fatalf("plan failed: %v\n%s", err, tail(plan))
+	}
+	show, err := run("show", "-no-color", "tfplan")
+	if err != nil {
+		t.Fatalf("show failed: %v\n%s", err, tail(show))
+	}
+	apply, applyErr := run("apply", "-no-color", "-auto-approve")
+	t.Cleanup(func() { _, _ = run("destroy", "-no-color", "-auto-approve") })
+
+	if applyErr == nil || !strings.Contains(apply, "Provisioning the ClickHouse database failed") {
+		t.Fatalf("apply against a closed ClickHouse port should fail provisioning; err=%v\n%s", applyErr, tail(apply))
+	}
+	if !strings.Contains(plan, "provisioner") || !strings.Contains(plan, "[TRACE]") {
+		t.Fatalf("TF_LOG=trace output is missing provider lines:\n%s", tail(plan))
+	}
+	for name, out := range map[string]string{"plan (TF_LOG=trace)": plan, "show": show, "apply (TF_LOG=trace)": apply} {
+		if strings.Contains(out, adminPassword) {
+			i := strings.Index(out, adminPassword)
+			t.Errorf("%s output contains the admin password near: %q", name, out[max(0, i-200):min(len(out), i+50)])
+		}
+	}
+	if !strings.Contains(show, "(sensitive value)") {
+		t.Errorf("plan output does not mark the set or the DSN as sensitive:\n%s", show)
+	}
+}
+
+func closedPort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	return port
+}
+
+func tail(s string) string {
+	if len(s) > 4000 {
+		return "...\n" + s[len(s)-4000:]
+	}
+	return s
+}
