@@ -50,6 +50,7 @@ const (
 	stateKeyVersion    = "version"
 	stateKeyHibernated = "hibernated"
 	stateKeyWarnings   = "warnings"
+	stateKeyDrift      = "drift"
 )
 
 type observation struct {
@@ -58,6 +59,7 @@ type observation struct {
 	hibernated    bool
 	hasHibernated bool
 	warnings      []string
+	drift         []string
 }
 
 func observedRuntime(state map[string]any) observation {
@@ -78,15 +80,24 @@ func observedRuntime(state map[string]any) observation {
 	}
 	o.version, _ = state[stateKeyVersion].(string)
 	o.hibernated, o.hasHibernated = state[stateKeyHibernated].(bool)
-	switch w := state[stateKeyWarnings].(type) {
+	o.warnings = stringList(state[stateKeyWarnings])
+	o.drift = stringList(state[stateKeyDrift])
+	return o
+}
+
+// stringList reads a []string that may have been through JSON ([]any).
+func stringList(v any) []string {
+	switch w := v.(type) {
 	case []string:
-		o.warnings = w
+		return w
 	case []any:
+		var out []string
 		for _, x := range w {
 			if s, ok := x.(string); ok {
-				o.warnings = append(o.warnings, s)
+				out = append(out, s)
 			}
 		}
+		return out
 	}
-	return o
+	return nil
 }

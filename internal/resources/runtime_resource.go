@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -69,6 +70,7 @@ type runtimeModel struct {
 	CPU          types.Int64    `tfsdk:"cpu"`
 	MemoryGB     types.Int64    `tfsdk:"memory_gb"`
 	StorageBytes types.Int64    `tfsdk:"storage_bytes"`
+	Drift        types.List     `tfsdk:"drift"`
 	Timeouts     timeouts.Value `tfsdk:"timeouts"`
 }
 
@@ -149,6 +151,13 @@ func (r *RuntimeResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				Computed:            true,
 				MarkdownDescription: "Storage granted, in bytes (40 GiB per slot).",
 			},
+			"drift": schema.ListAttribute{
+				Computed:    true,
+				ElementType: types.StringType,
+				MarkdownDescription: "How the live runtime differed from what the provisioner would apply, as found by the last " +
+					"refresh (for example templates changed on disk, or an image edited by hand). A non-empty list is planned " +
+					"as an in-place update that repairs it; after apply it is empty.",
+			},
 		},
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Read: true, Update: true, Delete: true}),
@@ -214,6 +223,10 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 
+	// Whatever drift the last refresh found, the apply repairs: plan it away (a change only when there
+	// was drift, which makes the update visible).
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("drift"), types.ListValueMust(types.StringType, nil))...)
+
 	if !plan.Slots.IsUnknown() && !plan.Slots.IsNull() {
 		cpu, mem, storage := provisioner.NewRuntimeSizes(int(plan.Slots.ValueInt64()))
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("cpu"), int64(cpu))...)
@@ -259,6 +272,7 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 			// Keep the resource in state (tainted) so that a later apply or destroy cleans it up.
 			plan.ID = types.StringValue(id)
 			plan.Provisioner = types.StringValue(name)
+			plan.Host, plan.Audience = types.StringNull(), types.StringNull() // never known: nothing was provisioned for sure
 			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 			resp.Diagnostics.AddWarning("Cleanup after a failed provision failed", fmt.Sprintf("Runtime %s was kept in state as tainted: %v", id, cleanupErr))
 		}
@@ -266,6 +280,7 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	resp.Diagnostics.Append(r.applyResult(ctx, &plan, name, res, resp.Private)...)
+	plan.Drift = types.ListValueMust(types.StringType, nil) // Provision applied the desired objects
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -370,6 +385,7 @@ func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest
 		return
 	}
 	resp.Diagnostics.Append(r.applyResult(ctx, &plan, name, res, resp.Private)...)
+	plan.Drift = types.ListValueMust(types.StringType, nil) // Provision applied the desired objects
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if resp.Diagnostics.HasError() || plan.Hibernated.ValueBool() {
 		return
@@ -478,6 +494,14 @@ func (r *RuntimeResource) applyResult(ctx context.Context, m *runtimeModel, name
 	}
 	if observed.hasHibernated {
 		m.Hibernated = types.BoolValue(observed.hibernated)
+	}
+	drift := make([]attr.Value, 0, len(observed.drift))
+	for _, d := range observed.drift {
+		drift = append(drift, types.StringValue(d))
+	}
+	m.Drift = types.ListValueMust(types.StringType, drift)
+	if len(drift) > 0 {
+		tflog.Info(ctx, "runtime drifted from its desired objects; planning an update", map[string]any{"drift": observed.drift})
 	}
 	for _, w := range observed.warnings {
 		diags.AddWarning("Provisioner warning", fmt.Sprintf("Provisioner %q, runtime %s: %s", name, res.ID, w))
