@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Print the absolute path of an OpenTofu CLI built from the Go module proxy.
+#
+# Usage:
+#   scripts/tofu-cli.sh                 # $RILL_TOFU_PATH, else build/reuse
+#   RILL_TOFU_PATH=/usr/bin/tofu scripts/tofu-cli.sh
+#
+# The version is pinned by tools/opentofu/go.mod (a wrapper module that
+# requires github.com/opentofu/opentofu and repeats the one `replace` line from
+# OpenTofu's own go.mod). It is built with
+#   go -C tools/opentofu build github.com/opentofu/opentofu/cmd/tofu
+# into .tools/tofu/<version>/tofu (git-ignored) and reused on later runs.
+# Cold build: ~11 min of CPU (510 s user + 155 s sys measured); 38 min wall
+# on 2 heavily shared cores. With a warm Go build cache only the link runs.
+# To bump: edit the require + replace lines in tools/opentofu/go.mod, then
+# `go -C tools/opentofu mod tidy`.
+#
+# Running terraform-plugin-testing (v1.16) acceptance tests against OpenTofu:
+#   TF_ACC=1
+#   TF_ACC_TERRAFORM_PATH="$(scripts/tofu-cli.sh)"  # terraform-exec runs it
+#   TF_ACC_PROVIDER_HOST=registry.opentofu.org        # required
+#   TF_ACC_PROVIDER_NAMESPACE=hashicorp               # or the <ns> of the
+#                                                     # tests' own source = "<ns>/rill"
+#   (TF_ACC_TERRAFORM_VERSION unset: it would download Terraform.)
+# Why (verified with a throwaway framework provider, OpenTofu 1.10.10):
+# * The framework serves the provider in-process and passes it to the CLI in
+#   TF_REATTACH_PROVIDERS keyed "<host>/<ns>/rill"; host defaults to
+#   registry.terraform.io, ns to both "-" and "hashicorp". With neither
+#   variable set every tofu command fails with: Invalid provider namespace:
+#   The legacy provider namespace "-" can be used only with hostname
+#   registry.opentofu.org.
+# * For configs without a terraform block, the framework injects
+#   required_providers { rill = { source = "<host>/<ns>/rill" } }, so any
+#   consistent host/ns pair works there.
+# * A config with its own terraform { required_providers { rill = { source =
+#   "<ns>/rill" } } } resolves under OpenTofu to registry.opentofu.org/<ns>/rill;
+#   unless host and namespace match it, tofu reports "Inconsistent dependency
+#   lock file ... no version is selected" (it tries to install it). The same
+#   namespace rule applies to Terraform (host registry.terraform.io there).
+# The values above are also what OpenTofu's docs (language/providers) give.
+#
+# Only the binary path goes to stdout; progress goes to stderr.
+set -euo pipefail
+
+case "${1:-}" in
+  -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; exit 0 ;;
+  "") ;;
+  *) echo "tofu-cli.sh: unknown argument: $1" >&2; exit 2 ;;
+esac
+
+if [[ -n "${RILL_TOFU_PATH:-}" ]]; then
+  if [[ -x "$RILL_TOFU_PATH" && ! -d "$RILL_TOFU_PATH" ]]; then
+    (cd "$(dirname "$RILL_TOFU_PATH")" && printf '%s/%s\n' "$(pwd -P)" "$(basename "$RILL_TOFU_PATH")")
+    exit 0
+  fi
+  echo "tofu-cli.sh: RILL_TOFU_PATH=$RILL_TOFU_PATH is not an executable file" >&2
+  exit 1
+fi
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
+mod="$root/tools/opentofu"
+# Read the pinned version straight from the wrapper's go.mod so the cache key
+# can never drift from what is actually built.
+version="$(awk '$1 == "github.com/opentofu/opentofu" && $2 ~ /^v/ {print $2; exit}
+                $1 == "require" && $2 == "github.com/opentofu/opentofu" {print $3; exit}' "$mod/go.mod")"
+if [[ -z "$version" ]]; then
+  echo "tofu-cli.sh: cannot find the github.com/opentofu/opentofu requirement in $mod/go.mod" >&2
+  exit 1
+fi
+version="${version#v}"
+
+dir="$root/.tools/tofu/$version"
+bin="$dir/tofu"
+if [[ -x "$bin" ]]; then
+  echo "$bin"
+  exit 0
+fi
+
+command -v go >/dev/null 2>&1 || { echo "tofu-cli.sh: go is required to build OpenTofu $version" >&2; exit 1; }
+mkdir -p "$dir"
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$dir/.lock"
+  flock 9
+fi
+if [[ ! -x "$bin" ]]; then
+  tmp="$(mktemp -d "$dir/.build.XXXXXX")"
+  trap 'rm -rf "$tmp"' EXIT
+  echo "tofu-cli.sh: building OpenTofu v$version from the Go module proxy (several minutes cold)..." >&2
+  start=$SECONDS
+  # Flags mirror OpenTofu's .goreleaser.yaml (static, -trimpath, -s -w, and
+  # version.dev=no so `tofu version` says v$version rather than v$version-dev);
+  # GOWORK=off keeps any go.work in the checkout out of it.
+  GOWORK=off CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -buildvcs=false -mod=readonly" \
+    go -C "$mod" build -trimpath \
+      -ldflags="-s -w -X github.com/opentofu/opentofu/version.dev=no" \
+      -o "$tmp/tofu" github.com/opentofu/opentofu/cmd/tofu >&2
+  mv -f "$tmp/tofu" "$bin"
+  echo "tofu-cli.sh: built $bin in $((SECONDS - start))s" >&2
+fi
+echo "$bin"
