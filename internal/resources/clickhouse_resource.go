@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -126,40 +125,33 @@ func (r *ClickHouseResource) ModifyPlan(ctx context.Context, req resource.Modify
 func (r *ClickHouseResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan clickhouseModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || !configured(r.client, &resp.Diagnostics) {
-		return
-	}
-	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
-	resp.Diagnostics.Append(diags...)
-	name, p, err := r.client.Resolve(plan.Provisioner.ValueString(), provisioner.ResourceTypeClickHouse)
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("provisioner_name"), "Invalid provisioner", err.Error())
-	}
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	opts := r.options(ctx, &plan, &resp.Diagnostics)
 	id := uuid.NewString()
-	ctx = tflog.SetField(ctx, "clickhouse_id", id)
-	ctx = tflog.SetField(ctx, "provisioner", name)
-	tflog.Info(ctx, "provisioning a ClickHouse database")
-	res, err := p.Provision(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse}, opts)
-	if err != nil {
-		if cleanupErr := p.Deprovision(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse}); cleanupErr != nil {
-			resp.Diagnostics.AddWarning("Cleanup after a failed provision failed", fmt.Sprintf("ClickHouse resource %s may have left a database or user behind: %v", id, cleanupErr))
-		}
-		resp.Diagnostics.AddError("Provisioning the ClickHouse database failed", fmt.Sprintf("Provisioner %q: %v", name, err))
+	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
+	c := startCall(ctx, r.client, provisioner.ResourceTypeClickHouse, plan.Provisioner.ValueString(), id, timeout, diags, nil, &resp.Diagnostics)
+	if c == nil {
 		return
 	}
-	r.applyResult(ctx, &plan, name, res, resp.Private, &resp.Diagnostics)
+	defer c.cancel()
+	opts := r.options(c.ctx, &plan, &resp.Diagnostics)
+	tflog.Info(c.ctx, "provisioning a ClickHouse database")
+	res, err := c.p.Provision(c.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse}, opts)
+	if err != nil {
+		if cleanupErr := c.p.Deprovision(c.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse}); cleanupErr != nil {
+			resp.Diagnostics.AddWarning("Cleanup after a failed provision failed", fmt.Sprintf("ClickHouse resource %s may have left a database or user behind: %v", id, cleanupErr))
+		}
+		resp.Diagnostics.AddError("Provisioning the ClickHouse database failed", fmt.Sprintf("Provisioner %q: %v", c.name, err))
+		return
+	}
+	r.applyResult(c.ctx, &plan, c.name, res, resp.Private, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if err := p.AwaitReady(ctx, res); err != nil {
-		resp.Diagnostics.AddError("ClickHouse database did not become ready", fmt.Sprintf("Resource %s from provisioner %q: %v", id, name, err))
+	if err := c.p.AwaitReady(c.ctx, res); err != nil {
+		resp.Diagnostics.AddError("ClickHouse database did not become ready", fmt.Sprintf("Resource %s from provisioner %q: %v", id, c.name, err))
 	}
 }
 
@@ -167,35 +159,28 @@ func (r *ClickHouseResource) Create(ctx context.Context, req resource.CreateRequ
 func (r *ClickHouseResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state clickhouseModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !configured(r.client, &resp.Diagnostics) {
-		return
-	}
-	timeout, diags := state.Timeouts.Read(ctx, defaultReadTimeout)
-	resp.Diagnostics.Append(diags...)
-	name, p, err := r.client.Resolve(state.Provisioner.ValueString(), provisioner.ResourceTypeClickHouse)
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("provisioner_name"), "Cannot read the ClickHouse database", err.Error())
-	}
-	privState, diags := loadProvisionerState(ctx, req.Private)
-	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	opts := r.options(ctx, &state, &resp.Diagnostics)
-	res, err := p.CheckResource(ctx, r.resource(&state, privState), opts)
+	timeout, diags := state.Timeouts.Read(ctx, defaultReadTimeout)
+	c := startCall(ctx, r.client, provisioner.ResourceTypeClickHouse, state.Provisioner.ValueString(), state.ID.ValueString(), timeout, diags, req.Private, &resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	defer c.cancel()
+	opts := r.options(c.ctx, &state, &resp.Diagnostics)
+	res, err := c.p.CheckResource(c.ctx, r.resource(&state, c.privState), opts)
 	if errors.Is(err, provisioner.ErrResourceNotFound) {
 		resp.Diagnostics.AddWarning("ClickHouse database no longer exists",
-			fmt.Sprintf("rill_clickhouse %s (provisioner %q) was removed outside Terraform and will be planned for re-creation: %v", state.ID.ValueString(), name, err))
+			fmt.Sprintf("rill_clickhouse %s (provisioner %q) was removed outside Terraform and will be planned for re-creation: %v", state.ID.ValueString(), c.name, err))
 		resp.State.RemoveResource(ctx)
 		return
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Reading the ClickHouse database failed", fmt.Sprintf("Provisioner %q could not report resource %s (the state is kept unchanged): %v", name, state.ID.ValueString(), err))
+		resp.Diagnostics.AddError("Reading the ClickHouse database failed", fmt.Sprintf("Provisioner %q could not report resource %s (the state is kept unchanged): %v", c.name, state.ID.ValueString(), err))
 		return
 	}
-	r.applyResult(ctx, &state, name, res, resp.Private, &resp.Diagnostics)
+	r.applyResult(c.ctx, &state, c.name, res, resp.Private, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -204,29 +189,22 @@ func (r *ClickHouseResource) Update(ctx context.Context, req resource.UpdateRequ
 	var plan, state clickhouseModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !configured(r.client, &resp.Diagnostics) {
-		return
-	}
-	timeout, diags := plan.Timeouts.Update(ctx, defaultUpdateTimeout)
-	resp.Diagnostics.Append(diags...)
-	name, p, err := r.client.Resolve(state.Provisioner.ValueString(), provisioner.ResourceTypeClickHouse)
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("provisioner_name"), "Invalid provisioner", err.Error())
-	}
-	privState, diags := loadProvisionerState(ctx, req.Private)
-	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	opts := r.options(ctx, &plan, &resp.Diagnostics)
-	res, err := p.Provision(ctx, r.resource(&state, privState), opts)
-	if err != nil {
-		resp.Diagnostics.AddError("Updating the ClickHouse database failed", fmt.Sprintf("Provisioner %q, resource %s (unchanged): %v", name, state.ID.ValueString(), err))
+	timeout, diags := plan.Timeouts.Update(ctx, defaultUpdateTimeout)
+	c := startCall(ctx, r.client, provisioner.ResourceTypeClickHouse, state.Provisioner.ValueString(), state.ID.ValueString(), timeout, diags, req.Private, &resp.Diagnostics)
+	if c == nil {
 		return
 	}
-	r.applyResult(ctx, &plan, name, res, resp.Private, &resp.Diagnostics)
+	defer c.cancel()
+	opts := r.options(c.ctx, &plan, &resp.Diagnostics)
+	res, err := c.p.Provision(c.ctx, r.resource(&state, c.privState), opts)
+	if err != nil {
+		resp.Diagnostics.AddError("Updating the ClickHouse database failed", fmt.Sprintf("Provisioner %q, resource %s (unchanged): %v", c.name, state.ID.ValueString(), err))
+		return
+	}
+	r.applyResult(c.ctx, &plan, c.name, res, resp.Private, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
@@ -234,24 +212,17 @@ func (r *ClickHouseResource) Update(ctx context.Context, req resource.UpdateRequ
 func (r *ClickHouseResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state clickhouseModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !configured(r.client, &resp.Diagnostics) {
-		return
-	}
-	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
-	resp.Diagnostics.Append(diags...)
-	name, p, err := r.client.Resolve(state.Provisioner.ValueString(), provisioner.ResourceTypeClickHouse)
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("provisioner_name"), "Cannot delete the ClickHouse database", err.Error())
-	}
-	privState, diags := loadProvisionerState(ctx, req.Private)
-	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	if err := p.Deprovision(ctx, r.resource(&state, privState)); err != nil {
-		resp.Diagnostics.AddError("Deprovisioning the ClickHouse database failed", fmt.Sprintf("Provisioner %q, resource %s: %v", name, state.ID.ValueString(), err))
+	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
+	c := startCall(ctx, r.client, provisioner.ResourceTypeClickHouse, state.Provisioner.ValueString(), state.ID.ValueString(), timeout, diags, req.Private, &resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	defer c.cancel()
+	if err := c.p.Deprovision(c.ctx, r.resource(&state, c.privState)); err != nil {
+		resp.Diagnostics.AddError("Deprovisioning the ClickHouse database failed", fmt.Sprintf("Provisioner %q, resource %s: %v", c.name, state.ID.ValueString(), err))
 	}
 }
 

@@ -3,11 +3,13 @@ package resources
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
@@ -52,4 +54,42 @@ func planProvisioner(ctx context.Context, client *Client, rt provisioner.Resourc
 	if stateName != nil && *stateName != resolved {
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("provisioner_name"))
 	}
+}
+
+// call is what a CRUD method needs to call a provisioner: a context bounded by the operation's timeout
+// and carrying the log fields, the resolved provisioner, and the resource's stored provisioner state.
+type call struct {
+	ctx       context.Context
+	cancel    context.CancelFunc
+	name      string
+	p         provisioner.Provisioner
+	privState map[string]any
+}
+
+// startCall prepares a call; it returns nil (with diagnostics) when the call cannot be made. private
+// is nil in Create, where there is no stored state yet. The caller must defer c.cancel().
+func startCall(ctx context.Context, client *Client, rt provisioner.ResourceType, provisionerName, id string,
+	timeout time.Duration, timeoutDiags diag.Diagnostics, private privateState, diags *diag.Diagnostics) *call {
+	diags.Append(timeoutDiags...)
+	if diags.HasError() || !configured(client, diags) {
+		return nil
+	}
+	name, p, err := client.Resolve(provisionerName, rt)
+	if err != nil {
+		diags.AddAttributeError(path.Root("provisioner_name"), "Invalid provisioner", err.Error())
+		return nil
+	}
+	var privState map[string]any
+	if private != nil {
+		var d diag.Diagnostics
+		privState, d = loadProvisionerState(ctx, private)
+		diags.Append(d...)
+		if diags.HasError() {
+			return nil
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx = tflog.SetField(ctx, string(rt)+"_id", id)
+	ctx = tflog.SetField(ctx, "provisioner", name)
+	return &call{ctx: ctx, cancel: cancel, name: name, p: p, privState: privState}
 }

@@ -239,62 +239,50 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan runtimeModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || !configured(r.client, &resp.Diagnostics) {
-		return
-	}
-	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	name, p, err := r.client.Resolve(plan.Provisioner.ValueString(), provisioner.ResourceTypeRuntime)
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("provisioner_name"), "Invalid provisioner", err.Error())
-		return
-	}
-	opts, diags := r.options(ctx, &plan)
-	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	id := uuid.NewString()
-	ctx = tflog.SetField(ctx, "runtime_id", id)
-	ctx = tflog.SetField(ctx, "provisioner", name)
-	tflog.Info(ctx, "provisioning runtime", map[string]any{"slots": plan.Slots.ValueInt64()})
+	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
+	c := startCall(ctx, r.client, provisioner.ResourceTypeRuntime, plan.Provisioner.ValueString(), id, timeout, diags, nil, &resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	defer c.cancel()
+	opts, diags := r.options(c.ctx, &plan)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	tflog.Info(c.ctx, "provisioning runtime", map[string]any{"slots": plan.Slots.ValueInt64()})
 
-	res, err := p.Provision(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, opts)
+	res, err := c.p.Provision(c.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, opts)
 	if err != nil {
 		// Provision is idempotent and may have done part of its work: undo it so nothing is orphaned.
-		if cleanupErr := p.Deprovision(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}); cleanupErr != nil {
+		if cleanupErr := c.p.Deprovision(c.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}); cleanupErr != nil {
 			// Keep the resource in state (tainted) so that a later apply or destroy cleans it up.
 			plan.ID = types.StringValue(id)
-			plan.Provisioner = types.StringValue(name)
+			plan.Provisioner = types.StringValue(c.name)
 			plan.Host, plan.Audience = types.StringNull(), types.StringNull() // never known: nothing was provisioned for sure
 			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 			resp.Diagnostics.AddWarning("Cleanup after a failed provision failed", fmt.Sprintf("Runtime %s was kept in state as tainted: %v", id, cleanupErr))
 		}
-		resp.Diagnostics.AddError("Provisioning the runtime failed", fmt.Sprintf("Provisioner %q: %v", name, err))
+		resp.Diagnostics.AddError("Provisioning the runtime failed", fmt.Sprintf("Provisioner %q: %v", c.name, err))
 		return
 	}
-	resp.Diagnostics.Append(r.applyResult(ctx, &plan, name, res, resp.Private)...)
+	resp.Diagnostics.Append(r.applyResult(c.ctx, &plan, c.name, res, resp.Private)...)
 	plan.Drift = types.ListValueMust(types.StringType, nil) // Provision applied the desired objects
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
+	if resp.Diagnostics.HasError() || plan.Hibernated.ValueBool() {
 		return
 	}
-	if plan.Hibernated.ValueBool() {
-		return
-	}
-	tflog.Info(ctx, "waiting for the runtime to be ready", map[string]any{"host": plan.Host.ValueString()})
-	if err := p.AwaitReady(ctx, res); err != nil {
+	tflog.Info(c.ctx, "waiting for the runtime to be ready", map[string]any{"host": plan.Host.ValueString()})
+	if err := c.p.AwaitReady(c.ctx, res); err != nil {
 		// The state is already saved: Terraform marks the resource tainted and replaces it next time.
-		resp.Diagnostics.AddError("Runtime did not become ready", fmt.Sprintf("Runtime %s from provisioner %q: %v", id, name, err))
+		resp.Diagnostics.AddError("Runtime did not become ready", fmt.Sprintf("Runtime %s from provisioner %q: %v", id, c.name, err))
 		return
 	}
-	tflog.Info(ctx, "runtime ready", map[string]any{"host": plan.Host.ValueString()})
+	tflog.Info(c.ctx, "runtime ready", map[string]any{"host": plan.Host.ValueString()})
 }
 
 // Read reports the runtime as the provisioner sees it and changes nothing. A runtime that no longer
@@ -303,45 +291,33 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 func (r *RuntimeResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state runtimeModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !configured(r.client, &resp.Diagnostics) {
+	if resp.Diagnostics.HasError() {
 		return
 	}
 	timeout, diags := state.Timeouts.Read(ctx, defaultReadTimeout)
+	c := startCall(ctx, r.client, provisioner.ResourceTypeRuntime, state.Provisioner.ValueString(), state.ID.ValueString(), timeout, diags, req.Private, &resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	defer c.cancel()
+	opts, diags := r.options(c.ctx, &state)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	name, p, err := r.client.Resolve(state.Provisioner.ValueString(), provisioner.ResourceTypeRuntime)
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("provisioner_name"), "Cannot read the runtime", err.Error())
-		return
-	}
-	privState, diags := loadProvisionerState(ctx, req.Private)
-	resp.Diagnostics.Append(diags...)
-	opts, diags := r.options(ctx, &state)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx = tflog.SetField(ctx, "runtime_id", state.ID.ValueString())
-	ctx = tflog.SetField(ctx, "provisioner", name)
-	res, err := p.CheckResource(ctx, &provisioner.Resource{ID: state.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: privState, Config: configOf(&state)}, opts)
+	res, err := c.p.CheckResource(c.ctx, &provisioner.Resource{ID: state.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: c.privState, Config: configOf(&state)}, opts)
 	if errors.Is(err, provisioner.ErrResourceNotFound) {
-		tflog.Warn(ctx, "runtime no longer exists; removing it from state so it is planned for re-creation", map[string]any{"reason": err.Error()})
+		tflog.Warn(c.ctx, "runtime no longer exists; removing it from state so it is planned for re-creation", map[string]any{"reason": err.Error()})
 		resp.Diagnostics.AddWarning("Runtime no longer exists",
-			fmt.Sprintf("rill_runtime %s (provisioner %q) was removed outside Terraform and will be planned for re-creation: %v", state.ID.ValueString(), name, err))
+			fmt.Sprintf("rill_runtime %s (provisioner %q) was removed outside Terraform and will be planned for re-creation: %v", state.ID.ValueString(), c.name, err))
 		resp.State.RemoveResource(ctx)
 		return
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Reading the runtime failed", fmt.Sprintf("Provisioner %q could not report runtime %s (the state is kept unchanged): %v", name, state.ID.ValueString(), err))
+		resp.Diagnostics.AddError("Reading the runtime failed", fmt.Sprintf("Provisioner %q could not report runtime %s (the state is kept unchanged): %v", c.name, state.ID.ValueString(), err))
 		return
 	}
-	state.Provisioner = types.StringValue(name)
-	resp.Diagnostics.Append(r.applyResult(ctx, &state, name, res, resp.Private)...)
+	resp.Diagnostics.Append(r.applyResult(c.ctx, &state, c.name, res, resp.Private)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -351,47 +327,36 @@ func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest
 	var plan, state runtimeModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !configured(r.client, &resp.Diagnostics) {
-		return
-	}
-	timeout, diags := plan.Timeouts.Update(ctx, defaultUpdateTimeout)
-	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	name, p, err := r.client.Resolve(state.Provisioner.ValueString(), provisioner.ResourceTypeRuntime)
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("provisioner_name"), "Invalid provisioner", err.Error())
+	timeout, diags := plan.Timeouts.Update(ctx, defaultUpdateTimeout)
+	c := startCall(ctx, r.client, provisioner.ResourceTypeRuntime, state.Provisioner.ValueString(), state.ID.ValueString(), timeout, diags, req.Private, &resp.Diagnostics)
+	if c == nil {
 		return
 	}
-	privState, diags := loadProvisionerState(ctx, req.Private)
-	resp.Diagnostics.Append(diags...)
-	opts, diags := r.options(ctx, &plan)
+	defer c.cancel()
+	opts, diags := r.options(c.ctx, &plan)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	plan.ID = state.ID
-	ctx = tflog.SetField(ctx, "runtime_id", state.ID.ValueString())
-	ctx = tflog.SetField(ctx, "provisioner", name)
-	tflog.Info(ctx, "updating runtime", map[string]any{"slots": plan.Slots.ValueInt64(), "previous_slots": state.Slots.ValueInt64()})
+	tflog.Info(c.ctx, "updating runtime", map[string]any{"slots": plan.Slots.ValueInt64(), "previous_slots": state.Slots.ValueInt64()})
 
-	res, err := p.Provision(ctx, &provisioner.Resource{ID: state.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: privState, Config: configOf(&state)}, opts)
+	res, err := c.p.Provision(c.ctx, &provisioner.Resource{ID: state.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: c.privState, Config: configOf(&state)}, opts)
 	if err != nil {
-		resp.Diagnostics.AddError("Updating the runtime failed", fmt.Sprintf("Provisioner %q, runtime %s (unchanged): %v", name, state.ID.ValueString(), err))
+		resp.Diagnostics.AddError("Updating the runtime failed", fmt.Sprintf("Provisioner %q, runtime %s (unchanged): %v", c.name, state.ID.ValueString(), err))
 		return
 	}
-	resp.Diagnostics.Append(r.applyResult(ctx, &plan, name, res, resp.Private)...)
+	resp.Diagnostics.Append(r.applyResult(c.ctx, &plan, c.name, res, resp.Private)...)
 	plan.Drift = types.ListValueMust(types.StringType, nil) // Provision applied the desired objects
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if resp.Diagnostics.HasError() || plan.Hibernated.ValueBool() {
 		return
 	}
-	if err := p.AwaitReady(ctx, res); err != nil {
-		resp.Diagnostics.AddError("Runtime did not become ready after the update", fmt.Sprintf("Runtime %s from provisioner %q: %v", state.ID.ValueString(), name, err))
+	if err := c.p.AwaitReady(c.ctx, res); err != nil {
+		resp.Diagnostics.AddError("Runtime did not become ready after the update", fmt.Sprintf("Runtime %s from provisioner %q: %v", state.ID.ValueString(), c.name, err))
 	}
 }
 
@@ -399,32 +364,18 @@ func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest
 func (r *RuntimeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state runtimeModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !configured(r.client, &resp.Diagnostics) {
+	if resp.Diagnostics.HasError() {
 		return
 	}
 	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
+	c := startCall(ctx, r.client, provisioner.ResourceTypeRuntime, state.Provisioner.ValueString(), state.ID.ValueString(), timeout, diags, req.Private, &resp.Diagnostics)
+	if c == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	name, p, err := r.client.Resolve(state.Provisioner.ValueString(), provisioner.ResourceTypeRuntime)
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("provisioner_name"), "Cannot delete the runtime", err.Error())
-		return
-	}
-	privState, diags := loadProvisionerState(ctx, req.Private)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx = tflog.SetField(ctx, "runtime_id", state.ID.ValueString())
-	ctx = tflog.SetField(ctx, "provisioner", name)
-	tflog.Info(ctx, "deprovisioning runtime")
-	if err := p.Deprovision(ctx, &provisioner.Resource{ID: state.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: privState, Config: configOf(&state)}); err != nil {
-		resp.Diagnostics.AddError("Deprovisioning the runtime failed", fmt.Sprintf("Provisioner %q, runtime %s: %v", name, state.ID.ValueString(), err))
+	defer c.cancel()
+	tflog.Info(c.ctx, "deprovisioning runtime")
+	if err := c.p.Deprovision(c.ctx, &provisioner.Resource{ID: state.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: c.privState, Config: configOf(&state)}); err != nil {
+		resp.Diagnostics.AddError("Deprovisioning the runtime failed", fmt.Sprintf("Provisioner %q, runtime %s: %v", c.name, state.ID.ValueString(), err))
 	}
 }
 
