@@ -86,6 +86,10 @@ output "dsn" {
 	if !strings.Contains(plan, "provisioner") || !strings.Contains(plan, "[TRACE]") {
 		t.Fatalf("TF_LOG=trace output is missing provider lines:\n%s", tail(plan))
 	}
+	// The static provisioner's zap lines reach TF_LOG through the bridge, with its decision and reason.
+	if !strings.Contains(apply, "placing runtime") || !strings.Contains(apply, "@module=rill.provisioner") || !strings.Contains(apply, "placement spread") {
+		t.Errorf("TF_LOG output lacks the provisioner's placement decision (zap -> tflog bridge)")
+	}
 	for name, out := range map[string]string{"plan (TF_LOG=trace)": plan, "show": show, "apply (TF_LOG=trace)": apply} {
 		if strings.Contains(out, adminPassword) {
 			i := strings.Index(out, adminPassword)
