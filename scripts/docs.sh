@@ -11,7 +11,10 @@ tf="$(scripts/terraform-cli.sh)"
 docs="$(scripts/tfplugindocs.sh)"
 out="docs"
 if [ "${1:-}" = "--check" ]; then
-  out="$(mktemp -d)/docs"
+  # tfplugindocs resolves the output directory relative to the provider directory: keep it inside
+  # the (git-ignored) .tools folder.
+  out=".tools/docs-check"
+  rm -rf "$out"
 fi
 # tfplugindocs finds Terraform only as `terraform` on PATH; it must not download one.
 PATH="$(dirname "$tf"):$PATH" "$docs" generate --provider-name rill --provider-dir "$root" \
