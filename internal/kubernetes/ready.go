@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -367,7 +368,7 @@ func podFailure(pod *corev1.Pod, now time.Time, unschedulableGrace time.Duration
 	}
 	for _, cond := range pod.Status.Conditions {
 		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse && cond.Reason == corev1.PodReasonUnschedulable {
-			if strings.Contains(cond.Message, "unbound immediate PersistentVolumeClaims") || now.Sub(cond.LastTransitionTime.Time) < unschedulableGrace {
+			if waitsForVolume(cond.Message) || now.Sub(cond.LastTransitionTime.Time) < unschedulableGrace {
 				return nil
 			}
 			return fmt.Errorf("pod %s cannot be scheduled: %s", pod.Name, orDefault(cond.Message, "Unschedulable"))
@@ -396,6 +397,25 @@ func podFailure(pod *corev1.Pod, now time.Time, unschedulableGrace time.Duration
 		}
 	}
 	return nil
+}
+
+// volumeWaitMessages are scheduler messages that mean "the volume is being provisioned or bound, or
+// the scheduler's cache has not seen it yet": they resolve by waiting, unlike a lack of resources.
+var volumeWaitMessages = []string{
+	"unbound immediate PersistentVolumeClaims",
+	"bound to non-existent persistentvolume",
+	"waiting for ephemeral volume controller",
+}
+
+var pvcNotFoundRE = regexp.MustCompile(`persistentvolumeclaim "[^"]*" not found`)
+
+func waitsForVolume(msg string) bool {
+	for _, m := range volumeWaitMessages {
+		if strings.Contains(msg, m) {
+			return true
+		}
+	}
+	return pvcNotFoundRE.MatchString(msg)
 }
 
 func terminationSummary(t *corev1.ContainerStateTerminated) string {

@@ -15,6 +15,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+func unschedulableWith(msg string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: msg,
+	}}}}
+}
+
 func TestPodFailureReasons(t *testing.T) {
 	waiting := func(reason, msg string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
@@ -51,6 +57,9 @@ func TestPodFailureReasons(t *testing.T) {
 		{"restarting repeatedly", restarting, "keeps failing (4 restarts); last exit code 137 (OOMKilled)"},
 		{"unschedulable", unschedulable, "cannot be scheduled: 0/1 nodes are available: 1 Insufficient cpu."},
 		{"waiting for its volume", waitingForVolume, ""},
+		{"scheduler cache behind the volume", unschedulableWith(`0/1 nodes are available: persistentvolumeclaim "runtime-x" bound to non-existent persistentvolume "". not found`), ""},
+		{"scheduler cache behind the claim", unschedulableWith(`0/1 nodes are available: persistentvolumeclaim "runtime-x" not found.`), ""},
+		{"volume bound, cpu short", unschedulableWith(`0/1 nodes are available: 1 Insufficient cpu.`), "Insufficient cpu"},
 		{"creating", waiting("ContainerCreating", ""), ""},
 		{"being deleted", deleting, ""},
 	}
