@@ -577,3 +577,29 @@ func TestIntegrationAwaitReadyTimesOutWithTheLastPingAnswer(t *testing.T) {
 		t.Fatalf("ignored timeout_seconds: %s", d)
 	}
 }
+
+func TestIntegrationAwaitReadyTimeoutSaysWhereTheRolloutStands(t *testing.T) {
+	// With a grace period (a cluster with a node autoscaler), an unschedulable pod is waited for,
+	// and the timeout names what the scheduler said.
+	e := newEnv(t, `, "unschedulable_grace_seconds": 600`)
+	e.p.spec.TimeoutSeconds = 3
+	r := e.newRuntime()
+	e.provision(e.p, r, args(64, "v1", false))
+	start := time.Now()
+	err := e.p.AwaitReady(e.ctx, r)
+	if err == nil || !strings.Contains(err.Error(), "not ready after") || !strings.Contains(err.Error(), "timeout_seconds=3") ||
+		!strings.Contains(err.Error(), "0 available") || !strings.Contains(err.Error(), "not scheduled: 0/1 nodes are available: 1 Insufficient cpu") {
+		t.Fatalf("got %v", err)
+	}
+	if d := time.Since(start); d < 3*time.Second || d > 6*time.Second {
+		t.Fatalf("took %s with timeout_seconds=3", d)
+	}
+	t.Log(err)
+}
+
+func TestIntegrationCheck(t *testing.T) {
+	e := newEnv(t, "")
+	if err := e.p.Check(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+}
