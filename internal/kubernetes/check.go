@@ -74,6 +74,13 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 	}
 
 	want := desiredArgs(opts, st)
+	if _, err := provisioner.NewRuntimeArgs(opts.Args); err != nil && st.ImageTag == "" {
+		// Imported: neither args nor a state say which version is wanted, so the tag that runs is
+		// (reported as the version, not as drift), unless it is the default an unset version gets.
+		if tag := dep.Annotations[AnnotationVersion]; tag != "" && tag != imageTag("", opts.RillVersion) {
+			want.Version = tag
+		}
+	}
 	obs := *want
 	if n, err := strconv.Atoi(dep.Annotations[AnnotationSlots]); err == nil && n >= 1 {
 		obs.Slots = n

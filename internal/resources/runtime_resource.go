@@ -231,7 +231,18 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		cpu, mem, storage := provisioner.NewRuntimeSizes(int(plan.Slots.ValueInt64()))
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("cpu"), int64(cpu))...)
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("memory_gb"), int64(mem))...)
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("storage_bytes"), storage)...)
+		// A provisioner may keep a volume larger than the slots ask for (Kubernetes never shrinks one):
+		// below the size in state, the plan keeps that size while the slots stay, and leaves it to the
+		// apply when they shrink.
+		planned := types.Int64Value(storage)
+		if state != nil && len(resp.RequiresReplace) == 0 && !state.StorageBytes.IsNull() && !state.StorageBytes.IsUnknown() &&
+			state.StorageBytes.ValueInt64() > storage {
+			planned = types.Int64Unknown()
+			if state.Slots.Equal(plan.Slots) {
+				planned = state.StorageBytes
+			}
+		}
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("storage_bytes"), planned)...)
 	}
 }
 
