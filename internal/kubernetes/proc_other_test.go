@@ -1,7 +1,0 @@
-//go:build unix && !linux
-
-package kubernetes
-
-import "syscall"
-
-func setParentDeathSignal(*syscall.SysProcAttr) {}
