@@ -149,7 +149,8 @@ func (r *RuntimeResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			},
 			"storage_bytes": schema.Int64Attribute{
 				Computed:            true,
-				MarkdownDescription: "Storage granted, in bytes (40 GiB per slot).",
+				MarkdownDescription: "Storage granted, in bytes (40 GiB per slot). A Kubernetes volume never shrinks: after a " +
+					"resize down it keeps its larger size, and this shows the size it really has.",
 			},
 			"drift": schema.ListAttribute{
 				Computed:    true,
