@@ -148,7 +148,7 @@ func (r *RuntimeResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				MarkdownDescription: "Memory granted, in GB (4 per slot).",
 			},
 			"storage_bytes": schema.Int64Attribute{
-				Computed:            true,
+				Computed: true,
 				MarkdownDescription: "Storage granted, in bytes (40 GiB per slot). A Kubernetes volume never shrinks: after a " +
 					"resize down it keeps its larger size, and this shows the size it really has.",
 			},
