@@ -407,7 +407,9 @@ var volumeWaitMessages = []string{
 	"waiting for ephemeral volume controller",
 }
 
-var pvcNotFoundRE = regexp.MustCompile(`persistentvolumeclaim "[^"]*" not found`)
+// A claim, or the volume bound to a new claim, that the scheduler's cache has not seen yet: both pass
+// as soon as the volume controller and the informers catch up.
+var pvcNotFoundRE = regexp.MustCompile(`persistentvolume(claim)? "[^"]*" not found`)
 
 func waitsForVolume(msg string) bool {
 	for _, m := range volumeWaitMessages {

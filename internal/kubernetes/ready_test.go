@@ -173,3 +173,15 @@ func TestPingGivesUpAtTheDeadlineWithTheLastAnswer(t *testing.T) {
 		t.Fatalf("ping ignored the deadline: %s", d)
 	}
 }
+
+func TestWaitsForVolumeRecognisesTheSchedulersVolumeMessages(t *testing.T) {
+	for msg, want := range map[string]bool{
+		`0/1 nodes are available: persistentvolumeclaim "runtime-abc" not found. preemption: 0/1 nodes are available`: true,
+		`0/2 nodes are available: persistentvolume "pvc-3f1c2a9e" not found. preemption: not eligible`:                true,
+		`0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available`:                            false,
+	} {
+		if got := waitsForVolume(msg); got != want {
+			t.Errorf("waitsForVolume(%q) = %v, want %v", msg, got, want)
+		}
+	}
+}
