@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"log"
+	"os"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
@@ -22,6 +23,7 @@ func main() {
 	var debug bool
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
 	flag.Parse()
+	quietLogsUnlessAsked()
 
 	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
 		Address: "registry.terraform.io/rill-provisioner/rill",
@@ -31,5 +33,23 @@ func main() {
 	provider.CloseAll()
 	if err != nil {
 		log.Fatal(err.Error())
+	}
+}
+
+// quietLogsUnlessAsked switches the plugin SDK's and the provider's loggers off when nobody asked for
+// logs. Without TF_LOG, Terraform discards whatever a provider writes to its log, but the SDK would
+// still format a trace line for every RPC and send it over: measured in BENCHMARKS.md, that was about
+// 40% of an apply of 200 runtimes. With TF_LOG (or TF_LOG_PROVIDER, or a variable set explicitly)
+// nothing changes.
+func quietLogsUnlessAsked() {
+	for _, asked := range []string{"TF_LOG", "TF_LOG_PROVIDER", "TF_LOG_PATH", "TF_LOG_CORE"} {
+		if os.Getenv(asked) != "" {
+			return
+		}
+	}
+	for _, k := range []string{"TF_LOG_SDK", "TF_LOG_SDK_PROTO", "TF_LOG_SDK_FRAMEWORK", "TF_LOG_PROVIDER_RILL"} {
+		if _, set := os.LookupEnv(k); !set {
+			_ = os.Setenv(k, "off")
+		}
 	}
 }
