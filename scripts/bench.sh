@@ -1,0 +1,494 @@
+#!/usr/bin/env bash
+# Benchmarks of the provider (`make bench`); see BENCHMARKS.md for what each figure means.
+#
+#   scripts/bench.sh                 # apply + ledger benchmarks; Markdown table on stdout
+#   scripts/bench.sh --update        # ... and write the results into BENCHMARKS.md
+#   scripts/bench.sh --pg --profile  # also a PostgreSQL-ledger apply, and a profile of one apply
+#
+# 1. Apply benchmark. Builds the provider (CGO_ENABLED=0), wires it into Terraform with a
+#    dev_overrides CLI config (like scripts/quickstart.sh), and times `terraform apply -auto-approve`
+#    of these configurations in temporary directories, interleaved round by round with the same
+#    Terraform CLI (scripts/terraform-cli.sh) and the same -parallelism:
+#      a) COUNT `rill_runtime` (slots = 1) on a static pool of 4 hosts x 100 slots, with a fresh SQLite
+#         ledger in the temporary directory;
+#      b) COUNT `terraform_data` (built in, no provider process);
+#      c) with --pg: (a) with a PostgreSQL ledger (a throwaway cluster, scripts/bench/pgcluster.go);
+#      d) with --calibrate: COUNT `noop_item` of a do-nothing plugin-framework provider
+#         (scripts/bench/noopprov.go): the floor of any out-of-process framework provider; once as
+#         is, once with the plugin SDK's trace logging switched off
+#         (TF_LOG_SDK=off TF_LOG_SDK_PROTO=off TF_LOG_SDK_FRAMEWORK=off);
+#      e) with --calibrate: (a) with the SDK's trace logging switched off.
+#    Before every timed apply the state and the ledger are reset (state file and SQLite files removed,
+#    a fresh PostgreSQL database), so every round is a fresh create of all COUNT resources. One
+#    untimed warm-up round comes first. Reported: median, min and max wall time, median CPU time
+#    (user+sys of terraform and its provider processes), and median(a)/median(b).
+# 2. Ledger benchmark: `go test ./internal/database -run '^$' -bench BenchmarkAllocate -benchtime 300x
+#    -count 3`, reported as the median allocs/s of the counts per backend and writers.
+# 3. --profile: one more (a) apply with TF_LOG=trace (per-RPC timings from the log) and with a provider
+#    built with pprof (scripts/bench/profprov.go), plus one with the SDK's trace logging switched off,
+#    summarized on stderr and kept in the work directory (--keep).
+#
+# Options (environment variable in parentheses):
+#   -n, --rounds N        timed rounds (BENCH_ROUNDS, 5)
+#   -p, --parallelism N   terraform -parallelism (BENCH_PARALLELISM, 10)
+#   -c, --count N         resources per configuration (BENCH_COUNT, 200)
+#       --ledger-count N  -count of the ledger benchmark (BENCH_LEDGER_COUNT, 3)
+#       --pg              also the PostgreSQL-ledger apply (BENCH_PG=1)
+#       --calibrate       also the no-op provider and the SDK-logging-off applies (BENCH_CALIBRATE=1)
+#       --profile         profile one rill_runtime apply (BENCH_PROFILE=1)
+#       --no-apply        skip the apply benchmark
+#       --no-ledger       skip the ledger benchmark
+#       --rev REV         benchmark committed revision REV (git archive) instead of the working tree
+#                         (BENCH_REV); useful when the working tree is mid-edit and does not build
+#       --max-load L      wait while the 1-minute load average is above L (BENCH_MAX_LOAD, 3) ...
+#       --max-wait S      ... for at most S seconds, then run anyway and say so (BENCH_MAX_WAIT, 1200)
+#       --update          replace the results block of BENCHMARKS.md with this run's
+#       --keep            keep the work directory (logs, profiles)
+#
+# Progress goes to stderr; only the Markdown results go to stdout. Needs Go, bash, git; Terraform is
+# whatever scripts/terraform-cli.sh picks (PATH, else v1.5.7 built from the Go module proxy).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
+cd "$root"
+
+rounds="${BENCH_ROUNDS:-5}"
+parallelism="${BENCH_PARALLELISM:-10}"
+count="${BENCH_COUNT:-200}"
+ledger_count="${BENCH_LEDGER_COUNT:-3}"
+with_pg="${BENCH_PG:-0}"
+calibrate="${BENCH_CALIBRATE:-0}"
+profile="${BENCH_PROFILE:-0}"
+rev="${BENCH_REV:-}"
+max_load="${BENCH_MAX_LOAD:-3}"
+max_wait="${BENCH_MAX_WAIT:-1200}"
+do_apply=1 do_ledger=1 update=0 keep=0
+
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; }
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    -n|--rounds) rounds="$2"; shift ;;
+    -p|--parallelism) parallelism="$2"; shift ;;
+    -c|--count) count="$2"; shift ;;
+    --ledger-count) ledger_count="$2"; shift ;;
+    --pg) with_pg=1 ;;
+    --calibrate) calibrate=1 ;;
+    --profile) profile=1 ;;
+    --no-apply) do_apply=0 ;;
+    --no-ledger) do_ledger=0 ;;
+    --rev) rev="$2"; shift ;;
+    --max-load) max_load="$2"; shift ;;
+    --max-wait) max_wait="$2"; shift ;;
+    --update) update=1 ;;
+    --keep) keep=1 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "bench.sh: unknown argument: $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+for v in rounds parallelism count ledger_count; do
+  [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: $v must be a positive integer, got ${!v}" >&2; exit 2; }
+done
+[[ "$max_wait" =~ ^[0-9]+$ ]] || { echo "bench.sh: max-wait must be a number of seconds, got $max_wait" >&2; exit 2; }
+[[ "$max_load" =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "bench.sh: max-load must be a number, got $max_load" >&2; exit 2; }
+
+log() { printf 'bench: %s\n' "$*" >&2; }
+export CGO_ENABLED=0 CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
+# Nothing from the caller's environment may change what is measured.
+unset TF_LOG TF_LOG_PATH TF_LOG_CORE TF_LOG_PROVIDER TF_LOG_SDK TF_LOG_SDK_PROTO TF_LOG_SDK_FRAMEWORK \
+  TF_PLUGIN_CACHE_DIR TF_CLI_ARGS TF_CLI_ARGS_apply TF_CLI_ARGS_init TF_WORKSPACE TF_DATA_DIR \
+  RILL_ADMIN_PROVISIONER_SET_JSON RILL_ADMIN_DEFAULT_PROVISIONER RILL_LEDGER_DSN RILL_VERSION
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/rill-bench.XXXXXX")"
+pg_pid=""
+cleanup() {
+  if [[ -n "$pg_pid" ]]; then
+    kill -TERM "$pg_pid" 2>/dev/null || true
+    wait "$pg_pid" 2>/dev/null || true
+  fi
+  if [[ "$keep" == 1 ]]; then log "work directory kept: $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---------------------------------------------------------------------------------------------------
+# Machine and load.
+load1() { cut -d' ' -f1 /proc/loadavg; }
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+above() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'; }
+
+load_note=""
+waited=0
+while above "$(load1)" "$max_load"; do
+  if (( waited >= max_wait )); then
+    load_note="still $(loadavg) after waiting ${waited} s for it to drop to $max_load; ran anyway, so wall times are pessimistic"
+    log "$load_note"
+    break
+  fi
+  log "load average $(loadavg) > $max_load: waiting (${waited}s of ${max_wait}s)"
+  sleep 30
+  waited=$((waited + 30))
+done
+load_start="$(loadavg)"
+[[ -n "$load_note" ]] || load_note="$load_start at the start (waited ${waited} s for it to be <= $max_load)"
+
+cpu_model="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
+mem_total="$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
+go_version="$(go env GOVERSION)"
+
+# ---------------------------------------------------------------------------------------------------
+# Source: the working tree, or a committed revision exported to the work directory.
+src="$root"
+head="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+if [[ -n "$rev" ]]; then
+  commit="$(git rev-parse --short "$rev^{commit}")"
+  src="$work/src"
+  mkdir -p "$src"
+  git archive "$commit" | tar -x -C "$src"
+  # The helpers are build-ignored single files: use this checkout's, whatever the revision has.
+  mkdir -p "$src/scripts/bench"
+  cp "$root"/scripts/bench/*.go "$src/scripts/bench/"
+  source_desc="commit $commit (git archive of $rev)"
+else
+  dirty=""
+  [[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]] || dirty=" + uncommitted changes"
+  source_desc="working tree at $head$dirty"
+fi
+log "source: $source_desc"
+
+# ---------------------------------------------------------------------------------------------------
+# Apply benchmark.
+tf="$(scripts/terraform-cli.sh)"
+# An empty CLI config until the provider is built (the caller's may not exist, or may point elsewhere).
+: >"$work/empty.tfrc"
+export TF_CLI_CONFIG_FILE="$work/empty.tfrc"
+tf_version="$("$tf" version)"
+tf_version="${tf_version%%$'\n'*}"
+apply_md=""
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "nan"; exit } if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+minof() { awk 'NR == 1 || $1 < m { m = $1 } END { print m }'; }
+maxof() { awk 'NR == 1 || $1 > m { m = $1 } END { print m }'; }
+
+write_cli_config() { # $1 = file, $2 = directory holding terraform-provider-rill
+  cat > "$1" <<RC
+provider_installation {
+  dev_overrides {
+    "rill-provisioner/rill" = "$2"
+    "rill-provisioner/noop" = "$2"
+  }
+  direct {}
+}
+RC
+}
+
+write_runtime_config() { # $1 = dir, $2 = ledger DSN
+  mkdir -p "$1"
+  cat > "$1/main.tf" <<TF
+terraform {
+  required_providers {
+    rill = { source = "rill-provisioner/rill" }
+  }
+}
+
+provider "rill" {
+  # 4 hosts x 100 slots: room for $count one-slot runtimes up to 400.
+  provisioner_set_json = jsonencode({
+    pool = {
+      type = "static"
+      spec = {
+        runtimes = [for i in range(4) : {
+          host         = "http://runtime-\${i}.bench.invalid:9091"
+          slots        = 100
+          data_dir     = "/mnt/data"
+          audience_url = "http://runtime-\${i}.bench.invalid:8081"
+        }]
+      }
+    }
+  })
+  default_provisioner = "pool"
+  ledger_dsn          = var.ledger_dsn
+}
+
+variable "ledger_dsn" {
+  type      = string
+  sensitive = true
+  default   = "$2"
+}
+
+resource "rill_runtime" "bench" {
+  count = $count
+  slots = 1
+}
+TF
+}
+
+write_noop_config() { # $1 = dir
+  mkdir -p "$1"
+  cat > "$1/main.tf" <<TF
+terraform {
+  required_providers {
+    noop = { source = "rill-provisioner/noop" }
+  }
+}
+
+resource "noop_item" "bench" {
+  count = $count
+  slots = 1
+}
+TF
+}
+
+# The plugin SDK's own loggers (terraform-plugin-go, terraform-plugin-framework) default to TRACE when
+# these are unset; every line goes to the plugin's stderr for Terraform to parse (and drop).
+quiet_env=(TF_LOG_SDK=off TF_LOG_SDK_PROTO=off TF_LOG_SDK_FRAMEWORK=off)
+
+write_data_config() { # $1 = dir
+  mkdir -p "$1"
+  cat > "$1/main.tf" <<TF
+resource "terraform_data" "bench" {
+  count = $count
+  input = count.index
+}
+TF
+}
+
+# timed_apply DIR LOG [VAR=VALUE...]: one apply; prints "wall cpu" (seconds). bash's `time` reports the
+# user+sys of the children it waited for, and Terraform waits for its provider processes.
+timed_apply() {
+  local dir="$1" logf="$2" t
+  shift 2
+  local TIMEFORMAT='%3R %3U %3S'
+  if ! t="$( { time env "$@" "$tf" -chdir="$dir" apply -auto-approve -input=false -no-color \
+      -parallelism="$parallelism" >"$logf" 2>&1; } 2>&1 )"; then
+    log "terraform apply failed in $dir; last lines of $logf:"
+    tail -20 "$logf" >&2
+    return 1
+  fi
+  awk '{ printf "%.3f %.3f\n", $1, $2 + $3 }' <<<"$t"
+}
+
+reset_dir() { # remove state (and an SQLite ledger) so that the next apply creates everything
+  rm -f "$1"/terraform.tfstate "$1"/terraform.tfstate.backup "$1"/.terraform.tfstate.lock.info \
+    "$1"/ledger.db "$1"/ledger.db-wal "$1"/ledger.db-shm "$1"/ledger.db-journal
+}
+
+if [[ "$do_apply" == 1 ]]; then
+  bindir="$work/provider"
+  mkdir -p "$bindir"
+  log "building the provider (CGO_ENABLED=0) from $src"
+  (cd "$src" && go build -trimpath -o "$bindir/terraform-provider-rill" .)
+  provider_size="$(du -h "$bindir/terraform-provider-rill" | cut -f1)"
+  rc="$work/terraformrc"
+  write_cli_config "$rc" "$bindir"
+  export TF_CLI_CONFIG_FILE="$rc"
+
+  names=(runtime data)
+  write_runtime_config "$work/runtime" "sqlite://$work/runtime/ledger.db"
+  write_data_config "$work/data"
+  if [[ "$calibrate" == 1 ]]; then
+    log "building the no-op calibration provider (scripts/bench/noopprov.go)"
+    (cd "$src" && go build -trimpath -o "$bindir/terraform-provider-noop" scripts/bench/noopprov.go)
+    names+=(noop noop_quiet runtime_quiet)
+    write_noop_config "$work/noop"
+    write_noop_config "$work/noop_quiet"
+    write_runtime_config "$work/runtime_quiet" "sqlite://$work/runtime_quiet/ledger.db"
+  fi
+
+  pg_dsns=()
+  pg_note=""
+  if [[ "$with_pg" == 1 ]]; then
+    log "starting a throwaway PostgreSQL cluster (internal/testutil/pgtest)"
+    (cd "$src" && go build -trimpath -o "$work/pgcluster" scripts/bench/pgcluster.go)
+    "$work/pgcluster" -databases "$((rounds + 1))" -out "$work/pg.dsns" 2>"$work/pgcluster.log" &
+    pg_pid=$!
+    for _ in $(seq 1 240); do
+      [[ -s "$work/pg.dsns" ]] && break
+      kill -0 "$pg_pid" 2>/dev/null || break
+      sleep 0.5
+    done
+    if [[ -s "$work/pg.dsns" ]]; then
+      mapfile -t pg_dsns < <(grep -v '^ready$' "$work/pg.dsns")
+      names+=(runtime_pg)
+      write_runtime_config "$work/runtime_pg" "${pg_dsns[0]}"
+    else
+      pg_rc=0
+      wait "$pg_pid" 2>/dev/null || pg_rc=$?
+      pg_pid=""
+      pg_note="PostgreSQL-ledger apply skipped: the cluster did not start (exit $pg_rc: $(tail -1 "$work/pgcluster.log"))"
+      log "$pg_note"
+    fi
+  fi
+
+  # The dev override needs no `terraform init` (Terraform advises against it); terraform_data is built
+  # in, and init is a formality, done once, untimed.
+  "$tf" -chdir="$work/data" init -input=false -no-color >"$work/data.init.log" 2>&1 ||
+    { log "terraform init failed for terraform_data:"; tail -20 "$work/data.init.log" >&2; exit 1; }
+
+  # Round 0 is the untimed warm-up (page cache, first provider start, Go runtime).
+  for r in $(seq 0 "$rounds"); do
+    for n in "${names[@]}"; do
+      reset_dir "$work/$n"
+      vars=()
+      case "$n" in
+        runtime_pg) vars=("TF_VAR_ledger_dsn=${pg_dsns[$r]}") ;;
+        runtime_quiet|noop_quiet) vars=("${quiet_env[@]}") ;;
+      esac
+      res="$(timed_apply "$work/$n" "$work/$n.apply.$r.log" "${vars[@]}")"
+      got="$(grep -c '^\(rill_runtime\|terraform_data\|noop_item\)\.bench\[[0-9]*\]: Creation complete' "$work/$n.apply.$r.log" || true)"
+      if [[ "$got" != "$count" ]]; then
+        log "$n round $r created $got resources, expected $count (see $work/$n.apply.$r.log)"
+        exit 1
+      fi
+      if [[ "$r" == 0 ]]; then
+        log "warm-up $n: wall ${res% *}s cpu ${res#* }s"
+      else
+        log "round $r/$rounds $n: wall ${res% *}s cpu ${res#* }s (load $(loadavg))"
+        echo "$res" >>"$work/$n.times"
+      fi
+    done
+  done
+
+  label() {
+    case "$1" in
+      runtime) echo "$count × \`rill_runtime\` (SQLite ledger)" ;;
+      runtime_pg) echo "$count × \`rill_runtime\` (PostgreSQL ledger)" ;;
+      data) echo "$count × \`terraform_data\`" ;;
+      noop) echo "calibration: $count × \`noop_item\` (no-op framework provider)" ;;
+      noop_quiet) echo "calibration: $count × \`noop_item\`, SDK trace logging off" ;;
+      runtime_quiet) echo "calibration: $count × \`rill_runtime\` (SQLite), SDK trace logging off" ;;
+    esac
+  }
+  stat() { cut -d' ' -f"$2" "$work/$1.times" | "$3"; }
+  fmt() { awk -v v="$1" 'BEGIN { printf "%.2f", v }'; }
+  ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+  data_med="$(stat data 1 median)"
+  data_cpu="$(stat data 2 median)"
+  apply_md+="| Configuration (\`terraform apply\`, -parallelism=$parallelism, rounds=$rounds) | median wall (s) | min (s) | max (s) | median CPU (s) | wall vs terraform_data |"$'\n'
+  apply_md+="|---|---:|---:|---:|---:|---:|"$'\n'
+  for n in "${names[@]}"; do
+    med="$(stat "$n" 1 median)"
+    vs="1.00"
+    [[ "$n" == data ]] || vs="**$(ratio "$med" "$data_med")**"
+    apply_md+="| $(label "$n") | $(fmt "$med") | $(fmt "$(stat "$n" 1 minof)") | $(fmt "$(stat "$n" 1 maxof)") | $(fmt "$(stat "$n" 2 median)") | $vs |"$'\n'
+  done
+  rt_ratio="$(ratio "$(stat runtime 1 median)" "$data_med")"
+  verdict="meets"
+  above "$rt_ratio" 1.3 && verdict="misses"
+  apply_md+=$'\n'"Ratio runtime/terraform_data (median wall, SQLite ledger): **$rt_ratio** — $verdict the target of <= 1.3."
+  apply_md+=" CPU ratio: $(ratio "$(stat runtime 2 median)" "$data_cpu")."$'\n'
+  if [[ "$calibrate" == 1 ]]; then
+    apply_md+=$'\n'"For scale: a provider that does nothing costs $(ratio "$(stat noop 1 median)" "$data_med")× terraform_data"
+    apply_md+=" ($(ratio "$(stat noop_quiet 1 median)" "$data_med")× with the SDK's trace logging off);"
+    apply_md+=" rill_runtime with the SDK's trace logging off is $(ratio "$(stat runtime_quiet 1 median)" "$data_med")×."$'\n'
+  fi
+  if [[ "$with_pg" == 1 && -n "$pg_note" ]]; then
+    apply_md+=$'\n'"$pg_note."$'\n'
+  elif [[ "$with_pg" != 1 ]]; then
+    apply_md+=$'\n'"PostgreSQL-ledger apply not run (pass \`--pg\`)."$'\n'
+  fi
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# Profile of one rill_runtime apply (SQLite ledger).
+profile_md=""
+if [[ "$profile" == 1 && "$do_apply" == 1 ]]; then
+  pdir="$work/profile"
+  mkdir -p "$pdir/bin" "$pdir/pprof" "$pdir/pprof-quiet"
+  log "profile: building the provider with pprof (scripts/bench/profprov.go)"
+  (cd "$src" && go build -trimpath -o "$pdir/bin/terraform-provider-rill" scripts/bench/profprov.go)
+  write_cli_config "$pdir/terraformrc" "$pdir/bin"
+  write_runtime_config "$pdir/runtime" "sqlite://$pdir/runtime/ledger.db"
+  export TF_CLI_CONFIG_FILE="$pdir/terraformrc"
+
+  log "profile: apply with TF_LOG=trace"
+  reset_dir "$pdir/runtime"
+  trace_res="$(timed_apply "$pdir/runtime" "$pdir/apply.trace.log" TF_LOG=trace TF_LOG_PATH="$pdir/trace.log")"
+  rpc_table="$(awk -f "$root/scripts/bench/rpctimes.awk" "$pdir/trace.log")"
+
+  provider_cpu() { cat "$1"/rusage-*.txt | awk '{ split($2, u, "="); split($3, s, "="); t += u[2] + s[2]; n++ } END { printf "%.2f s in %d processes", t, n }'; }
+  log "profile: apply with pprof"
+  reset_dir "$pdir/runtime"
+  prof_res="$(timed_apply "$pdir/runtime" "$pdir/apply.pprof.log" RILL_BENCH_PROFILE_DIR="$pdir/pprof")"
+  log "profile: apply with pprof and the SDK's trace logging off"
+  reset_dir "$pdir/runtime"
+  quiet_res="$(timed_apply "$pdir/runtime" "$pdir/apply.quiet.log" RILL_BENCH_PROFILE_DIR="$pdir/pprof-quiet" "${quiet_env[@]}")"
+  # The apply-phase provider process is the one that lived longest.
+  biggest="$(ls -S "$pdir"/pprof/cpu-*.pprof | head -1)"
+  top="$(cd "$src" && go tool pprof -top -cum -nodecount=40 "$pdir/bin/terraform-provider-rill" "$biggest" 2>/dev/null | sed -n '4,50p')"
+  top_quiet="$(cd "$src" && go tool pprof -top -cum -nodecount=40 "$pdir/bin/terraform-provider-rill" "$(ls -S "$pdir"/pprof-quiet/cpu-*.pprof | head -1)" 2>/dev/null | sed -n '4,50p')"
+  profile_md+="Profile of one $count × \`rill_runtime\` apply (SQLite ledger, -parallelism=$parallelism):"$'\n\n'
+  profile_md+="| Run | wall (s) | CPU, terraform + provider (s) | CPU, provider processes |"$'\n'
+  profile_md+="|---|---:|---:|---|"$'\n'
+  profile_md+="| TF_LOG=trace (for the RPC timings below) | ${trace_res% *} | ${trace_res#* } | |"$'\n'
+  profile_md+="| default logging, provider with pprof | ${prof_res% *} | ${prof_res#* } | $(provider_cpu "$pdir/pprof") |"$'\n'
+  profile_md+="| SDK trace logging off (\`${quiet_env[*]}\`) | ${quiet_res% *} | ${quiet_res#* } | $(provider_cpu "$pdir/pprof-quiet") |"$'\n\n'
+  profile_md+="Provider RPCs (from the TF_LOG=trace run; durations inflated by trace logging):"$'\n\n'
+  profile_md+='```'$'\n'"$rpc_table"$'\n''```'$'\n'
+  {
+    echo "== RPC timings (TF_LOG=trace)"; echo "$rpc_table"
+    echo; echo "== pprof -top -cum, apply-phase provider process, default logging ($biggest)"; echo "$top"
+    echo; echo "== pprof -top -cum, apply-phase provider process, SDK logging off"; echo "$top_quiet"
+  } >"$pdir/summary.txt"
+  cat "$pdir/summary.txt" >&2
+  log "profile: details in $pdir/summary.txt (pass --keep to keep them)"
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# Ledger benchmark.
+ledger_md=""
+if [[ "$do_ledger" == 1 ]]; then
+  ledger_cmd=(go test ./internal/database -run '^$' -bench BenchmarkAllocate -benchtime 300x -count "$ledger_count")
+  log "ledger: ${ledger_cmd[*]}"
+  (cd "$src" && "${ledger_cmd[@]}") 2>&1 | tee "$work/ledger.txt" >&2
+  # BenchmarkAllocate/sqlite/writers=8-2   300   2325455 ns/op   430.0 allocs/s
+  ledger_val() { # $1 = backend, $2 = case
+    awk -v name="BenchmarkAllocate/$1/$2" '
+      { n = $1; sub(/-[0-9]+$/, "", n) }
+      n == name { for (i = 2; i < NF; i++) if ($(i + 1) == "allocs/s") print $i }' "$work/ledger.txt" | median
+  }
+  ledger_md+="| Ledger (\`Allocate\`, allocs/s, median of $ledger_count) | writers=1 | writers=8 | writers=8, handles=8 |"$'\n'
+  ledger_md+="|---|---:|---:|---:|"$'\n'
+  for be in sqlite postgres; do
+    row="| $be"
+    for c in writers=1 writers=8 'writers=8,handles=8'; do
+      v="$(ledger_val "$be" "$c")"
+      if [[ "$v" == nan ]]; then row+=" | skipped"; else row+=" | $(awk -v v="$v" 'BEGIN { printf "%.0f", v }')"; fi
+    done
+    ledger_md+="$row |"$'\n'
+  done
+  if grep -q 'SKIP\|skipping PostgreSQL' "$work/ledger.txt"; then
+    ledger_md+=$'\n'"PostgreSQL skipped: $(grep -m1 'skipping PostgreSQL' "$work/ledger.txt" | sed 's/^ *//')"$'\n'
+  fi
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# Results.
+load_end="$(loadavg)"
+results="$(
+  echo "Run of $(date -u '+%Y-%m-%d %H:%M UTC') on $cpu_model (nproc $(nproc)), $mem_total RAM, Linux $(uname -r); $go_version; $tf_version; $source_desc."
+  echo "Load average (1, 5, 15 min): $load_note; $load_end at the end."
+  echo
+  if [[ -n "$apply_md" ]]; then echo "$apply_md"; fi
+  if [[ -n "$ledger_md" ]]; then echo "$ledger_md"; fi
+  if [[ -n "$profile_md" ]]; then echo "$profile_md"; fi
+)"
+echo "$results"
+
+if [[ "$update" == 1 ]]; then
+  md="$root/BENCHMARKS.md"
+  begin='<!-- bench:results:begin (written by scripts/bench.sh --update) -->'
+  end='<!-- bench:results:end -->'
+  tmp="$(mktemp "$root/.BENCHMARKS.md.XXXXXX")"
+  printf '%s\n' "$results" >"$work/results.md"
+  if [[ -f "$md" ]] && grep -qF "$begin" "$md" && grep -qF "$end" "$md"; then
+    awk -v begin="$begin" -v end="$end" -v file="$work/results.md" '
+      index($0, begin) == 1 { print; while ((getline line < file) > 0) print line; skip = 1; next }
+      index($0, end) == 1 { skip = 0 }
+      !skip { print }' "$md" >"$tmp"
+  else
+    { [[ -f "$md" ]] && cat "$md" && echo; echo "## Latest results"; echo; echo "$begin"; cat "$work/results.md"; echo "$end"; } >"$tmp"
+  fi
+  mv -f "$tmp" "$md"
+  log "updated $md"
+fi

@@ -1,0 +1,93 @@
+//go:build ignore
+
+// Command noopprov is a calibration provider for scripts/bench.sh --floor: "rill-provisioner/noop",
+// built with the same terraform-plugin-framework (same go.mod) as the real provider, with one resource,
+// `noop_item`, whose CRUD methods do nothing but copy the plan into the state. Timing COUNT of them
+// against COUNT `terraform_data` shows what any out-of-process framework provider costs (process
+// starts, gRPC, msgpack, the framework's per-RPC work and its trace logging) before the provider does
+// anything of its own.
+//
+//	CGO_ENABLED=0 go build -trimpath -o /tmp/prov/terraform-provider-noop scripts/bench/noopprov.go
+//
+// Excluded from ./... by its build tag.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"sync/atomic"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+type noopProvider struct{}
+
+func (noopProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "noop"
+}
+func (noopProvider) Schema(context.Context, provider.SchemaRequest, *provider.SchemaResponse) {}
+func (noopProvider) Configure(context.Context, provider.ConfigureRequest, *provider.ConfigureResponse) {
+}
+func (noopProvider) DataSources(context.Context) []func() datasource.DataSource { return nil }
+func (noopProvider) Resources(context.Context) []func() resource.Resource {
+	return []func() resource.Resource{func() resource.Resource { return &item{} }}
+}
+
+var _ provider.Provider = noopProvider{}
+
+type item struct{}
+
+type itemModel struct {
+	ID    types.String `tfsdk:"id"`
+	Slots types.Int64  `tfsdk:"slots"`
+}
+
+var seq atomic.Int64
+
+func (*item) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_item"
+}
+
+func (*item) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{Attributes: map[string]schema.Attribute{
+		"id":    schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+		"slots": schema.Int64Attribute{Required: true},
+	}}
+}
+
+func (*item) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var m itemModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	m.ID = types.StringValue(fmt.Sprintf("noop-%d", seq.Add(1)))
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (*item) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var m itemModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (*item) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var m itemModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (*item) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {}
+
+func main() {
+	err := providerserver.Serve(context.Background(), func() provider.Provider { return noopProvider{} },
+		providerserver.ServeOpts{Address: "registry.terraform.io/rill-provisioner/noop"})
+	if err != nil {
+		log.Fatal(err)
+	}
+}
