@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -118,7 +119,9 @@ func (r *ClickHouseResource) ModifyPlan(ctx context.Context, req resource.Modify
 		n := state.Provisioner.ValueString()
 		stateName = &n
 	}
-	planProvisioner(ctx, r.client, provisioner.ResourceTypeClickHouse, config.Provisioner, stateName, resp)
+	if resolved, _ := planProvisioner(r.client, provisioner.ResourceTypeClickHouse, config.Provisioner, stateName, resp); resolved != "" {
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("provisioner_name"), resolved)...)
+	}
 }
 
 // Create implements resource.Resource.

@@ -39,8 +39,8 @@ func configured(client *Client, diags *diag.Diagnostics) bool {
 
 // planProvisioner resolves a resource's provisioner_name at plan time: the configured name, else the
 // one in state, else the provider's default. A bad name fails the plan on the attribute; a change of
-// provisioner forces replacement.
-func planProvisioner(ctx context.Context, client *Client, rt provisioner.ResourceType, configured types.String, stateName *string, resp *resource.ModifyPlanResponse) {
+// provisioner forces replacement (reported as replace). The caller puts the name into the plan.
+func planProvisioner(client *Client, rt provisioner.ResourceType, configured types.String, stateName *string, resp *resource.ModifyPlanResponse) (resolved string, replace bool) {
 	name := configured.ValueString()
 	if configured.IsNull() && stateName != nil {
 		name = *stateName
@@ -48,12 +48,13 @@ func planProvisioner(ctx context.Context, client *Client, rt provisioner.Resourc
 	resolved, _, err := client.Resolve(name, rt)
 	if err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("provisioner_name"), "Invalid provisioner", err.Error())
-		return
+		return "", false
 	}
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("provisioner_name"), resolved)...)
 	if stateName != nil && *stateName != resolved {
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("provisioner_name"))
+		return resolved, true
 	}
+	return resolved, false
 }
 
 // call is what a CRUD method needs to call a provisioner: a context bounded by the operation's timeout

@@ -179,12 +179,14 @@ func (r *RuntimeResource) Configure(_ context.Context, req resource.ConfigureReq
 
 // ValidateConfig checks what needs no provisioner: annotation keys reserved for other attributes.
 func (r *RuntimeResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var m runtimeModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || m.Annotations.IsNull() || m.Annotations.IsUnknown() {
+	var annotations types.Map
+	var environment types.String
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("annotations"), &annotations)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("environment"), &environment)...)
+	if resp.Diagnostics.HasError() || annotations.IsNull() || annotations.IsUnknown() {
 		return
 	}
-	if _, clash := m.Annotations.Elements()[provisioner.AnnotationEnvironment]; clash && !m.Environment.IsNull() {
+	if _, clash := annotations.Elements()[provisioner.AnnotationEnvironment]; clash && !environment.IsNull() {
 		resp.Diagnostics.AddAttributeError(path.Root("annotations").AtMapKey(provisioner.AnnotationEnvironment), "Conflicting environment",
 			"The \"environment\" annotation is set from the `environment` attribute; set one of them, not both.")
 	}
@@ -192,59 +194,54 @@ func (r *RuntimeResource) ValidateConfig(ctx context.Context, req resource.Valid
 
 // ModifyPlan resolves the provisioner at plan time (so the plan names it and a bad name fails the plan,
 // not the apply), forces replacement when it changes, and computes the sizes that follow from slots.
+// It runs for every resource of every plan: it reads the plan once, only the attributes it needs from
+// config and state, and writes the plan back once.
 func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() || r.client == nil || r.client.Unknown {
 		return // destroy, or provider not configured yet
 	}
-	var plan, config runtimeModel
+	var plan runtimeModel
+	var configName types.String
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	var state *runtimeModel
-	if !req.State.Raw.IsNull() {
-		state = &runtimeModel{}
-		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
-		if resp.Diagnostics.HasError() {
-			return
-		}
-	}
-
-	if config.Provisioner.IsUnknown() {
-		return
-	}
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("provisioner_name"), &configName)...)
 	var stateName *string
-	if state != nil {
-		n := state.Provisioner.ValueString()
+	var stateSlots, stateStorage types.Int64
+	if !req.State.Raw.IsNull() {
+		var name types.String
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("provisioner_name"), &name)...)
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("slots"), &stateSlots)...)
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("storage_bytes"), &stateStorage)...)
+		n := name.ValueString()
 		stateName = &n
 	}
-	planProvisioner(ctx, r.client, provisioner.ResourceTypeRuntime, config.Provisioner, stateName, resp)
+	if resp.Diagnostics.HasError() || configName.IsUnknown() {
+		return
+	}
+	resolved, replace := planProvisioner(r.client, provisioner.ResourceTypeRuntime, configName, stateName, resp)
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	plan.Provisioner = types.StringValue(resolved)
 
 	// Whatever drift the last refresh found, the apply repairs: plan it away (a change only when there
 	// was drift, which makes the update visible).
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("drift"), types.ListValueMust(types.StringType, nil))...)
+	plan.Drift = types.ListValueMust(types.StringType, nil)
 
 	if !plan.Slots.IsUnknown() && !plan.Slots.IsNull() {
 		cpu, mem, storage := provisioner.NewRuntimeSizes(int(plan.Slots.ValueInt64()))
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("cpu"), int64(cpu))...)
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("memory_gb"), int64(mem))...)
+		plan.CPU, plan.MemoryGB = types.Int64Value(int64(cpu)), types.Int64Value(int64(mem))
 		// A provisioner may keep a volume larger than the slots ask for (Kubernetes never shrinks one):
 		// below the size in state, the plan keeps that size while the slots stay, and leaves it to the
 		// apply when they shrink.
-		planned := types.Int64Value(storage)
-		if state != nil && len(resp.RequiresReplace) == 0 && !state.StorageBytes.IsNull() && !state.StorageBytes.IsUnknown() &&
-			state.StorageBytes.ValueInt64() > storage {
-			planned = types.Int64Unknown()
-			if state.Slots.Equal(plan.Slots) {
-				planned = state.StorageBytes
+		plan.StorageBytes = types.Int64Value(storage)
+		if stateName != nil && !replace && !stateStorage.IsNull() && !stateStorage.IsUnknown() && stateStorage.ValueInt64() > storage {
+			plan.StorageBytes = types.Int64Unknown()
+			if stateSlots.Equal(plan.Slots) {
+				plan.StorageBytes = stateStorage
 			}
 		}
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("storage_bytes"), planned)...)
 	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
 
 // Create provisions the runtime and waits until it is ready.
