@@ -22,6 +22,7 @@
 #
 # Only the binary path goes to stdout; progress goes to stderr.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib-tools.sh"
 
 force="${RILL_FORCE_TERRAFORM_BUILD:-0}"
 for arg in "$@"; do
@@ -39,42 +40,23 @@ version="${version#v}"
 if [[ "$force" != "1" ]]; then
   if [[ -n "${TF_ACC_TERRAFORM_PATH:-}" ]]; then
     if [[ -x "$TF_ACC_TERRAFORM_PATH" && ! -d "$TF_ACC_TERRAFORM_PATH" ]]; then
-      (cd "$(dirname "$TF_ACC_TERRAFORM_PATH")" && printf '%s/%s\n' "$(pwd -P)" "$(basename "$TF_ACC_TERRAFORM_PATH")")
+      abs_path "$TF_ACC_TERRAFORM_PATH"
       exit 0
     fi
     echo "terraform-cli.sh: ignoring TF_ACC_TERRAFORM_PATH=$TF_ACC_TERRAFORM_PATH (not an executable file)" >&2
   fi
   if onpath="$(command -v terraform 2>/dev/null)" && [[ -n "$onpath" && -x "$onpath" ]]; then
-    (cd "$(dirname "$onpath")" && printf '%s/%s\n' "$(pwd -P)" "$(basename "$onpath")")
+    abs_path "$onpath"
     exit 0
   fi
 fi
 
-dir="$root/.tools/terraform/$version"
-bin="$dir/terraform"
-if [[ -x "$bin" ]]; then
-  echo "$bin"
-  exit 0
-fi
-
-command -v go >/dev/null 2>&1 || { echo "terraform-cli.sh: go is required to build terraform $version" >&2; exit 1; }
-mkdir -p "$dir"
-# Serialize concurrent callers (e.g. parallel test packages) on one build.
-if command -v flock >/dev/null 2>&1; then
-  exec 9>"$dir/.lock"
-  flock 9
-fi
-if [[ ! -x "$bin" ]]; then
-  tmp="$(mktemp -d "$dir/.build.XXXXXX")"
-  trap 'rm -rf "$tmp"' EXIT
-  echo "terraform-cli.sh: building terraform v$version from the Go module proxy (several minutes cold)..." >&2
-  start=$SECONDS
-  # CGO_ENABLED=0 matches HashiCorp's static release builds; GOWORK=off keeps
-  # any go.work in the checkout out of it; -buildvcs=false because the build
-  # is not of this repository.
-  GOBIN="$tmp" GOWORK=off CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -buildvcs=false" \
-    go install -ldflags="-s -w" "github.com/hashicorp/terraform@v$version" >&2
-  mv -f "$tmp/terraform" "$bin"
-  echo "terraform-cli.sh: built $bin in $((SECONDS - start))s" >&2
-fi
-echo "$bin"
+build_terraform() {
+  # CGO_ENABLED=0 matches HashiCorp's static release builds; GOWORK=off keeps any go.work in the
+  # checkout out of it; -buildvcs=false because the build is not of this repository.
+  local out=$1 gobin
+  gobin="$(dirname "$out")"
+  GOBIN="$gobin" GOWORK=off CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -buildvcs=false" \
+    go install -ldflags="-s -w" "github.com/hashicorp/terraform@v$version"
+}
+cached_build terraform-cli.sh "terraform v$version" "$root/.tools/terraform/$version" terraform build_terraform

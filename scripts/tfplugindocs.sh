@@ -43,47 +43,16 @@ case "${1:-}" in
   *) echo "tfplugindocs.sh: unknown argument: $1" >&2; exit 2 ;;
 esac
 
-if [[ -n "${RILL_TFPLUGINDOCS_PATH:-}" ]]; then
-  if [[ -x "$RILL_TFPLUGINDOCS_PATH" && ! -d "$RILL_TFPLUGINDOCS_PATH" ]]; then
-    (cd "$(dirname "$RILL_TFPLUGINDOCS_PATH")" && printf '%s/%s\n' "$(pwd -P)" "$(basename "$RILL_TFPLUGINDOCS_PATH")")
-    exit 0
-  fi
-  echo "tfplugindocs.sh: RILL_TFPLUGINDOCS_PATH=$RILL_TFPLUGINDOCS_PATH is not an executable file" >&2
-  exit 1
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/lib-tools.sh"
+print_override tfplugindocs.sh RILL_TFPLUGINDOCS_PATH
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
 mod="$root/tools/docs"
 modpath="github.com/hashicorp/terraform-plugin-docs"
-version="$(awk -v m="$modpath" '$1 == m && $2 ~ /^v/ {print $2; exit}
-                $1 == "require" && $2 == m {print $3; exit}' "$mod/go.mod")"
-if [[ -z "$version" ]]; then
-  echo "tfplugindocs.sh: cannot find the $modpath requirement in $mod/go.mod" >&2
-  exit 1
-fi
-version="${version#v}"
+version="$(pinned_version tfplugindocs.sh "$mod/go.mod" "$modpath")"
 
-dir="$root/.tools/tfplugindocs/$version"
-bin="$dir/tfplugindocs"
-if [[ -x "$bin" ]]; then
-  echo "$bin"
-  exit 0
-fi
-
-command -v go >/dev/null 2>&1 || { echo "tfplugindocs.sh: go is required to build tfplugindocs $version" >&2; exit 1; }
-mkdir -p "$dir"
-if command -v flock >/dev/null 2>&1; then
-  exec 9>"$dir/.lock"
-  flock 9
-fi
-if [[ ! -x "$bin" ]]; then
-  tmp="$(mktemp -d "$dir/.build.XXXXXX")"
-  trap 'rm -rf "$tmp"' EXIT
-  echo "tfplugindocs.sh: building tfplugindocs v$version from the Go module proxy..." >&2
-  start=$SECONDS
+build_tfplugindocs() {
   GOWORK=off CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -buildvcs=false -mod=readonly" \
-    go -C "$mod" build -trimpath -o "$tmp/tfplugindocs" "$modpath/cmd/tfplugindocs" >&2
-  mv -f "$tmp/tfplugindocs" "$bin"
-  echo "tfplugindocs.sh: built $bin in $((SECONDS - start))s" >&2
-fi
-echo "$bin"
+    go -C "$mod" build -trimpath -o "$1" "$modpath/cmd/tfplugindocs"
+}
+cached_build tfplugindocs.sh "tfplugindocs v$version" "$root/.tools/tfplugindocs/$version" tfplugindocs build_tfplugindocs

@@ -48,53 +48,20 @@ case "${1:-}" in
   *) echo "tofu-cli.sh: unknown argument: $1" >&2; exit 2 ;;
 esac
 
-if [[ -n "${RILL_TOFU_PATH:-}" ]]; then
-  if [[ -x "$RILL_TOFU_PATH" && ! -d "$RILL_TOFU_PATH" ]]; then
-    (cd "$(dirname "$RILL_TOFU_PATH")" && printf '%s/%s\n' "$(pwd -P)" "$(basename "$RILL_TOFU_PATH")")
-    exit 0
-  fi
-  echo "tofu-cli.sh: RILL_TOFU_PATH=$RILL_TOFU_PATH is not an executable file" >&2
-  exit 1
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/lib-tools.sh"
+print_override tofu-cli.sh RILL_TOFU_PATH
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
 mod="$root/tools/opentofu"
-# Read the pinned version straight from the wrapper's go.mod so the cache key
-# can never drift from what is actually built.
-version="$(awk '$1 == "github.com/opentofu/opentofu" && $2 ~ /^v/ {print $2; exit}
-                $1 == "require" && $2 == "github.com/opentofu/opentofu" {print $3; exit}' "$mod/go.mod")"
-if [[ -z "$version" ]]; then
-  echo "tofu-cli.sh: cannot find the github.com/opentofu/opentofu requirement in $mod/go.mod" >&2
-  exit 1
-fi
-version="${version#v}"
+# The pinned version comes straight from the wrapper's go.mod, so the cache key can never drift from
+# what is built.
+version="$(pinned_version tofu-cli.sh "$mod/go.mod" github.com/opentofu/opentofu)"
 
-dir="$root/.tools/tofu/$version"
-bin="$dir/tofu"
-if [[ -x "$bin" ]]; then
-  echo "$bin"
-  exit 0
-fi
-
-command -v go >/dev/null 2>&1 || { echo "tofu-cli.sh: go is required to build OpenTofu $version" >&2; exit 1; }
-mkdir -p "$dir"
-if command -v flock >/dev/null 2>&1; then
-  exec 9>"$dir/.lock"
-  flock 9
-fi
-if [[ ! -x "$bin" ]]; then
-  tmp="$(mktemp -d "$dir/.build.XXXXXX")"
-  trap 'rm -rf "$tmp"' EXIT
-  echo "tofu-cli.sh: building OpenTofu v$version from the Go module proxy (several minutes cold)..." >&2
-  start=$SECONDS
-  # Flags mirror OpenTofu's .goreleaser.yaml (static, -trimpath, -s -w, and
-  # version.dev=no so `tofu version` says v$version rather than v$version-dev);
-  # GOWORK=off keeps any go.work in the checkout out of it.
+build_tofu() {
+  # Flags mirror OpenTofu's .goreleaser.yaml (static, -trimpath, -s -w, and version.dev=no so
+  # `tofu version` says v$version rather than v$version-dev); GOWORK=off keeps any go.work out of it.
   GOWORK=off CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -buildvcs=false -mod=readonly" \
-    go -C "$mod" build -trimpath \
-      -ldflags="-s -w -X github.com/opentofu/opentofu/version.dev=no" \
-      -o "$tmp/tofu" github.com/opentofu/opentofu/cmd/tofu >&2
-  mv -f "$tmp/tofu" "$bin"
-  echo "tofu-cli.sh: built $bin in $((SECONDS - start))s" >&2
-fi
-echo "$bin"
+    go -C "$mod" build -trimpath -ldflags="-s -w -X github.com/opentofu/opentofu/version.dev=no" \
+      -o "$1" github.com/opentofu/opentofu/cmd/tofu
+}
+cached_build tofu-cli.sh "OpenTofu v$version" "$root/.tools/tofu/$version" tofu build_tofu

@@ -1,0 +1,60 @@
+# Shared by scripts/terraform-cli.sh, tofu-cli.sh and tfplugindocs.sh (sourced, not run): resolve an
+# override, read a pinned version from a wrapper go.mod, and build a tool once into the git-ignored
+# .tools/<tool>/<version>/ folder, serialised between concurrent callers.
+
+# abs_path FILE: the absolute, symlink-free path of FILE.
+abs_path() {
+  (cd "$(dirname "$1")" && printf '%s/%s\n' "$(pwd -P)" "$(basename "$1")")
+}
+
+# print_override SCRIPT VAR: when the variable VAR names an executable file, print it and exit; when
+# it is set to anything else, fail.
+print_override() {
+  local script=$1 var=$2 value=${!2:-}
+  [[ -z "$value" ]] && return 0
+  if [[ -x "$value" && ! -d "$value" ]]; then
+    abs_path "$value"
+    exit 0
+  fi
+  echo "$script: $var=$value is not an executable file" >&2
+  exit 1
+}
+
+# pinned_version SCRIPT GOMOD MODULE: the version of MODULE required in GOMOD, without the "v".
+pinned_version() {
+  local script=$1 gomod=$2 module=$3 version
+  version="$(awk -v m="$module" '$1 == m && $2 ~ /^v/ {print $2; exit}
+                                 $1 == "require" && $2 == m {print $3; exit}' "$gomod")"
+  if [[ -z "$version" ]]; then
+    echo "$script: cannot find the $module requirement in $gomod" >&2
+    exit 1
+  fi
+  echo "${version#v}"
+}
+
+# cached_build SCRIPT WHAT DIR NAME BUILD_FUNCTION: print DIR/NAME, first building it with
+# `BUILD_FUNCTION <output path>` when it is missing. One build at a time per DIR (parallel test
+# packages may all ask); the binary appears only once it is complete.
+cached_build() {
+  local script=$1 what=$2 dir=$3 name=$4 build=$5 bin="$3/$4" start
+  if [[ -x "$bin" ]]; then
+    echo "$bin"
+    return 0
+  fi
+  command -v go >/dev/null 2>&1 || { echo "$script: go is required to build $what" >&2; exit 1; }
+  mkdir -p "$dir"
+  if command -v flock >/dev/null 2>&1; then
+    exec 9>"$dir/.lock"
+    flock 9
+  fi
+  if [[ ! -x "$bin" ]]; then
+    _cached_build_tmp="$(mktemp -d "$dir/.build.XXXXXX")"
+    trap 'rm -rf "$_cached_build_tmp"' EXIT
+    echo "$script: building $what from the Go module proxy (several minutes cold)..." >&2
+    start=$SECONDS
+    "$build" "$_cached_build_tmp/$name" >&2
+    mv -f "$_cached_build_tmp/$name" "$bin"
+    echo "$script: built $bin in $((SECONDS - start))s" >&2
+  fi
+  echo "$bin"
+}
