@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
@@ -40,15 +42,21 @@ func serverVersion(ctx context.Context, c *clients) error {
 
 // CheckResource reads the runtime's objects and reports them as they are; it writes nothing.
 //
-//   - The Deployment is missing (a real 404 from a real API server): an error wrapping
+//   - None of the objects exists (real 404s from a real API server): an error wrapping
 //     provisioner.ErrResourceNotFound. Any other failure (unreachable server, 403, ...) is a plain
 //     error: the runtime may well exist.
+//   - The Deployment is missing but other objects are not (a kubectl delete of the Deployment, say):
+//     drift, so Terraform plans an update that re-creates the Deployment under the same name, next to
+//     the volume that still holds the runtime's data. Reporting it as gone instead would plan a new
+//     runtime under a new ID and leave the old volume, Service and Ingresses behind.
 //   - State slots and hibernated are observed (slots annotation, spec.replicas == 0); version is the
 //     args' version unless the image runs another tag than Provision would apply, in which case it is
 //     that tag (so it differs from the args and Terraform plans an update).
 //   - State drift lists every other difference from what Provision would apply now (see StateDrift);
 //     warnings are as Provision reports them (see StateWarnings).
 //   - Config storage_bytes is the volume's live requested size.
+//
+// The reads of concurrent calls are batched into LISTs (see batchReader).
 func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource, opts *provisioner.ResourceOptions) (*provisioner.Resource, error) {
 	st, pid, names, err := p.resolve(r)
 	if err != nil {
@@ -62,19 +70,27 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 		return nil, err
 	}
 	ns := st.Namespace
-	dep, err := c.apps.Deployments(ns).Get(ctx, names.Deployment, metav1.GetOptions{})
+	live, err := p.readLive(ctx, c, ns, pid, names)
 	if err != nil {
-		if apierrors.IsNotFound(err) {
-			if verr := serverVersion(ctx, c); verr != nil {
-				return nil, fmt.Errorf("reading deployment %s/%s: the server answered 404 but does not look like a Kubernetes API server (GET /version: %v); not treating the runtime as gone", ns, names.Deployment, verr)
-			}
-			return nil, fmt.Errorf("%w: deployment %s/%s does not exist", provisioner.ErrResourceNotFound, ns, names.Deployment)
+		return nil, err
+	}
+	if len(live) == 0 {
+		if verr := serverVersion(ctx, c); verr != nil {
+			return nil, fmt.Errorf("reading deployment %s/%s: the server answered 404 but does not look like a Kubernetes API server (GET /version: %v); not treating the runtime as gone", ns, names.Deployment, verr)
 		}
-		return nil, fmt.Errorf("reading deployment %s/%s: %w", ns, names.Deployment, err)
+		return nil, fmt.Errorf("%w: none of the objects of runtime %s exists in namespace %s (deployment %s)", provisioner.ErrResourceNotFound, pid, ns, names.Deployment)
+	}
+
+	var dep *appsv1.Deployment
+	if u := live["deployment"]; u != nil {
+		dep = &appsv1.Deployment{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, dep); err != nil {
+			return nil, fmt.Errorf("reading deployment %s/%s: %w", ns, names.Deployment, err)
+		}
 	}
 
 	want := desiredArgs(opts, st)
-	if _, err := provisioner.NewRuntimeArgs(opts.Args); err != nil && st.ImageTag == "" {
+	if _, err := provisioner.NewRuntimeArgs(opts.Args); err != nil && st.ImageTag == "" && dep != nil {
 		// Imported: neither args nor a state say which version is wanted, so the tag that runs is
 		// (reported as the version, not as drift), unless it is the default an unset version gets.
 		if tag := dep.Annotations[AnnotationVersion]; tag != "" && tag != imageTag("", opts.RillVersion) {
@@ -82,10 +98,12 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 		}
 	}
 	obs := *want
-	if n, err := strconv.Atoi(dep.Annotations[AnnotationSlots]); err == nil && n >= 1 {
-		obs.Slots = n
+	if dep != nil {
+		if n, err := strconv.Atoi(dep.Annotations[AnnotationSlots]); err == nil && n >= 1 {
+			obs.Slots = n
+		}
+		obs.Hibernated = dep.Spec.Replicas != nil && *dep.Spec.Replicas == 0
 	}
-	obs.Hibernated = dep.Spec.Replicas != nil && *dep.Spec.Replicas == 0
 
 	data := newTemplateData(p.spec, pid, &obs, opts)
 	data.Namespace = ns
@@ -95,28 +113,46 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 	}
 
 	var drift, warnings []string
-	liveChecksum := dep.Annotations[AnnotationTemplatesChecksum]
-	if liveChecksum != p.templates.checksum {
-		drift = append(drift, "templates: the manifest templates differ from those the runtime was applied with")
+	var liveChecksum, liveTag string
+	if dep != nil {
+		liveChecksum = dep.Annotations[AnnotationTemplatesChecksum]
+		liveTag = dep.Annotations[AnnotationVersion]
+		if liveChecksum != p.templates.checksum {
+			drift = append(drift, "templates: the manifest templates differ from those the runtime was applied with")
+		}
+	} else {
+		// Until the Deployment is back, the state carries what the remaining objects were applied
+		// with; the drift below plans the update either way.
+		for _, ro := range objs {
+			if u := live[ro.slot.field]; u != nil {
+				liveChecksum = u.GetAnnotations()[AnnotationTemplatesChecksum]
+				liveTag = u.GetAnnotations()[AnnotationVersion]
+				break
+			}
+		}
 	}
 
 	var storageBytes int64
-	liveTag := dep.Annotations[AnnotationVersion]
 	for _, ro := range objs {
-		switch ro.slot.field {
-		case "deployment":
+		u := live[ro.slot.field]
+		switch {
+		case ro.slot.field == "deployment" && dep == nil:
+			msg := fmt.Sprintf("Deployment %s/%s is missing: apply re-creates it under the same name", ns, names.Deployment)
+			if live["pvc"] != nil {
+				msg += fmt.Sprintf(", on the existing volume %s/%s", ns, names.PVC)
+			}
+			drift = append(drift, msg)
+		case ro.slot.field == "deployment":
 			d, tag := deploymentDrift(dep, ro.obj, p.spec.Image)
 			drift = append(drift, d...)
 			if tag != "" {
 				liveTag = tag
 			}
-		case "pvc":
-			pvc, err := c.core.PersistentVolumeClaims(ns).Get(ctx, ro.obj.GetName(), metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				drift = append(drift, fmt.Sprintf("PersistentVolumeClaim %s/%s is missing", ns, ro.obj.GetName()))
-				continue
-			}
-			if err != nil {
+		case u == nil:
+			drift = append(drift, fmt.Sprintf("%s %s/%s is missing", ro.obj.GetKind(), ns, ro.obj.GetName()))
+		case ro.slot.field == "pvc":
+			pvc := &corev1.PersistentVolumeClaim{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, pvc); err != nil {
 				return nil, fmt.Errorf("reading PersistentVolumeClaim %s/%s: %w", ns, ro.obj.GetName(), err)
 			}
 			want, err := renderedStorage(ro.obj)
@@ -130,17 +166,6 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 				warnings = append(warnings, volumeKeptWarning(ns, pvc.Name, have, want, strconv.Itoa(obs.Slots)))
 			case -1:
 				drift = append(drift, fmt.Sprintf("volume %s/%s requests %d bytes, %d slot(s) ask for %d", ns, pvc.Name, have.Value(), obs.Slots, want.Value()))
-			}
-		default:
-			gvr, err := c.resourceFor(ro.obj.GroupVersionKind())
-			if err != nil {
-				return nil, err
-			}
-			_, err = c.dynamic.Resource(gvr).Namespace(ns).Get(ctx, ro.obj.GetName(), metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				drift = append(drift, fmt.Sprintf("%s %s/%s is missing", ro.obj.GetKind(), ns, ro.obj.GetName()))
-			} else if err != nil {
-				return nil, fmt.Errorf("reading %s %s/%s: %w", ro.obj.GetKind(), ns, ro.obj.GetName(), err)
 			}
 		}
 	}
@@ -166,6 +191,50 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 		State:  out.asMap(),
 		Config: p.runtimeConfig(pid, obs.Slots, storageBytes),
 	}, nil
+}
+
+// readLive reads every object of a runtime at once (through the batch reader), keyed by template
+// slot (its template_paths key); a missing object has no entry.
+func (p *Provisioner) readLive(ctx context.Context, c *clients, ns, pid string, names Names) (map[string]*unstructured.Unstructured, error) {
+	type result struct {
+		field string
+		obj   *unstructured.Unstructured
+		err   error
+	}
+	gvrs := make([]schema.GroupVersionResource, len(p.templates.templates))
+	for i, mt := range p.templates.templates {
+		gvr, err := c.resourceFor(mt.gvk)
+		if err != nil {
+			return nil, err
+		}
+		gvrs[i] = gvr
+	}
+	results := make([]result, len(p.templates.templates))
+	var wg sync.WaitGroup
+	for i, mt := range p.templates.templates {
+		name := mt.slot.name(names)
+		results[i].field = mt.slot.field
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			obj, err := p.reads.get(ctx, c, batchKey{namespace: ns, gvr: gvrs[i]}, pid, name)
+			if err != nil && !apierrors.IsNotFound(err) {
+				err = fmt.Errorf("reading %s %s/%s: %w", mt.gvk.Kind, ns, name, err)
+			}
+			results[i].obj, results[i].err = obj, err
+		}()
+	}
+	wg.Wait()
+	live := map[string]*unstructured.Unstructured{}
+	for _, res := range results {
+		switch {
+		case res.err == nil:
+			live[res.field] = res.obj
+		case !apierrors.IsNotFound(res.err):
+			return nil, res.err
+		}
+	}
+	return live, nil
 }
 
 // deploymentDrift compares the live Deployment with the rendered one: replicas, and each rendered

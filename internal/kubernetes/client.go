@@ -100,6 +100,11 @@ func buildClients(spec *Spec) (*clients, error) {
 	if err != nil {
 		return nil, err
 	}
+	return clientsFor(cfg)
+}
+
+// clientsFor builds the clients of a client configuration.
+func clientsFor(cfg *rest.Config) (*clients, error) {
 	// One HTTP client (one connection pool, one rate limiter) for every typed client.
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {

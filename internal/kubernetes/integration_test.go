@@ -362,26 +362,179 @@ func TestIntegrationHibernateScalesToZeroAndBack(t *testing.T) {
 	}
 }
 
-func TestIntegrationCheckResourceOnADeletedDeploymentIsNotFound(t *testing.T) {
+// A Deployment deleted by hand, next to the runtime's other objects, is drift that Provision repairs
+// under the same name and on the same volume; a runtime none of whose objects is left is gone.
+func TestIntegrationDeletedDeploymentIsDriftAndAllObjectsDeletedIsNotFound(t *testing.T) {
 	e := newEnv(t, "")
 	r := e.newRuntime()
 	e.provision(e.p, r, args(1, "v1", false))
-	name := "runtime-" + pidOf(r)
-	if err := e.c.apps.Deployments(e.ns).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
+	pid := pidOf(r)
+	name := "runtime-" + pid
+	pvc, err := e.c.core.PersistentVolumeClaims(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		_, err := e.c.apps.Deployments(e.ns).Get(e.ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
+	e.deleteAndWait(gvrOf("deployments"), name)
+
+	checked, err := e.p.CheckResource(e.ctx, r, args(1, "v1", false))
+	if err != nil {
+		t.Fatalf("CheckResource: %v", err)
 	}
-	_, err := e.p.CheckResource(e.ctx, r, args(1, "v1", false))
+	drift := checked.State[StateDrift].([]string)
+	want := fmt.Sprintf("Deployment %s/%s is missing: apply re-creates it under the same name, on the existing volume %s/%s", e.ns, name, e.ns, name)
+	if len(drift) != 1 || drift[0] != want {
+		t.Fatalf("drift %q, want [%q]", drift, want)
+	}
+	if checked.State[StateSlots] != 1 || checked.State[StateVersion] != "v1" {
+		t.Fatalf("state %v", checked.State)
+	}
+
+	e.provision(e.p, r, args(1, "v1", false))
+	e.awaitReady(r)
+	after, err := e.c.core.PersistentVolumeClaims(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.UID != pvc.UID {
+		t.Fatalf("the volume was replaced: uid %s, was %s", after.UID, pvc.UID)
+	}
+	checked, err = e.p.CheckResource(e.ctx, r, args(1, "v1", false))
+	if err != nil || len(checked.State[StateDrift].([]string)) != 0 {
+		t.Fatalf("after the repair: err %v, state %v", err, checked.State)
+	}
+
+	// Every object deleted by hand: gone.
+	for _, o := range []struct{ resource, name string }{
+		{"deployments", name}, {"services", name}, {"persistentvolumeclaims", name},
+		{"ingresses", "http-" + name}, {"ingresses", "grpc-" + name},
+	} {
+		e.deleteAndWait(gvrOf(o.resource), o.name)
+	}
+	_, err = e.p.CheckResource(e.ctx, r, args(1, "v1", false))
 	if !errors.Is(err, provisioner.ErrResourceNotFound) {
 		t.Fatalf("want ErrResourceNotFound, got %v", err)
 	}
 }
+
+// gvrOf is the resource of the default templates' kinds by resource name.
+func gvrOf(resource string) schema.GroupVersionResource {
+	for _, gvr := range wellKnown {
+		if gvr.Resource == resource {
+			return gvr
+		}
+	}
+	panic("not a well-known resource: " + resource)
+}
+
+// deleteAndWait deletes an object by hand and waits until the API server no longer has it.
+func (e *env) deleteAndWait(gvr schema.GroupVersionResource, name string) {
+	e.t.Helper()
+	bg := metav1.DeletePropagationBackground
+	if err := e.c.dynamic.Resource(gvr).Namespace(e.ns).Delete(e.ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
+		e.t.Fatalf("deleting %s %s: %v", gvr.Resource, name, err)
+	}
+	for {
+		_, err := e.c.dynamic.Resource(gvr).Namespace(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		if e.ctx.Err() != nil {
+			e.t.Fatalf("%s %s is still there: %v", gvr.Resource, name, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Concurrent CheckResource calls share LISTs: far fewer requests than one GET per object, the same
+// answers as one call at a time, an object whose labels were edited by hand is still found (by the
+// GET fallback), and an object deleted right after a check is seen missing by the next one (no
+// answer comes from before the call).
+func TestIntegrationConcurrentChecksShareLists(t *testing.T) {
+	e := newEnv(t, "")
+	const n = 12
+	rs := make([]*provisioner.Resource, n)
+	for i := range rs {
+		rs[i] = e.newRuntime()
+		e.provision(e.p, rs[i], args(1, "v1", false))
+	}
+	// A label edited by hand on one runtime's Service: the LIST no longer selects it.
+	patch := []byte(`{"metadata":{"labels":{"app.kubernetes.io/instance":"edited-by-hand"}}}`)
+	if _, err := e.c.core.Services(e.ns).Patch(e.ctx, "runtime-"+pidOf(rs[0]), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// One at a time: the reference answers.
+	want := make([]map[string]any, n)
+	for i, r := range rs {
+		checked, err := e.p.CheckResource(e.ctx, r, args(1, "v1", false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := checked.State[StateDrift].([]string); len(d) != 0 {
+			t.Fatalf("runtime %d: drift %q", i, d)
+		}
+		want[i] = checked.State
+	}
+
+	// All at once, through a provisioner that counts its requests.
+	var reqs atomic.Int64
+	p := e.provisioner("", zaptest.NewLogger(t))
+	p.clients.build = func(spec *Spec) (*clients, error) {
+		cfg, err := restConfig(spec)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+			return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+				reqs.Add(1)
+				return rt.RoundTrip(req)
+			})
+		})
+		return clientsFor(cfg)
+	}
+	got := make([]map[string]any, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, r := range rs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			checked, err := p.CheckResource(e.ctx, r, args(1, "v1", false))
+			if err == nil {
+				got[i] = checked.State
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for i := range rs {
+		if errs[i] != nil {
+			t.Fatalf("runtime %d: %v", i, errs[i])
+		}
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("runtime %d: batched %v, one at a time %v", i, got[i], want[i])
+		}
+	}
+	perRuntime := float64(reqs.Load()) / n
+	t.Logf("%d concurrent checks: %d requests (%.2f per runtime; one GET per object would be %d)", n, reqs.Load(), perRuntime, 5*n)
+	if perRuntime > 2 {
+		t.Errorf("%.2f requests per runtime, want at most 2", perRuntime)
+	}
+
+	// No answer from before the call: a Service deleted between two checks is missing in the second.
+	e.deleteAndWait(gvrOf("services"), "runtime-"+pidOf(rs[1]))
+	checked, err := p.CheckResource(e.ctx, rs[1], args(1, "v1", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := strings.Join(checked.State[StateDrift].([]string), "\n"); !strings.Contains(d, "Service "+e.ns+"/runtime-"+pidOf(rs[1])+" is missing") {
+		t.Fatalf("drift %q", d)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 func TestIntegrationCheckResourceReportsDriftAndProvisionRepairsIt(t *testing.T) {
 	e := newEnv(t, "")

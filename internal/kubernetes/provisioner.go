@@ -32,6 +32,8 @@ type Provisioner struct {
 	logger    *zap.Logger
 	// httpClient probes runtimes in AwaitReady; replaceable in tests.
 	httpClient *http.Client
+	// reads batches the object reads of concurrent CheckResource calls.
+	reads *batchReader
 }
 
 var _ provisioner.Provisioner = (*Provisioner)(nil)
@@ -61,6 +63,7 @@ func newProvisioner(specJSON []byte, logger *zap.Logger) (*Provisioner, error) {
 		clients:    &lazyClients{spec: spec, build: buildClients},
 		logger:     logger,
 		httpClient: &http.Client{Timeout: 10 * time.Second},
+		reads:      newBatchReader(),
 	}, nil
 }
 

@@ -545,18 +545,19 @@ func TestAccRuntimeKubernetes_versionChangeUpdatesTheImage(t *testing.T) {
 	))
 }
 
-// 4. A Deployment deleted by hand: the kubernetes provisioner reports the runtime as gone
-// (CheckResource wraps provisioner.ErrResourceNotFound on a 404 for the Deployment), so refresh
-// removes it from state with a warning and the plan re-creates it: a new runtime with a new ID (and
-// so a new host and an empty volume).
+// 4. A Deployment deleted by hand is planned for re-creation, in place: the other objects, above all
+// the volume with the runtime's data, are still there, so the kubernetes provisioner reports the
+// missing Deployment as drift and the plan is an update that re-creates the Deployment under the
+// same ID, on the same volume. Nothing is left behind, and the next plan is empty.
 //
-// Known gap: the old runtime's claim, Service and Ingresses are left behind (Terraform no longer
-// knows them, and destroy does not remove them). This test logs them rather than failing on them.
+// When every object of the runtime is gone, the runtime is gone: refresh removes it from state with
+// a warning, and the plan creates a new one (third step).
 func TestAccRuntimeKubernetes_deploymentDeletedByHandIsPlannedForRecreation(t *testing.T) {
 	e := newKubeEnv(t)
 	cfg := e.providerConfig("") + runtimeBlock("rt", 1)
 	var oldID, oldPID string
-	tc := e.testCase(
+	var volumeUID types.UID
+	resource.Test(t, e.testCase(
 		resource.TestStep{
 			Config: cfg,
 			Check: resource.ComposeAggregateTestCheckFunc(
@@ -564,6 +565,40 @@ func TestAccRuntimeKubernetes_deploymentDeletedByHandIsPlannedForRecreation(t *t
 				func(s *terraform.State) error {
 					oldID = s.RootModule().Resources["rill_runtime.rt"].Primary.ID
 					oldPID, _ = pidOf(s, "rill_runtime.rt")
+					pvc, err := e.core.PersistentVolumeClaims(e.ns).Get(e.ctx, "runtime-"+oldPID, metav1.GetOptions{})
+					if err != nil {
+						return err
+					}
+					volumeUID = pvc.UID
+					return nil
+				},
+			),
+		},
+		resource.TestStep{
+			PreConfig: func() {
+				e.deleteAndWait(gvrDeployments, "runtime-"+oldPID)
+			},
+			Config: cfg,
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("rill_runtime.rt", plancheck.ResourceActionUpdate),
+					// The plan says what the update does.
+					expectPriorDrift{"rill_runtime.rt", "is missing: apply re-creates it under the same name, on the existing volume"},
+					plancheck.ExpectKnownValue("rill_runtime.rt", tfjsonpath.New("drift"), knownvalue.ListExact([]knownvalue.Check{})),
+				},
+				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+			},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				e.checkRuntime("rill_runtime.rt", runtimeWant{slots: 1}),
+				resource.TestCheckResourceAttrPtr("rill_runtime.rt", "id", &oldID),
+				func(*terraform.State) error {
+					pvc, err := e.core.PersistentVolumeClaims(e.ns).Get(e.ctx, "runtime-"+oldPID, metav1.GetOptions{})
+					if err != nil {
+						return err
+					}
+					if pvc.UID != volumeUID {
+						return fmt.Errorf("the volume was replaced (uid %s, was %s): its data is lost", pvc.UID, volumeUID)
+					}
 					return nil
 				},
 			),
@@ -571,7 +606,11 @@ func TestAccRuntimeKubernetes_deploymentDeletedByHandIsPlannedForRecreation(t *t
 		resource.TestStep{
 			PreConfig: func() {
 				e.rec.takeReads()
-				e.deleteAndWait(gvrDeployments, "runtime-"+oldPID)
+				// The claim last: it stays while a pod of the Deployment mounts it.
+				objs := objectNames(oldPID)
+				for _, o := range append(objs[1:], objs[0]) {
+					e.deleteAndWait(o.gvr, o.name)
+				}
 			},
 			Config: cfg,
 			ConfigPlanChecks: resource.ConfigPlanChecks{
@@ -596,27 +635,29 @@ func TestAccRuntimeKubernetes_deploymentDeletedByHandIsPlannedForRecreation(t *t
 				},
 			),
 		},
-	)
-	tc.CheckDestroy = func(s *terraform.State) error {
-		left, err := e.managedObjects()
-		if err != nil {
-			return err
+	))
+}
+
+// expectPriorDrift is a plan check: the resource's refreshed state (the "before" of its change) has
+// a drift entry containing substr.
+type expectPriorDrift struct{ addr, substr string }
+
+func (c expectPriorDrift) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	for _, rc := range req.Plan.ResourceChanges {
+		if rc.Address != c.addr || rc.Change == nil {
+			continue
 		}
-		var others []string
-		for _, o := range left {
-			if !strings.HasSuffix(o, "runtime-"+oldPID) {
-				others = append(others, o)
+		before, _ := rc.Change.Before.(map[string]any)
+		drift, _ := before["drift"].([]any)
+		for _, d := range drift {
+			if s, _ := d.(string); strings.Contains(s, c.substr) {
+				return
 			}
 		}
-		if len(others) > 0 {
-			return fmt.Errorf("destroy left %d object(s) of the re-created runtime: %s", len(others), strings.Join(others, ", "))
-		}
-		if len(left) > 0 {
-			t.Logf("known gap: the re-creation left the old runtime's objects behind: %s", strings.Join(left, ", "))
-		}
-		return nil
+		resp.Error = fmt.Errorf("%s: no drift entry contains %q; before: %v", c.addr, c.substr, before["drift"])
+		return
 	}
-	resource.Test(t, tc)
+	resp.Error = fmt.Errorf("%s is not in the plan", c.addr)
 }
 
 // deleteAndWait deletes an object by hand and waits until it is gone.

@@ -156,8 +156,9 @@ func (r *RuntimeResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				Computed:    true,
 				ElementType: types.StringType,
 				MarkdownDescription: "How the live runtime differed from what the provisioner would apply, as found by the last " +
-					"refresh (for example templates changed on disk, or an image edited by hand). A non-empty list is planned " +
-					"as an in-place update that repairs it; after apply it is empty.",
+					"refresh (for example templates changed on disk, an image edited by hand, or a Kubernetes Deployment deleted by " +
+					"hand while its volume remains). A non-empty list is planned as an in-place update that repairs it under the " +
+					"same ID; after apply it is empty.",
 			},
 		},
 		Blocks: map[string]schema.Block{
