@@ -5,7 +5,10 @@
 #   1. gofmt, go vet, and a check that docs/ matches the code;
 #   2. unit tests, fuzz seed corpora and acceptance tests through the real Terraform CLI (TF_ACC=1),
 #      with a throwaway PostgreSQL cluster and the local control plane started by the tests themselves;
-#   3. the acceptance tests again through OpenTofu.
+#   3. the acceptance tests again through OpenTofu;
+#   4. the ClickHouse integration tests against chDB's ClickHouse 26.7 engine (scripts/chdb.sh, from
+#      npm): the refusal of a server that cannot store users, and login errors. chDB cannot run
+#      CREATE USER, so the lifecycle test skips there (exit status 3 of run-integration.sh, expected).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -18,12 +21,14 @@ step "tools"
 pgbin="$(scripts/postgres.sh)"
 tf="$(scripts/terraform-cli.sh)"
 tofu="$(scripts/tofu-cli.sh)"
+chdb="$(scripts/chdb.sh)"
 if [ -x scripts/controlplane.sh ]; then
   scripts/controlplane.sh build >&2
 fi
 echo "postgres: $pgbin" >&2
 echo "terraform: $("$tf" version | head -1) ($tf)" >&2
 echo "opentofu: $("$tofu" version | head -1) ($tofu)" >&2
+echo "chdb: $chdb" >&2
 
 step "gofmt, go vet, docs"
 unformatted="$(gofmt -l $(git ls-files '*.go'))"
@@ -40,3 +45,11 @@ step "acceptance tests with $("$tofu" version | head -1)"
 # OpenTofu resolves the in-process provider under its own registry host (see scripts/tofu-cli.sh).
 TF_ACC=1 TF_ACC_TERRAFORM_PATH="$tofu" TF_ACC_PROVIDER_HOST=registry.opentofu.org TF_ACC_PROVIDER_NAMESPACE=hashicorp \
   go test ./internal/resources/... -run '^TestAcc' -count=1 -timeout "$timeout"
+
+step "ClickHouse integration tests against chDB"
+status=0
+internal/clickhouse/testdata/run-integration.sh --chdb || status=$?
+case $status in
+  0|3) ;; # 3: passed, lifecycle skipped because chDB cannot store users (see run-integration.sh)
+  *) exit "$status" ;;
+esac

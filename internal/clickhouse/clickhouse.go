@@ -206,8 +206,8 @@ func (p *Provisioner) adminSession(ctx context.Context) (session, error) {
 var ErrNoSQLAccessManagement = errors.New("the ClickHouse admin user cannot manage users by SQL")
 
 // managerSession returns the admin connection after making sure, once per provisioner, that the
-// server can create users by SQL: it runs `SELECT version()` and `SHOW USERS`, neither of which
-// changes anything.
+// server can create users by SQL: it runs `SELECT version()`, `SHOW USERS` and reads
+// system.user_directories, none of which changes anything.
 func (p *Provisioner) managerSession(ctx context.Context) (session, error) {
 	conn, err := p.adminSession(ctx)
 	if err != nil {
@@ -236,10 +236,34 @@ func (p *Provisioner) managerSession(ctx context.Context) (session, error) {
 		}
 		return nil, errors.New(p.scrub(fmt.Sprintf("checking that ClickHouse %s can manage users (SHOW USERS): %v", version, err)))
 	}
+	// A server can know users (SHOW USERS works) without being able to store new ones: CREATE USER
+	// needs a writable user directory, and a server configured with users.xml alone (chDB, or a
+	// config without access_control_path) answers it with "no writeable access storage".
+	types, err := conn.QueryStrings(ctx, "SELECT type FROM system.user_directories")
+	switch {
+	case err == nil && !anyWritableUserDirectory(types):
+		return nil, fmt.Errorf("%w: ClickHouse %s has no writable user directory (system.user_directories: %s); CREATE USER needs a local_directory or replicated one: set access_control_path, or <user_directories><local_directory> in the server config",
+			ErrNoSQLAccessManagement, version, strings.Join(types, ", "))
+	case err != nil && exceptionCode(err) != codeUnknownTable:
+		// Before system.user_directories (ClickHouse 20.7) the local directory was always there.
+		return nil, errors.New(p.scrub(fmt.Sprintf("checking that ClickHouse %s can store users (system.user_directories): %v", version, err)))
+	}
 	p.mu.Lock()
 	p.accessReady = true
 	p.mu.Unlock()
 	return conn, nil
+}
+
+// writableUserDirectories are the user directory types CREATE USER can write to.
+var writableUserDirectories = map[string]bool{"local_directory": true, "replicated": true, "memory": true}
+
+func anyWritableUserDirectory(types []string) bool {
+	for _, t := range types {
+		if writableUserDirectories[t] {
+			return true
+		}
+	}
+	return false
 }
 
 // versionAtLeast reports whether a ClickHouse version string such as "24.3.1.2672" is at least

@@ -21,15 +21,17 @@ type fakeServer struct {
 	mu           sync.Mutex
 	version      string
 	showUsersErr error
-	failOn       string // an admin statement containing this fails...
-	failErr      func(sql string) error
-	dialErr      error
-	dials        int
-	execs        []string
-	queries      []string
-	databases    []string           // answer to the system.databases lookup
-	tenant       map[string][]error // per DSN, errors returned by successive SELECT 1 (then success)
-	tenantDials  int
+	// userDirectories answers system.user_directories (nil: users_xml and local_directory).
+	userDirectories []string
+	failOn          string // an admin statement containing this fails...
+	failErr         func(sql string) error
+	dialErr         error
+	dials           int
+	execs           []string
+	queries         []string
+	databases       []string           // answer to the system.databases lookup
+	tenant          map[string][]error // per DSN, errors returned by successive SELECT 1 (then success)
+	tenantDials     int
 }
 
 func newFakeServer() *fakeServer {
@@ -117,6 +119,11 @@ func (s *fakeSession) QueryStrings(_ context.Context, q string) ([]string, error
 			return nil, s.f.showUsersErr
 		}
 		return []string{"default"}, nil
+	case q == "SELECT type FROM system.user_directories":
+		if s.f.userDirectories == nil {
+			return []string{"users_xml", "local_directory"}, nil
+		}
+		return s.f.userDirectories, nil
 	case q == "SELECT 1":
 		return []string{"1"}, nil
 	case strings.Contains(q, "system.databases"):

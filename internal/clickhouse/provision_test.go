@@ -45,7 +45,7 @@ func TestProvisionCreatesDatabaseUserAndGrantsAfterCheckingAccessManagement(t *t
 	if strings.Join(fake.statements(), "\n") != strings.Join(want, "\n") {
 		t.Fatalf("statements:\n%s\nwant:\n%s", strings.Join(fake.statements(), "\n"), strings.Join(want, "\n"))
 	}
-	if len(fake.queries) < 2 || fake.queries[0] != "SELECT version()" || fake.queries[1] != "SHOW USERS" {
+	if len(fake.queries) < 3 || fake.queries[0] != "SELECT version()" || fake.queries[1] != "SHOW USERS" || fake.queries[2] != "SELECT type FROM system.user_directories" {
 		t.Fatalf("the server was not checked before the first statement: %q", fake.queries)
 	}
 
@@ -130,6 +130,7 @@ func TestProvisionRefusesServersThatCannotManageUsersBySQL(t *testing.T) {
 		"too old":                  func(f *fakeServer) { f.version = "18.16.1" },
 		"access_management off":    func(f *fakeServer) { f.showUsersErr = exception(codeAccessDenied, "default: Not enough privileges") },
 		"SHOW USERS not supported": func(f *fakeServer) { f.showUsersErr = exception(codeSyntaxError, "Syntax error") },
+		"users.xml only":           func(f *fakeServer) { f.userDirectories = []string{"users_xml"} },
 	}
 	for name, setup := range cases {
 		t.Run(name, func(t *testing.T) {

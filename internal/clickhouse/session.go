@@ -92,6 +92,7 @@ func (s *chSession) Close() error                   { return s.conn.Close() }
 // ClickHouse exception codes that mean the login named a user, password or database that does not
 // exist (any more). Everything else, notably network errors, says nothing about existence.
 const (
+	codeUnknownTable         = 60
 	codeUnknownDatabase      = 81
 	codeUnknownUser          = 192
 	codeWrongPassword        = 193
