@@ -933,6 +933,54 @@ func TestAccRuntimeKubernetes_unschedulableRuntimeFailsFast(t *testing.T) {
 	))
 }
 
+// 10b. A runtime whose container fails (kwok's chaos stages: the pods of a Deployment whose pod
+// template has the label container-waiting.stage.rill.test/reason are held in that waiting reason)
+// fails the apply within seconds with the pod's own reason, for a crash loop and for an image that
+// cannot be pulled.
+func TestAccRuntimeKubernetes_failingContainerFailsFast(t *testing.T) {
+	for _, reason := range []string{"CrashLoopBackOff", "ErrImagePull"} {
+		t.Run(reason, func(t *testing.T) {
+			e := newKubeEnv(t)
+			if !e.cluster.Chaos {
+				t.Skip("the cluster has no kwok chaos stages (RILL_TEST_CHAOS=1 says it has)")
+			}
+			orig, err := os.ReadFile(filepath.Join("..", "..", "templates", "deployment.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			const podLabels = "      labels:\n        app.kubernetes.io/name: rill-runtime\n"
+			if strings.Count(string(orig), podLabels) != 1 {
+				t.Fatal("the default deployment template changed shape; update this test's edit")
+			}
+			tmpl := filepath.Join(t.TempDir(), "deployment.yaml")
+			text := strings.Replace(string(orig), podLabels, podLabels+"        container-waiting.stage.rill.test/reason: "+reason+"\n", 1)
+			if err := os.WriteFile(tmpl, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			spec := fmt.Sprintf(`, "template_paths": {"deployment": %q}`, tmpl)
+			resource.Test(t, e.testCase(
+				resource.TestStep{
+					Config:      e.providerConfig(spec) + runtimeBlock("broken", 1),
+					ExpectError: regexp.MustCompile(`Runtime did not become ready(.|\n)*` + reason),
+				},
+				resource.TestStep{
+					PreConfig: func() {
+						applies := e.rec.takeApplies()
+						if len(applies) != 1 {
+							t.Fatalf("want one apply, got %d", len(applies))
+						}
+						t.Logf("the apply failed after %s", applies[0].dur.Round(time.Millisecond))
+						if applies[0].dur > 20*time.Second {
+							t.Errorf("the apply took %s to fail; timeout_seconds is 120", applies[0].dur)
+						}
+					},
+					Config: e.providerConfig(spec),
+				},
+			))
+		})
+	}
+}
+
 // 11. terraform plan writes nothing to the cluster, even when it finds drift to repair: the API
 // server's audit log has no create, update, patch or delete of the user the provider runs as while
 // the plan runs, and it does have the provider's reads (so the log is not silently empty).
