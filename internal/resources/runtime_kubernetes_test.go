@@ -916,20 +916,7 @@ func TestAccRuntimeKubernetes_unschedulableRuntimeFailsFast(t *testing.T) {
 			Config:      e.providerConfig("") + runtimeBlock("huge", 64), // 64 CPU: the node has 32
 			ExpectError: regexp.MustCompile(`Runtime did not become ready(.|\n)*cannot\s+be\s+scheduled(.|\n)*Insufficient\s+cpu`),
 		},
-		resource.TestStep{
-			// The failed apply's timing, then a configuration without the runtime destroys it.
-			PreConfig: func() {
-				applies := e.rec.takeApplies()
-				if len(applies) != 1 {
-					t.Fatalf("want one apply, got %d", len(applies))
-				}
-				t.Logf("the apply failed after %s", applies[0].dur.Round(time.Millisecond))
-				if applies[0].dur > 20*time.Second {
-					t.Errorf("the apply took %s to fail; timeout_seconds is 120", applies[0].dur)
-				}
-			},
-			Config: e.providerConfig(""),
-		},
+		e.failedFastThenRemoved(""),
 	))
 }
 
@@ -963,21 +950,28 @@ func TestAccRuntimeKubernetes_failingContainerFailsFast(t *testing.T) {
 					Config:      e.providerConfig(spec) + runtimeBlock("broken", 1),
 					ExpectError: regexp.MustCompile(`Runtime did not become ready(.|\n)*` + reason),
 				},
-				resource.TestStep{
-					PreConfig: func() {
-						applies := e.rec.takeApplies()
-						if len(applies) != 1 {
-							t.Fatalf("want one apply, got %d", len(applies))
-						}
-						t.Logf("the apply failed after %s", applies[0].dur.Round(time.Millisecond))
-						if applies[0].dur > 20*time.Second {
-							t.Errorf("the apply took %s to fail; timeout_seconds is 120", applies[0].dur)
-						}
-					},
-					Config: e.providerConfig(spec),
-				},
+				e.failedFastThenRemoved(spec),
 			))
 		})
+	}
+}
+
+// failedFastThenRemoved is the step after an apply that should have failed fast: it checks that the
+// one apply failed within 20 s (timeout_seconds is 120), then a configuration without the runtime
+// destroys it.
+func (e *kubeEnv) failedFastThenRemoved(extraSpec string) resource.TestStep {
+	return resource.TestStep{
+		PreConfig: func() {
+			applies := e.rec.takeApplies()
+			if len(applies) != 1 {
+				e.t.Fatalf("want one apply, got %d", len(applies))
+			}
+			e.t.Logf("the apply failed after %s", applies[0].dur.Round(time.Millisecond))
+			if applies[0].dur > 20*time.Second {
+				e.t.Errorf("the apply took %s to fail; timeout_seconds is 120", applies[0].dur)
+			}
+		},
+		Config: e.providerConfig(extraSpec),
 	}
 }
 
