@@ -30,6 +30,7 @@ type fakeServer struct {
 	execs           []string
 	queries         []string
 	databases       []string           // answer to the system.databases lookup
+	users           []string           // users that exist, for the system.users lookup
 	tenant          map[string][]error // per DSN, errors returned by successive SELECT 1 (then success)
 	tenantDials     int
 }
@@ -126,8 +127,12 @@ func (s *fakeSession) QueryStrings(_ context.Context, q string) ([]string, error
 		return s.f.userDirectories, nil
 	case q == "SELECT 1":
 		return []string{"1"}, nil
+	case strings.Contains(q, "system.users WHERE"):
+		return named(s.f.users, q), nil
+	case strings.Contains(q, "system.databases") && strings.Contains(q, " OR ("):
+		return s.f.databases, nil // the lookup by ID suffix may return more than asked
 	case strings.Contains(q, "system.databases"):
-		return s.f.databases, nil
+		return named(s.f.databases, q), nil
 	}
 	return nil, fmt.Errorf("admin query %q not faked", q)
 }
@@ -154,4 +159,15 @@ func newTestProvisionerWithLogger(t *testing.T, fake *fakeServer, spec string, l
 
 func exception(code int32, msg string) error {
 	return &clickhouse.Exception{Code: code, Message: msg}
+}
+
+// named returns the names that the query quotes as string literals.
+func named(names []string, q string) []string {
+	var out []string
+	for _, n := range names {
+		if strings.Contains(q, quoteString(n)) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -320,3 +320,32 @@ func TestIntegrationLoginFailuresAreToldApart(t *testing.T) {
 		t.Errorf("error reveals the DSN: %v", err)
 	}
 }
+
+// TestIntegrationCheckResourceWithoutCredentialsLooksUpByName runs the import path on a real server
+// of any kind (chDB included: it needs no CREATE USER): a resource without a DSN is gone when neither
+// its user nor a database named for it exists, and found, with that database, when one does. Over
+// HTTP an empty result has no columns at all, which the lookups must read as "none".
+func TestIntegrationCheckResourceWithoutCredentialsLooksUpByName(t *testing.T) {
+	p := integrationProvisioner(t)
+	ctx := integrationContext(t)
+	r := &provisioner.Resource{ID: uuid.NewString(), Type: provisioner.ResourceTypeClickHouse}
+	if _, err := p.CheckResource(ctx, r, nil); !errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Fatalf("nothing there: want ErrResourceNotFound, got %v", err)
+	}
+	admin, err := p.adminSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := databaseName(r.ID, map[string]string{"organization_name": "acme", "project_name": "import"})
+	if err := admin.Exec(ctx, "CREATE DATABASE "+quoteIdent(db)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+quoteIdent(db)) })
+	got, err := p.CheckResource(ctx, r, nil)
+	if err != nil {
+		t.Fatalf("with its database: %v", err)
+	}
+	if got.State[stateDatabase] != db || got.State[stateUser] != userName(r.ID) || len(got.Config) != 0 {
+		t.Fatalf("resource %+v", got)
+	}
+}

@@ -188,17 +188,12 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 	}
 	if len(dbs) == 0 {
 		// No state (say, a Provision that failed after creating the database): find it by its ID suffix.
-		id := idPart(r.ID)
-		q := "SELECT name FROM system.databases WHERE name = " + quoteString(namePrefix+id) +
-			" OR (startsWith(name, " + quoteString(namePrefix) + ") AND endsWith(name, " + quoteString("_"+id) + "))"
-		names, err := conn.QueryStrings(ctx, q)
+		found, err := p.databasesOf(ctx, conn, r.ID)
 		if err != nil {
-			return fmt.Errorf("deprovisioning ClickHouse resource %s: looking up its database: %s", r.ID, p.scrub(err.Error()))
+			return fmt.Errorf("deprovisioning ClickHouse resource %s: %w", r.ID, err)
 		}
-		for _, n := range names {
-			if ownsDatabaseName(r.ID, n) {
-				dbs[n] = true
-			}
+		for _, n := range found {
+			dbs[n] = true
 		}
 	}
 	names := make([]string, 0, len(dbs))
@@ -219,14 +214,15 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 
 // CheckResource logs in with the resource's own DSN and runs SELECT 1; it changes nothing. When the
 // login fails because the user, its password or the database is gone, the error wraps
-// provisioner.ErrResourceNotFound; network and other failures do not.
+// provisioner.ErrResourceNotFound; network and other failures do not. A resource without a DSN (an
+// import) is looked up by name instead; see checkWithoutCredentials.
 func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource, _ *provisioner.ResourceOptions) (*provisioner.Resource, error) {
 	if err := checkResource(r); err != nil {
 		return nil, err
 	}
 	dsn := resourceDSN(r)
 	if dsn == "" {
-		return nil, fmt.Errorf("ClickHouse resource %s has no dsn in its config, so it was never fully provisioned: %w", r.ID, provisioner.ErrResourceNotFound)
+		return p.checkWithoutCredentials(ctx, r)
 	}
 	err := p.selectOne(ctx, dsn)
 	switch {
@@ -237,6 +233,65 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 	default:
 		return nil, fmt.Errorf("checking ClickHouse resource %s: %s", r.ID, p.scrub(err.Error(), secretsOfDSN(dsn)...))
 	}
+}
+
+// checkWithoutCredentials is CheckResource for a resource whose password is unknown (an import:
+// ClickHouse keeps only the password's hash). Through the admin connection, read-only, it looks up
+// the user named for the ID and the databases named for it (or the one in r.State). Neither exists:
+// gone. Otherwise it returns their names and a config without a dsn, which tells the caller that
+// the credentials must be set again: Provision keeps the database and user and sets a new password.
+func (p *Provisioner) checkWithoutCredentials(ctx context.Context, r *provisioner.Resource) (*provisioner.Resource, error) {
+	conn, err := p.adminSession(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("checking ClickHouse resource %s: %w", r.ID, err)
+	}
+	user := userName(r.ID)
+	users, err := conn.QueryStrings(ctx, "SELECT name FROM system.users WHERE name = "+quoteString(user))
+	if err != nil {
+		return nil, fmt.Errorf("checking ClickHouse resource %s: looking up user %s: %s", r.ID, quoteIdent(user), p.scrub(err.Error()))
+	}
+	var dbs []string
+	if db, ok := stateString(r, stateDatabase); ok && ownsDatabaseName(r.ID, db) {
+		found, err := conn.QueryStrings(ctx, "SELECT name FROM system.databases WHERE name = "+quoteString(db))
+		if err != nil {
+			return nil, fmt.Errorf("checking ClickHouse resource %s: looking up database %s: %s", r.ID, quoteIdent(db), p.scrub(err.Error()))
+		}
+		dbs = found
+	} else if dbs, err = p.databasesOf(ctx, conn, r.ID); err != nil {
+		return nil, fmt.Errorf("checking ClickHouse resource %s: %w", r.ID, err)
+	}
+	if len(users) == 0 && len(dbs) == 0 {
+		return nil, fmt.Errorf("ClickHouse resource %s: neither user %s nor a database named for it exists: %w", r.ID, quoteIdent(user), provisioner.ErrResourceNotFound)
+	}
+	if len(dbs) > 1 {
+		return nil, fmt.Errorf("ClickHouse resource %s: several databases are named for it (%s); drop all but one first", r.ID, strings.Join(dbs, ", "))
+	}
+	state := map[string]any{stateDatabase: "", stateUser: user, stateCluster: p.cluster}
+	if len(dbs) == 1 {
+		state[stateDatabase] = dbs[0]
+	}
+	p.logger.Info("found a ClickHouse resource without its credentials; the next Provision sets a new password",
+		zap.String("resource_id", r.ID), zap.Any("database", state[stateDatabase]), zap.Bool("user_exists", len(users) == 1))
+	return &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeClickHouse, State: state, Config: map[string]any{}}, nil
+}
+
+// databasesOf returns the databases named for a resource ID (rill_<id> or rill_<org>_<project>_<id>).
+func (p *Provisioner) databasesOf(ctx context.Context, conn session, resourceID string) ([]string, error) {
+	id := idPart(resourceID)
+	q := "SELECT name FROM system.databases WHERE name = " + quoteString(namePrefix+id) +
+		" OR (startsWith(name, " + quoteString(namePrefix) + ") AND endsWith(name, " + quoteString("_"+id) + "))"
+	names, err := conn.QueryStrings(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("looking up its database: %s", p.scrub(err.Error()))
+	}
+	var out []string
+	for _, n := range names {
+		if ownsDatabaseName(resourceID, n) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 // defaultAwaitTimeout bounds AwaitReady when its context has no deadline.

@@ -356,3 +356,63 @@ func TestProvisionRejectsOtherResourceTypes(t *testing.T) {
 		t.Fatal("provisioned a resource without ID")
 	}
 }
+
+// An imported resource has no DSN: CheckResource finds its user and database by name through the
+// admin connection, writes nothing, and returns a config without a dsn; Provision then keeps both
+// and sets a new password (ClickHouse keeps only its hash, so the old one cannot be recovered).
+func TestCheckResourceWithoutCredentialsFindsTheObjectsAndProvisionSetsANewPassword_fake(t *testing.T) {
+	fake := newFakeServer()
+	db := databaseName(testUUID, testAnnotations.Annotations)
+	user := userName(testUUID)
+	fake.users = []string{"default", user}
+	fake.databases = []string{db, "rill_other_" + idPart("another")}
+	p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
+	p.newPassword = func() (string, error) { return "RotatedPassword0123456789abcdefGHIJK", nil }
+
+	got, err := p.CheckResource(context.Background(), newResource(testUUID), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State[stateDatabase] != db || got.State[stateUser] != user || len(got.Config) != 0 {
+		t.Fatalf("resource %+v", got)
+	}
+	if len(fake.statements()) != 0 {
+		t.Fatalf("CheckResource wrote: %q", fake.statements())
+	}
+
+	// Renamed since: the database keeps the name it has.
+	renamed := &provisioner.ResourceOptions{Annotations: map[string]string{"organization_name": "Other", "project_name": "Name"}}
+	out, err := p.Provision(context.Background(), got, renamed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmts := strings.Join(fake.statements(), "\n")
+	if !strings.Contains(stmts, "CREATE DATABASE IF NOT EXISTS `"+db+"`") ||
+		!strings.Contains(stmts, "ALTER USER `"+user+"` IDENTIFIED WITH sha256_password BY 'RotatedPassword0123456789abcdefGHIJK'") {
+		t.Fatalf("statements:\n%s", stmts)
+	}
+	dsn, _ := out.Config["dsn"].(string)
+	if !strings.Contains(dsn, user+":RotatedPassword0123456789abcdefGHIJK@") || !strings.Contains(dsn, "/"+db) {
+		t.Fatalf("dsn %q", dsn)
+	}
+
+	// The database from the state is looked up by its exact name.
+	fake.databases = []string{db}
+	fake.users = nil
+	got, err = p.CheckResource(context.Background(), &provisioner.Resource{ID: testUUID, Type: provisioner.ResourceTypeClickHouse, State: map[string]any{stateDatabase: db}}, nil)
+	if err != nil || got.State[stateDatabase] != db {
+		t.Fatalf("with the state's database: %v, %+v", err, got)
+	}
+
+	// Neither exists: gone.
+	fake.databases = nil
+	if _, err := p.CheckResource(context.Background(), newResource(testUUID), nil); !errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Fatalf("want ErrResourceNotFound, got %v", err)
+	}
+	// The admin connection failing is not gone.
+	fake.setDialErr(errors.New("dial tcp 10.0.0.1:9000: connect: connection refused"))
+	p2 := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
+	if _, err := p2.CheckResource(context.Background(), newResource(testUUID), nil); err == nil || errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Fatalf("want an error that is not ErrResourceNotFound, got %v", err)
+	}
+}

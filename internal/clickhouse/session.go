@@ -66,7 +66,9 @@ func (s *chSession) QueryStrings(ctx context.Context, query string) ([]string, e
 	defer rows.Close()
 	types := rows.ColumnTypes()
 	if len(types) == 0 {
-		return nil, errors.New("query returned no columns")
+		// Over HTTP an empty result has no block at all, so no columns either (the native protocol
+		// sends a header block): no rows.
+		return nil, rows.Err()
 	}
 	var out []string
 	for rows.Next() {

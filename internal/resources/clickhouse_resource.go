@@ -63,7 +63,8 @@ func (r *ClickHouseResource) Schema(ctx context.Context, _ resource.SchemaReques
 	resp.Schema = schema.Schema{
 		Version: 0,
 		MarkdownDescription: "A ClickHouse database and a user limited to it, on a shared ClickHouse server, from a " +
-			"`clickhouse-static` provisioner. Clients get a DSN with the user's own password.",
+			"`clickhouse-static` provisioner. Clients get a DSN with the user's own password. Import adopts an existing " +
+			"database and user; since ClickHouse keeps only a hash of the password, the first apply after an import sets a new one.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{Computed: true, PlanModifiers: stable, MarkdownDescription: "Resource ID (a UUID chosen at creation)."},
 			"provisioner_name": schema.StringAttribute{
@@ -119,8 +120,18 @@ func (r *ClickHouseResource) ModifyPlan(ctx context.Context, req resource.Modify
 		n := state.Provisioner.ValueString()
 		stateName = &n
 	}
-	if resolved, _ := planProvisioner(r.client, provisioner.ResourceTypeClickHouse, config.Provisioner, stateName, resp); resolved != "" {
+	resolved, replace := planProvisioner(r.client, provisioner.ResourceTypeClickHouse, config.Provisioner, stateName, resp)
+	if resolved != "" {
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("provisioner_name"), resolved)...)
+	}
+	if state != nil && state.DSN.IsNull() && !replace {
+		// Imported: the password is unknown, so the apply sets a new one; say so in the plan.
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("dsn"), types.StringUnknown())...)
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("write_dsn"), types.StringUnknown())...)
+		resp.Diagnostics.AddWarning("The ClickHouse user gets a new password",
+			fmt.Sprintf("rill_clickhouse %s was imported: ClickHouse keeps only a hash of user %s's password, so this apply sets a new one "+
+				"and the dsn changes. Clients that use the old password stop working until they take the new dsn.",
+				state.ID.ValueString(), state.User.ValueString()))
 	}
 }
 
@@ -229,13 +240,12 @@ func (r *ClickHouseResource) Delete(ctx context.Context, req resource.DeleteRequ
 	}
 }
 
-// ImportState refuses with the reason: the user's password exists only in the state that created it,
-// and a plan must never reset it.
-func (r *ClickHouseResource) ImportState(_ context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	resp.Diagnostics.AddError("rill_clickhouse cannot be imported",
-		fmt.Sprintf("Import ID %q: a ClickHouse resource's password is generated at creation and kept only in Terraform state; "+
-			"it cannot be read back from the server. Move the resource between states with `terraform state mv` instead, or "+
-			"create a new rill_clickhouse.", req.ID))
+// ImportState adopts an existing database and user by "<provisioner>/<id>". ClickHouse keeps only a
+// hash of the user's password, so it cannot be read back: Read finds the user and database by name
+// and leaves dsn and write_dsn null, and the next plan shows an update that sets a new password (see
+// ModifyPlan).
+func (r *ClickHouseResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	importByID(ctx, req, resp, "clickhouse/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11")
 }
 
 func (r *ClickHouseResource) options(ctx context.Context, m *clickhouseModel, diags *diag.Diagnostics) *provisioner.ResourceOptions {
@@ -267,8 +277,13 @@ func (r *ClickHouseResource) applyResult(ctx context.Context, m *clickhouseModel
 	str := func(k string) types.String { s, _ := res.State[k].(string); return types.StringValue(s) }
 	m.ID = types.StringValue(res.ID)
 	m.Provisioner = types.StringValue(name)
-	m.DSN = types.StringValue(cfg.DSN)
-	m.WriteDSN = types.StringValue(writeDSN)
+	if cfg.DSN == "" {
+		// Found without credentials (an import): null until an apply sets a new password.
+		m.DSN, m.WriteDSN = types.StringNull(), types.StringNull()
+	} else {
+		m.DSN = types.StringValue(cfg.DSN)
+		m.WriteDSN = types.StringValue(writeDSN)
+	}
 	m.Database, m.User, m.Cluster = str("database"), str("user"), str("cluster")
 	diags.Append(saveProvisionerState(ctx, private, res.State)...)
 }

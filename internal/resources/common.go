@@ -3,6 +3,7 @@ package resources
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -93,4 +94,26 @@ func startCall(ctx context.Context, client *Client, rt provisioner.ResourceType,
 	ctx = tflog.SetField(ctx, string(rt)+"_id", id)
 	ctx = tflog.SetField(ctx, "provisioner", name)
 	return &call{ctx: ctx, cancel: cancel, name: name, p: p, privState: privState}
+}
+
+// importByID is the ImportState of resources imported by "<provisioner>/<id>": it sets id and
+// provisioner_name, and Read does the rest. example is an ID to show when the format is wrong.
+func importByID(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse, example string) bool {
+	name, id, ok := splitImportID(req.ID)
+	if !ok {
+		resp.Diagnostics.AddError("Invalid import ID",
+			fmt.Sprintf("Expected \"<provisioner>/<id>\", such as %q, got %q.", example, req.ID))
+		return false
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("provisioner_name"), name)...)
+	return !resp.Diagnostics.HasError()
+}
+
+func splitImportID(id string) (string, string, bool) {
+	i := strings.LastIndex(id, "/")
+	if i <= 0 || i == len(id)-1 {
+		return "", "", false
+	}
+	return id[:i], id[i+1:], true
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -392,24 +391,11 @@ func (r *RuntimeResource) Delete(ctx context.Context, req resource.DeleteRequest
 // ImportState imports a runtime by "<provisioner>/<id>"; Read then fills in the rest from the
 // provisioner.
 func (r *RuntimeResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	name, id, ok := splitImportID(req.ID)
-	if !ok {
-		resp.Diagnostics.AddError("Invalid import ID",
-			fmt.Sprintf("Expected \"<provisioner>/<id>\", such as \"static-pool/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11\", got %q.", req.ID))
+	if !importByID(ctx, req, resp, "static-pool/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11") {
 		return
 	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("provisioner_name"), name)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("hibernated"), false)...)
 	// Timeouts is an object; leave it null (the framework's default).
-}
-
-func splitImportID(id string) (string, string, bool) {
-	i := strings.LastIndex(id, "/")
-	if i <= 0 || i == len(id)-1 {
-		return "", "", false
-	}
-	return id[:i], id[i+1:], true
 }
 
 // options builds the ResourceOptions a provisioner receives from the resource's attributes.

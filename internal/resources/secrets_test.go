@@ -1,16 +1,12 @@
 package resources_test
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Secrets in the provider block (a ClickHouse admin password in the set, a PostgreSQL ledger password)
@@ -18,8 +14,6 @@ import (
 // connecting with them.
 func TestAcc_secretsStayOutOfLogsAndPlans(t *testing.T) {
 	requireAcc(t)
-	tfPath := os.Getenv("TF_ACC_TERRAFORM_PATH")
-	cliConfig := devOverrideCLIConfig(t)
 
 	const adminPassword = "Adm1n-S3cret-Pa55"
 	closed := closedPort(t)
@@ -57,17 +51,7 @@ output "dsn" {
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run := func(args ...string) (string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, tfPath, args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+cliConfig, "TF_LOG=trace", "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		return out.String(), err
-	}
+	run := cliRunner(t, dir)
 
 	plan, err := run("plan", "-no-color", "-out=tfplan")
 	if err != nil {

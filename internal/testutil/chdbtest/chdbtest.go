@@ -1,0 +1,196 @@
+// Package chdbtest starts a throwaway ClickHouse server for a test: chDB's ClickHouse engine
+// (scripts/chdb.sh installs it from npm), serving HTTP on a free loopback port, with the users the
+// test declares in users.xml.
+//
+// It is a real ClickHouse (26.7), but users live in users.xml only: it cannot run CREATE USER, and
+// its native-protocol listener aborts the process after a refused login, so the DSN it hands out is
+// an HTTP one. See internal/clickhouse/README.md for what it can and cannot prove.
+//
+// When chDB cannot be installed (no npm or C compiler), Start skips the test, or fails it when the
+// CI environment variable is "true".
+package chdbtest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// AdminUser and AdminPassword are the server's admin user, which has access_management. ("default"
+// stays without a password: local mode runs its own query as default.)
+const (
+	AdminUser     = "admin"
+	AdminPassword = "chdbtest-Adm1n-pw"
+)
+
+// User is a user declared in users.xml.
+type User struct {
+	Name     string
+	Password string
+}
+
+// Server is a running chDB server.
+type Server struct {
+	// AdminDSN is an HTTP DSN of the admin user (with its password) and the default database.
+	AdminDSN string
+	httpPort int
+}
+
+// Start starts a server with the given extra users (plain-text passwords); it stops at cleanup.
+func Start(t testing.TB, users ...User) *Server {
+	t.Helper()
+	bin, err := install()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("chDB is not available: %v", err)
+		}
+		t.Skipf("skipping: chDB is not available: %v", err)
+	}
+	dir := t.TempDir()
+	tcpPort, httpPort := freePort(t), freePort(t)
+	config := fmt.Sprintf(`<clickhouse>
+  <listen_host>127.0.0.1</listen_host>
+  <tcp_port>%d</tcp_port>
+  <http_port>%d</http_port>
+  <path>%s/data/</path>
+  <user_directories><users_xml><path>%s/users.xml</path></users_xml></user_directories>
+</clickhouse>
+`, tcpPort, httpPort, dir, dir)
+	var b strings.Builder
+	b.WriteString("<clickhouse><profiles><default/></profiles><quotas><default/></quotas><users>\n")
+	all := append([]User{{Name: "default"}, {Name: AdminUser, Password: AdminPassword}}, users...)
+	for _, u := range all {
+		access := ""
+		if u.Name == AdminUser {
+			access = "<access_management>1</access_management>"
+		}
+		fmt.Fprintf(&b, "<%s><password>%s</password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota>%s</%s>\n",
+			u.Name, u.Password, access, u.Name)
+	}
+	b.WriteString("</users></clickhouse>\n")
+	for name, content := range map[string]string{"config.xml": config, "users.xml": b.String()} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Local mode serves while a query runs: this one runs until the process is stopped.
+	cmd := exec.Command(bin, "--config-file="+filepath.Join(dir, "config.xml"), "--query",
+		"SYSTEM START LISTEN HTTP; SELECT sleepEachRow(1) FROM numbers(1000000000) SETTINGS max_block_size = 1, max_execution_time = 0 FORMAT Null")
+	log, err := os.Create(filepath.Join(dir, "server.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting chDB: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+		_ = log.Close()
+	})
+	s := &Server{
+		AdminDSN: fmt.Sprintf("http://%s:%s@127.0.0.1:%d/default", AdminUser, AdminPassword, httpPort),
+		httpPort: httpPort,
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case <-exited:
+			out, _ := os.ReadFile(filepath.Join(dir, "server.log"))
+			t.Fatalf("chDB exited while starting:\n%s", out)
+		default:
+		}
+		if _, err := s.Query(context.Background(), "SELECT 1"); err == nil {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("chDB did not answer on HTTP within 30 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Query runs one statement as the admin user over HTTP and returns its output (TabSeparated).
+func (s *Server) Query(ctx context.Context, sql string) (string, error) {
+	u := fmt.Sprintf("http://127.0.0.1:%d/?user=%s&password=%s", s.httpPort, AdminUser, url.QueryEscape(AdminPassword))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(sql))
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(body)))
+	}
+	return string(body), nil
+}
+
+// install runs scripts/chdb.sh (which installs chDB once into .tools/) and returns the binary.
+func install() (string, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command(filepath.Join(root, "scripts", "chdb.sh"))
+	cmd.Dir = root
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("scripts/chdb.sh: %v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "scripts", "chdb.sh")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no scripts/chdb.sh above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
