@@ -1,6 +1,7 @@
 # Rill runtimes on Kubernetes: a Deployment, Service, PVC and two Ingresses per runtime, applied with
 # server-side apply. The default templates are embedded in the provider; point template_paths at your
 # own files to change them (a broken template fails `terraform plan` with its file and line).
+# rbac.yaml next to this file is the least the provider's credentials need in the namespace.
 
 terraform {
   required_providers {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -38,6 +39,7 @@ type batchReader struct {
 	maxInstances int
 	// pageSize is the LIST page size.
 	pageSize int64
+	logger   *zap.Logger
 
 	mu     sync.Mutex
 	queues map[batchKey]*batchQueue
@@ -63,8 +65,9 @@ type batchRound struct {
 	err     error
 }
 
-func newBatchReader() *batchReader {
+func newBatchReader(logger *zap.Logger) *batchReader {
 	return &batchReader{
+		logger:       logger,
 		linger:       2 * time.Millisecond,
 		maxInstances: 100,
 		pageSize:     500,
@@ -133,6 +136,10 @@ func (b *batchReader) serve(ctx context.Context, c *clients, key batchKey, q *ba
 		lctx, cancel := context.WithTimeout(ctx, time.Minute)
 		round.objects, round.err = b.list(lctx, c, key, sortedKeys(round.instances))
 		cancel()
+		if round.err != nil {
+			b.logger.Debug("batched read failed; reading each object with a GET instead",
+				zap.String("namespace", key.namespace), zap.String("resource", key.gvr.Resource), zap.Error(round.err))
+		}
 		close(round.done)
 	}
 }

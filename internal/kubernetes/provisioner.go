@@ -63,7 +63,7 @@ func newProvisioner(specJSON []byte, logger *zap.Logger) (*Provisioner, error) {
 		clients:    &lazyClients{spec: spec, build: buildClients},
 		logger:     logger,
 		httpClient: &http.Client{Timeout: 10 * time.Second},
-		reads:      newBatchReader(),
+		reads:      newBatchReader(logger),
 	}, nil
 }
 
