@@ -36,6 +36,7 @@ if [ -n "$unformatted" ]; then
   echo "gofmt would change:" >&2; echo "$unformatted" >&2; exit 1
 fi
 go vet ./...
+go vet -tags rill_fake_clickhouse ./internal/clickhouse/ # the stand-in compiled into the tests' provider
 scripts/docs.sh --check
 
 step "unit and acceptance tests with $("$tf" version | head -1)"

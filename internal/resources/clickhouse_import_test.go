@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -131,4 +133,126 @@ func cliRunner(t *testing.T, dir string) func(args ...string) (string, error) {
 		err := cmd.Run()
 		return out.String(), err
 	}
+}
+
+// The whole rill_clickhouse lifecycle through the CLI, with the real clickhouse-static provisioner
+// talking to a stand-in for ClickHouse (the provider is built with -tags rill_fake_clickhouse; no
+// ClickHouse that can create users runs on these machines): apply, a second plan that is empty (its
+// refresh logs in with the generated DSN), an import that sets a new password, and destroy. The
+// generated password and DSN never appear in TF_LOG=trace output, plan output or `terraform show`.
+func TestAccClickHouse_fakeServerLifecycleKeepsGeneratedSecretsOutOfLogsAndPlans(t *testing.T) {
+	requireAcc(t)
+	dir := t.TempDir()
+	t.Setenv("RILL_FAKE_CLICKHOUSE_STATE", filepath.Join(dir, "fake-clickhouse.json"))
+	const adminPassword = "Fake-Adm1n-Pa55"
+	set := fmt.Sprintf(`{"ch": {"type": "clickhouse-static-fake", "spec": {"dsn": "clickhouse://admin:%s@ch.fake:9000/default", "write_dsn": "http://admin:%s@ch-writer.fake:8123"}}}`, adminPassword, adminPassword)
+	cfg := fmt.Sprintf(`
+terraform {
+  required_providers {
+    rill = { source = "rill-provisioner/rill" }
+  }
+}
+provider "rill" {
+  ledger_dsn           = "sqlite://%s/ledger.db"
+  provisioner_set_json = %q
+}
+resource "rill_clickhouse" "db" {
+  provisioner_name = "ch"
+  annotations      = { organization_name = "acme", project_name = "web" }
+}
+output "dsn" {
+  value     = rill_clickhouse.db.dsn
+  sensitive = true
+}
+output "write_dsn" {
+  value     = rill_clickhouse.db.write_dsn
+  sensitive = true
+}
+`, dir, set)
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tf := cliRunner(t, dir)
+	logs := map[string]string{}
+	step := func(name string, args ...string) string {
+		t.Helper()
+		out, err := tf(args...)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, tail(out))
+		}
+		logs[name] = out
+		return out
+	}
+	output := func(name string) string {
+		t.Helper()
+		out, err := tf("output", "-raw", name)
+		if err != nil {
+			t.Fatalf("output %s: %v", name, err)
+		}
+		// TF_LOG lines go to stderr, mixed into out; the value is the last line.
+		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+		return lines[len(lines)-1]
+	}
+
+	step("apply", "apply", "-no-color", "-auto-approve")
+	t.Cleanup(func() { _, _ = tf("destroy", "-no-color", "-auto-approve") })
+	dsn, writeDSN := output("dsn"), output("write_dsn")
+	password := passwordOf(t, dsn)
+	if !strings.HasPrefix(dsn, "clickhouse://rill_") || !strings.Contains(dsn, "@ch.fake:9000/rill_acme_web_") ||
+		!strings.HasPrefix(writeDSN, "http://rill_") || passwordOf(t, writeDSN) != password || len(password) < 32 {
+		t.Fatalf("dsn %q, write_dsn %q", dsn, writeDSN)
+	}
+	if plan := step("second plan", "plan", "-no-color", "-detailed-exitcode"); !strings.Contains(plan, "No changes.") {
+		t.Fatalf("second plan is not empty:\n%s", tail(plan))
+	}
+	step("show", "show", "-no-color")
+
+	// Import into a fresh state: the user and database are adopted, and the apply sets a new password.
+	id := step("state show", "state", "show", "-no-color", "rill_clickhouse.db")
+	m := regexp.MustCompile(`id\s+=\s+"([0-9a-f-]{36})"`).FindStringSubmatch(id)
+	if m == nil {
+		t.Fatalf("no id in:\n%s", id)
+	}
+	step("state rm", "state", "rm", "rill_clickhouse.db")
+	step("import", "import", "-no-color", "rill_clickhouse.db", "ch/"+m[1])
+	if plan := step("plan after import", "plan", "-no-color"); !strings.Contains(plan, "The ClickHouse user gets a new password") {
+		t.Fatalf("plan after import:\n%s", tail(plan))
+	}
+	step("apply after import", "apply", "-no-color", "-auto-approve")
+	newDSN := output("dsn")
+	newPassword := passwordOf(t, newDSN)
+	if newPassword == password || strings.Replace(newDSN, newPassword, password, 1) != dsn {
+		t.Fatalf("after the import's apply: dsn %q, was %q", newDSN, dsn)
+	}
+	if plan := step("plan after the new password", "plan", "-no-color"); !strings.Contains(plan, "No changes.") {
+		t.Fatalf("plan after the new password is not empty:\n%s", tail(plan))
+	}
+	step("destroy", "destroy", "-no-color", "-auto-approve")
+	state, err := os.ReadFile(filepath.Join(dir, "fake-clickhouse.json"))
+	if err != nil || strings.Contains(string(state), "rill_") {
+		t.Fatalf("destroy left users or databases in the stand-in: %s (%v)", state, err)
+	}
+
+	// The logs are there to be searched: the provisioner's own lines reach TF_LOG through the bridge.
+	if !strings.Contains(logs["apply"], "provisioned a ClickHouse database and user") || !strings.Contains(logs["apply"], "[TRACE]") {
+		t.Fatalf("the apply's TF_LOG=trace output lacks the provisioner's lines:\n%s", tail(logs["apply"]))
+	}
+	for name, text := range logs {
+		for what, secret := range map[string]string{"password": password, "new password": newPassword, "admin password": adminPassword, "dsn": dsn} {
+			if strings.Contains(text, secret) {
+				i := strings.Index(text, secret)
+				t.Errorf("%s output (TF_LOG=trace) contains the %s near %q", name, what, text[max(0, i-120):i])
+			}
+		}
+	}
+}
+
+func passwordOf(t *testing.T, dsn string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		t.Fatalf("not a DSN with credentials: %q", dsn)
+	}
+	pw, _ := u.User.Password()
+	return pw
 }

@@ -178,7 +178,9 @@ func providerBinary() (string, error) {
 			return
 		}
 		out := filepath.Join(dir, "terraform-provider-rill")
-		cmd := exec.Command("go", "build", "-o", out, ".")
+		// The tag adds one provisioner type, "clickhouse-static-fake" (internal/clickhouse/
+		// fakeserver_tagged.go): everything else is the production build.
+		cmd := exec.Command("go", "build", "-tags", "rill_fake_clickhouse", "-o", out, ".")
 		cmd.Dir = filepath.Join("..", "..")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if b, err := cmd.CombinedOutput(); err != nil {

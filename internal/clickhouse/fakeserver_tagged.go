@@ -1,0 +1,221 @@
+//go:build rill_fake_clickhouse
+
+// This file is compiled only into test builds of the provider (`go build -tags rill_fake_clickhouse`;
+// the acceptance tests' dev-override binary). It registers "clickhouse-static-fake": the real
+// clickhouse-static provisioner (the same SQL, naming, DSNs, scrubbing and logging) talking to a
+// stand-in for ClickHouse, because no ClickHouse that can create users by SQL runs on the project's
+// machines (see README.md). The stand-in keeps its users (with passwords) and databases in the JSON
+// file named by RILL_FAKE_CLICKHOUSE_STATE, so that they outlive one provider process, as a server's
+// would across terraform commands.
+
+package clickhouse
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"go.uber.org/zap"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// FakeType is the type name of the fake-backed provisioner in test builds.
+const FakeType = "clickhouse-static-fake"
+
+// FakeStateEnv names the JSON file of the stand-in's users and databases.
+const FakeStateEnv = "RILL_FAKE_CLICKHOUSE_STATE"
+
+func init() {
+	provisioner.Register(FakeType, func(spec []byte, db database.DB, logger *zap.Logger) (provisioner.Provisioner, error) {
+		pp, err := New(spec, db, logger)
+		if err != nil {
+			return nil, err
+		}
+		p := pp.(*Provisioner)
+		admin, err := parseDSN(p.dsn)
+		if err != nil {
+			return nil, err
+		}
+		path := os.Getenv(FakeStateEnv)
+		if path == "" {
+			return nil, fmt.Errorf("%s: set %s to the stand-in's state file", FakeType, FakeStateEnv)
+		}
+		srv := &fileServer{path: path, adminUser: admin.Auth.Username, adminPassword: admin.Auth.Password}
+		p.dial = srv.dial
+		return p, nil
+	})
+}
+
+// fileServer is the stand-in: it understands exactly the statements this package sends.
+type fileServer struct {
+	mu                       sync.Mutex
+	path                     string
+	adminUser, adminPassword string
+}
+
+type fileServerState struct {
+	Users     map[string]string `json:"users"` // name -> password
+	Databases map[string]bool   `json:"databases"`
+}
+
+func (s *fileServer) load() (*fileServerState, error) {
+	st := &fileServerState{Users: map[string]string{}, Databases: map[string]bool{"default": true}}
+	b, err := os.ReadFile(s.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return st, json.Unmarshal(b, st)
+}
+
+func (s *fileServer) save(st *fileServerState) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(s.path, b, 0o600)
+}
+
+func (s *fileServer) dial(_ context.Context, dsn string) (session, error) {
+	opts, err := parseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.load()
+	if err != nil {
+		return nil, err
+	}
+	user, password, db := opts.Auth.Username, opts.Auth.Password, opts.Auth.Database
+	if user == s.adminUser {
+		if password != s.adminPassword {
+			return nil, exceptionf(codeAuthenticationFailed, "%s: Authentication failed", user)
+		}
+		return &fileSession{s: s, admin: true}, nil
+	}
+	if pw, ok := st.Users[user]; !ok || pw != password {
+		return nil, exceptionf(codeAuthenticationFailed, "%s: Authentication failed: password is incorrect, or there is no user with such name", user)
+	}
+	if db != "" && !st.Databases[db] {
+		return nil, exceptionf(codeUnknownDatabase, "Database %s does not exist", db)
+	}
+	return &fileSession{s: s}, nil
+}
+
+type fileSession struct {
+	s     *fileServer
+	admin bool
+}
+
+var (
+	createDatabaseRE = regexp.MustCompile("^CREATE DATABASE IF NOT EXISTS `([^`]+)`")
+	dropDatabaseRE   = regexp.MustCompile("^DROP DATABASE IF EXISTS `([^`]+)`")
+	setUserRE        = regexp.MustCompile("^(?:CREATE USER IF NOT EXISTS|ALTER USER) `([^`]+)`.* IDENTIFIED WITH sha256_password BY '([^']*)'$")
+	createUserRE     = regexp.MustCompile("^CREATE USER IF NOT EXISTS `([^`]+)`")
+	dropUserRE       = regexp.MustCompile("^DROP USER IF EXISTS `([^`]+)`")
+	quotedRE         = regexp.MustCompile(`'([^']*)'`)
+)
+
+func (f *fileSession) Exec(_ context.Context, sql string) error {
+	if !f.admin {
+		return exceptionf(codeAccessDenied, "Not enough privileges")
+	}
+	f.s.mu.Lock()
+	defer f.s.mu.Unlock()
+	st, err := f.s.load()
+	if err != nil {
+		return err
+	}
+	switch {
+	case createDatabaseRE.MatchString(sql):
+		st.Databases[createDatabaseRE.FindStringSubmatch(sql)[1]] = true
+	case dropDatabaseRE.MatchString(sql):
+		delete(st.Databases, dropDatabaseRE.FindStringSubmatch(sql)[1])
+	case setUserRE.MatchString(sql):
+		m := setUserRE.FindStringSubmatch(sql)
+		if _, exists := st.Users[m[1]]; exists && createUserRE.MatchString(sql) {
+			return nil // IF NOT EXISTS
+		}
+		st.Users[m[1]] = m[2]
+	case dropUserRE.MatchString(sql):
+		delete(st.Users, dropUserRE.FindStringSubmatch(sql)[1])
+	case strings.HasPrefix(sql, "GRANT "):
+	default:
+		return exceptionf(codeSyntaxError, "the stand-in does not understand this statement")
+	}
+	return f.s.save(st)
+}
+
+func (f *fileSession) QueryStrings(_ context.Context, q string) ([]string, error) {
+	if q == "SELECT 1" {
+		return []string{"1"}, nil
+	}
+	if !f.admin {
+		return nil, exceptionf(codeAccessDenied, "Not enough privileges")
+	}
+	f.s.mu.Lock()
+	defer f.s.mu.Unlock()
+	st, err := f.s.load()
+	if err != nil {
+		return nil, err
+	}
+	literals := map[string]bool{}
+	for _, m := range quotedRE.FindAllStringSubmatch(q, -1) {
+		literals[m[1]] = true
+	}
+	pick := func(names map[string]bool) []string {
+		var out []string
+		for n := range names {
+			if literals[n] || strings.Contains(q, " OR (") {
+				out = append(out, n)
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	switch {
+	case q == "SELECT version()":
+		return []string{"24.8.4.13"}, nil
+	case q == "SHOW USERS":
+		return append([]string{f.s.adminUser}, keys(st.Users)...), nil
+	case q == "SELECT type FROM system.user_directories":
+		return []string{"users_xml", "local_directory"}, nil
+	case strings.Contains(q, "FROM system.users WHERE"):
+		users := map[string]bool{}
+		for n := range st.Users {
+			users[n] = true
+		}
+		return pick(users), nil
+	case strings.Contains(q, "FROM system.databases WHERE"):
+		return pick(st.Databases), nil
+	}
+	return nil, exceptionf(codeSyntaxError, "the stand-in does not understand this query")
+}
+
+func keys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (f *fileSession) Ping(context.Context) error { return nil }
+func (f *fileSession) Close() error               { return nil }
+
+func exceptionf(code int32, format string, args ...any) error {
+	return &clickhouse.Exception{Code: code, Message: fmt.Sprintf(format, args...)}
+}
