@@ -38,27 +38,8 @@ func TestAccClickHouse_importAdoptsTheUserAndDatabaseAndPlansANewPassword(t *tes
 		t.Fatal(err)
 	}
 
-	dir := t.TempDir()
 	set := fmt.Sprintf(`{"ch": {"type": "clickhouse-static", "spec": {"dsn": %q}}}`, srv.AdminDSN)
-	cfg := fmt.Sprintf(`
-terraform {
-  required_providers {
-    rill = { source = "rill-provisioner/rill" }
-  }
-}
-provider "rill" {
-  ledger_dsn           = "sqlite://%s/ledger.db"
-  provisioner_set_json = %q
-}
-resource "rill_clickhouse" "db" {
-  provisioner_name = "ch"
-  annotations      = { organization_name = "acme", project_name = "web" }
-}
-`, dir, set)
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tf := cliRunner(t, dir)
+	_, tf := cliWorkspace(t, set, "", clickhouseBlock)
 
 	// Nothing behind the ID: refused.
 	if out, err := tf("import", "-no-color", "rill_clickhouse.db", "ch/"+uuid.NewString()); err == nil || !strings.Contains(out, "Cannot import non-existent remote object") {
@@ -114,6 +95,41 @@ resource "rill_clickhouse" "db" {
 	}
 }
 
+// clickhouseBlock is a rill_clickhouse on provisioner "ch" named for organization acme, project web.
+const clickhouseBlock = `
+resource "rill_clickhouse" "db" {
+  provisioner_name = "ch"
+  annotations      = { organization_name = "acme", project_name = "web" }
+}
+`
+
+// cliWorkspace writes main.tf into a fresh directory: the provider (a SQLite ledger in that
+// directory, the given set and default provisioner) and body; it returns the directory and a runner
+// of the CLI there (cliRunner).
+func cliWorkspace(t *testing.T, set, defaultProvisioner, body string) (string, func(args ...string) (string, error)) {
+	t.Helper()
+	dir := t.TempDir()
+	def := ""
+	if defaultProvisioner != "" {
+		def = fmt.Sprintf("  default_provisioner  = %q\n", defaultProvisioner)
+	}
+	cfg := fmt.Sprintf(`
+terraform {
+  required_providers {
+    rill = { source = "rill-provisioner/rill" }
+  }
+}
+provider "rill" {
+  ledger_dsn           = "sqlite://%s/ledger.db"
+%s  provisioner_set_json = %q
+}
+%s`, dir, def, set, body)
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, cliRunner(t, dir)
+}
+
 // cliRunner returns a function that runs the Terraform (or OpenTofu) CLI of TF_ACC_TERRAFORM_PATH in
 // dir against this checkout's provider (dev_overrides), with TF_LOG=trace.
 func cliRunner(t *testing.T, dir string) func(args ...string) (string, error) {
@@ -142,24 +158,11 @@ func cliRunner(t *testing.T, dir string) func(args ...string) (string, error) {
 // generated password and DSN never appear in TF_LOG=trace output, plan output or `terraform show`.
 func TestAccClickHouse_fakeServerLifecycleKeepsGeneratedSecretsOutOfLogsAndPlans(t *testing.T) {
 	requireAcc(t)
-	dir := t.TempDir()
-	t.Setenv("RILL_FAKE_CLICKHOUSE_STATE", filepath.Join(dir, "fake-clickhouse.json"))
+	state := filepath.Join(t.TempDir(), "fake-clickhouse.json")
+	t.Setenv("RILL_FAKE_CLICKHOUSE_STATE", state)
 	const adminPassword = "Fake-Adm1n-Pa55"
 	set := fmt.Sprintf(`{"ch": {"type": "clickhouse-static-fake", "spec": {"dsn": "clickhouse://admin:%s@ch.fake:9000/default", "write_dsn": "http://admin:%s@ch-writer.fake:8123"}}}`, adminPassword, adminPassword)
-	cfg := fmt.Sprintf(`
-terraform {
-  required_providers {
-    rill = { source = "rill-provisioner/rill" }
-  }
-}
-provider "rill" {
-  ledger_dsn           = "sqlite://%s/ledger.db"
-  provisioner_set_json = %q
-}
-resource "rill_clickhouse" "db" {
-  provisioner_name = "ch"
-  annotations      = { organization_name = "acme", project_name = "web" }
-}
+	_, tf := cliWorkspace(t, set, "", clickhouseBlock+`
 output "dsn" {
   value     = rill_clickhouse.db.dsn
   sensitive = true
@@ -168,11 +171,7 @@ output "write_dsn" {
   value     = rill_clickhouse.db.write_dsn
   sensitive = true
 }
-`, dir, set)
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tf := cliRunner(t, dir)
+`)
 	logs := map[string]string{}
 	step := func(name string, args ...string) string {
 		t.Helper()
@@ -228,9 +227,9 @@ output "write_dsn" {
 		t.Fatalf("plan after the new password is not empty:\n%s", tail(plan))
 	}
 	step("destroy", "destroy", "-no-color", "-auto-approve")
-	state, err := os.ReadFile(filepath.Join(dir, "fake-clickhouse.json"))
-	if err != nil || strings.Contains(string(state), "rill_") {
-		t.Fatalf("destroy left users or databases in the stand-in: %s (%v)", state, err)
+	left, err := os.ReadFile(state)
+	if err != nil || strings.Contains(string(left), "rill_") {
+		t.Fatalf("destroy left users or databases in the stand-in: %s (%v)", left, err)
 	}
 
 	// The logs are there to be searched: the provisioner's own lines reach TF_LOG through the bridge.

@@ -3,8 +3,6 @@ package resources_test
 import (
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -21,18 +19,7 @@ func TestAcc_secretsStayOutOfLogsAndPlans(t *testing.T) {
   "ch": {"type": "clickhouse-static", "spec": {"dsn": "clickhouse://admin:%s@127.0.0.1:%d/default"}},
   "pool": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test:9091", "slots": 2}]}}
 }`, adminPassword, closed)
-	dir := t.TempDir()
-	cfg := fmt.Sprintf(`
-terraform {
-  required_providers {
-    rill = { source = "rill-provisioner/rill" }
-  }
-}
-provider "rill" {
-  ledger_dsn           = "sqlite://%s/ledger.db"
-  default_provisioner  = "pool"
-  provisioner_set_json = %q
-}
+	_, run := cliWorkspace(t, set, "pool", `
 resource "rill_runtime" "rt" {
   slots = 1
 }
@@ -47,11 +34,7 @@ output "dsn" {
   value     = rill_clickhouse.db.dsn
   sensitive = true
 }
-`, dir, set)
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run := cliRunner(t, dir)
+`)
 
 	plan, err := run("plan", "-no-color", "-out=tfplan")
 	if err != nil {
