@@ -154,7 +154,8 @@ func cliRunner(t *testing.T, dir string) func(args ...string) (string, error) {
 // The whole rill_clickhouse lifecycle through the CLI, with the real clickhouse-static provisioner
 // talking to a stand-in for ClickHouse (the provider is built with -tags rill_fake_clickhouse; no
 // ClickHouse that can create users runs on these machines): apply, a second plan that is empty (its
-// refresh logs in with the generated DSN), an import that sets a new password, and destroy. The
+// refresh logs in with the generated DSN), an import that sets a new password, a user and database
+// dropped outside Terraform (planned for re-creation, with the reason), and destroy. The
 // generated password and DSN never appear in TF_LOG=trace output, plan output or `terraform show`.
 func TestAccClickHouse_fakeServerLifecycleKeepsGeneratedSecretsOutOfLogsAndPlans(t *testing.T) {
 	requireAcc(t)
@@ -225,6 +226,21 @@ output "write_dsn" {
 	}
 	if plan := step("plan after the new password", "plan", "-no-color"); !strings.Contains(plan, "No changes.") {
 		t.Fatalf("plan after the new password is not empty:\n%s", tail(plan))
+	}
+
+	// The user and database dropped outside Terraform: the refresh says so and the plan re-creates them.
+	if err := os.WriteFile(state, []byte(`{"users": {}, "databases": {"default": true}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	plan := step("plan after an outside drop", "plan", "-no-color")
+	for _, want := range []string{"ClickHouse database no longer exists", "rill_clickhouse.db will be created", "Plan: 1 to add, 0 to change, 0 to destroy"} {
+		if !strings.Contains(plan, want) {
+			t.Fatalf("plan after an outside drop lacks %q:\n%s", want, tail(plan))
+		}
+	}
+	step("apply after an outside drop", "apply", "-no-color", "-auto-approve")
+	if recreated := output("dsn"); recreated == newDSN || !strings.Contains(recreated, "/rill_acme_web_") {
+		t.Fatalf("re-created dsn %q", recreated)
 	}
 	step("destroy", "destroy", "-no-color", "-auto-approve")
 	left, err := os.ReadFile(state)
