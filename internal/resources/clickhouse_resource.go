@@ -34,7 +34,7 @@ var (
 // handed over as a DSN. Create = Provision + AwaitReady, Read = CheckResource, Update = Provision,
 // Delete = Deprovision.
 type ClickHouseResource struct {
-	client *Client
+	resourceBase
 }
 
 // NewClickHouseResource is the resource factory.
@@ -88,16 +88,6 @@ func (r *ClickHouseResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Read: true, Update: true, Delete: true}),
 		},
 	}
-}
-
-// UpgradeState implements resource.ResourceWithUpgradeState (version 0 is the first schema).
-func (r *ClickHouseResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
-	return map[int64]resource.StateUpgrader{}
-}
-
-// Configure implements resource.ResourceWithConfigure.
-func (r *ClickHouseResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 // ModifyPlan resolves the provisioner at plan time and forces replacement when it changes.

@@ -50,7 +50,7 @@ const runtimeSchemaVersion = 0
 // RuntimeResource is `rill_runtime`: a Rill runtime from a provisioner. Create = Provision + AwaitReady,
 // Read = CheckResource, Update = Provision (+ AwaitReady), Delete = Deprovision.
 type RuntimeResource struct {
-	client *Client
+	resourceBase
 }
 
 // NewRuntimeResource is the resource factory.
@@ -164,17 +164,6 @@ func (r *RuntimeResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Read: true, Update: true, Delete: true}),
 		},
 	}
-}
-
-// UpgradeState implements resource.ResourceWithUpgradeState. Version 0 is the first schema; later
-// versions add an upgrader from every earlier version here.
-func (r *RuntimeResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
-	return map[int64]resource.StateUpgrader{}
-}
-
-// Configure implements resource.ResourceWithConfigure.
-func (r *RuntimeResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 // ValidateConfig checks what needs no provisioner: annotation keys reserved for other attributes.
