@@ -1,6 +1,7 @@
 package database
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -49,4 +50,54 @@ func checkPlaced(a *Allocation) error {
 // nowMicros is the current time in UTC at the microsecond precision both backends store.
 func nowMicros() time.Time {
 	return time.Now().UTC().Truncate(time.Microsecond)
+}
+
+// allocationReads are the two reads Allocate's decision needs, inside a driver's transaction.
+type allocationReads struct {
+	find func(ctx context.Context, resourceID string) (*Allocation, error) // ErrNotFound when none
+	used func(ctx context.Context) (map[string]int, error)                 // slots in use per host
+}
+
+// decide is the part of Allocate that both drivers share, run inside their transaction with the
+// ledger's lock held: the resource's current allocation (nil when none), the slots in use per host,
+// place's decision, and its check. place's own error comes back as placeErr, apart from err, so
+// that it reaches the caller unwrapped (and is never retried).
+func decide(ctx context.Context, reads allocationReads, resourceID string, place PlaceFunc) (next *Allocation, placeErr, err error) {
+	current, err := reads.find(ctx, resourceID)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, nil, err
+	}
+	used, err := reads.used(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	next, placeErr = place(current, used)
+	if placeErr != nil {
+		return nil, placeErr, nil
+	}
+	if err := checkPlaced(next); err != nil {
+		return nil, nil, err
+	}
+	return next, nil, nil
+}
+
+// hostSumRows are the rows of "SELECT host, SUM(slots) ... GROUP BY host" from either driver.
+type hostSumRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// readHostSums reads slots in use per host from hostSumRows (the caller closes them).
+func readHostSums(rows hostSumRows) (map[string]int, error) {
+	used := map[string]int{}
+	for rows.Next() {
+		var host string
+		var n int64
+		if err := rows.Scan(&host, &n); err != nil {
+			return nil, err
+		}
+		used[host] = int(n)
+	}
+	return used, rows.Err()
 }

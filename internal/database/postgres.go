@@ -206,16 +206,7 @@ func pgUsed(ctx context.Context, q pgQueryer) (map[string]int, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	used := map[string]int{}
-	for rows.Next() {
-		var host string
-		var n int64
-		if err := rows.Scan(&host, &n); err != nil {
-			return nil, err
-		}
-		used[host] = int(n)
-	}
-	return used, rows.Err()
+	return readHostSums(rows)
 }
 
 func (p *postgresDB) Allocate(ctx context.Context, resourceID string, place PlaceFunc) (*Allocation, error) {
@@ -244,20 +235,12 @@ func (p *postgresDB) allocate(ctx context.Context, resourceID string, place Plac
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, pgAllocateLockKey); err != nil {
 		return nil, nil, err
 	}
-	current, err := pgFind(ctx, tx, resourceID)
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return nil, nil, err
-	}
-	used, err := pgUsed(ctx, tx)
-	if err != nil {
-		return nil, nil, err
-	}
-	next, placeErr := place(current, used)
-	if placeErr != nil {
-		return nil, placeErr, nil
-	}
-	if err := checkPlaced(next); err != nil {
-		return nil, nil, err
+	next, placeErr, err := decide(ctx, allocationReads{
+		find: func(ctx context.Context, id string) (*Allocation, error) { return pgFind(ctx, tx, id) },
+		used: func(ctx context.Context) (map[string]int, error) { return pgUsed(ctx, tx) },
+	}, resourceID, place)
+	if placeErr != nil || err != nil {
+		return nil, placeErr, err
 	}
 	now := nowMicros()
 	stored, err := scanPGAllocation(tx.QueryRow(ctx, `

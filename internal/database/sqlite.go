@@ -304,16 +304,7 @@ func sqliteUsed(ctx context.Context, q sqlQueryer) (map[string]int, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	used := map[string]int{}
-	for rows.Next() {
-		var host string
-		var n int64
-		if err := rows.Scan(&host, &n); err != nil {
-			return nil, err
-		}
-		used[host] = int(n)
-	}
-	return used, rows.Err()
+	return readHostSums(rows)
 }
 
 func (s *sqliteDB) Allocate(ctx context.Context, resourceID string, place PlaceFunc) (*Allocation, error) {
@@ -350,20 +341,12 @@ func (s *sqliteDB) allocateOnce(ctx context.Context, resourceID string, place Pl
 	}
 	defer func() { _ = tx.Rollback() }()
 
-	current, err := sqliteFind(ctx, tx, resourceID)
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return nil, nil, err
-	}
-	used, err := sqliteUsed(ctx, tx)
-	if err != nil {
-		return nil, nil, err
-	}
-	next, placeErr := place(current, used)
-	if placeErr != nil {
-		return nil, placeErr, nil
-	}
-	if err := checkPlaced(next); err != nil {
-		return nil, nil, err
+	next, placeErr, err := decide(ctx, allocationReads{
+		find: func(ctx context.Context, id string) (*Allocation, error) { return sqliteFind(ctx, tx, id) },
+		used: func(ctx context.Context) (map[string]int, error) { return sqliteUsed(ctx, tx) },
+	}, resourceID, place)
+	if placeErr != nil || err != nil {
+		return nil, placeErr, err
 	}
 	now := nowMicros().UnixMicro()
 	stored, err := scanSQLiteAllocation(tx.QueryRowContext(ctx, `
