@@ -13,13 +13,17 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/chdbtest"
 )
 
 // The integration tests run against a real ClickHouse server given by RILL_TEST_CLICKHOUSE_DSN, an
 // admin DSN (a user with access_management=1 on ClickHouse 20.4 or newer). Optionally,
 // RILL_TEST_CLICKHOUSE_CLUSTER names a cluster for ON CLUSTER. internal/clickhouse/testdata/
 // run-integration.sh starts a throwaway local server when clickhouse-server is installed.
-const integrationHelp = "RILL_TEST_CLICKHOUSE_DSN not set: to run the ClickHouse integration tests, point it at an admin DSN " +
+//
+// Without RILL_TEST_CLICKHOUSE_DSN they run against chDB's ClickHouse (internal/testutil/chdbtest),
+// which cannot create users by SQL: the lifecycle tests skip there and say why.
+const integrationHelp = "to run the lifecycle, point RILL_TEST_CLICKHOUSE_DSN at an admin DSN " +
 	"(e.g. RILL_TEST_CLICKHOUSE_DSN=clickhouse://default:@127.0.0.1:9000 with access_management=1, ClickHouse >= 20.4), " +
 	"or run internal/clickhouse/testdata/run-integration.sh, which starts a local clickhouse-server if one is installed"
 
@@ -27,7 +31,8 @@ func integrationProvisioner(t *testing.T) *Provisioner {
 	t.Helper()
 	dsn := os.Getenv("RILL_TEST_CLICKHOUSE_DSN")
 	if dsn == "" {
-		t.Skip(integrationHelp)
+		dsn = chdbtest.Start(t).AdminDSN
+		t.Logf("RILL_TEST_CLICKHOUSE_DSN is not set: testing against chDB's ClickHouse")
 	}
 	t.Setenv("RILL_TEST_CLICKHOUSE_DSN_FOR_SPEC", dsn)
 	spec := `{"dsn_env":"RILL_TEST_CLICKHOUSE_DSN_FOR_SPEC"`
@@ -55,7 +60,7 @@ func requireSQLAccessManagement(t *testing.T, ctx context.Context, p *Provisione
 	t.Helper()
 	if _, err := p.managerSession(ctx); err != nil {
 		if errors.Is(err, ErrNoSQLAccessManagement) {
-			t.Skipf("the server cannot manage users by SQL, so the lifecycle cannot run there: %v", err)
+			t.Skipf("the server cannot manage users by SQL, so the lifecycle cannot run there: %v; %s", err, integrationHelp)
 		}
 		t.Fatal(err)
 	}

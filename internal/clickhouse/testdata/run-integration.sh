@@ -9,13 +9,12 @@
 # ports, in a temporary directory, and stops and removes it afterwards. Set CLICKHOUSE_SERVER to pick
 # the binary. RILL_TEST_CLICKHOUSE_CLUSTER, if set, makes the tests use ON CLUSTER.
 #
-# With --chdb (what `make test-all` runs), the throwaway server is chDB's ClickHouse 26.7 engine
-# (scripts/chdb.sh, from npm), which serves the native protocol but keeps users in users.xml only: the
-# refusal and login tests run against it, and the lifecycle is skipped (exit status 3).
+# Without either, the tests run against chDB's ClickHouse 26.7 (internal/testutil/chdbtest, installed
+# by scripts/chdb.sh), which cannot create users by SQL.
 #
-# Exit status: 0 when the full lifecycle ran and passed; 1 when a test failed; 2 when no server could
-# be found; 3 when the tests passed but the server cannot manage users by SQL (too old, or no
-# access_management), so the lifecycle test was skipped.
+# Exit status: 0 when the full lifecycle ran and passed; 1 when a test failed; 3 when the tests
+# passed but the server cannot manage users by SQL (too old, no access_management, or chDB), so the
+# lifecycle test was skipped.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -45,44 +44,32 @@ free_port() {
 	return 1
 }
 
-use_chdb=false
-for arg in "$@"; do
-	case "$arg" in
-		--chdb) use_chdb=true ;;
-		*) echo "run-integration.sh: unknown argument: $arg" >&2; exit 2 ;;
-	esac
-done
-
 start_local_server() {
-	workdir="$(mktemp -d -t rill-clickhouse-it.XXXXXX)"
 	local bin="${CLICKHOUSE_SERVER:-}"
 	local -a cmd
-	if $use_chdb; then
-		bin="$("$repo/scripts/chdb.sh")"
-	elif [[ -z "$bin" ]]; then
+	if [[ -z "$bin" ]]; then
 		if command -v clickhouse-server >/dev/null; then bin="$(command -v clickhouse-server)"
 		elif command -v clickhouse >/dev/null; then bin="$(command -v clickhouse)"
 		else
 			cat >&2 <<'MSG'
-No ClickHouse server to test against. Either
+No ClickHouse server to test against, so the tests run against chDB's ClickHouse
+(internal/testutil/chdbtest), which cannot create users by SQL: the lifecycle is skipped. For
+the lifecycle, either
   - set RILL_TEST_CLICKHOUSE_DSN to an admin DSN of a server you have
     (ClickHouse >= 20.4, a user with access_management=1), e.g.
       docker run -d -p 9000:9000 -e CLICKHOUSE_DEFAULT_ACCESS_MANAGEMENT=1 clickhouse/clickhouse-server
       RILL_TEST_CLICKHOUSE_DSN=clickhouse://default:@127.0.0.1:9000 internal/clickhouse/testdata/run-integration.sh
   - or install clickhouse-server (or the single clickhouse binary) so that this script can start one.
 MSG
-			exit 2
+			return 0
 		fi
 	fi
 	case "$(basename "$bin")" in
-		clickhouse) cmd=("$bin" server --config-file="$workdir/config.xml") ;;
-		# Local mode serves once told to listen, for as long as a query runs: this one runs until
-		# the script stops the process.
-		chlocal) cmd=("$bin" --config-file="$workdir/config.xml" --query "SYSTEM START LISTEN TCP; SYSTEM START LISTEN HTTP;
-			SELECT sleepEachRow(1) FROM numbers(1000000000) SETTINGS max_block_size = 1, max_execution_time = 0 FORMAT Null") ;;
-		*) cmd=("$bin" --config-file="$workdir/config.xml") ;;
+		clickhouse) cmd=("$bin" server) ;;
+		*) cmd=("$bin") ;;
 	esac
 
+	workdir="$(mktemp -d -t rill-clickhouse-it.XXXXXX)"
 	local tcp http
 	tcp="$(free_port)"; http="$(free_port)"
 	while [[ "$http" == "$tcp" ]]; do http="$(free_port)"; done
@@ -125,8 +112,8 @@ XML
     <quotas><default></default></quotas>
 </clickhouse>
 XML
-	echo "starting a throwaway ClickHouse ($bin) on 127.0.0.1:$tcp (native) and :$http (HTTP) in $workdir" >&2
-	"${cmd[@]}" >"$workdir/stdout.log" 2>&1 &
+	echo "starting a throwaway ClickHouse ($bin) on 127.0.0.1:$tcp in $workdir" >&2
+	"${cmd[@]}" --config-file="$workdir/config.xml" >"$workdir/stdout.log" 2>&1 &
 	server_pid=$!
 	for _ in $(seq 1 150); do
 		if ! kill -0 "$server_pid" 2>/dev/null; then
@@ -134,13 +121,7 @@ XML
 			tail -n 30 "$workdir/stdout.log" "$workdir/server.err.log" >&2 2>/dev/null || true
 			exit 1
 		fi
-		if $use_chdb && ! port_is_free "$http"; then
-			# chDB's native listener aborts the process after a refused login (seen with 26.7.2.1; a
-			# full server does not), so the tests speak HTTP to it.
-			export RILL_TEST_CLICKHOUSE_DSN="http://default:@127.0.0.1:$http/default?dial_timeout=5s"
-			return 0
-		fi
-		if ! $use_chdb && ! port_is_free "$tcp"; then
+		if ! port_is_free "$tcp"; then
 			export RILL_TEST_CLICKHOUSE_DSN="clickhouse://default:@127.0.0.1:$tcp/default?dial_timeout=5s"
 			return 0
 		fi
@@ -150,7 +131,7 @@ XML
 	exit 1
 }
 
-if $use_chdb || [[ -z "${RILL_TEST_CLICKHOUSE_DSN:-}" ]]; then
+if [[ -z "${RILL_TEST_CLICKHOUSE_DSN:-}" ]]; then
 	start_local_server
 fi
 
@@ -159,16 +140,6 @@ out="$(mktemp -t rill-clickhouse-it-out.XXXXXX)"
 status=0
 go test ./internal/clickhouse/ -run 'Integration' -count=1 -v 2>&1 | tee "$out" || status=$?
 if [[ $status -ne 0 ]]; then rm -f "$out"; exit 1; fi
-if $use_chdb; then
-	# What chDB is here to prove must have run, not skipped.
-	for test in TestIntegrationServerWithoutSQLUserManagementIsRefusedClearly TestIntegrationLoginFailuresAreToldApart; do
-		if ! grep -q -- "--- PASS: $test " "$out"; then
-			rm -f "$out"
-			echo "$test did not run against chDB" >&2
-			exit 1
-		fi
-	done
-fi
 if grep -q -- '--- SKIP: TestIntegrationLifecycleOfTwoIsolatedTenants' "$out"; then
 	rm -f "$out"
 	echo "The tests passed, but the lifecycle was skipped: this server cannot manage users by SQL (see above)." >&2

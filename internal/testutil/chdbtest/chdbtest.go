@@ -49,6 +49,9 @@ type Server struct {
 // Start starts a server with the given extra users (plain-text passwords); it stops at cleanup.
 func Start(t testing.TB, users ...User) *Server {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("skipping: -short (starting chDB may first install it, a 178 MB download)")
+	}
 	bin, err := install()
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -57,15 +60,14 @@ func Start(t testing.TB, users ...User) *Server {
 		t.Skipf("skipping: chDB is not available: %v", err)
 	}
 	dir := t.TempDir()
-	tcpPort, httpPort := freePort(t), freePort(t)
+	httpPort := freePort(t)
 	config := fmt.Sprintf(`<clickhouse>
   <listen_host>127.0.0.1</listen_host>
-  <tcp_port>%d</tcp_port>
   <http_port>%d</http_port>
   <path>%s/data/</path>
   <user_directories><users_xml><path>%s/users.xml</path></users_xml></user_directories>
 </clickhouse>
-`, tcpPort, httpPort, dir, dir)
+`, httpPort, dir, dir)
 	var b strings.Builder
 	b.WriteString("<clickhouse><profiles><default/></profiles><quotas><default/></quotas><users>\n")
 	all := append([]User{{Name: "default"}, {Name: AdminUser, Password: AdminPassword}}, users...)
