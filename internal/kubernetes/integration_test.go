@@ -134,30 +134,6 @@ func (e *env) pvcSize(r *provisioner.Resource) int64 {
 	return q.Value()
 }
 
-var expansionOnce sync.Once
-
-// allowVolumeExpansion lets the cluster's default StorageClass grow claims (kwok's is created
-// without allowVolumeExpansion, and growing is what the slots tests prove).
-func (e *env) allowVolumeExpansion() {
-	e.t.Helper()
-	expansionOnce.Do(func() {
-		gvr := schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"}
-		list, err := e.c.dynamic.Resource(gvr).List(e.ctx, metav1.ListOptions{})
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		for _, sc := range list.Items {
-			if sc.GetAnnotations()["storageclass.kubernetes.io/is-default-class"] != "true" {
-				continue
-			}
-			patch := []byte(`{"allowVolumeExpansion": true}`)
-			if _, err := e.c.dynamic.Resource(gvr).Patch(e.ctx, sc.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-				e.t.Fatal(err)
-			}
-		}
-	})
-}
-
 func TestIntegrationProvisionTwoRuntimes(t *testing.T) {
 	e := newEnv(t, "")
 	r1, r2 := e.newRuntime(), e.newRuntime()
@@ -261,7 +237,6 @@ func TestIntegrationProvisionTwoRuntimes(t *testing.T) {
 
 func TestIntegrationSlotsGrowTheVolumeButNeverShrinkIt(t *testing.T) {
 	e := newEnv(t, "")
-	e.allowVolumeExpansion()
 	core, logs := observer.New(zap.WarnLevel)
 	e.p.logger = zap.New(core)
 	r := e.newRuntime()

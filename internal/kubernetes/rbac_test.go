@@ -31,7 +31,6 @@ import (
 // still reads everything (one GET per object instead of the batched LISTs).
 func TestIntegrationTheExampleRBACIsEnough(t *testing.T) {
 	e := newEnv(t, "")
-	e.allowVolumeExpansion()
 	e.applyExampleRBAC(nil)
 	p := e.provisionerAs("rill-provisioner")
 

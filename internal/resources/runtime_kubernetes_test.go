@@ -107,7 +107,6 @@ func newKubeEnv(t *testing.T) *kubeEnv {
 		_ = e.core.Namespaces().Delete(context.Background(), e.ns, metav1.DeleteOptions{})
 		t.Logf("%s took %s (without starting the cluster)", t.Name(), time.Since(e.started).Round(100*time.Millisecond))
 	})
-	e.allowVolumeExpansion()
 	return e
 }
 
@@ -115,30 +114,6 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-var expansionOnce sync.Once
-
-// allowVolumeExpansion lets the default StorageClass grow claims (kwok's is created without
-// allowVolumeExpansion, and growing the volume with the slots is one of the behaviours tested).
-func (e *kubeEnv) allowVolumeExpansion() {
-	e.t.Helper()
-	expansionOnce.Do(func() {
-		gvr := schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"}
-		list, err := e.dyn.Resource(gvr).List(e.ctx, metav1.ListOptions{})
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		for _, sc := range list.Items {
-			if sc.GetAnnotations()["storageclass.kubernetes.io/is-default-class"] != "true" {
-				continue
-			}
-			patch := []byte(`{"allowVolumeExpansion": true}`)
-			if _, err := e.dyn.Resource(gvr).Patch(e.ctx, sc.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-				e.t.Fatal(err)
-			}
-		}
-	})
 }
 
 // providerConfig renders the provider block: one kubernetes provisioner "k8s" (the default, as the
