@@ -63,7 +63,7 @@ max_load="${BENCH_K8S_MAX_LOAD:-3}"
 max_wait="${BENCH_K8S_MAX_WAIT:-120}"
 warmup=1 trace=0 update=0 keep=0
 
-usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; }
+source "$root/scripts/lib-bench.sh"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -n|--rounds) rounds="$2"; shift ;;
@@ -82,11 +82,7 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-for v in rounds count parallelism ready_count; do
-  [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || { echo "bench-kubernetes.sh: $v must be a positive integer, got ${!v}" >&2; exit 2; }
-done
-[[ "$max_wait" =~ ^[0-9]+$ ]] || { echo "bench-kubernetes.sh: max-wait must be a number of seconds, got $max_wait" >&2; exit 2; }
-[[ "$max_load" =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "bench-kubernetes.sh: max-load must be a number, got $max_load" >&2; exit 2; }
+check_counts bench-kubernetes.sh rounds count parallelism ready_count
 src="$(cd "$src" && pwd -P)"
 [[ -f "$src/go.mod" ]] || { echo "bench-kubernetes.sh: --src $src has no go.mod" >&2; exit 2; }
 
@@ -95,10 +91,8 @@ die() { log "error: $*"; exit 1; }
 t_start=$SECONDS
 export CGO_ENABLED=0 CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
 # Nothing from the caller's environment may change what is measured.
-unset TF_LOG TF_LOG_PATH TF_LOG_CORE TF_LOG_PROVIDER TF_LOG_SDK TF_LOG_SDK_PROTO TF_LOG_SDK_FRAMEWORK \
-  TF_PLUGIN_CACHE_DIR TF_CLI_ARGS TF_CLI_ARGS_apply TF_CLI_ARGS_plan TF_CLI_ARGS_init TF_WORKSPACE TF_DATA_DIR \
-  RILL_ADMIN_PROVISIONER_SET_JSON RILL_ADMIN_DEFAULT_PROVISIONER RILL_LEDGER_DSN RILL_VERSION \
-  KUBECONFIG RILL_CONTROLPLANE_DIR RILL_CONTROLPLANE_APISERVER_ARGS RILL_CONTROLPLANE_WATCH_PID
+unset_measurement_env
+unset KUBECONFIG RILL_CONTROLPLANE_DIR RILL_CONTROLPLANE_APISERVER_ARGS RILL_CONTROLPLANE_WATCH_PID
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/rill-bench-k8s.XXXXXX")"
 cp_dir="$work/controlplane"
@@ -116,22 +110,7 @@ trap 'exit 130' INT TERM
 
 # ---------------------------------------------------------------------------------------------------
 # Machine and load.
-load1() { cut -d' ' -f1 /proc/loadavg; }
-loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
-above() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'; }
-waited=0
-load_note=""
-while above "$(load1)" "$max_load"; do
-  if (( waited >= max_wait )); then
-    load_note="still $(loadavg) after waiting ${waited}s for <= $max_load: ran anyway"
-    log "load average $load_note"
-    break
-  fi
-  log "load average $(loadavg) > $max_load: waiting (${waited}s of ${max_wait}s)"
-  sleep 15
-  waited=$((waited + 15))
-done
-[[ -n "$load_note" ]] || load_note="$(loadavg) (waited ${waited}s for <= $max_load)"
+wait_for_quiet 15
 cpu_model="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 mem_total="$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
 go_version="$(go env GOVERSION)"
@@ -205,9 +184,6 @@ done
 # Helpers.
 now_ns() { date +%s%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "nan"; exit } if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-minof() { sort -g | head -1; }
-maxof() { sort -g | tail -1; }
 fmt2() { awk -v v="$1" 'BEGIN { printf "%.2f", v }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
@@ -398,7 +374,7 @@ elapsed=$((SECONDS - t_start))
 results="$(
   echo "Run of $(date -u '+%Y-%m-%d %H:%M UTC') on $(nproc) × $cpu_model, $mem_total RAM; $go_version; $tf_version;"
   echo "Kubernetes $k8s_version (scripts/controlplane.sh: etcd, kube-apiserver, controller manager, scheduler, kwok); $source_desc."
-  echo "Load average (1/5/15 min) at the start: $load_note; at the end: $load_end. The run took ${elapsed}s."
+  echo "Load average (1/5/15 min): $load_note; at the end: $load_end. The run took ${elapsed}s."
   echo
   echo "| # | Figure | Result | Target | |"
   echo "|---|---|---:|---|---|"

@@ -63,7 +63,7 @@ max_load="${BENCH_MAX_LOAD:-3}"
 max_wait="${BENCH_MAX_WAIT:-1200}"
 do_apply=1 do_ledger=1 update=0 keep=0
 
-usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; }
+source "$root/scripts/lib-bench.sh"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -n|--rounds) rounds="$2"; shift ;;
@@ -85,18 +85,12 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-for v in rounds parallelism count ledger_count; do
-  [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: $v must be a positive integer, got ${!v}" >&2; exit 2; }
-done
-[[ "$max_wait" =~ ^[0-9]+$ ]] || { echo "bench.sh: max-wait must be a number of seconds, got $max_wait" >&2; exit 2; }
-[[ "$max_load" =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "bench.sh: max-load must be a number, got $max_load" >&2; exit 2; }
+check_counts bench.sh rounds parallelism count ledger_count
 
 log() { printf 'bench: %s\n' "$*" >&2; }
 export CGO_ENABLED=0 CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
 # Nothing from the caller's environment may change what is measured.
-unset TF_LOG TF_LOG_PATH TF_LOG_CORE TF_LOG_PROVIDER TF_LOG_SDK TF_LOG_SDK_PROTO TF_LOG_SDK_FRAMEWORK \
-  TF_PLUGIN_CACHE_DIR TF_CLI_ARGS TF_CLI_ARGS_apply TF_CLI_ARGS_init TF_WORKSPACE TF_DATA_DIR \
-  RILL_ADMIN_PROVISIONER_SET_JSON RILL_ADMIN_DEFAULT_PROVISIONER RILL_LEDGER_DSN RILL_VERSION
+unset_measurement_env
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/rill-bench.XXXXXX")"
 pg_pid=""
@@ -112,24 +106,7 @@ trap 'exit 130' INT TERM
 
 # ---------------------------------------------------------------------------------------------------
 # Machine and load.
-load1() { cut -d' ' -f1 /proc/loadavg; }
-loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
-above() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'; }
-
-load_note=""
-waited=0
-while above "$(load1)" "$max_load"; do
-  if (( waited >= max_wait )); then
-    load_note="still $(loadavg) after waiting ${waited} s for it to drop to $max_load; ran anyway, so wall times are pessimistic"
-    log "$load_note"
-    break
-  fi
-  log "load average $(loadavg) > $max_load: waiting (${waited}s of ${max_wait}s)"
-  sleep 30
-  waited=$((waited + 30))
-done
-load_start="$(loadavg)"
-[[ -n "$load_note" ]] || load_note="$load_start at the start (waited ${waited} s for it to be <= $max_load)"
+wait_for_quiet 30
 
 cpu_model="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 mem_total="$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
@@ -165,9 +142,6 @@ tf_version="$("$tf" version)"
 tf_version="${tf_version%%$'\n'*}"
 apply_md=""
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "nan"; exit } if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-minof() { awk 'NR == 1 || $1 < m { m = $1 } END { print m }'; }
-maxof() { awk 'NR == 1 || $1 > m { m = $1 } END { print m }'; }
 
 write_cli_config() { # $1 = file, $2 = directory holding terraform-provider-rill
   cat > "$1" <<RC
