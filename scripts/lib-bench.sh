@@ -1,8 +1,10 @@
 # Shared by scripts/bench.sh and scripts/bench-kubernetes.sh (sourced, not run): argument checks, the
 # wait for a quiet machine, and the small statistics both tables use. The caller defines log().
 
+source "$(dirname "${BASH_SOURCE[0]}")/lib-tools.sh"
+
 # usage: print the calling script's header comment (its --help).
-usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; }
+usage() { print_help "$0"; }
 
 # check_counts SCRIPT VAR...: each named variable holds a positive integer, and max_wait and max_load
 # (set by the caller) are a number of seconds and a number.

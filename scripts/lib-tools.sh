@@ -1,6 +1,24 @@
-# Shared by scripts/terraform-cli.sh, tofu-cli.sh and tfplugindocs.sh (sourced, not run): resolve an
+# Shared by scripts/terraform-cli.sh, tofu-cli.sh, tfplugindocs.sh and postgres.sh, and by
+# lib-bench.sh (sourced, not run): help and arguments of the tool scripts, resolve an
 # override, read a pinned version from a wrapper go.mod, and build a tool once into the git-ignored
 # .tools/<tool>/<version>/ folder, serialised between concurrent callers.
+
+# print_help SCRIPT: print SCRIPT's header comment (its --help).
+print_help() {
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$1" >&2
+}
+
+# no_args_but_help SCRIPT ARG...: the tool scripts take no argument but -h/--help (which prints the
+# header comment and exits).
+no_args_but_help() {
+  local script=$1
+  shift
+  case "${1:-}" in
+    -h|--help) print_help "$0"; exit 0 ;;
+    "") ;;
+    *) echo "$script: unknown argument: $1" >&2; exit 2 ;;
+  esac
+}
 
 # abs_path FILE: the absolute, symlink-free path of FILE.
 abs_path() {

@@ -22,11 +22,8 @@
 # Only the directory goes to stdout; progress goes to stderr.
 set -euo pipefail
 
-case "${1:-}" in
-  -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; exit 0 ;;
-  "") ;;
-  *) echo "postgres.sh: unknown argument: $1" >&2; exit 2 ;;
-esac
+source "$(dirname "${BASH_SOURCE[0]}")/lib-tools.sh"
+no_args_but_help postgres.sh "$@"
 
 has_server() {
   [[ -x "$1/initdb" && -x "$1/postgres" && -x "$1/pg_ctl" ]]

@@ -37,13 +37,8 @@
 # Only the binary path goes to stdout; progress goes to stderr.
 set -euo pipefail
 
-case "${1:-}" in
-  -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; exit 0 ;;
-  "") ;;
-  *) echo "tfplugindocs.sh: unknown argument: $1" >&2; exit 2 ;;
-esac
-
 source "$(dirname "${BASH_SOURCE[0]}")/lib-tools.sh"
+no_args_but_help tfplugindocs.sh "$@"
 print_override tfplugindocs.sh RILL_TFPLUGINDOCS_PATH
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
