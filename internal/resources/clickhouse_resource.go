@@ -2,7 +2,6 @@ package resources
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -174,14 +173,7 @@ func (r *ClickHouseResource) Read(ctx context.Context, req resource.ReadRequest,
 	defer c.cancel()
 	opts := r.options(c.ctx, &state, &resp.Diagnostics)
 	res, err := c.p.CheckResource(c.ctx, r.resource(&state, c.privState), opts)
-	if errors.Is(err, provisioner.ErrResourceNotFound) {
-		resp.Diagnostics.AddWarning("ClickHouse database no longer exists",
-			fmt.Sprintf("rill_clickhouse %s (provisioner %q) was removed outside Terraform and will be planned for re-creation: %v", state.ID.ValueString(), c.name, err))
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		resp.Diagnostics.AddError("Reading the ClickHouse database failed", fmt.Sprintf("Provisioner %q could not report resource %s (the state is kept unchanged): %v", c.name, state.ID.ValueString(), err))
+	if !readFound(ctx, c, clickhouseKind, state.ID.ValueString(), err, resp) {
 		return
 	}
 	r.applyResult(c.ctx, &state, c.name, res, resp.Private, &resp.Diagnostics)

@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -133,4 +134,36 @@ func splitImportID(id string) (string, string, bool) {
 		return "", "", false
 	}
 	return id[:i], id[i+1:], true
+}
+
+// resourceKind names a resource type in diagnostics and logs.
+type resourceKind struct {
+	typeName string // "rill_runtime"
+	title    string // "Runtime", as a diagnostic's summary starts
+	noun     string // "runtime", inside a sentence
+}
+
+var (
+	runtimeKind    = resourceKind{typeName: "rill_runtime", title: "Runtime", noun: "runtime"}
+	clickhouseKind = resourceKind{typeName: "rill_clickhouse", title: "ClickHouse database", noun: "ClickHouse database"}
+)
+
+// readFound applies the refresh rule of every resource to CheckResource's error, and reports whether
+// Read may go on: a resource that no longer exists is removed from state with a warning, so that
+// Terraform plans its re-creation; any other failure (an unreachable cluster or server, say) is an
+// error and the state is kept.
+func readFound(ctx context.Context, c *call, kind resourceKind, id string, err error, resp *resource.ReadResponse) bool {
+	if errors.Is(err, provisioner.ErrResourceNotFound) {
+		tflog.Warn(c.ctx, kind.noun+" no longer exists; removing it from state so it is planned for re-creation", map[string]any{"reason": err.Error()})
+		resp.Diagnostics.AddWarning(kind.title+" no longer exists",
+			fmt.Sprintf("%s %s (provisioner %q) was removed outside Terraform and will be planned for re-creation: %v", kind.typeName, id, c.name, err))
+		resp.State.RemoveResource(ctx)
+		return false
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Reading the "+kind.noun+" failed",
+			fmt.Sprintf("Provisioner %q could not report %s %s (the state is kept unchanged): %v", c.name, kind.noun, id, err))
+		return false
+	}
+	return true
 }

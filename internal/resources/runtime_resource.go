@@ -2,7 +2,6 @@ package resources
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -304,15 +303,7 @@ func (r *RuntimeResource) Read(ctx context.Context, req resource.ReadRequest, re
 		return
 	}
 	res, err := c.p.CheckResource(c.ctx, &provisioner.Resource{ID: state.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: c.privState, Config: configOf(&state)}, opts)
-	if errors.Is(err, provisioner.ErrResourceNotFound) {
-		tflog.Warn(c.ctx, "runtime no longer exists; removing it from state so it is planned for re-creation", map[string]any{"reason": err.Error()})
-		resp.Diagnostics.AddWarning("Runtime no longer exists",
-			fmt.Sprintf("rill_runtime %s (provisioner %q) was removed outside Terraform and will be planned for re-creation: %v", state.ID.ValueString(), c.name, err))
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		resp.Diagnostics.AddError("Reading the runtime failed", fmt.Sprintf("Provisioner %q could not report runtime %s (the state is kept unchanged): %v", c.name, state.ID.ValueString(), err))
+	if !readFound(ctx, c, runtimeKind, state.ID.ValueString(), err, resp) {
 		return
 	}
 	resp.Diagnostics.Append(r.applyResult(c.ctx, &state, c.name, res, resp.Private)...)
