@@ -21,13 +21,13 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/k8stest"
 )
 
 const gib = int64(1024 * 1024 * 1024)
@@ -401,23 +401,10 @@ func gvrOf(resource string) schema.GroupVersionResource {
 	panic("not a well-known resource: " + resource)
 }
 
-// deleteAndWait deletes an object by hand and waits until the API server no longer has it.
+// deleteAndWait deletes an object of the test's namespace by hand and waits until it is gone.
 func (e *env) deleteAndWait(gvr schema.GroupVersionResource, name string) {
 	e.t.Helper()
-	bg := metav1.DeletePropagationBackground
-	if err := e.c.dynamic.Resource(gvr).Namespace(e.ns).Delete(e.ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
-		e.t.Fatalf("deleting %s %s: %v", gvr.Resource, name, err)
-	}
-	for {
-		_, err := e.c.dynamic.Resource(gvr).Namespace(e.ns).Get(e.ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return
-		}
-		if e.ctx.Err() != nil {
-			e.t.Fatalf("%s %s is still there: %v", gvr.Resource, name, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	k8stest.DeleteAndWait(e.t, e.ctx, e.c.dynamic, gvr, e.ns, name)
 }
 
 // Concurrent CheckResource calls share LISTs: far fewer requests than one GET per object, the same

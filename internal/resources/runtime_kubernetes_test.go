@@ -635,24 +635,10 @@ func (c expectPriorDrift) CheckPlan(_ context.Context, req plancheck.CheckPlanRe
 	resp.Error = fmt.Errorf("%s is not in the plan", c.addr)
 }
 
-// deleteAndWait deletes an object by hand and waits until it is gone.
+// deleteAndWait deletes an object of the test's namespace by hand and waits until it is gone.
 func (e *kubeEnv) deleteAndWait(gvr schema.GroupVersionResource, name string) {
 	e.t.Helper()
-	bg := metav1.DeletePropagationBackground
-	if err := e.dyn.Resource(gvr).Namespace(e.ns).Delete(e.ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
-		e.t.Fatalf("deleting %s %s by hand: %v", gvr.Resource, name, err)
-	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		_, err := e.dyn.Resource(gvr).Namespace(e.ns).Get(e.ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("%s %s still there a minute after deleting it (%v)", gvr.Resource, name, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	k8stest.DeleteAndWait(e.t, e.ctx, e.dyn, gvr, e.ns, name)
 }
 
 // 5. A template edited on disk (template_paths.deployment points at a copy) is drift: planned as an
