@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/pager"
 )
 
@@ -78,7 +79,7 @@ func newBatchReader(logger *zap.Logger) *batchReader {
 // get reads one object of one runtime (instance is its LabelInstance value). A missing object is an
 // error for which apierrors.IsNotFound holds, from a GET.
 func (b *batchReader) get(ctx context.Context, c *clients, key batchKey, instance, name string) (*unstructured.Unstructured, error) {
-	if _, err := instanceRequirement([]string{instance}); err == nil {
+	if len(validation.IsValidLabelValue(instance)) == 0 { // else no selector can name it: GET
 		round := b.join(ctx, c, key, instance)
 		select {
 		case <-round.done:
@@ -173,8 +174,8 @@ func (b *batchReader) list(ctx context.Context, c *clients, key batchKey, instan
 	return out, nil
 }
 
-// instanceRequirement is the label selector of our objects of the given instances; it fails for a
-// value that is not a valid label value (such a runtime is read with GETs).
+// instanceRequirement is the label selector of our objects of the given instances (valid label
+// values: get sends the others to GETs).
 func instanceRequirement(instances []string) (string, error) {
 	managed, err := labels.NewRequirement(LabelManagedBy, selection.Equals, []string{ManagedByValue})
 	if err != nil {
