@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/freeport"
 )
 
 // writeKubeconfig writes a kubeconfig for server with a bearer token and returns its path.
@@ -144,16 +144,11 @@ func TestCheckResourceReportsNotFoundOnlyForARealNotFound(t *testing.T) {
 }
 
 func TestCheckResourceAgainstAnUnreachableServerIsNotNotFound(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close() // nothing listens there now
+	addr := fmt.Sprintf("127.0.0.1:%d", freeport.For(t)) // nothing listens there
 	p := mustProvisioner(t, `{"host": "http://*.x", "kubeconfig_path": "`+writeKubeconfig(t, "", "https://"+addr)+`"}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_, err = p.CheckResource(ctx, runtimeResource(), nil)
+	_, err := p.CheckResource(ctx, runtimeResource(), nil)
 	if err == nil || errors.Is(err, provisioner.ErrResourceNotFound) {
 		t.Fatalf("want a plain error, got %v", err)
 	}

@@ -38,6 +38,7 @@ import (
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/kubernetes"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provider"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/freeport"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/k8stest"
 )
 
@@ -741,7 +742,7 @@ func (e *kubeEnv) kubeconfigWithClosedPort() string {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	port := closedPort(e.t)
+	port := freeport.For(e.t) // nothing listens there
 	for _, c := range kc.Clusters {
 		c.Server = fmt.Sprintf("https://127.0.0.1:%d", port)
 	}

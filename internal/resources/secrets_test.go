@@ -2,9 +2,10 @@ package resources_test
 
 import (
 	"fmt"
-	"net"
 	"strings"
 	"testing"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/freeport"
 )
 
 // Secrets in the provider block (a ClickHouse admin password in the set, a PostgreSQL ledger password)
@@ -14,7 +15,7 @@ func TestAcc_secretsStayOutOfLogsAndPlans(t *testing.T) {
 	requireAcc(t)
 
 	const adminPassword = "Adm1n-S3cret-Pa55"
-	closed := closedPort(t)
+	closed := freeport.For(t) // nothing listens there
 	set := fmt.Sprintf(`{
   "ch": {"type": "clickhouse-static", "spec": {"dsn": "clickhouse://admin:%s@127.0.0.1:%d/default"}},
   "pool": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test:9091", "slots": 2}]}}
@@ -66,16 +67,6 @@ output "dsn" {
 	if !strings.Contains(show, "(sensitive value)") {
 		t.Errorf("plan output does not mark the set or the DSN as sensitive:\n%s", show)
 	}
-}
-
-func closedPort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	return port
 }
 
 func tail(s string) string {

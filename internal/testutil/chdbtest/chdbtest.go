@@ -14,7 +14,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -24,6 +23,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/freeport"
 )
 
 // AdminUser and AdminPassword are the server's admin user, which has access_management. ("default"
@@ -60,7 +61,7 @@ func Start(t testing.TB, users ...User) *Server {
 		t.Skipf("skipping: chDB is not available: %v", err)
 	}
 	dir := t.TempDir()
-	httpPort := freePort(t)
+	httpPort := freeport.For(t)
 	config := fmt.Sprintf(`<clickhouse>
   <listen_host>127.0.0.1</listen_host>
   <http_port>%d</http_port>
@@ -185,14 +186,4 @@ func repoRoot() (string, error) {
 		}
 		dir = parent
 	}
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

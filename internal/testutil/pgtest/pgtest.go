@@ -36,7 +36,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -55,6 +54,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/freeport"
 )
 
 // Environment variables that configure pgtest.
@@ -565,17 +566,8 @@ func runExitCleanups() {
 	}
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 func startServer(ctx context.Context, bin, dir, data string, cred *syscall.Credential) (*Cluster, error) {
-	port, err := freePort()
+	port, err := freeport.Get()
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: pick a port: %w", err)
 	}
