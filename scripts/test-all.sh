@@ -29,7 +29,13 @@ echo "terraform: $("$tf" version | head -1) ($tf)" >&2
 echo "opentofu: $("$tofu" version | head -1) ($tofu)" >&2
 echo "chdb: $chdb" >&2
 
-step "gofmt, go vet, docs"
+step "gofmt, go vet, docs, file sizes"
+# A tracked file over 1 MB is a generated or rewritten file gone wrong (one such edit once turned a
+# 17 KB Markdown file into 7 MB): fail before anything else reads it.
+big="$(git ls-files -z | xargs -0 stat -c '%s %n' | awk '$1 > 1048576 {print "  " $2 " (" $1 " bytes)"}')"
+if [ -n "$big" ]; then
+  echo "tracked files over 1 MB:" >&2; echo "$big" >&2; exit 1
+fi
 unformatted="$(gofmt -l $(git ls-files '*.go'))"
 if [ -n "$unformatted" ]; then
   echo "gofmt would change:" >&2; echo "$unformatted" >&2; exit 1
