@@ -112,12 +112,16 @@ func resolve() (*Cluster, error) {
 		}
 		return &Cluster{Kubeconfig: kc, Chaos: os.Getenv(EnvChaos) == "1", AuditLog: os.Getenv(EnvAuditLog)}, nil
 	}
-	script, err := findScript()
+	script, err := scriptFinder()
 	if err != nil {
 		return nil, err
 	}
 	return startPrivate(script)
 }
+
+// scriptFinder finds scripts/controlplane.sh; a variable so that a test can hand in a script that
+// fails.
+var scriptFinder = findScript
 
 // findScript looks for scripts/controlplane.sh in the working directory and its parents (go test
 // runs in the package's directory).
@@ -196,15 +200,17 @@ func startPrivate(script string) (*Cluster, error) {
 		_ = os.RemoveAll(base)
 		return nil, fmt.Errorf("starting the control plane's watchdog: %w", err)
 	}
-	out, err := run(5*time.Minute, "start", "--chaos", "--audit-policy", policy, "--audit-log", auditLog)
+	out, err := run(10*time.Minute, "start", "--chaos", "--audit-policy", policy, "--audit-log", auditLog)
 	if err != nil {
-		Stop()
+		// The logs go with the state dir once the watchdog stops the control plane: read them first.
+		err = fmt.Errorf("%w%s", err, componentLogTails(filepath.Join(stateDir, "logs"), 15))
+		stopLocked()
 		return nil, err
 	}
 	lines := strings.Split(out, "\n")
 	kubeconfig := strings.TrimSpace(lines[len(lines)-1])
 	if _, err := os.Stat(kubeconfig); err != nil {
-		Stop()
+		stopLocked()
 		return nil, fmt.Errorf("%s start printed %q, which is not a kubeconfig file", filepath.Base(script), kubeconfig)
 	}
 	fmt.Fprintf(os.Stderr, "k8stest: control plane ready (build check %s, start %s); state in %s\n",
@@ -238,13 +244,19 @@ func startWatchdog(script string, env []string, base string) error {
 // without a cluster.
 func Stop() {
 	mu.Lock()
+	defer mu.Unlock()
+	stopLocked()
+}
+
+// stopLocked is Stop for callers that hold mu: startPrivate runs under it (get holds mu while the
+// one start runs), so it must not call Stop, which would wait for mu forever.
+func stopLocked() {
 	w, cmd := pipeW, watchdog
 	pipeW, watchdog = nil, nil
 	if cluster != nil && cluster.Private {
 		cluster = nil
 		startErr = errors.New("the local control plane was stopped")
 	}
-	mu.Unlock()
 	if w == nil {
 		return
 	}
@@ -271,6 +283,31 @@ func buildBudget() time.Duration {
 		}
 	}
 	return max(budget, 30*time.Second)
+}
+
+// componentLogTails returns the last n lines of each component's log in dir (etcd.log,
+// kube-apiserver.log, ...), or "" when there are none: why a start failed is in them, and they are
+// removed with the state dir.
+func componentLogTails(dir string, n int) string {
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	var b strings.Builder
+	for _, p := range logs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		text := strings.TrimRight(string(data), "\n")
+		if text == "" {
+			fmt.Fprintf(&b, "\n--- %s: empty", filepath.Base(p))
+			continue
+		}
+		lines := strings.Split(text, "\n")
+		if len(lines) > n {
+			lines = lines[len(lines)-n:]
+		}
+		fmt.Fprintf(&b, "\n--- last lines of %s:\n%s", filepath.Base(p), tail(strings.Join(lines, "\n"), 3000))
+	}
+	return b.String()
 }
 
 func tail(s string, n int) string {
