@@ -1,0 +1,194 @@
+package provider
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	fwprovider "github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/resources"
+)
+
+// config builds a provider block; attributes not given are null, tftypes.UnknownValue marks one unknown.
+func config(t *testing.T, attrs map[string]any) tfsdk.Config {
+	t.Helper()
+	var s fwprovider.SchemaResponse
+	New("test")().Schema(context.Background(), fwprovider.SchemaRequest{}, &s)
+	vals := map[string]tftypes.Value{}
+	for name := range s.Schema.Attributes {
+		v, ok := attrs[name]
+		switch {
+		case !ok:
+			vals[name] = tftypes.NewValue(tftypes.String, nil)
+		default:
+			vals[name] = tftypes.NewValue(tftypes.String, v)
+		}
+	}
+	return tfsdk.Config{Schema: s.Schema, Raw: tftypes.NewValue(s.Schema.Type().TerraformType(context.Background()), vals)}
+}
+
+func validate(t *testing.T, attrs map[string]any) diag.Diagnostics {
+	t.Helper()
+	var resp fwprovider.ValidateConfigResponse
+	(&RillProvider{}).ValidateConfig(context.Background(), fwprovider.ValidateConfigRequest{Config: config(t, attrs)}, &resp)
+	return resp.Diagnostics
+}
+
+func configure(t *testing.T, attrs map[string]any) (*resources.Client, diag.Diagnostics) {
+	t.Helper()
+	t.Cleanup(CloseAll)
+	var resp fwprovider.ConfigureResponse
+	(&RillProvider{}).Configure(context.Background(), fwprovider.ConfigureRequest{Config: config(t, attrs)}, &resp)
+	client, _ := resp.ResourceData.(*resources.Client)
+	if resp.DataSourceData != resp.ResourceData {
+		t.Errorf("resources and data sources got different provider data")
+	}
+	return client, resp.Diagnostics
+}
+
+// onlyError returns the one error diagnostic, which must be on attribute at.
+func onlyError(t *testing.T, diags diag.Diagnostics, at string) diag.Diagnostic {
+	t.Helper()
+	if diags.ErrorsCount() != 1 {
+		t.Fatalf("want one error on %s, got %v", at, diags)
+	}
+	d := diags.Errors()[0]
+	withPath, ok := d.(diag.DiagnosticWithPath)
+	if !ok || !withPath.Path().Equal(path.Root(at)) {
+		t.Fatalf("error %q is not on %s", d.Summary(), at)
+	}
+	return d
+}
+
+const password = "Pr0v1der-S3cret"
+
+// A DSN pasted into the wrong place of the set is echoed by the error that names the place: the
+// diagnostic (which tflog's masking never sees) keeps the place and masks the password, at plan time
+// (ValidateConfig) and at apply time (Configure).
+func TestSetErrorsMaskAPasswordTheyEcho(t *testing.T) {
+	set := `{"ch": {"type": "clickhouse://admin:` + password + `@ch.test:9000/default", "spec": {}}}`
+	for name, diags := range map[string]func() diag.Diagnostics{
+		"ValidateConfig": func() diag.Diagnostics { return validate(t, map[string]any{"provisioner_set_json": set}) },
+		"Configure": func() diag.Diagnostics {
+			_, d := configure(t, map[string]any{"provisioner_set_json": set, "ledger_dsn": "sqlite://" + filepath.Join(t.TempDir(), "l.db")})
+			return d
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := onlyError(t, diags(), "provisioner_set_json")
+			if strings.Contains(d.Detail(), password) || strings.Contains(d.Summary(), password) {
+				t.Fatalf("the diagnostic shows the password: %s: %s", d.Summary(), d.Detail())
+			}
+			if !strings.Contains(d.Detail(), `unknown provisioner type "clickhouse://admin:***@ch.test:9000/default"`) {
+				t.Fatalf("the diagnostic should still say what is wrong and where: %s", d.Detail())
+			}
+		})
+	}
+}
+
+func TestLedgerDSNErrorsNameTheAttributeWithoutTheDSN(t *testing.T) {
+	dsn := "mysql://rill:" + password + "@db.test/ledger"
+	for name, diags := range map[string]func() diag.Diagnostics{
+		"ValidateConfig": func() diag.Diagnostics { return validate(t, map[string]any{"ledger_dsn": dsn}) },
+		"Configure": func() diag.Diagnostics {
+			_, d := configure(t, map[string]any{"ledger_dsn": dsn, "provisioner_set_json": `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h", "slots": 1}]}}}`})
+			return d
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := onlyError(t, diags(), "ledger_dsn")
+			if strings.Contains(d.Detail(), password) || !strings.Contains(d.Detail(), "postgres://") {
+				t.Fatalf("want the accepted forms without the password, got: %s", d.Detail())
+			}
+		})
+	}
+}
+
+// The default provisioner: the configured one, the only one, or none; a name not in the set is an
+// error on default_provisioner at plan time and at apply time.
+func TestDefaultProvisioner(t *testing.T) {
+	one := `{"a": {"type": "static", "spec": {"runtimes": [{"host": "http://a", "slots": 1}]}}}`
+	two := `{"a": {"type": "static", "spec": {"runtimes": [{"host": "http://a", "slots": 1}]}},
+	         "b": {"type": "static", "spec": {"runtimes": [{"host": "http://b", "slots": 1}]}}}`
+	ledger := "sqlite://" + filepath.Join(t.TempDir(), "ledger.db")
+	for _, c := range []struct {
+		name, set, def, want string
+	}{
+		{"the only one", one, "", "a"},
+		{"configured", two, "b", "b"},
+		{"none of two", two, "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			attrs := map[string]any{"provisioner_set_json": c.set, "ledger_dsn": ledger}
+			if c.def != "" {
+				attrs["default_provisioner"] = c.def
+			}
+			client, diags := configure(t, attrs)
+			if diags.HasError() || client == nil {
+				t.Fatalf("configure: %v", diags)
+			}
+			if client.Default != c.want || strings.Join(client.Names(), ",") != strings.Join(sortedNames(client.Set), ",") {
+				t.Fatalf("default %q (want %q), names %v", client.Default, c.want, client.Names())
+			}
+		})
+	}
+	attrs := map[string]any{"provisioner_set_json": two, "ledger_dsn": ledger, "default_provisioner": "c"}
+	for name, diags := range map[string]diag.Diagnostics{"ValidateConfig": validate(t, attrs), "Configure": func() diag.Diagnostics { _, d := configure(t, attrs); return d }()} {
+		d := onlyError(t, diags, "default_provisioner")
+		if !strings.Contains(d.Detail(), `"c"`) || !strings.Contains(d.Detail(), "a, b") {
+			t.Errorf("%s: the error should name the unknown default and the known ones: %s", name, d.Detail())
+		}
+	}
+}
+
+// The provider block may leave everything to Rill's environment variables.
+func TestConfigureReadsTheEnvironment(t *testing.T) {
+	t.Setenv(EnvProvisionerSet, `{"env": {"type": "static", "spec": {"runtimes": [{"host": "http://e", "slots": 1}]}}}`)
+	t.Setenv(EnvLedgerDSN, "sqlite://"+filepath.Join(t.TempDir(), "ledger.db"))
+	t.Setenv(EnvRillVersion, "v0.99.1")
+	client, diags := configure(t, nil)
+	if diags.HasError() || client == nil || client.Default != "env" || client.RillVersion != "v0.99.1" || client.Types["env"] != "static" {
+		t.Fatalf("configure from the environment: %+v %v", client, diags)
+	}
+	t.Setenv(EnvProvisionerSet, "")
+	_, diags = configure(t, nil)
+	onlyError(t, diags, "provisioner_set_json")
+}
+
+// A provider block that depends on values computed during apply builds nothing yet.
+func TestConfigureWithUnknownValuesBuildsNothing(t *testing.T) {
+	client, diags := configure(t, map[string]any{"provisioner_set_json": tftypes.UnknownValue})
+	if diags.HasError() || client == nil || !client.Unknown || client.Set != nil {
+		t.Fatalf("unknown configuration: %+v %v", client, diags)
+	}
+}
+
+// Configure opens no ledger: the file appears on the first provisioner call that needs it.
+func TestLedgerIsOpenedOnFirstUse(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "ledger.db")
+	client, diags := configure(t, map[string]any{
+		"provisioner_set_json": `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h", "slots": 1}]}}}`,
+		"ledger_dsn":           "sqlite://" + file,
+	})
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Fatalf("Configure created the ledger (stat: %v)", err)
+	}
+	hosts, err := client.Set["p"].(provisioner.CapacityReporter).Capacity(context.Background())
+	if err != nil || len(hosts) != 1 {
+		t.Fatalf("capacity: %v %v", hosts, err)
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Fatalf("the first call did not open the ledger: %v", err)
+	}
+}
