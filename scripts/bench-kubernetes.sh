@@ -17,7 +17,7 @@
 #    default), against the same objects applied by hand into another fresh namespace:
 #    `kubectl apply --server-side -f <objects>` then `kubectl rollout status deployment/<name>` for
 #    each Deployment, P at a time (xargs -P). The objects are rendered by the real provisioner
-#    (`k8sbench render`, scripts/bench/kubernetes/k8sbench.go: Provision against an in-process fake
+#    (`k8sbench render`, scripts/bench/kubernetes/k8sbench: Provision against an in-process fake
 #    API server that records the server-side-apply bodies), with other UUIDs. One untimed warm-up
 #    round, then ROUNDS (3) timed rounds, each timing both (which one goes first alternates).
 #    Reported: median, min and max wall time of each, and the ratio of the medians (target <= 1.5).
@@ -107,6 +107,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+prepare_update bench-kubernetes "$root/BENCHMARKS-kubernetes.md"
 
 # ---------------------------------------------------------------------------------------------------
 # Machine and load.
@@ -134,16 +135,16 @@ mkdir -p "$work/bin"
 log "building the provider and k8sbench from $src"
 (cd "$src" && go build -trimpath -o "$work/bin/terraform-provider-rill" .)
 if [[ "$src" == "$root" ]]; then
-  go build -trimpath -o "$work/k8sbench" scripts/bench/kubernetes/k8sbench.go
+  go build -trimpath -o "$work/k8sbench" ./scripts/bench/kubernetes/k8sbench
 else
   # This checkout's helper, built inside --src (the internal/ import rule) so that it links that
   # tree's provisioner; the temporary copy is removed at once.
-  helper_tmp="$src/scripts/bench/kubernetes/k8sbench-build-$$.go"
-  mkdir -p "$(dirname "$helper_tmp")"
-  cp scripts/bench/kubernetes/k8sbench.go "$helper_tmp"
+  helper_tmp="$src/scripts/bench/kubernetes/k8sbench-build-$$"
+  mkdir -p "$helper_tmp"
+  cp scripts/bench/kubernetes/k8sbench/*.go "$helper_tmp/"
   rc=0
-  (cd "$src" && go build -trimpath -o "$work/k8sbench" "scripts/bench/kubernetes/$(basename "$helper_tmp")") || rc=$?
-  rm -f "$helper_tmp"
+  (cd "$src" && go build -trimpath -o "$work/k8sbench" "./scripts/bench/kubernetes/$(basename "$helper_tmp")") || rc=$?
+  rm -rf "$helper_tmp"
   ((rc == 0)) || die "building k8sbench in $src failed"
 fi
 k8sbench="$work/k8sbench"
@@ -427,20 +428,6 @@ results="$(
 echo "$results"
 
 if [[ "$update" == 1 ]]; then
-  md="$root/BENCHMARKS-kubernetes.md"
-  begin='<!-- bench-kubernetes:results:begin (written by scripts/bench-kubernetes.sh --update) -->'
-  end='<!-- bench-kubernetes:results:end -->'
-  printf '%s\n' "$results" >"$work/results.md"
-  tmp="$(mktemp "$root/.BENCHMARKS-kubernetes.md.XXXXXX")"
-  if [[ -f "$md" ]] && grep -qF "$begin" "$md" && grep -qF "$end" "$md"; then
-    awk -v begin="$begin" -v end="$end" -v file="$work/results.md" '
-      index($0, begin) == 1 { print; while ((getline line < file) > 0) print line; skip = 1; next }
-      index($0, end) == 1 { skip = 0 }
-      !skip { print }' "$md" >"$tmp"
-  else
-    { [[ -f "$md" ]] && cat "$md" && echo; echo "## Latest results"; echo; echo "$begin"; cat "$work/results.md"; echo "$end"; } >"$tmp"
-  fi
-  mv -f "$tmp" "$md"
-  log "updated $md"
+  printf '%s\n' "$results" | write_results bench-kubernetes "$root/BENCHMARKS-kubernetes.md"
 fi
 log "done in ${elapsed}s"

@@ -12,9 +12,9 @@
 #      a) COUNT `rill_runtime` (slots = 1) on a static pool of 4 hosts x 100 slots, with a fresh SQLite
 #         ledger in the temporary directory;
 #      b) COUNT `terraform_data` (built in, no provider process);
-#      c) with --pg: (a) with a PostgreSQL ledger (a throwaway cluster, scripts/bench/pgcluster.go);
+#      c) with --pg: (a) with a PostgreSQL ledger (a throwaway cluster, scripts/bench/pgcluster);
 #      d) with --calibrate: COUNT `noop_item` of a do-nothing plugin-framework provider
-#         (scripts/bench/noopprov.go): the floor of any out-of-process framework provider; once as
+#         (scripts/bench/noopprov): the floor of any out-of-process framework provider; once as
 #         is, once with the plugin SDK's trace logging switched off
 #         (TF_LOG_SDK=off TF_LOG_SDK_PROTO=off TF_LOG_SDK_FRAMEWORK=off);
 #      e) with --calibrate: (a) with the SDK's trace logging switched off.
@@ -25,7 +25,7 @@
 # 2. Ledger benchmark: `go test ./internal/database -run '^$' -bench BenchmarkAllocate -benchtime 300x
 #    -count 3`, reported as the median allocs/s of the counts per backend and writers.
 # 3. --profile: one more (a) apply with TF_LOG=trace (per-RPC timings from the log) and with a provider
-#    built with pprof (scripts/bench/profprov.go), plus one with the SDK's trace logging switched off,
+#    built with pprof (scripts/bench/profprov), plus one with the SDK's trace logging switched off,
 #    summarized on stderr and kept in the work directory (--keep).
 #
 # Options (environment variable in parentheses):
@@ -103,6 +103,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+prepare_update bench "$root/BENCHMARKS.md"
 
 # ---------------------------------------------------------------------------------------------------
 # Machine and load.
@@ -121,9 +122,9 @@ if [[ -n "$rev" ]]; then
   src="$work/src"
   mkdir -p "$src"
   git archive "$commit" | tar -x -C "$src"
-  # The helpers are build-ignored single files: use this checkout's, whatever the revision has.
+  # Use this checkout's helper programs, whatever the revision has (built against its internal/).
   mkdir -p "$src/scripts/bench"
-  cp "$root"/scripts/bench/*.go "$src/scripts/bench/"
+  cp -R "$root"/scripts/bench/noopprov "$root"/scripts/bench/pgcluster "$root"/scripts/bench/profprov "$src/scripts/bench/"
   source_desc="commit $commit (git archive of $rev)"
 else
   dirty=""
@@ -260,8 +261,8 @@ if [[ "$do_apply" == 1 ]]; then
   write_runtime_config "$work/runtime" "sqlite://$work/runtime/ledger.db"
   write_data_config "$work/data"
   if [[ "$calibrate" == 1 ]]; then
-    log "building the no-op calibration provider (scripts/bench/noopprov.go)"
-    (cd "$src" && go build -trimpath -o "$bindir/terraform-provider-noop" scripts/bench/noopprov.go)
+    log "building the no-op calibration provider (scripts/bench/noopprov)"
+    (cd "$src" && go build -trimpath -o "$bindir/terraform-provider-noop" ./scripts/bench/noopprov)
     names+=(noop noop_quiet runtime_quiet)
     write_noop_config "$work/noop"
     write_noop_config "$work/noop_quiet"
@@ -272,7 +273,7 @@ if [[ "$do_apply" == 1 ]]; then
   pg_note=""
   if [[ "$with_pg" == 1 ]]; then
     log "starting a throwaway PostgreSQL cluster (internal/testutil/pgtest)"
-    (cd "$src" && go build -trimpath -o "$work/pgcluster" scripts/bench/pgcluster.go)
+    (cd "$src" && go build -trimpath -o "$work/pgcluster" ./scripts/bench/pgcluster)
     "$work/pgcluster" -databases "$((rounds + 1))" -out "$work/pg.dsns" 2>"$work/pgcluster.log" &
     pg_pid=$!
     for _ in $(seq 1 240); do
@@ -369,8 +370,8 @@ profile_md=""
 if [[ "$profile" == 1 && "$do_apply" == 1 ]]; then
   pdir="$work/profile"
   mkdir -p "$pdir/bin" "$pdir/pprof" "$pdir/pprof-quiet"
-  log "profile: building the provider with pprof (scripts/bench/profprov.go)"
-  (cd "$src" && go build -trimpath -o "$pdir/bin/terraform-provider-rill" scripts/bench/profprov.go)
+  log "profile: building the provider with pprof (scripts/bench/profprov)"
+  (cd "$src" && go build -trimpath -o "$pdir/bin/terraform-provider-rill" ./scripts/bench/profprov)
   write_cli_config "$pdir/terraformrc" "$pdir/bin"
   write_runtime_config "$pdir/runtime" "sqlite://$pdir/runtime/ledger.db"
   export TF_CLI_CONFIG_FILE="$pdir/terraformrc"
@@ -450,19 +451,5 @@ results="$(
 echo "$results"
 
 if [[ "$update" == 1 ]]; then
-  md="$root/BENCHMARKS.md"
-  begin='<!-- bench:results:begin (written by scripts/bench.sh --update) -->'
-  end='<!-- bench:results:end -->'
-  tmp="$(mktemp "$root/.BENCHMARKS.md.XXXXXX")"
-  printf '%s\n' "$results" >"$work/results.md"
-  if [[ -f "$md" ]] && grep -qF "$begin" "$md" && grep -qF "$end" "$md"; then
-    awk -v begin="$begin" -v end="$end" -v file="$work/results.md" '
-      index($0, begin) == 1 { print; while ((getline line < file) > 0) print line; skip = 1; next }
-      index($0, end) == 1 { skip = 0 }
-      !skip { print }' "$md" >"$tmp"
-  else
-    { [[ -f "$md" ]] && cat "$md" && echo; echo "## Latest results"; echo; echo "$begin"; cat "$work/results.md"; echo "$end"; } >"$tmp"
-  fi
-  mv -f "$tmp" "$md"
-  log "updated $md"
+  printf '%s\n' "$results" | write_results bench "$root/BENCHMARKS.md"
 fi

@@ -1,5 +1,5 @@
 # Shared by scripts/bench.sh and scripts/bench-kubernetes.sh (sourced, not run): argument checks, the
-# wait for a quiet machine, and the small statistics both tables use. The caller defines log().
+# wait for a quiet machine, the small statistics both tables use, and --update. The caller defines log().
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib-tools.sh"
 
@@ -50,3 +50,18 @@ wait_for_quiet() {
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "nan"; exit } if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 minof() { sort -g | head -1; }
 maxof() { sort -g | tail -1; }
+
+# prepare_update NAME FILE: with --update (update=1), build scripts/bench/results (the tested Go function
+# that writes results between FILE's <!-- NAME:results:begin/end --> markers) into $work and check the
+# markers now, so that a damaged file fails the run before it starts, not after it.
+prepare_update() {
+  [[ "$update" == 1 ]] || return 0
+  (cd "$root" && go build -o "$work/results-tool" ./scripts/bench/results)
+  "$work/results-tool" -name "$1" -file "$2" -check
+}
+
+# write_results NAME FILE: replace FILE's results block with stdin (after prepare_update).
+write_results() {
+  "$work/results-tool" -name "$1" -file "$2"
+  log "updated $2"
+}

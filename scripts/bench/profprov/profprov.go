@@ -1,13 +1,11 @@
-//go:build ignore
-
 // Command profprov is the provider binary (the same code as the repository's main.go) with profiling
 // added, for scripts/bench.sh --profile. With RILL_BENCH_PROFILE_DIR set, each provider process
 // writes <dir>/cpu-<pid>.pprof (CPU profile of its whole life) and <dir>/rusage-<pid>.txt (its user
 // and system CPU seconds and wall time) when Terraform shuts it down.
 //
-//	CGO_ENABLED=0 go build -trimpath -o /tmp/prov/terraform-provider-rill scripts/bench/profprov.go
+//	CGO_ENABLED=0 go build -trimpath -o /tmp/prov/terraform-provider-rill ./scripts/bench/profprov
 //
-// Excluded from ./... by its build tag.
+// An ordinary package, so `go build ./...` and `go vet ./...` keep it compiling with the provider.
 package main
 
 import (

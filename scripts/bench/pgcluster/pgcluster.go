@@ -1,17 +1,15 @@
-//go:build ignore
-
 // Command pgcluster runs a throwaway PostgreSQL cluster for scripts/bench.sh, through the same
 // internal/testutil/pgtest code the tests use (initdb + postgres as a direct child; as root the
 // server runs as the "postgres" OS user; fsync off). It creates -databases empty databases, writes
 // their DSNs (one a line) to -out, then a line "ready", and keeps the cluster up until it gets
 // SIGTERM/SIGINT or its parent process goes away; then it stops the cluster and removes its files.
 //
-//	go build -o /tmp/pgcluster scripts/bench/pgcluster.go
+//	go build -o /tmp/pgcluster ./scripts/bench/pgcluster
 //	/tmp/pgcluster -databases 6 -out /tmp/dsns & ...; kill -TERM $!
 //
 // Exit status 3 means PostgreSQL is not installed (pgtest.ErrUnavailable).
 //
-// It is excluded from ./... by its build tag, so it adds nothing to `go build ./...` or `go vet ./...`.
+// An ordinary package, so `go build ./...` and `go vet ./...` keep it compiling with pgtest.
 package main
 
 import (

@@ -1,5 +1,3 @@
-//go:build ignore
-
 // Command noopprov is a calibration provider for scripts/bench.sh --floor: "rill-provisioner/noop",
 // built with the same terraform-plugin-framework (same go.mod) as the real provider, with one resource,
 // `noop_item`, whose CRUD methods do nothing but copy the plan into the state. Timing COUNT of them
@@ -7,9 +5,9 @@
 // starts, gRPC, msgpack, the framework's per-RPC work and its trace logging) before the provider does
 // anything of its own.
 //
-//	CGO_ENABLED=0 go build -trimpath -o /tmp/prov/terraform-provider-noop scripts/bench/noopprov.go
+//	CGO_ENABLED=0 go build -trimpath -o /tmp/prov/terraform-provider-noop ./scripts/bench/noopprov
 //
-// Excluded from ./... by its build tag.
+// An ordinary package, so `go build ./...` and `go vet ./...` keep it compiling with the provider.
 package main
 
 import (
