@@ -25,7 +25,7 @@ provider "rill" {
       }
     }
   JSON
-  default_provisioner = "static-pool"
+  default_provisioner  = "static-pool"
 }
 
 resource "rill_runtime" "analytics" {
