@@ -59,22 +59,41 @@ func Open(ctx context.Context, dsn string, logger *zap.Logger) (DB, error) {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
+	driver, target, err := parseDSN(dsn)
+	switch {
+	case err != nil:
+		return nil, err
+	case driver == DriverSQLite:
+		return openSQLite(ctx, target, logger)
+	default:
+		return openPostgres(ctx, target, logger)
+	}
+}
+
+// ValidateDSN returns the error Open would return for dsn's form, without opening, creating or
+// connecting to anything: the provider's plan-time check, so that both accept exactly the same DSNs.
+// Like Open's, its errors wrap ErrInvalidDSN, list the accepted forms and never hold a password.
+func ValidateDSN(dsn string) error {
+	_, _, err := parseDSN(dsn)
+	return err
+}
+
+// parseDSN picks the backend for dsn and what to open: the absolute SQLite file ("" for an in-memory
+// database) or the PostgreSQL URL with its scheme in lower case.
+func parseDSN(dsn string) (driver, target string, err error) {
 	switch {
 	case dsn == "":
-		return nil, fmt.Errorf("%w: empty DSN (use DefaultDSN() for the default SQLite ledger); %s", ErrInvalidDSN, acceptedForms)
+		return "", "", fmt.Errorf("%w: empty DSN (use DefaultDSN() for the default SQLite ledger); %s", ErrInvalidDSN, acceptedForms)
 	case dsn == "sqlite::memory:":
-		return openSQLite(ctx, "", logger)
+		return DriverSQLite, "", nil
 	case strings.HasPrefix(dsn, "sqlite://"):
 		path, err := sqlitePathFromDSN(dsn)
-		if err != nil {
-			return nil, err
-		}
-		return openSQLite(ctx, path, logger)
+		return DriverSQLite, path, err
 	case hasPrefixFold(dsn, "postgres://"), hasPrefixFold(dsn, "postgresql://"):
 		scheme, rest, _ := strings.Cut(dsn, "://")
-		return openPostgres(ctx, strings.ToLower(scheme)+"://"+rest, logger)
+		return DriverPostgres, strings.ToLower(scheme) + "://" + rest, nil
 	default:
-		return nil, fmt.Errorf("%w: unsupported DSN %q; %s", ErrInvalidDSN, Redact(dsn), acceptedForms)
+		return "", "", fmt.Errorf("%w: unsupported DSN %q; %s", ErrInvalidDSN, Redact(dsn), acceptedForms)
 	}
 }
 

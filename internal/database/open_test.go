@@ -14,6 +14,9 @@ func TestOpenUnknownScheme(t *testing.T) {
 		if !errors.Is(err, ErrInvalidDSN) {
 			t.Fatalf("Open(%q) = %v, want ErrInvalidDSN", dsn, err)
 		}
+		if verr := ValidateDSN(dsn); verr == nil || verr.Error() != err.Error() {
+			t.Errorf("ValidateDSN(%q) = %v, want Open's error %v", dsn, verr, err)
+		}
 		msg := err.Error()
 		for _, form := range []string{"sqlite:///", "sqlite://relative", "sqlite::memory:", "postgres://", "postgresql://"} {
 			if !strings.Contains(msg, form) {
@@ -28,6 +31,24 @@ func TestOpenUnknownScheme(t *testing.T) {
 		if _, err := Open(testContext(t), dsn, nil); !errors.Is(err, ErrInvalidDSN) {
 			t.Errorf("Open(%q) = %v, want ErrInvalidDSN", dsn, err)
 		}
+		if err := ValidateDSN(dsn); !errors.Is(err, ErrInvalidDSN) {
+			t.Errorf("ValidateDSN(%q) = %v, want ErrInvalidDSN", dsn, err)
+		}
+	}
+}
+
+// The plan-time check accepts what Open accepts (the provider once had its own, case-sensitive copy
+// that rejected POSTGRES:// and let "sqlite://" through), and touches nothing.
+func TestValidateDSNAcceptsOpensForms(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "not", "created", "ledger.db")
+	for _, dsn := range []string{"sqlite://" + missing, "sqlite://rel/ledger.db", "sqlite::memory:",
+		"postgres://u:p@h:5432/db?sslmode=disable", "POSTGRES://h/db", "PostgreSQL://h/db"} {
+		if err := ValidateDSN(dsn); err != nil {
+			t.Errorf("ValidateDSN(%q) = %v, want nil", dsn, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Dir(missing)); !os.IsNotExist(err) {
+		t.Errorf("ValidateDSN created %s (stat: %v)", filepath.Dir(missing), err)
 	}
 }
 

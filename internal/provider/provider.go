@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/logging"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/resources"
@@ -125,7 +126,7 @@ func (p *RillProvider) ValidateConfig(ctx context.Context, req provider.Validate
 		}
 	}
 	if l := cfg.LedgerDSN; !l.IsNull() && !l.IsUnknown() {
-		if err := validateLedgerDSN(l.ValueString()); err != nil {
+		if err := database.ValidateDSN(l.ValueString()); err != nil {
 			resp.Diagnostics.AddAttributeError(path.Root("ledger_dsn"), "Invalid ledger DSN", err.Error())
 		}
 	}
@@ -158,7 +159,7 @@ func (p *RillProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 		return
 	}
 	if ledgerDSN != "" {
-		if err := validateLedgerDSN(ledgerDSN); err != nil {
+		if err := database.ValidateDSN(ledgerDSN); err != nil {
 			resp.Diagnostics.AddAttributeError(path.Root("ledger_dsn"), "Invalid ledger DSN", err.Error())
 			return
 		}
@@ -211,15 +212,6 @@ func valueOrEnv(v types.String, env string) string {
 		return v.ValueString()
 	}
 	return os.Getenv(env)
-}
-
-func validateLedgerDSN(dsn string) error {
-	for _, prefix := range []string{"sqlite://", "sqlite::memory:", "postgres://", "postgresql://"} {
-		if strings.HasPrefix(dsn, prefix) {
-			return nil
-		}
-	}
-	return errors.New("expected sqlite:///absolute/path.db, sqlite://relative/path.db, postgres://... or postgresql://...")
 }
 
 func sortedNames[V any](m map[string]V) []string {
