@@ -61,10 +61,8 @@ func NewRuntimeArgs(args map[string]any) (*RuntimeArgs, error) {
 	return res, nil
 }
 
-// AsMap returns the args as a plain map (the inverse of NewRuntimeArgs).
-func (r *RuntimeArgs) AsMap() map[string]any {
-	return map[string]any{"slots": r.Slots, "version": r.Version, "hibernated": r.Hibernated}
-}
+// AsMap returns the args as a plain map (the inverse of NewRuntimeArgs), every field under its tag.
+func (r *RuntimeArgs) AsMap() map[string]any { return asMap(r) }
 
 // RuntimeConfig describes the expected config for a provisioned runtime resource.
 type RuntimeConfig struct {
@@ -90,16 +88,8 @@ func NewRuntimeConfig(cfg map[string]any) (*RuntimeConfig, error) {
 	return res, nil
 }
 
-// AsMap returns the config as a plain map.
-func (r *RuntimeConfig) AsMap() map[string]any {
-	return map[string]any{
-		"host":          r.Host,
-		"audience":      r.Audience,
-		"cpu":           r.CPU,
-		"memory_gb":     r.MemoryGB,
-		"storage_bytes": r.StorageBytes,
-	}
-}
+// AsMap returns the config as a plain map (the inverse of NewRuntimeConfig).
+func (r *RuntimeConfig) AsMap() map[string]any { return asMap(r) }
 
 // ClickhouseConfig describes the expected config for a provisioned Clickhouse resource.
 type ClickhouseConfig struct {
@@ -115,10 +105,8 @@ func NewClickhouseConfig(cfg map[string]any) (*ClickhouseConfig, error) {
 	return res, nil
 }
 
-// AsMap returns the config as a plain map.
-func (r *ClickhouseConfig) AsMap() map[string]any {
-	return map[string]any{"dsn": r.DSN}
-}
+// AsMap returns the config as a plain map (the inverse of NewClickhouseConfig).
+func (r *ClickhouseConfig) AsMap() map[string]any { return asMap(r) }
 
 func decodeLenient(in map[string]any, out any) error {
 	d, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{Result: out, DecodeHook: strictNumberHook})
