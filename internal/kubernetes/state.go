@@ -1,11 +1,8 @@
 package kubernetes
 
 import (
-	"encoding/json"
 	"fmt"
-	"math"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
@@ -21,28 +18,28 @@ const (
 	StateProvisionID = "provision_id"
 	// StateSlots is the number of slots (observed from the Deployment's rill.provisioner/slots
 	// annotation by CheckResource).
-	StateSlots = "slots"
+	StateSlots = provisioner.StateKeySlots
 	// StateVersion is the runtime's version as the args asked for it (possibly "", meaning "follow
 	// the Rill version"). CheckResource reports the live image tag here instead when the image does
 	// not run the tag that Provision would apply now, so that it differs from the args.
-	StateVersion = "version"
+	StateVersion = provisioner.StateKeyVersion
 	// StateImageTag is the image tag that runs (resolved: version, else Rill version, else "latest").
 	StateImageTag = "image_tag"
 	// StateHibernated is whether the Deployment is scaled to zero (observed from spec.replicas).
-	StateHibernated = "hibernated"
+	StateHibernated = provisioner.StateKeyHibernated
 	// StateTemplatesChecksum is the checksum of the templates the objects were applied with (read
 	// back from the rill.provisioner/templates-checksum annotation by CheckResource).
 	StateTemplatesChecksum = "templates_checksum"
 	// StateWarnings ([]string) are conditions a user should see but that did not fail the call, such
 	// as a volume kept larger than the slots ask for because volumes never shrink. The Terraform
 	// layer surfaces them as diagnostics warnings.
-	StateWarnings = "warnings"
+	StateWarnings = provisioner.StateKeyWarnings
 	// StateDrift ([]string) lists the ways the live objects differ from what Provision would apply
 	// now with the same args: templates edited on disk, an image or resources edited by hand, an
 	// object deleted by hand. Empty after Provision. A non-empty list means "plan an update": the
 	// Terraform layer should treat it like a changed argument (e.g. a computed attribute that the
 	// plan sets back to empty), and Provision repairs every entry.
-	StateDrift = "drift"
+	StateDrift = provisioner.StateKeyDrift
 )
 
 // runtimeState is the typed form of Resource.State.
@@ -85,50 +82,12 @@ func parseState(m map[string]any) runtimeState {
 	var s runtimeState
 	s.Namespace, _ = m[StateNamespace].(string)
 	s.ProvisionID, _ = m[StateProvisionID].(string)
-	s.Slots, _ = toInt(m[StateSlots])
-	s.Version, _ = m[StateVersion].(string)
+	o := provisioner.NewRuntimeObservation(m)
+	s.Slots, s.Version, s.Warnings, s.Drift = o.Slots, o.Version, o.Warnings, o.Drift
+	s.Hibernated = o.Hibernated != nil && *o.Hibernated
 	s.ImageTag, _ = m[StateImageTag].(string)
-	s.Hibernated, _ = m[StateHibernated].(bool)
 	s.TemplatesChecksum, _ = m[StateTemplatesChecksum].(string)
-	s.Warnings = toStrings(m[StateWarnings])
-	s.Drift = toStrings(m[StateDrift])
 	return s
-}
-
-func toInt(v any) (int, bool) {
-	switch n := v.(type) {
-	case int:
-		return n, true
-	case int32:
-		return int(n), true
-	case int64:
-		return int(n), true
-	case float64:
-		if n == math.Trunc(n) {
-			return int(n), true
-		}
-	case json.Number:
-		i, err := n.Int64()
-		return int(i), err == nil
-	case string:
-		i, err := strconv.Atoi(n)
-		return i, err == nil
-	}
-	return 0, false
-}
-
-func toStrings(v any) []string {
-	switch l := v.(type) {
-	case []string:
-		return l
-	case []any:
-		out := make([]string, 0, len(l))
-		for _, e := range l {
-			out = append(out, fmt.Sprint(e))
-		}
-		return out
-	}
-	return nil
 }
 
 var provisionIDRE = regexp.MustCompile(`^[a-z0-9]{1,50}$`)

@@ -1,6 +1,10 @@
 package provisioner
 
 import (
+	"encoding/json"
+	"fmt"
+	"math"
+
 	"github.com/go-viper/mapstructure/v2"
 )
 
@@ -13,4 +17,70 @@ func asMap(v any) map[string]any {
 		panic(err) // a struct of plain fields always decodes into a map
 	}
 	return res
+}
+
+// wholeNumber reads an integer the way it may arrive in a map: a Go integer (as Terraform and the
+// provisioners hand them), or a float64 or json.Number after a trip through JSON. Fractions,
+// non-finite and out-of-range floats, and anything that is not a number are errors. It is the one
+// loose number conversion: decoding args, configs and specs, and reading observations, use it.
+func wholeNumber(v any) (int64, error) {
+	var f float64
+	switch n := v.(type) {
+	case int:
+		return int64(n), nil
+	case int8:
+		return int64(n), nil
+	case int16:
+		return int64(n), nil
+	case int32:
+		return int64(n), nil
+	case int64:
+		return n, nil
+	case uint8:
+		return int64(n), nil
+	case uint16:
+		return int64(n), nil
+	case uint32:
+		return int64(n), nil
+	case json.Number:
+		if i, err := n.Int64(); err == nil {
+			return i, nil
+		}
+		parsed, err := n.Float64()
+		if err != nil {
+			return 0, fmt.Errorf("expected a whole number, got %s", n.String())
+		}
+		f = parsed
+	case float64:
+		f = n
+	case float32:
+		f = float64(n)
+	default:
+		return 0, fmt.Errorf("expected a whole number, got %s", typeName(v))
+	}
+	if f != math.Trunc(f) || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, fmt.Errorf("expected a whole number, got %v", f)
+	}
+	if math.Abs(f) > 1<<53 {
+		return 0, fmt.Errorf("number %v is out of range", f)
+	}
+	return int64(f), nil
+}
+
+// stringList reads a list of strings that may have been through JSON ([]any); other elements and
+// other values are dropped.
+func stringList(v any) []string {
+	switch l := v.(type) {
+	case []string:
+		return l
+	case []any:
+		out := make([]string, 0, len(l))
+		for _, x := range l {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"reflect"
 	"strings"
 
@@ -101,33 +100,14 @@ func strictNumberHook(from reflect.Type, to reflect.Type, data any) (any, error)
 	switch to.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		var f float64
-		switch v := data.(type) {
-		case json.Number:
-			if i, err := v.Int64(); err == nil {
-				return i, nil
-			}
-			parsed, err := v.Float64()
-			if err != nil {
-				return nil, fmt.Errorf("expected a whole number, got %s", v.String())
-			}
-			f = parsed
-		case float64:
-			f = v
-		case float32:
-			f = float64(v)
+		switch data.(type) {
+		case json.Number, float64, float32:
+			return wholeNumber(data)
 		case string, bool:
 			return nil, fmt.Errorf("expected a whole number, got %s %q", typeName(data), fmt.Sprint(data))
 		default:
 			return data, nil
 		}
-		if f != math.Trunc(f) || math.IsInf(f, 0) || math.IsNaN(f) {
-			return nil, fmt.Errorf("expected a whole number, got %v", f)
-		}
-		if math.Abs(f) > 1<<53 {
-			return nil, fmt.Errorf("number %v is out of range", f)
-		}
-		return int64(f), nil
 	case reflect.String:
 		switch data.(type) {
 		case string, nil:

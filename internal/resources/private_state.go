@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 )
@@ -42,62 +41,4 @@ func saveProvisionerState(ctx context.Context, private privateState, state map[s
 		return diags
 	}
 	return private.SetKey(ctx, privateStateKey, raw)
-}
-
-// Keys a provisioner may set in a runtime's Resource.State to report what it observed; see DESIGN.md.
-const (
-	stateKeySlots      = "slots"
-	stateKeyVersion    = "version"
-	stateKeyHibernated = "hibernated"
-	stateKeyWarnings   = "warnings"
-	stateKeyDrift      = "drift"
-)
-
-type observation struct {
-	slots         int
-	version       string
-	hibernated    bool
-	hasHibernated bool
-	warnings      []string
-	drift         []string
-}
-
-func observedRuntime(state map[string]any) observation {
-	var o observation
-	switch v := state[stateKeySlots].(type) {
-	case int:
-		o.slots = v
-	case int64:
-		o.slots = int(v)
-	case float64:
-		if v == math.Trunc(v) {
-			o.slots = int(v)
-		}
-	case json.Number:
-		if i, err := v.Int64(); err == nil {
-			o.slots = int(i)
-		}
-	}
-	o.version, _ = state[stateKeyVersion].(string)
-	o.hibernated, o.hasHibernated = state[stateKeyHibernated].(bool)
-	o.warnings = stringList(state[stateKeyWarnings])
-	o.drift = stringList(state[stateKeyDrift])
-	return o
-}
-
-// stringList reads a []string that may have been through JSON ([]any).
-func stringList(v any) []string {
-	switch w := v.(type) {
-	case []string:
-		return w
-	case []any:
-		var out []string
-		for _, x := range w {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
 }

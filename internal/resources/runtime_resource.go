@@ -412,25 +412,25 @@ func (r *RuntimeResource) applyResult(ctx context.Context, m *runtimeModel, name
 		m.Hibernated = types.BoolValue(false)
 	}
 	// What the provisioner observed wins over what was asked for, so drift shows up in the next plan.
-	observed := observedRuntime(res.State)
-	if observed.slots > 0 {
-		m.Slots = types.Int64Value(int64(observed.slots))
+	observed := provisioner.NewRuntimeObservation(res.State)
+	if observed.Slots > 0 {
+		m.Slots = types.Int64Value(int64(observed.Slots))
 	}
-	if observed.version != "" {
-		m.Version = types.StringValue(observed.version)
+	if observed.Version != "" {
+		m.Version = types.StringValue(observed.Version)
 	}
-	if observed.hasHibernated {
-		m.Hibernated = types.BoolValue(observed.hibernated)
+	if observed.Hibernated != nil {
+		m.Hibernated = types.BoolValue(*observed.Hibernated)
 	}
-	drift := make([]attr.Value, 0, len(observed.drift))
-	for _, d := range observed.drift {
+	drift := make([]attr.Value, 0, len(observed.Drift))
+	for _, d := range observed.Drift {
 		drift = append(drift, types.StringValue(d))
 	}
 	m.Drift = types.ListValueMust(types.StringType, drift)
 	if len(drift) > 0 {
-		tflog.Info(ctx, "runtime drifted from its desired objects; planning an update", map[string]any{"drift": observed.drift})
+		tflog.Info(ctx, "runtime drifted from its desired objects; planning an update", map[string]any{"drift": observed.Drift})
 	}
-	for _, w := range observed.warnings {
+	for _, w := range observed.Warnings {
 		diags.AddWarning("Provisioner warning", fmt.Sprintf("Provisioner %q, runtime %s: %s", name, res.ID, w))
 	}
 	diags.Append(saveProvisionerState(ctx, private, res.State)...)

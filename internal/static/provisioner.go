@@ -23,12 +23,12 @@ func init() {
 	provisioner.Register(Type, New)
 }
 
-// State keys of a static runtime (provisioner-private).
+// State keys of a static runtime: the host is its own, the others the contract's observed keys.
 const (
 	stateHost       = "host"
-	stateSlots      = "slots"
-	stateVersion    = "version"
-	stateHibernated = "hibernated"
+	stateSlots      = provisioner.StateKeySlots
+	stateVersion    = provisioner.StateKeyVersion
+	stateHibernated = provisioner.StateKeyHibernated
 )
 
 // Provisioner allocates runtimes on a static pool.

@@ -1,0 +1,46 @@
+package provisioner
+
+// Keys of a runtime's Resource.State through which Provision and CheckResource report what they
+// observe, so that refresh shows changes made outside Terraform. Each is optional: a provisioner that
+// cannot observe a value leaves its key out. RuntimeObservation is their typed form; the Terraform
+// layer reads them only through it, and provisioners write them under these names.
+const (
+	// StateKeySlots is the number of slots the runtime really has (int).
+	StateKeySlots = "slots"
+	// StateKeyVersion is the Rill version the runtime really runs (string; "" follows the Rill version).
+	StateKeyVersion = "version"
+	// StateKeyHibernated is whether the runtime is stopped with its data kept (bool).
+	StateKeyHibernated = "hibernated"
+	// StateKeyWarnings ([]string) are conditions a user should see that did not fail the call; the
+	// Terraform layer shows them as warnings.
+	StateKeyWarnings = "warnings"
+	// StateKeyDrift ([]string) lists the ways the live resource differs from what Provision would make
+	// of the same args; non-empty plans an update, and Provision repairs every entry.
+	StateKeyDrift = "drift"
+)
+
+// RuntimeObservation is what a provisioner observed of a runtime (the StateKey... keys above).
+type RuntimeObservation struct {
+	Slots      int    // 0 when not observed
+	Version    string // "" when not observed
+	Hibernated *bool  // nil when not observed
+	Warnings   []string
+	Drift      []string
+}
+
+// NewRuntimeObservation reads the observed keys of a runtime's state leniently: the state may have
+// been through JSON (numbers as float64 or json.Number, lists as []any) or be empty (an import). A
+// value of the wrong type counts as not observed.
+func NewRuntimeObservation(state map[string]any) RuntimeObservation {
+	var o RuntimeObservation
+	if n, err := wholeNumber(state[StateKeySlots]); err == nil && n > 0 && n == int64(int(n)) {
+		o.Slots = int(n)
+	}
+	o.Version, _ = state[StateKeyVersion].(string)
+	if h, ok := state[StateKeyHibernated].(bool); ok {
+		o.Hibernated = &h
+	}
+	o.Warnings = stringList(state[StateKeyWarnings])
+	o.Drift = stringList(state[StateKeyDrift])
+	return o
+}
