@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -196,11 +198,7 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 			dbs[n] = true
 		}
 	}
-	names := make([]string, 0, len(dbs))
-	for n := range dbs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(dbs))
 
 	for _, st := range deprovisionStatements(names, user, cluster) {
 		if err := conn.Exec(ctx, st.sql); err != nil {

@@ -3,7 +3,8 @@ package kubernetes
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -135,7 +136,7 @@ func (b *batchReader) serve(ctx context.Context, c *clients, key batchKey, q *ba
 		}
 		b.mu.Unlock()
 		lctx, cancel := context.WithTimeout(ctx, time.Minute)
-		round.objects, round.err = b.list(lctx, c, key, sortedKeys(round.instances))
+		round.objects, round.err = b.list(lctx, c, key, slices.Sorted(maps.Keys(round.instances)))
 		cancel()
 		if round.err != nil {
 			b.logger.Debug("batched read failed; reading each object with a GET instead",
@@ -186,13 +187,4 @@ func instanceRequirement(instances []string) (string, error) {
 		return "", err
 	}
 	return labels.NewSelector().Add(*managed, *inst).String(), nil
-}
-
-func sortedKeys(m map[string]struct{}) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

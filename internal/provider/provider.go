@@ -6,7 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -122,7 +124,7 @@ func (p *RillProvider) ValidateConfig(ctx context.Context, req provider.Validate
 	if d := cfg.DefaultProvisioner; specs != nil && !d.IsNull() && !d.IsUnknown() {
 		if _, ok := specs[d.ValueString()]; !ok {
 			resp.Diagnostics.AddAttributeError(path.Root("default_provisioner"), "Unknown default provisioner",
-				fmt.Sprintf("default_provisioner %q is not in provisioner_set_json; known provisioners: %s", d.ValueString(), strings.Join(sortedNames(specs), ", ")))
+				fmt.Sprintf("default_provisioner %q is not in provisioner_set_json; known provisioners: %s", d.ValueString(), strings.Join(slices.Sorted(maps.Keys(specs)), ", ")))
 		}
 	}
 	if l := cfg.LedgerDSN; !l.IsNull() && !l.IsUnknown() {
@@ -212,13 +214,4 @@ func valueOrEnv(v types.String, env string) string {
 		return v.ValueString()
 	}
 	return os.Getenv(env)
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sortStrings(names)
-	return names
 }

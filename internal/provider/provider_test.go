@@ -2,8 +2,10 @@ package provider
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -135,7 +137,7 @@ func TestDefaultProvisioner(t *testing.T) {
 			if diags.HasError() || client == nil {
 				t.Fatalf("configure: %v", diags)
 			}
-			if client.Default != c.want || strings.Join(client.Names(), ",") != strings.Join(sortedNames(client.Set), ",") {
+			if client.Default != c.want || strings.Join(client.Names(), ",") != strings.Join(slices.Sorted(maps.Keys(client.Set)), ",") {
 				t.Fatalf("default %q (want %q), names %v", client.Default, c.want, client.Names())
 			}
 		})

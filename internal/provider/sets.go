@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"sort"
 	"sync"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
@@ -81,5 +80,3 @@ func CloseAll() {
 		delete(sets.built, key)
 	}
 }
-
-func sortStrings(s []string) { sort.Strings(s) }

@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -34,14 +35,7 @@ func Register(typ string, fn ProvisionerInitializer) {
 }
 
 // KnownTypes returns the registered provisioner types, sorted.
-func KnownTypes() []string {
-	types := make([]string, 0, len(Initializers))
-	for t := range Initializers {
-		types = append(types, t)
-	}
-	sort.Strings(types)
-	return types
-}
+func KnownTypes() []string { return slices.Sorted(maps.Keys(Initializers)) }
 
 // SetError describes a problem with one provisioner of a set. Field is a JSON path inside that
 // provisioner's entry (such as "spec.runtimes[0].slots"), empty when the problem is the entry itself.
@@ -143,11 +137,4 @@ func NewSet(setSpecJSON string, db database.DB, logger *zap.Logger) (map[string]
 	return set, nil
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

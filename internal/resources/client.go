@@ -5,7 +5,8 @@ package resources
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
@@ -27,14 +28,7 @@ type Client struct {
 }
 
 // Names returns the provisioner names, sorted.
-func (c *Client) Names() []string {
-	names := make([]string, 0, len(c.Set))
-	for n := range c.Set {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func (c *Client) Names() []string { return slices.Sorted(maps.Keys(c.Set)) }
 
 // Resolve returns the provisioner name to use for a resource (the default when name is empty) and the
 // provisioner, checking that it supports the resource type.
