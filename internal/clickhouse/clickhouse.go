@@ -68,10 +68,22 @@ type Provisioner struct {
 	dial        dialFunc
 	newPassword func() (string, error)
 
-	mu          sync.Mutex
-	admin       session // nil until the first successful connection
-	accessReady bool    // the server was checked to manage users by SQL
-	closed      bool
+	mu       sync.Mutex
+	admin    session         // nil until the first successful connection
+	features *serverFeatures // nil until the server was checked to manage users by SQL
+	closed   bool
+}
+
+// serverFeatures are what the server's version and privileges allow, read once per connection.
+type serverFeatures struct {
+	version string
+	// userOptions: CREATE DATABASE ... COMMENT (ClickHouse 21.11), and CREATE/ALTER USER ... DEFAULT
+	// DATABASE (21.9) and GRANTEES (21.4).
+	userOptions bool
+	// addIdentified: a user may have several passwords, ALTER USER ... ADD IDENTIFIED (ClickHouse 24.9).
+	addIdentified bool
+	// sourcePrivileges: those of Rill's global source grants (sourcePrivileges) that the server knows.
+	sourcePrivileges []string
 }
 
 // New is the provisioner.ProvisionerInitializer for clickhouse-static. It reads environment variables
@@ -159,7 +171,7 @@ func (p *Provisioner) Close() error {
 	}
 	err := p.admin.Close()
 	p.admin = nil
-	p.accessReady = false
+	p.features = nil
 	if err != nil {
 		return errors.New(p.scrub("closing the admin ClickHouse connection: " + err.Error()))
 	}
@@ -178,7 +190,7 @@ func (p *Provisioner) Check(ctx context.Context) error {
 	return nil
 }
 
-// adminSession returns the admin connection, opening it on first use. A failed attempt is not
+// adminSession returns the admin connection (to write_dsn when set, else dsn), opening it on first use. A failed attempt is not
 // remembered: the next call tries again.
 func (p *Provisioner) adminSession(ctx context.Context) (session, error) {
 	p.mu.Lock()
@@ -189,13 +201,18 @@ func (p *Provisioner) adminSession(ctx context.Context) (session, error) {
 	if p.admin != nil {
 		return p.admin, nil
 	}
-	conn, err := p.dial(ctx, p.dsn)
+	// As in Rill, statements go to the writer endpoint when there is one: read replicas may refuse DDL.
+	dsn, which := p.dsn, "dsn"
+	if p.writeDSN != "" {
+		dsn, which = p.writeDSN, "write_dsn"
+	}
+	conn, err := p.dial(ctx, dsn)
 	if err != nil {
-		return nil, errors.New(p.scrub("connecting to ClickHouse with the admin DSN: " + err.Error()))
+		return nil, errors.New(p.scrub("connecting to ClickHouse with the admin " + which + ": " + err.Error()))
 	}
 	if err := conn.Ping(ctx); err != nil {
 		_ = conn.Close()
-		return nil, errors.New(p.scrub("connecting to ClickHouse with the admin DSN: " + err.Error()))
+		return nil, errors.New(p.scrub("connecting to ClickHouse with the admin " + which + ": " + err.Error()))
 	}
 	p.admin = conn
 	return conn, nil
@@ -205,36 +222,36 @@ func (p *Provisioner) adminSession(ctx context.Context) (session, error) {
 // with SQL statements.
 var ErrNoSQLAccessManagement = errors.New("the ClickHouse admin user cannot manage users by SQL")
 
-// managerSession returns the admin connection after making sure, once per provisioner, that the
-// server can create users by SQL: it runs `SELECT version()`, `SHOW USERS` and reads
-// system.user_directories, none of which changes anything.
-func (p *Provisioner) managerSession(ctx context.Context) (session, error) {
+// managerSession returns the admin connection and what the server supports, after making sure, once
+// per connection, that the server can create users by SQL: it runs `SELECT version()`, `SHOW USERS`,
+// and reads system.user_directories and system.privileges, none of which changes anything.
+func (p *Provisioner) managerSession(ctx context.Context) (session, *serverFeatures, error) {
 	conn, err := p.adminSession(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p.mu.Lock()
-	ready := p.accessReady
+	features := p.features
 	p.mu.Unlock()
-	if ready {
-		return conn, nil
+	if features != nil {
+		return conn, features, nil
 	}
 
 	versions, err := conn.QueryStrings(ctx, "SELECT version()")
 	if err != nil || len(versions) == 0 {
-		return nil, errors.New(p.scrub(fmt.Sprintf("reading the ClickHouse server version: %v", err)))
+		return nil, nil, errors.New(p.scrub(fmt.Sprintf("reading the ClickHouse server version: %v", err)))
 	}
 	version := versions[0]
 	if !versionAtLeast(version, 20, 4) {
-		return nil, fmt.Errorf("%w: ClickHouse %s has no SQL-driven access control (CREATE USER needs ClickHouse 20.4 or newer)", ErrNoSQLAccessManagement, version)
+		return nil, nil, fmt.Errorf("%w: ClickHouse %s has no SQL-driven access control (CREATE USER needs ClickHouse 20.4 or newer)", ErrNoSQLAccessManagement, version)
 	}
 	if _, err := conn.QueryStrings(ctx, "SHOW USERS"); err != nil {
 		switch exceptionCode(err) {
 		case codeAccessDenied, codeSyntaxError, codeUnknownSetting:
-			return nil, fmt.Errorf("%w: on ClickHouse %s, SHOW USERS failed (%s); enable access_management for the admin user (<access_management>1</access_management> in users.xml) or grant it ACCESS MANAGEMENT",
+			return nil, nil, fmt.Errorf("%w: on ClickHouse %s, SHOW USERS failed (%s); enable access_management for the admin user (<access_management>1</access_management> in users.xml) or grant it ACCESS MANAGEMENT",
 				ErrNoSQLAccessManagement, version, p.scrub(err.Error()))
 		}
-		return nil, errors.New(p.scrub(fmt.Sprintf("checking that ClickHouse %s can manage users (SHOW USERS): %v", version, err)))
+		return nil, nil, errors.New(p.scrub(fmt.Sprintf("checking that ClickHouse %s can manage users (SHOW USERS): %v", version, err)))
 	}
 	// A server can know users (SHOW USERS works) without being able to store new ones: CREATE USER
 	// needs a writable user directory, and a server configured with users.xml alone (chDB, or a
@@ -242,16 +259,63 @@ func (p *Provisioner) managerSession(ctx context.Context) (session, error) {
 	types, err := conn.QueryStrings(ctx, "SELECT type FROM system.user_directories")
 	switch {
 	case err == nil && !anyWritableUserDirectory(types):
-		return nil, fmt.Errorf("%w: ClickHouse %s has no writable user directory (system.user_directories: %s); CREATE USER needs a local_directory or replicated one: set access_control_path, or <user_directories><local_directory> in the server config",
+		return nil, nil, fmt.Errorf("%w: ClickHouse %s has no writable user directory (system.user_directories: %s); CREATE USER needs a local_directory or replicated one: set access_control_path, or <user_directories><local_directory> in the server config",
 			ErrNoSQLAccessManagement, version, strings.Join(types, ", "))
 	case err != nil && exceptionCode(err) != codeUnknownTable:
 		// Before system.user_directories (ClickHouse 20.7) the local directory was always there.
-		return nil, errors.New(p.scrub(fmt.Sprintf("checking that ClickHouse %s can store users (system.user_directories): %v", version, err)))
+		return nil, nil, errors.New(p.scrub(fmt.Sprintf("checking that ClickHouse %s can store users (system.user_directories): %v", version, err)))
 	}
+	sources, err := p.knownSourcePrivileges(ctx, conn)
+	if err != nil {
+		return nil, nil, err
+	}
+	features = &serverFeatures{
+		version:          version,
+		userOptions:      versionAtLeast(version, 21, 11),
+		addIdentified:    versionAtLeast(version, 24, 9),
+		sourcePrivileges: sources,
+	}
+	p.logger.Debug("checked the ClickHouse server", zap.String("version", version), zap.Bool("user_options", features.userOptions),
+		zap.Bool("add_identified", features.addIdentified), zap.Strings("source_privileges", sources))
 	p.mu.Lock()
-	p.accessReady = true
+	if p.admin == conn {
+		p.features = features
+	}
 	p.mu.Unlock()
-	return conn, nil
+	return conn, features, nil
+}
+
+// sourcePrivileges are Rill's global grants: reading from external sources through table functions
+// (s3(), url(), remote(), postgresql(), ...) and running queries ON CLUSTER. Servers know different
+// subsets (AZURE and CLUSTER are recent), so only those in system.privileges are granted.
+var sourcePrivileges = []string{"CLUSTER", "URL", "REMOTE", "MONGO", "MYSQL", "POSTGRES", "S3", "AZURE"}
+
+// knownSourcePrivileges returns the sourcePrivileges the server has, in that order. A server without
+// system.privileges (older than ClickHouse 21.1) gets none of them.
+func (p *Provisioner) knownSourcePrivileges(ctx context.Context, conn session) ([]string, error) {
+	quoted := make([]string, len(sourcePrivileges))
+	for i, priv := range sourcePrivileges {
+		quoted[i] = quoteString(priv)
+	}
+	known, err := conn.QueryStrings(ctx, "SELECT privilege FROM system.privileges WHERE privilege IN ("+strings.Join(quoted, ", ")+")")
+	if err != nil {
+		if exceptionCode(err) == codeUnknownTable {
+			p.logger.Warn("the ClickHouse server has no system.privileges; tenants get no source grants (S3, URL, ...)")
+			return nil, nil
+		}
+		return nil, errors.New(p.scrub("reading the privileges the ClickHouse server knows (system.privileges): " + err.Error()))
+	}
+	has := map[string]bool{}
+	for _, k := range known {
+		has[k] = true
+	}
+	var out []string
+	for _, priv := range sourcePrivileges {
+		if has[priv] {
+			out = append(out, priv)
+		}
+	}
+	return out, nil
 }
 
 // writableUserDirectories are the user directory types CREATE USER can write to.

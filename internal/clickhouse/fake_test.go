@@ -31,12 +31,14 @@ type fakeServer struct {
 	queries         []string
 	databases       []string           // answer to the system.databases lookup
 	users           []string           // users that exist, for the system.users lookup
+	adminDSNs       []string           // DSNs the admin connections were opened with
+	privileges      []string           // answer to the system.privileges lookup (nil: all of sourcePrivileges)
 	tenant          map[string][]error // per DSN, errors returned by successive SELECT 1 (then success)
 	tenantDials     int
 }
 
 func newFakeServer() *fakeServer {
-	return &fakeServer{version: "24.8.4.13", tenant: map[string][]error{}}
+	return &fakeServer{version: "25.8.1.1", tenant: map[string][]error{}}
 }
 
 func (f *fakeServer) dial(_ context.Context, dsn string) (session, error) {
@@ -46,8 +48,9 @@ func (f *fakeServer) dial(_ context.Context, dsn string) (session, error) {
 	if f.dialErr != nil {
 		return nil, f.dialErr
 	}
-	if dsn == fakeAdminDSN {
-		return &fakeSession{f: f, admin: true}, nil
+	if opts, err := parseDSN(dsn); err == nil && opts.Auth.Username == "admin" {
+		f.adminDSNs = append(f.adminDSNs, dsn)
+		return &fakeSession{f: f, admin: true}, nil // the dsn or the write_dsn of a spec
 	}
 	f.tenantDials++
 	return &fakeSession{f: f, dsn: dsn}, nil
@@ -127,6 +130,11 @@ func (s *fakeSession) QueryStrings(_ context.Context, q string) ([]string, error
 		return s.f.userDirectories, nil
 	case q == "SELECT 1":
 		return []string{"1"}, nil
+	case strings.Contains(q, "FROM system.privileges"):
+		if s.f.privileges == nil {
+			return named(sourcePrivileges, q), nil
+		}
+		return named(s.f.privileges, q), nil
 	case strings.Contains(q, "system.users WHERE"):
 		return named(s.f.users, q), nil
 	case strings.Contains(q, "system.databases") && strings.Contains(q, " OR ("):

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -63,12 +64,12 @@ type fileServer struct {
 }
 
 type fileServerState struct {
-	Users     map[string]string `json:"users"` // name -> password
-	Databases map[string]bool   `json:"databases"`
+	Users     map[string][]string `json:"users"` // name -> its passwords (ClickHouse 24.9+ allows several)
+	Databases map[string]bool     `json:"databases"`
 }
 
 func (s *fileServer) load() (*fileServerState, error) {
-	st := &fileServerState{Users: map[string]string{}, Databases: map[string]bool{"default": true}}
+	st := &fileServerState{Users: map[string][]string{}, Databases: map[string]bool{"default": true}}
 	b, err := os.ReadFile(s.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return st, nil
@@ -105,7 +106,7 @@ func (s *fileServer) dial(_ context.Context, dsn string) (session, error) {
 		}
 		return &fileSession{s: s, admin: true}, nil
 	}
-	if pw, ok := st.Users[user]; !ok || pw != password {
+	if !slices.Contains(st.Users[user], password) {
 		return nil, exceptionf(codeAuthenticationFailed, "%s: Authentication failed: password is incorrect, or there is no user with such name", user)
 	}
 	if db != "" && !st.Databases[db] {
@@ -122,10 +123,10 @@ type fileSession struct {
 var (
 	createDatabaseRE = regexp.MustCompile("^CREATE DATABASE IF NOT EXISTS `([^`]+)`")
 	dropDatabaseRE   = regexp.MustCompile("^DROP DATABASE IF EXISTS `([^`]+)`")
-	setUserRE        = regexp.MustCompile("^(?:CREATE USER IF NOT EXISTS|ALTER USER) `([^`]+)`.* IDENTIFIED WITH sha256_password BY '([^']*)'$")
-	createUserRE     = regexp.MustCompile("^CREATE USER IF NOT EXISTS `([^`]+)`")
-	dropUserRE       = regexp.MustCompile("^DROP USER IF EXISTS `([^`]+)`")
-	quotedRE         = regexp.MustCompile(`'([^']*)'`)
+	// A password is a string literal as quoteString writes it: ' and \ escaped with a backslash.
+	setUserRE  = regexp.MustCompile("^(CREATE USER IF NOT EXISTS|ALTER USER) `([^`]+)`(?: ON CLUSTER `[^`]+`)?( ADD)? IDENTIFIED WITH sha256_password BY '((?:[^'\\\\]|\\\\.)*)'")
+	dropUserRE = regexp.MustCompile("^DROP USER IF EXISTS `([^`]+)`")
+	quotedRE   = regexp.MustCompile(`'([^']*)'`)
 )
 
 func (f *fileSession) Exec(_ context.Context, sql string) error {
@@ -145,10 +146,18 @@ func (f *fileSession) Exec(_ context.Context, sql string) error {
 		delete(st.Databases, dropDatabaseRE.FindStringSubmatch(sql)[1])
 	case setUserRE.MatchString(sql):
 		m := setUserRE.FindStringSubmatch(sql)
-		if _, exists := st.Users[m[1]]; exists && createUserRE.MatchString(sql) {
-			return nil // IF NOT EXISTS
+		verb, user, add, password := m[1], m[2], m[3] != "", unquoteString(m[4])
+		_, exists := st.Users[user]
+		switch {
+		case verb == "CREATE USER IF NOT EXISTS" && exists:
+			return nil
+		case verb == "ALTER USER" && !exists:
+			return exceptionf(codeUnknownUser, "There is no user `%s` in local_directory", user)
+		case add:
+			st.Users[user] = append(st.Users[user], password)
+		default: // CREATE, or ALTER USER ... IDENTIFIED: this password only
+			st.Users[user] = []string{password}
 		}
-		st.Users[m[1]] = m[2]
 	case dropUserRE.MatchString(sql):
 		delete(st.Users, dropUserRE.FindStringSubmatch(sql)[1])
 	case strings.HasPrefix(sql, "GRANT "):
@@ -187,7 +196,15 @@ func (f *fileSession) QueryStrings(_ context.Context, q string) ([]string, error
 	}
 	switch {
 	case q == "SELECT version()":
-		return []string{"24.8.4.13"}, nil
+		return []string{"25.8.1.1"}, nil
+	case strings.Contains(q, "FROM system.privileges"):
+		var known []string
+		for _, priv := range sourcePrivileges {
+			if literals[priv] {
+				known = append(known, priv)
+			}
+		}
+		return known, nil
 	case q == "SHOW USERS":
 		return append([]string{f.s.adminUser}, keys(st.Users)...), nil
 	case q == "SELECT type FROM system.user_directories":
@@ -204,7 +221,11 @@ func (f *fileSession) QueryStrings(_ context.Context, q string) ([]string, error
 	return nil, exceptionf(codeSyntaxError, "the stand-in does not understand this query")
 }
 
-func keys(m map[string]string) []string {
+func unquoteString(s string) string {
+	return strings.NewReplacer(`\\`, `\`, `\'`, `'`).Replace(s)
+}
+
+func keys(m map[string][]string) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -58,7 +59,7 @@ func integrationContext(t *testing.T) context.Context {
 // those servers.
 func requireSQLAccessManagement(t *testing.T, ctx context.Context, p *Provisioner) {
 	t.Helper()
-	if _, err := p.managerSession(ctx); err != nil {
+	if _, _, err := p.managerSession(ctx); err != nil {
 		if errors.Is(err, ErrNoSQLAccessManagement) {
 			t.Skipf("the server cannot manage users by SQL, so the lifecycle cannot run there: %v; %s", err, integrationHelp)
 		}
@@ -252,7 +253,7 @@ func TestIntegrationServerWithoutSQLUserManagementIsRefusedClearly(t *testing.T)
 	if err := p.Check(ctx); err != nil {
 		t.Fatalf("Check: %v", err)
 	}
-	if _, err := p.managerSession(ctx); err == nil {
+	if _, _, err := p.managerSession(ctx); err == nil {
 		t.Skip("the server manages users by SQL; the lifecycle tests cover it")
 	}
 	admin, err := p.adminSession(ctx)
@@ -350,7 +351,66 @@ func TestIntegrationCheckResourceWithoutCredentialsLooksUpByName(t *testing.T) {
 	if err != nil {
 		t.Fatalf("with its database: %v", err)
 	}
-	if got.State[stateDatabase] != db || got.State[stateUser] != userName(r.ID) || len(got.Config) != 0 {
+	if got.State[stateDatabase] != db || got.State[stateUser] != userName(r.ID) || got.Config["dsn"] != "" || got.Config["database"] != db || got.Config["user"] != nil {
 		t.Fatalf("resource %+v", got)
+	}
+}
+
+// TestIntegrationProvisionStatementsParseOnARealServer checks on a real server of any kind (chDB
+// included: nothing here creates a user) what the unit tests cannot: that the server's own parser
+// accepts every statement Provision sends to a current server (EXPLAIN AST: CREATE USER ... DEFAULT
+// DATABASE ... GRANTEES NONE, ALTER USER ... ADD IDENTIFIED, Rill's source grants ON CLUSTER), that
+// system.privileges answers the source-privilege lookup, and that the database COMMENT carries the
+// annotations, hostile ones included, back unchanged as JSON.
+func TestIntegrationProvisionStatementsParseOnARealServer(t *testing.T) {
+	p := integrationProvisioner(t)
+	ctx := integrationContext(t)
+	admin, err := p.adminSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions, err := admin.QueryStrings(ctx, "SELECT version()")
+	if err != nil || len(versions) != 1 {
+		t.Fatalf("version: %q %v", versions, err)
+	}
+	if !versionAtLeast(versions[0], 24, 9) {
+		t.Skipf("ClickHouse %s is older than 24.9: the statements for current servers do not apply", versions[0])
+	}
+	sources, err := p.knownSourcePrivileges(ctx, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(sources, ",") != strings.Join(sourcePrivileges, ",") {
+		t.Errorf("ClickHouse %s knows the source privileges %q, want all of %q", versions[0], sources, sourcePrivileges)
+	}
+
+	annotations := map[string]string{"organization_name": "Acme", "project_name": "it's `web`; DROP DATABASE x --", "note": "\\ back\\slash \"quoted\" é\n"}
+	comment, err := json.Marshal(annotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := uuid.NewString()
+	db := databaseName(id, annotations)
+	features := &serverFeatures{version: versions[0], userOptions: true, addIdentified: true, sourcePrivileges: sources}
+	stmts, finish := provisionStatements(db, userName(id), "Pa55'w\\rd", "some`cluster", string(comment), features)
+	for _, st := range append(stmts, finish...) {
+		if _, err := admin.QueryStrings(ctx, "EXPLAIN AST "+st.sql); err != nil {
+			t.Errorf("ClickHouse %s does not parse the statement for %s: %v", versions[0], st.what, err)
+		}
+	}
+
+	// The database statement, run for real (without ON CLUSTER: no cluster here).
+	create, _ := provisionStatements(db, userName(id), "unused", "", string(comment), features)
+	if err := admin.Exec(ctx, create[0].sql); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+quoteIdent(db)) })
+	got, err := admin.QueryStrings(ctx, "SELECT comment FROM system.databases WHERE name = "+quoteString(db))
+	if err != nil || len(got) != 1 {
+		t.Fatalf("reading the comment: %q %v", got, err)
+	}
+	var back map[string]string
+	if err := json.Unmarshal([]byte(got[0]), &back); err != nil || fmt.Sprint(back) != fmt.Sprint(annotations) {
+		t.Fatalf("the comment %q does not carry the annotations back (%v)", got[0], err)
 	}
 }

@@ -184,33 +184,66 @@ func TestPasswordsAreLongRandomAndAlphanumeric(t *testing.T) {
 	}
 }
 
+// modernServer is what ClickHouse 24.9 and newer support; chDB's 26.7 parser checks these statements in
+// TestIntegrationProvisionStatementsParseOnARealServer.
+var modernServer = &serverFeatures{version: "25.8.1.1", userOptions: true, addIdentified: true, sourcePrivileges: sourcePrivileges}
+
 func TestProvisionStatementsQuoteEverythingAndRunOnCluster(t *testing.T) {
-	got := provisionStatements("rill_a_b_id", "rill_id", "pw'd", "my`cluster")
+	const comment = `{"note":"it's a \\ back'slash"}`
+	got, finish := provisionStatements("rill_a_b_id", "rill_id", "pw'd", "my`cluster", comment, modernServer)
+	on := " ON CLUSTER `my\\`cluster`"
 	want := []string{
-		"CREATE DATABASE IF NOT EXISTS `rill_a_b_id` ON CLUSTER `my\\`cluster`",
-		"CREATE USER IF NOT EXISTS `rill_id` ON CLUSTER `my\\`cluster` IDENTIFIED WITH sha256_password BY 'pw\\'d'",
-		"ALTER USER `rill_id` ON CLUSTER `my\\`cluster` IDENTIFIED WITH sha256_password BY 'pw\\'d'",
-		"GRANT ON CLUSTER `my\\`cluster` " + databasePrivileges + " ON `rill_a_b_id`.* TO `rill_id`",
-		"GRANT ON CLUSTER `my\\`cluster` SELECT ON system.parts TO `rill_id`",
+		"CREATE DATABASE IF NOT EXISTS `rill_a_b_id`" + on + ` COMMENT '{"note":"it\'s a \\\\ back\'slash"}'`,
+		"CREATE USER IF NOT EXISTS `rill_id`" + on + " IDENTIFIED WITH sha256_password BY 'pw\\'d' DEFAULT DATABASE `rill_a_b_id` GRANTEES NONE",
+		"ALTER USER `rill_id`" + on + " ADD IDENTIFIED WITH sha256_password BY 'pw\\'d'",
+		"GRANT" + on + " " + databasePrivileges + " ON `rill_a_b_id`.* TO `rill_id`",
+		"GRANT" + on + " SELECT ON system.parts TO `rill_id`",
+		"GRANT" + on + " CLUSTER, URL, REMOTE, MONGO, MYSQL, POSTGRES, S3, AZURE ON *.* TO `rill_id`",
 	}
+	wantFinish := []string{"ALTER USER `rill_id`" + on + " IDENTIFIED WITH sha256_password BY 'pw\\'d' DEFAULT DATABASE `rill_a_b_id` GRANTEES NONE"}
+	checkStatements(t, got, want)
+	checkStatements(t, finish, wantFinish)
+
+	// Older servers: no COMMENT, DEFAULT DATABASE or GRANTEES before 21.11; one password per user
+	// before 24.9, so ALTER USER replaces it at once; source grants only as system.privileges lists them.
+	old := &serverFeatures{version: "23.8.1.1", userOptions: true, sourcePrivileges: []string{"URL", "S3"}}
+	got, finish = provisionStatements("db", "u", "p", "", "{}", old)
+	checkStatements(t, got, []string{
+		"CREATE DATABASE IF NOT EXISTS `db` COMMENT '{}'",
+		"CREATE USER IF NOT EXISTS `u` IDENTIFIED WITH sha256_password BY 'p' DEFAULT DATABASE `db` GRANTEES NONE",
+		"ALTER USER `u` IDENTIFIED WITH sha256_password BY 'p' DEFAULT DATABASE `db` GRANTEES NONE",
+		"GRANT " + databasePrivileges + " ON `db`.* TO `u`",
+		"GRANT SELECT ON system.parts TO `u`",
+		"GRANT URL, S3 ON *.* TO `u`",
+	})
+	checkStatements(t, finish, nil)
+	got, _ = provisionStatements("db", "u", "p", "", "{}", &serverFeatures{version: "21.3.1.1"})
+	checkStatements(t, got, []string{
+		"CREATE DATABASE IF NOT EXISTS `db`",
+		"CREATE USER IF NOT EXISTS `u` IDENTIFIED WITH sha256_password BY 'p'",
+		"ALTER USER `u` IDENTIFIED WITH sha256_password BY 'p'",
+		"GRANT " + databasePrivileges + " ON `db`.* TO `u`",
+		"GRANT SELECT ON system.parts TO `u`",
+	})
+
+	drop := deprovisionStatements([]string{"db"}, "u", "c")
+	if drop[0].sql != "DROP USER IF EXISTS `u` ON CLUSTER `c`" || drop[1].sql != "DROP DATABASE IF EXISTS `db` ON CLUSTER `c`" {
+		t.Fatalf("deprovision: %q / %q", drop[0].sql, drop[1].sql)
+	}
+}
+
+func checkStatements(t *testing.T, got []statement, want []string) {
+	t.Helper()
 	if len(got) != len(want) {
-		t.Fatalf("got %d statements, want %d", len(got), len(want))
+		t.Fatalf("got %d statements, want %d: %q", len(got), len(want), got)
 	}
 	for i := range want {
 		if got[i].sql != want[i] {
 			t.Errorf("statement %d:\n got %s\nwant %s", i, got[i].sql, want[i])
 		}
-		if strings.Contains(got[i].what, "pw") {
+		if strings.Contains(got[i].what, "pw") || strings.Contains(got[i].what, "'p'") {
 			t.Errorf("description %q mentions the password", got[i].what)
 		}
-	}
-	noCluster := provisionStatements("db", "u", "p", "")
-	if noCluster[0].sql != "CREATE DATABASE IF NOT EXISTS `db`" || noCluster[3].sql != "GRANT "+databasePrivileges+" ON `db`.* TO `u`" {
-		t.Fatalf("without a cluster: %q / %q", noCluster[0].sql, noCluster[3].sql)
-	}
-	drop := deprovisionStatements([]string{"db"}, "u", "c")
-	if drop[0].sql != "DROP USER IF EXISTS `u` ON CLUSTER `c`" || drop[1].sql != "DROP DATABASE IF EXISTS `db` ON CLUSTER `c`" {
-		t.Fatalf("deprovision: %q / %q", drop[0].sql, drop[1].sql)
 	}
 }
 

@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -36,19 +37,44 @@ type statement struct {
 	sql  string
 }
 
-// provisionStatements returns the statements that create a resource's database and user and grant
-// the user access to that database only. They are idempotent; ALTER USER sets the new password also
-// when the user already existed (an interrupted earlier Provision, or credentials that stopped working).
-func provisionStatements(db, user, password, cluster string) []statement {
+// provisionStatements returns the statements that create a resource's database and user, give the
+// user the password, and grant it access to its database only (plus Rill's source grants). They are
+// idempotent. The database's COMMENT is the annotations as JSON, as in Rill.
+//
+// On servers where a user can have several passwords (f.addIdentified), the new password is added
+// next to the old ones, and finish, run once the new password is known to log in, replaces them all
+// with it: clients that still use an old password keep working until then, and a failure before
+// finish leaves the old password working. Elsewhere ALTER USER replaces the password at once and
+// finish is empty.
+func provisionStatements(db, user, password, cluster, comment string, f *serverFeatures) (stmts, finish []statement) {
 	qdb, quser, on := quoteIdent(db), quoteIdent(user), onCluster(cluster)
 	identified := " IDENTIFIED WITH sha256_password BY " + quoteString(password)
-	return []statement{
-		{"creating database " + qdb, "CREATE DATABASE IF NOT EXISTS " + qdb + on},
-		{"creating user " + quser, "CREATE USER IF NOT EXISTS " + quser + on + identified},
-		{"setting the password of user " + quser, "ALTER USER " + quser + on + identified},
-		{"granting user " + quser + " access to database " + qdb, "GRANT" + on + " " + databasePrivileges + " ON " + qdb + ".* TO " + quser},
-		{"granting user " + quser + " SELECT on system.parts", "GRANT" + on + " SELECT ON system.parts TO " + quser},
+	createDB, userOptions := "CREATE DATABASE IF NOT EXISTS "+qdb+on, ""
+	if f.userOptions {
+		createDB += " COMMENT " + quoteString(comment)
+		userOptions = " DEFAULT DATABASE " + qdb + " GRANTEES NONE"
 	}
+	setPassword := statement{"setting the password of user " + quser, "ALTER USER " + quser + on + identified + userOptions}
+	stmts = []statement{
+		{"creating database " + qdb, createDB},
+		{"creating user " + quser, "CREATE USER IF NOT EXISTS " + quser + on + identified + userOptions},
+	}
+	if f.addIdentified {
+		stmts = append(stmts, statement{"adding the new password of user " + quser, "ALTER USER " + quser + on + " ADD" + identified})
+		setPassword.what = "removing the other passwords of user " + quser
+		finish = []statement{setPassword}
+	} else {
+		stmts = append(stmts, setPassword)
+	}
+	stmts = append(stmts,
+		statement{"granting user " + quser + " access to database " + qdb, "GRANT" + on + " " + databasePrivileges + " ON " + qdb + ".* TO " + quser},
+		statement{"granting user " + quser + " SELECT on system.parts", "GRANT" + on + " SELECT ON system.parts TO " + quser},
+	)
+	if len(f.sourcePrivileges) > 0 {
+		stmts = append(stmts, statement{"granting user " + quser + " the source privileges " + strings.Join(f.sourcePrivileges, ", "),
+			"GRANT" + on + " " + strings.Join(f.sourcePrivileges, ", ") + " ON *.* TO " + quser})
+	}
+	return stmts, finish
 }
 
 // deprovisionStatements drop the user first, so that clients lose access before the data goes.
@@ -92,17 +118,23 @@ func stateString(r *provisioner.Resource, key string) (string, bool) {
 }
 
 // Provision creates the resource's database and user, or returns r unchanged when the DSN in its
-// config still works. See provisionStatements for the SQL.
+// config still works. With a password in the args (ClickhouseArgs), it always sets that password
+// (there is no DSN to check: the caller keeps no secret). See provisionStatements for the SQL.
 func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, opts *provisioner.ResourceOptions) (*provisioner.Resource, error) {
 	if err := checkResource(r); err != nil {
 		return nil, err
 	}
 	var annotations map[string]string
+	var rawArgs map[string]any
 	if opts != nil {
-		annotations = opts.Annotations
+		annotations, rawArgs = opts.Annotations, opts.Args
+	}
+	args, err := provisioner.NewClickhouseArgs(rawArgs)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse args: %w", err)
 	}
 
-	if dsn := resourceDSN(r); dsn != "" {
+	if dsn := resourceDSN(r); dsn != "" && args.Password == "" {
 		err := p.selectOne(ctx, dsn)
 		if err == nil {
 			return r, nil
@@ -120,44 +152,71 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 	}
 	user := userName(r.ID)
 
-	password, err := p.newPassword()
-	if err != nil {
-		return nil, err
+	password := args.Password
+	if password == "" {
+		if password, err = p.newPassword(); err != nil {
+			return nil, err
+		}
 	}
-	dsn, err := withCredentials(p.dsn, user, password, db)
-	if err != nil {
+	cfg := &provisioner.ClickhouseConfig{Cluster: p.cluster, Database: db, User: user}
+	if cfg.DSN, err = withCredentials(p.dsn, user, password, db); err != nil {
 		return nil, errors.New("building the resource DSN from the admin dsn: the admin DSN is not a valid URL")
 	}
-	config := (&provisioner.ClickhouseConfig{DSN: dsn}).AsMap()
 	if p.writeDSN != "" {
-		writeDSN, err := withCredentials(p.writeDSN, user, password, db)
-		if err != nil {
+		if cfg.WriteDSN, err = withCredentials(p.writeDSN, user, password, db); err != nil {
 			return nil, errors.New("building the resource write_dsn: the write_dsn is not a valid URL")
 		}
-		config[configWriteDSN] = writeDSN
+	}
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	comment, err := json.Marshal(annotations) // keys sorted: the same annotations give the same comment
+	if err != nil {
+		return nil, fmt.Errorf("encoding the annotations for the database comment: %w", err)
 	}
 
-	conn, err := p.managerSession(ctx)
+	conn, features, err := p.managerSession(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("provisioning ClickHouse resource %s: %w", r.ID, err)
 	}
-	for _, st := range provisionStatements(db, user, password, p.cluster) {
-		if err := conn.Exec(ctx, st.sql); err != nil {
-			msg := p.scrub(err.Error(), password)
-			p.logger.Error("provisioning a ClickHouse resource failed", zap.String("resource_id", r.ID),
-				zap.String("step", st.what), zap.Int("clickhouse_code", exceptionCode(err)), zap.String("error", msg))
-			return nil, fmt.Errorf("provisioning ClickHouse resource %s: %s: %s", r.ID, st.what, msg)
+	stmts, finish := provisionStatements(db, user, password, p.cluster, string(comment), features)
+	if err := p.execAll(ctx, conn, r.ID, password, stmts); err != nil {
+		return nil, err
+	}
+	if len(finish) > 0 {
+		// The old passwords go only once the new one logs in (on a cluster, once it reached the replica
+		// the DSN points at).
+		if err := p.waitForLogin(ctx, r.ID, cfg.DSN); err != nil {
+			return nil, fmt.Errorf("provisioning ClickHouse resource %s: the new password was set but %w; the previous password still works", r.ID, err)
+		}
+		if err := p.execAll(ctx, conn, r.ID, password, finish); err != nil {
+			return nil, err
 		}
 	}
 	p.logger.Info("provisioned a ClickHouse database and user", zap.String("resource_id", r.ID),
-		zap.String("database", db), zap.String("user", user), zap.String("cluster", p.cluster))
+		zap.String("database", db), zap.String("user", user), zap.String("cluster", p.cluster),
+		zap.Bool("password_from_args", args.Password != ""), zap.Bool("old_passwords_kept_until_verified", len(finish) > 0),
+		zap.Strings("source_privileges", features.sourcePrivileges))
 
 	return &provisioner.Resource{
 		ID:     r.ID,
 		Type:   provisioner.ResourceTypeClickHouse,
 		State:  map[string]any{stateDatabase: db, stateUser: user, stateCluster: p.cluster},
-		Config: config,
+		Config: cfg.AsMap(),
 	}, nil
+}
+
+// execAll runs statements in order and stops at the first failure, whose error names the step.
+func (p *Provisioner) execAll(ctx context.Context, conn session, id, password string, stmts []statement) error {
+	for _, st := range stmts {
+		if err := conn.Exec(ctx, st.sql); err != nil {
+			msg := p.scrub(err.Error(), password)
+			p.logger.Error("provisioning a ClickHouse resource failed", zap.String("resource_id", id),
+				zap.String("step", st.what), zap.Int("clickhouse_code", exceptionCode(err)), zap.String("error", msg))
+			return fmt.Errorf("provisioning ClickHouse resource %s: %s: %s", id, st.what, msg)
+		}
+	}
+	return nil
 }
 
 // Deprovision drops the resource's user and database. Both being gone already is success. The names
@@ -184,7 +243,7 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 		dbs[db] = true
 	}
 
-	conn, err := p.managerSession(ctx)
+	conn, _, err := p.managerSession(ctx)
 	if err != nil {
 		return fmt.Errorf("deprovisioning ClickHouse resource %s: %w", r.ID, err)
 	}
@@ -233,23 +292,38 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 	}
 }
 
-// checkWithoutCredentials is CheckResource for a resource whose password is unknown (an import:
-// ClickHouse keeps only the password's hash). Through the admin connection, read-only, it looks up
-// the user named for the ID and the databases named for it (or the one in r.State). Neither exists:
-// gone. Otherwise it returns their names and a config without a dsn, which tells the caller that
-// the credentials must be set again: Provision keeps the database and user and sets a new password.
+// checkWithoutCredentials is CheckResource for a resource whose password is not known here: an import
+// (ClickHouse keeps only the password's hash), or a resource whose password the caller keeps out of
+// its state (a write-only password). Through the admin connection, read-only, it looks up the user
+// named for the ID and the databases named for it (or the one in r.Config or r.State).
+//
+// When r.Config names the user and database (a resource provisioned earlier), both must still exist,
+// else it is gone. Otherwise (an import) either is enough; neither: gone. It returns a config without
+// a dsn that names those that exist.
 func (p *Provisioner) checkWithoutCredentials(ctx context.Context, r *provisioner.Resource) (*provisioner.Resource, error) {
+	known, err := provisioner.NewClickhouseConfig(r.Config)
+	if err != nil {
+		return nil, fmt.Errorf("checking ClickHouse resource %s: %w", r.ID, err)
+	}
+	provisioned := known.User != "" && known.Database != ""
 	conn, err := p.adminSession(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("checking ClickHouse resource %s: %w", r.ID, err)
 	}
 	user := userName(r.ID)
+	if provisioned && known.User != user {
+		return nil, fmt.Errorf("checking ClickHouse resource %s: its config names user %s, but its user is %s", r.ID, quoteIdent(known.User), quoteIdent(user))
+	}
 	users, err := conn.QueryStrings(ctx, "SELECT name FROM system.users WHERE name = "+quoteString(user))
 	if err != nil {
 		return nil, fmt.Errorf("checking ClickHouse resource %s: looking up user %s: %s", r.ID, quoteIdent(user), p.scrub(err.Error()))
 	}
 	var dbs []string
-	if db, ok := stateString(r, stateDatabase); ok && ownsDatabaseName(r.ID, db) {
+	db, ok := known.Database, provisioned
+	if !ok {
+		db, ok = stateString(r, stateDatabase)
+	}
+	if ok && ownsDatabaseName(r.ID, db) {
 		found, err := conn.QueryStrings(ctx, "SELECT name FROM system.databases WHERE name = "+quoteString(db))
 		if err != nil {
 			return nil, fmt.Errorf("checking ClickHouse resource %s: looking up database %s: %s", r.ID, quoteIdent(db), p.scrub(err.Error()))
@@ -258,19 +332,25 @@ func (p *Provisioner) checkWithoutCredentials(ctx context.Context, r *provisione
 	} else if dbs, err = p.databasesOf(ctx, conn, r.ID); err != nil {
 		return nil, fmt.Errorf("checking ClickHouse resource %s: %w", r.ID, err)
 	}
-	if len(users) == 0 && len(dbs) == 0 {
+	switch {
+	case provisioned && (len(users) == 0 || len(dbs) == 0):
+		return nil, fmt.Errorf("ClickHouse resource %s: its user %s or its database %s no longer exists: %w", r.ID, quoteIdent(user), quoteIdent(db), provisioner.ErrResourceNotFound)
+	case len(users) == 0 && len(dbs) == 0:
 		return nil, fmt.Errorf("ClickHouse resource %s: neither user %s nor a database named for it exists: %w", r.ID, quoteIdent(user), provisioner.ErrResourceNotFound)
-	}
-	if len(dbs) > 1 {
+	case len(dbs) > 1:
 		return nil, fmt.Errorf("ClickHouse resource %s: several databases are named for it (%s); drop all but one first", r.ID, strings.Join(dbs, ", "))
 	}
+	cfg := &provisioner.ClickhouseConfig{Cluster: p.cluster}
 	state := map[string]any{stateDatabase: "", stateUser: user, stateCluster: p.cluster}
-	if len(dbs) == 1 {
-		state[stateDatabase] = dbs[0]
+	if len(users) == 1 {
+		cfg.User = user
 	}
-	p.logger.Info("found a ClickHouse resource without its credentials; the next Provision sets a new password",
-		zap.String("resource_id", r.ID), zap.Any("database", state[stateDatabase]), zap.Bool("user_exists", len(users) == 1))
-	return &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeClickHouse, State: state, Config: map[string]any{}}, nil
+	if len(dbs) == 1 {
+		cfg.Database, state[stateDatabase] = dbs[0], dbs[0]
+	}
+	p.logger.Info("found a ClickHouse resource without its credentials", zap.String("resource_id", r.ID),
+		zap.String("database", cfg.Database), zap.Bool("user_exists", len(users) == 1), zap.Bool("provisioned_before", provisioned))
+	return &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeClickHouse, State: state, Config: cfg.AsMap()}, nil
 }
 
 // databasesOf returns the databases named for a resource ID (rill_<id> or rill_<org>_<project>_<id>).
@@ -306,6 +386,15 @@ func (p *Provisioner) AwaitReady(ctx context.Context, r *provisioner.Resource) e
 	if dsn == "" {
 		return fmt.Errorf("ClickHouse resource %s has no dsn in its config: provision it first", r.ID)
 	}
+	if err := p.waitForLogin(ctx, r.ID, dsn); err != nil {
+		return fmt.Errorf("ClickHouse resource %s is not ready: %w", r.ID, err)
+	}
+	return nil
+}
+
+// waitForLogin runs SELECT 1 with dsn until it succeeds or ctx ends (defaultAwaitTimeout when ctx has
+// no deadline), backing off between attempts.
+func (p *Provisioner) waitForLogin(ctx context.Context, id, dsn string) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, defaultAwaitTimeout)
@@ -321,7 +410,7 @@ func (p *Provisioner) AwaitReady(ctx context.Context, r *provisioner.Resource) e
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			return fmt.Errorf("ClickHouse resource %s is not ready after %d attempts (%v): %s", r.ID, attempt, ctx.Err(), p.scrub(err.Error(), secretsOfDSN(dsn)...))
+			return fmt.Errorf("logging in as its user failed for %d attempts (%v): %s", attempt, ctx.Err(), p.scrub(err.Error(), secretsOfDSN(dsn)...))
 		case <-timer.C:
 		}
 		delay = min(delay*2, 5*time.Second)

@@ -34,19 +34,21 @@ func TestProvisionCreatesDatabaseUserAndGrantsAfterCheckingAccessManagement(t *t
 	}
 	db := "rill_acme_web_" + idPart(testUUID)
 	user := "rill_" + idPart(testUUID)
-	on := " ON CLUSTER `main`"
-	want := []string{
-		"CREATE DATABASE IF NOT EXISTS `" + db + "`" + on,
-		"CREATE USER IF NOT EXISTS `" + user + "`" + on + " IDENTIFIED WITH sha256_password BY 'GeneratedPassword0123456789abcdefGHIJ'",
-		"ALTER USER `" + user + "`" + on + " IDENTIFIED WITH sha256_password BY 'GeneratedPassword0123456789abcdefGHIJ'",
-		"GRANT" + on + " " + databasePrivileges + " ON `" + db + "`.* TO `" + user + "`",
-		"GRANT" + on + " SELECT ON system.parts TO `" + user + "`",
+	stmts, finish := provisionStatements(db, user, "GeneratedPassword0123456789abcdefGHIJ", "main", `{"organization_name":"Acme","project_name":"Web"}`, modernServer)
+	var want []string
+	for _, st := range append(stmts, finish...) {
+		want = append(want, st.sql)
 	}
 	if strings.Join(fake.statements(), "\n") != strings.Join(want, "\n") {
 		t.Fatalf("statements:\n%s\nwant:\n%s", strings.Join(fake.statements(), "\n"), strings.Join(want, "\n"))
 	}
-	if len(fake.queries) < 3 || fake.queries[0] != "SELECT version()" || fake.queries[1] != "SHOW USERS" || fake.queries[2] != "SELECT type FROM system.user_directories" {
+	if len(fake.queries) < 4 || fake.queries[0] != "SELECT version()" || fake.queries[1] != "SHOW USERS" ||
+		fake.queries[2] != "SELECT type FROM system.user_directories" || !strings.Contains(fake.queries[3], "FROM system.privileges") {
 		t.Fatalf("the server was not checked before the first statement: %q", fake.queries)
+	}
+	// The old passwords went only after the new one logged in (SELECT 1 as the resource's user).
+	if last := fake.queries[len(fake.queries)-1]; last != "SELECT 1" || fake.tenantDials != 1 {
+		t.Fatalf("the new password was not tried before the old ones were dropped: %q, %d tenant logins", fake.queries, fake.tenantDials)
 	}
 
 	if got.ID != testUUID || got.Type != provisioner.ResourceTypeClickHouse {
@@ -54,6 +56,9 @@ func TestProvisionCreatesDatabaseUserAndGrantsAfterCheckingAccessManagement(t *t
 	}
 	if got.State["database"] != db || got.State["user"] != user || got.State["cluster"] != "main" {
 		t.Fatalf("state %v", got.State)
+	}
+	if got.Config["database"] != db || got.Config["user"] != user || got.Config["cluster"] != "main" {
+		t.Fatalf("config names %v", got.Config)
 	}
 	for key, host := range map[string]string{"dsn": "ch.test:9000", "write_dsn": "writer.test:8123"} {
 		opts, err := clickhouse.ParseDSN(got.Config[key].(string))
@@ -196,7 +201,7 @@ func TestProvisionErrorsAndLogsNeverContainPasswordsOrDSNs(t *testing.T) {
 	fake2.dialErr = errors.New("dial failed for clickhouse://admin:adminsecretpw@ch.test:9000: refused")
 	p2 := newTestProvisionerWithLogger(t, fake2, `{"dsn":"`+fakeAdminDSN+`"}`, zap.New(core))
 	_, err = p2.Provision(context.Background(), newResource(testUUID), testAnnotations)
-	if err == nil || strings.Contains(err.Error(), "adminsecretpw") || !strings.Contains(err.Error(), "admin DSN") {
+	if err == nil || strings.Contains(err.Error(), "adminsecretpw") || !strings.Contains(err.Error(), "admin dsn") {
 		t.Fatalf("admin connection error: %v", err)
 	}
 }
@@ -373,7 +378,7 @@ func TestCheckResourceWithoutCredentialsFindsTheObjectsAndProvisionSetsANewPassw
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.State[stateDatabase] != db || got.State[stateUser] != user || len(got.Config) != 0 {
+	if got.State[stateDatabase] != db || got.State[stateUser] != user || got.Config["dsn"] != "" || got.Config["database"] != db || got.Config["user"] != user {
 		t.Fatalf("resource %+v", got)
 	}
 	if len(fake.statements()) != 0 {
@@ -388,7 +393,7 @@ func TestCheckResourceWithoutCredentialsFindsTheObjectsAndProvisionSetsANewPassw
 	}
 	stmts := strings.Join(fake.statements(), "\n")
 	if !strings.Contains(stmts, "CREATE DATABASE IF NOT EXISTS `"+db+"`") ||
-		!strings.Contains(stmts, "ALTER USER `"+user+"` IDENTIFIED WITH sha256_password BY 'RotatedPassword0123456789abcdefGHIJK'") {
+		!strings.Contains(stmts, "ALTER USER `"+user+"` IDENTIFIED WITH sha256_password BY 'RotatedPassword0123456789abcdefGHIJK' DEFAULT DATABASE `"+db+"`") {
 		t.Fatalf("statements:\n%s", stmts)
 	}
 	dsn, _ := out.Config["dsn"].(string)
@@ -414,5 +419,121 @@ func TestCheckResourceWithoutCredentialsFindsTheObjectsAndProvisionSetsANewPassw
 	p2 := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
 	if _, err := p2.CheckResource(context.Background(), newResource(testUUID), nil); err == nil || errors.Is(err, provisioner.ErrResourceNotFound) {
 		t.Fatalf("want an error that is not ErrResourceNotFound, got %v", err)
+	}
+}
+
+// Rotation keeps the old password working until the new one logs in: a failure after the new
+// password was added, or a new password that does not log in before the deadline, leaves the
+// statement that removes the other passwords unrun.
+func TestProvisionRemovesTheOldPasswordOnlyOnceTheNewOneLogsIn_fake(t *testing.T) {
+	const newPW = "NewPassword0123456789abcdefGHIJKLMN"
+	removesOthers := func(stmts []string) bool {
+		for _, st := range stmts {
+			if strings.HasPrefix(st, "ALTER USER") && !strings.Contains(st, " ADD ") {
+				return true
+			}
+		}
+		return false
+	}
+
+	fake := newFakeServer()
+	fake.failOn = "ON system.parts"
+	fake.failErr = func(string) error { return exception(codeAccessDenied, "Not enough privileges") }
+	p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
+	p.newPassword = func() (string, error) { return newPW, nil }
+	if _, err := p.Provision(context.Background(), newResource(testUUID), testAnnotations); err == nil || !strings.Contains(err.Error(), "SELECT on system.parts") {
+		t.Fatalf("want the grant's failure, got %v", err)
+	}
+	if stmts := fake.statements(); !strings.Contains(strings.Join(stmts, "\n"), "ADD IDENTIFIED") || removesOthers(stmts) {
+		t.Fatalf("after a failed grant: %q", stmts)
+	}
+
+	fake = newFakeServer()
+	p = newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
+	p.newPassword = func() (string, error) { return newPW, nil }
+	dsn, err := withCredentials(fakeAdminDSN, userName(testUUID), newPW, databaseName(testUUID, testAnnotations.Annotations))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := exception(codeAuthenticationFailed, "Authentication failed")
+	fake.setTenant(dsn, refused, refused, refused, refused, refused, refused, refused, refused)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	_, err = p.Provision(ctx, newResource(testUUID), testAnnotations)
+	if err == nil || !strings.Contains(err.Error(), "the previous password still works") || strings.Contains(err.Error(), newPW) {
+		t.Fatalf("want the login failure, without the password, got %v", err)
+	}
+	if removesOthers(fake.statements()) {
+		t.Fatalf("the old passwords were removed although the new one did not log in: %q", fake.statements())
+	}
+}
+
+// A password in the args (a Terraform write-only attribute) is the one set, also when the resource's
+// DSN still works; args Provision does not know are refused, naming the field.
+func TestProvisionSetsThePasswordFromTheArgs_fake(t *testing.T) {
+	fake := newFakeServer()
+	p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
+	first, err := p.Provision(context.Background(), newResource(testUUID), testAnnotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const chosen = "Chosen-By-The-User-0123456789"
+	opts := &provisioner.ResourceOptions{Annotations: testAnnotations.Annotations, Args: (&provisioner.ClickhouseArgs{Password: chosen}).AsMap()}
+	got, err := p.Provision(context.Background(), first, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got.Config["dsn"].(string), ":"+chosen+"@") {
+		t.Fatalf("dsn %q does not carry the chosen password", got.Config["dsn"])
+	}
+	if stmts := strings.Join(fake.statements(), "\n"); !strings.Contains(stmts, "ADD IDENTIFIED WITH sha256_password BY '"+chosen+"'") {
+		t.Fatalf("the chosen password was not set:\n%s", stmts)
+	}
+	if _, err := p.Provision(context.Background(), first, &provisioner.ResourceOptions{Args: map[string]any{"pasword": "x"}}); err == nil || !strings.Contains(err.Error(), "pasword") {
+		t.Fatalf("want an error naming the unknown arg, got %v", err)
+	}
+}
+
+// What the server supports decides the statements: source grants only for privileges the server lists,
+// one password at a time before ClickHouse 24.9; and the admin connection goes to the write_dsn when
+// the spec has one (as in Rill: read replicas may refuse DDL).
+func TestProvisionAdaptsToTheServer_fake(t *testing.T) {
+	fake := newFakeServer()
+	fake.version = "23.8.16.40"
+	fake.privileges = []string{"S3", "URL", "REMOTE"}
+	p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`","write_dsn":"http://admin:adminsecretpw@writer.test:8123"}`)
+	if _, err := p.Provision(context.Background(), newResource(testUUID), testAnnotations); err != nil {
+		t.Fatal(err)
+	}
+	stmts := strings.Join(fake.statements(), "\n")
+	if !strings.Contains(stmts, "GRANT URL, REMOTE, S3 ON *.* TO") || strings.Contains(stmts, "AZURE") || strings.Contains(stmts, "ADD IDENTIFIED") {
+		t.Fatalf("statements for ClickHouse 23.8 with S3, URL and REMOTE:\n%s", stmts)
+	}
+	if len(fake.adminDSNs) != 1 || !strings.Contains(fake.adminDSNs[0], "writer.test:8123") {
+		t.Fatalf("admin connections: %q", fake.adminDSNs)
+	}
+}
+
+// A resource provisioned with a write-only password has no DSN in its config but names its user and
+// database: both must exist, else it is gone (an import, naming neither, needs only one).
+func TestCheckResourceOfAProvisionedResourceWithoutDSNNeedsBothObjects_fake(t *testing.T) {
+	fake := newFakeServer()
+	db, user := databaseName(testUUID, testAnnotations.Annotations), userName(testUUID)
+	fake.users, fake.databases = []string{user}, []string{db}
+	p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
+	r := &provisioner.Resource{ID: testUUID, Type: provisioner.ResourceTypeClickHouse, Config: (&provisioner.ClickhouseConfig{Database: db, User: user}).AsMap()}
+	got, err := p.CheckResource(context.Background(), r, nil)
+	if err != nil || got.Config["database"] != db || got.Config["user"] != user {
+		t.Fatalf("both exist: %v, %+v", err, got)
+	}
+	fake.users = nil
+	if _, err := p.CheckResource(context.Background(), r, nil); !errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Fatalf("user dropped: want ErrResourceNotFound, got %v", err)
+	}
+	if got, err := p.CheckResource(context.Background(), newResource(testUUID), nil); err != nil || got.Config["database"] != db || got.Config["user"] != nil {
+		t.Fatalf("an import with the database only: %v, %+v", err, got)
+	}
+	if len(fake.statements()) != 0 {
+		t.Fatalf("CheckResource wrote: %q", fake.statements())
 	}
 }

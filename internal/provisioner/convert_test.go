@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -23,6 +24,8 @@ func TestAsMapRoundTrip(t *testing.T) {
 			func(m map[string]any) (any, error) { return NewRuntimeConfig(m) }},
 		{&ClickhouseConfig{}, func(v any) map[string]any { return v.(*ClickhouseConfig).AsMap() },
 			func(m map[string]any) (any, error) { return NewClickhouseConfig(m) }},
+		{&ClickhouseArgs{}, func(v any) map[string]any { return v.(*ClickhouseArgs).AsMap() },
+			func(m map[string]any) (any, error) { return NewClickhouseArgs(m) }},
 	} {
 		typ := reflect.TypeOf(tc.value).Elem()
 		t.Run(typ.Name(), func(t *testing.T) {
@@ -34,7 +37,8 @@ func TestAsMapRoundTrip(t *testing.T) {
 				if tag == "" || tag == "-" {
 					t.Fatalf("field %s has no mapstructure tag: AsMap would write it under %q and providers expect a snake_case key", f.Name, f.Name)
 				}
-				tags[tag] = true
+				name, _, _ := strings.Cut(tag, ",") // ",omitempty" only leaves out zero values
+				tags[name] = true
 				fill(t, v.Field(i), i, f.Name)
 			}
 

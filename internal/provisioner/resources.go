@@ -3,6 +3,7 @@ package provisioner
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
 )
@@ -91,9 +92,19 @@ func NewRuntimeConfig(cfg map[string]any) (*RuntimeConfig, error) {
 // AsMap returns the config as a plain map (the inverse of NewRuntimeConfig).
 func (r *RuntimeConfig) AsMap() map[string]any { return asMap(r) }
 
-// ClickhouseConfig describes the expected config for a provisioned Clickhouse resource.
+// ClickhouseConfig describes the expected config for a provisioned Clickhouse resource. DSN, WriteDSN
+// and Cluster are Rill's; Database and User are additions (the names inside the DSN, also reported
+// when the DSN is not known, as after an import).
 type ClickhouseConfig struct {
+	// DSN of the resource's database with its own user and password; empty when the password is not
+	// known to the provisioner (an import).
 	DSN string `mapstructure:"dsn"`
+	// WriteDSN, when the provisioner has a separate writer endpoint: the same credentials there.
+	WriteDSN string `mapstructure:"write_dsn,omitempty"`
+	// Cluster the database and user were created ON CLUSTER; empty when none.
+	Cluster  string `mapstructure:"cluster,omitempty"`
+	Database string `mapstructure:"database,omitempty"`
+	User     string `mapstructure:"user,omitempty"`
 }
 
 // NewClickhouseConfig decodes a ClickHouse config; unknown keys are ignored.
@@ -105,8 +116,71 @@ func NewClickhouseConfig(cfg map[string]any) (*ClickhouseConfig, error) {
 	return res, nil
 }
 
-// AsMap returns the config as a plain map (the inverse of NewClickhouseConfig).
+// AsMap returns the config as a plain map (the inverse of NewClickhouseConfig); empty optional
+// fields are left out (omitempty), as in Rill.
 func (r *ClickhouseConfig) AsMap() map[string]any { return asMap(r) }
+
+// DSNWithoutPassword returns DSN with its password removed (from the user info and from a password
+// query parameter), for places that must not hold secrets; "" when DSN is empty or not a URL.
+func (r *ClickhouseConfig) DSNWithoutPassword() string { return withoutPassword(r.DSN) }
+
+// WriteDSNWithoutPassword is DSNWithoutPassword for WriteDSN.
+func (r *ClickhouseConfig) WriteDSNWithoutPassword() string { return withoutPassword(r.WriteDSN) }
+
+// withoutPassword works on the text rather than through net/url, which refuses the multi-host form
+// (clickhouse://u:p@host1:9000,host2:9000/db) that ClickHouse clients accept.
+func withoutPassword(dsn string) string {
+	scheme, rest, ok := strings.Cut(dsn, "://")
+	if !ok {
+		return ""
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority, tail := rest[:end], rest[end:]
+	if at := strings.LastIndex(authority, "@"); at >= 0 {
+		user, _, _ := strings.Cut(authority[:at], ":")
+		authority = user + authority[at:]
+	}
+	if path, query, ok := strings.Cut(tail, "?"); ok {
+		query, fragment, hasFragment := strings.Cut(query, "#")
+		var kept []string
+		for _, pair := range strings.Split(query, "&") {
+			if key, _, _ := strings.Cut(pair, "="); pair != "" && key != "password" {
+				kept = append(kept, pair)
+			}
+		}
+		tail = path
+		if len(kept) > 0 {
+			tail += "?" + strings.Join(kept, "&")
+		}
+		if hasFragment {
+			tail += "#" + fragment
+		}
+	}
+	return scheme + "://" + authority + tail
+}
+
+// ClickhouseArgs are the arguments for provisioning a ClickHouse resource (an addition to Rill's
+// design, where there are none).
+type ClickhouseArgs struct {
+	// Password, when set, is the resource user's password (chosen by the caller, e.g. a Terraform
+	// write-only attribute); when empty the provisioner generates one.
+	Password string `mapstructure:"password,omitempty"`
+}
+
+// NewClickhouseArgs decodes ClickHouse args from a plain map; unknown keys are errors naming the field.
+func NewClickhouseArgs(args map[string]any) (*ClickhouseArgs, error) {
+	res := &ClickhouseArgs{}
+	if err := decodeMap(args, res, "mapstructure"); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// AsMap returns the args as a plain map (the inverse of NewClickhouseArgs); an empty password is left out.
+func (r *ClickhouseArgs) AsMap() map[string]any { return asMap(r) }
 
 func decodeLenient(in map[string]any, out any) error {
 	d, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{Result: out, DecodeHook: strictNumberHook})

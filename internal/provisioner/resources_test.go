@@ -2,6 +2,7 @@ package provisioner
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -83,5 +84,40 @@ func TestRuntimeConfigRoundTripAndSizes(t *testing.T) {
 func TestResourceTypeValid(t *testing.T) {
 	if !ResourceTypeRuntime.Valid() || !ResourceTypeClickHouse.Valid() || ResourceType("vm").Valid() {
 		t.Fatal("Valid disagrees with the declared types")
+	}
+}
+
+func TestClickhouseConfigAndArgsLeaveOutEmptyOptionalFields(t *testing.T) {
+	if m := (&ClickhouseConfig{DSN: "x"}).AsMap(); len(m) != 1 || m["dsn"] != "x" {
+		t.Fatalf("empty optional fields are not left out: %v", m)
+	}
+	if m := (&ClickhouseConfig{}).AsMap(); len(m) != 1 || m["dsn"] != "" {
+		t.Fatalf("dsn is not always there: %v", m)
+	}
+	if m := (&ClickhouseArgs{}).AsMap(); len(m) != 0 {
+		t.Fatalf("an empty password is not left out: %v", m)
+	}
+}
+
+func TestClickhouseConfigDSNWithoutPassword(t *testing.T) {
+	for in, want := range map[string]string{
+		"clickhouse://rill_x:S3cr%40t@h:9000/db?secure=true":              "clickhouse://rill_x@h:9000/db?secure=true",
+		"clickhouse://rill_x:pw@h1:9000,h2:9000/db":                       "clickhouse://rill_x@h1:9000,h2:9000/db",
+		"tcp://h:9000?username=u&password=pw&database=db&dial_timeout=1s": "tcp://h:9000?username=u&database=db&dial_timeout=1s",
+		"http://u:p:with:colons@h:8123":                                   "http://u@h:8123",
+		"https://h:8443/db":                                               "https://h:8443/db",
+		"":                                                                "",
+		"not a dsn":                                                       "",
+	} {
+		if got := (&ClickhouseConfig{DSN: in, WriteDSN: in}); got.DSNWithoutPassword() != want || got.WriteDSNWithoutPassword() != want {
+			t.Errorf("%q without password: %q, want %q", in, got.DSNWithoutPassword(), want)
+		}
+	}
+}
+
+func TestClickhouseArgsRejectUnknownFields(t *testing.T) {
+	var fe *FieldError
+	if _, err := NewClickhouseArgs(map[string]any{"passwd": "pw"}); !errors.As(err, &fe) || fe.Path != "passwd" {
+		t.Fatalf("unknown field: %v", err)
 	}
 }
