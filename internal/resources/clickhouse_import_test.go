@@ -172,6 +172,9 @@ output "write_dsn" {
   value     = rill_clickhouse.db.write_dsn
   sensitive = true
 }
+output "dsn_without_password" {
+  value = rill_clickhouse.db.dsn_without_password
+}
 `)
 	logs := map[string]string{}
 	step := func(name string, args ...string) string {
@@ -202,6 +205,9 @@ output "write_dsn" {
 		!strings.HasPrefix(writeDSN, "http://rill_") || passwordOf(t, writeDSN) != password || len(password) < 32 {
 		t.Fatalf("dsn %q, write_dsn %q", dsn, writeDSN)
 	}
+	if got := output("dsn_without_password"); got != strings.Replace(dsn, ":"+password+"@", "@", 1) {
+		t.Fatalf("dsn_without_password %q", got)
+	}
 	if plan := step("second plan", "plan", "-no-color", "-detailed-exitcode"); !strings.Contains(plan, "No changes.") {
 		t.Fatalf("second plan is not empty:\n%s", tail(plan))
 	}
@@ -223,6 +229,9 @@ output "write_dsn" {
 	newPassword := passwordOf(t, newDSN)
 	if newPassword == password || strings.Replace(newDSN, newPassword, password, 1) != dsn {
 		t.Fatalf("after the import's apply: dsn %q, was %q", newDSN, dsn)
+	}
+	if got := output("dsn_without_password"); got != strings.Replace(newDSN, ":"+newPassword+"@", "@", 1) {
+		t.Fatalf("dsn_without_password after the import's apply: %q", got)
 	}
 	if plan := step("plan after the new password", "plan", "-no-color"); !strings.Contains(plan, "No changes.") {
 		t.Fatalf("plan after the new password is not empty:\n%s", tail(plan))

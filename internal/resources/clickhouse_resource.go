@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -15,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -40,16 +42,24 @@ type ClickHouseResource struct {
 func NewClickHouseResource() resource.Resource { return &ClickHouseResource{} }
 
 type clickhouseModel struct {
-	ID          types.String   `tfsdk:"id"`
-	Provisioner types.String   `tfsdk:"provisioner_name"`
-	Annotations types.Map      `tfsdk:"annotations"`
-	DSN         types.String   `tfsdk:"dsn"`
-	WriteDSN    types.String   `tfsdk:"write_dsn"`
-	Database    types.String   `tfsdk:"database"`
-	User        types.String   `tfsdk:"user"`
-	Cluster     types.String   `tfsdk:"cluster"`
-	Timeouts    timeouts.Value `tfsdk:"timeouts"`
+	ID                      types.String   `tfsdk:"id"`
+	Provisioner             types.String   `tfsdk:"provisioner_name"`
+	Annotations             types.Map      `tfsdk:"annotations"`
+	PasswordWO              types.String   `tfsdk:"password_wo"`
+	PasswordWOVersion       types.Int64    `tfsdk:"password_wo_version"`
+	DSN                     types.String   `tfsdk:"dsn"`
+	WriteDSN                types.String   `tfsdk:"write_dsn"`
+	DSNWithoutPassword      types.String   `tfsdk:"dsn_without_password"`
+	WriteDSNWithoutPassword types.String   `tfsdk:"write_dsn_without_password"`
+	Database                types.String   `tfsdk:"database"`
+	User                    types.String   `tfsdk:"user"`
+	Cluster                 types.String   `tfsdk:"cluster"`
+	Timeouts                timeouts.Value `tfsdk:"timeouts"`
 }
+
+// writeOnly reports whether the resource's password comes from password_wo (its version is set):
+// then dsn and write_dsn stay null and the state holds no secret.
+func (m *clickhouseModel) writeOnly() bool { return !m.PasswordWOVersion.IsNull() }
 
 // Metadata implements resource.Resource.
 func (r *ClickHouseResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -62,8 +72,11 @@ func (r *ClickHouseResource) Schema(ctx context.Context, _ resource.SchemaReques
 	resp.Schema = schema.Schema{
 		Version: 0,
 		MarkdownDescription: "A ClickHouse database and a user limited to it, on a shared ClickHouse server, from a " +
-			"`clickhouse-static` provisioner. Clients get a DSN with the user's own password. Import adopts an existing " +
-			"database and user; since ClickHouse keeps only a hash of the password, the first apply after an import sets a new one.",
+			"`clickhouse-static` provisioner. By default the provider generates the user's password and `dsn` carries it, " +
+			"so it is in the state; with `password_wo` (Terraform 1.11 or newer, OpenTofu 1.11 or newer) you choose the " +
+			"password, it is never stored, `dsn` and `write_dsn` stay null, and clients combine `dsn_without_password` " +
+			"with the password they already have. Import adopts an existing database and user; since ClickHouse keeps only " +
+			"a hash of the password, the first apply after an import sets a new one.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{Computed: true, PlanModifiers: stable, MarkdownDescription: "Resource ID (a UUID chosen at creation)."},
 			"provisioner_name": schema.StringAttribute{
@@ -77,11 +90,35 @@ func (r *ClickHouseResource) Schema(ctx context.Context, _ resource.SchemaReques
 				MarkdownDescription: "Project annotations; `organization_name` and `project_name` name the database at creation " +
 					"(sanitized to `[a-z0-9_]`, at most 63 characters). Changing them later keeps the database.",
 			},
-			"dsn":       schema.StringAttribute{Computed: true, Sensitive: true, PlanModifiers: stable, MarkdownDescription: "DSN of the database with the resource's own user and password."},
-			"write_dsn": schema.StringAttribute{Computed: true, Sensitive: true, PlanModifiers: stable, MarkdownDescription: "DSN for writes, when the provisioner has a `write_dsn`; empty otherwise."},
-			"database":  schema.StringAttribute{Computed: true, PlanModifiers: stable, MarkdownDescription: "Database name."},
-			"user":      schema.StringAttribute{Computed: true, PlanModifiers: stable, MarkdownDescription: "User name."},
-			"cluster":   schema.StringAttribute{Computed: true, PlanModifiers: stable, MarkdownDescription: "ClickHouse cluster the objects were created `ON CLUSTER`; empty when none."},
+			"password_wo": schema.StringAttribute{
+				Optional: true, Sensitive: true, WriteOnly: true,
+				Validators: []validator.String{
+					stringvalidator.LengthAtLeast(1),
+					stringvalidator.AlsoRequires(path.MatchRoot("password_wo_version")),
+				},
+				MarkdownDescription: "The user's password, write-only: Terraform passes it to the provider during apply and never " +
+					"stores it in state or plan (Terraform 1.11 or newer; it may come from an `ephemeral` variable or resource). " +
+					"Requires `password_wo_version`. Without it the provider generates a password and keeps it in `dsn` " +
+					"(the behaviour before write-only attributes, kept for compatibility).",
+			},
+			"password_wo_version": schema.Int64Attribute{
+				Optional:   true,
+				Validators: []validator.Int64{int64validator.AlsoRequires(path.MatchRoot("password_wo"))},
+				MarkdownDescription: "Any number, stored in state: change it to apply a new `password_wo` (Terraform cannot see a " +
+					"write-only value change). The apply adds the new password, checks that it logs in, then removes the old " +
+					"one (on ClickHouse 24.9 or newer; older servers replace it at once).",
+			},
+			"dsn": schema.StringAttribute{Computed: true, Sensitive: true, PlanModifiers: stable,
+				MarkdownDescription: "DSN of the database with the resource's own user and generated password; null with `password_wo`."},
+			"write_dsn": schema.StringAttribute{Computed: true, Sensitive: true, PlanModifiers: stable,
+				MarkdownDescription: "DSN for writes, when the provisioner has a `write_dsn` (empty otherwise); null with `password_wo`."},
+			"dsn_without_password": schema.StringAttribute{Computed: true, PlanModifiers: stable,
+				MarkdownDescription: "`dsn` without the password (user, host, database and options): not a secret."},
+			"write_dsn_without_password": schema.StringAttribute{Computed: true, PlanModifiers: stable,
+				MarkdownDescription: "`write_dsn` without the password; empty when the provisioner has no `write_dsn`."},
+			"database": schema.StringAttribute{Computed: true, PlanModifiers: stable, MarkdownDescription: "Database name."},
+			"user":     schema.StringAttribute{Computed: true, PlanModifiers: stable, MarkdownDescription: "User name."},
+			"cluster":  schema.StringAttribute{Computed: true, PlanModifiers: stable, MarkdownDescription: "ClickHouse cluster the objects were created `ON CLUSTER`; empty when none."},
 		},
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Read: true, Update: true, Delete: true}),
@@ -91,11 +128,19 @@ func (r *ClickHouseResource) Schema(ctx context.Context, _ resource.SchemaReques
 
 // ModifyPlan resolves the provisioner at plan time and forces replacement when it changes.
 func (r *ClickHouseResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || r.client == nil || r.client.Unknown {
+	if req.Plan.Raw.IsNull() {
 		return
 	}
 	var config clickhouseModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	if config.writeOnly() {
+		// The state keeps no secret: dsn and write_dsn are null, whatever they were.
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("dsn"), types.StringNull())...)
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("write_dsn"), types.StringNull())...)
+	}
+	if r.client == nil || r.client.Unknown {
+		return
+	}
 	var state *clickhouseModel
 	if !req.State.Raw.IsNull() {
 		state = &clickhouseModel{}
@@ -113,13 +158,19 @@ func (r *ClickHouseResource) ModifyPlan(ctx context.Context, req resource.Modify
 	if resolved != "" {
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("provisioner_name"), resolved)...)
 	}
-	if state != nil && state.DSN.IsNull() && !replace {
-		// Imported: the password is unknown, so the apply sets a new one; say so in the plan.
+	if state != nil && state.DSN.IsNull() && !config.writeOnly() && !replace {
+		// Imported, or the password was write-only until now: nobody knows the password, so the apply
+		// generates a new one; say so in the plan.
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("dsn"), types.StringUnknown())...)
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("write_dsn"), types.StringUnknown())...)
+		if state.DSNWithoutPassword.IsNull() { // imported: never set
+			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("dsn_without_password"), types.StringUnknown())...)
+			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("write_dsn_without_password"), types.StringUnknown())...)
+		}
 		resp.Diagnostics.AddWarning("The ClickHouse user gets a new password",
-			fmt.Sprintf("rill_clickhouse %s was imported: ClickHouse keeps only a hash of user %s's password, so this apply sets a new one "+
-				"and the dsn changes. Clients that use the old password stop working until they take the new dsn.",
+			fmt.Sprintf("rill_clickhouse %s has no password in its state (it was imported, or its password was write-only): "+
+				"ClickHouse keeps only a hash of user %s's password, so this apply generates a new one and the dsn changes. "+
+				"Clients that use the old password stop working once the apply has checked the new one.",
 				state.ID.ValueString(), state.User.ValueString()))
 	}
 }
@@ -138,8 +189,11 @@ func (r *ClickHouseResource) Create(ctx context.Context, req resource.CreateRequ
 		return
 	}
 	defer c.cancel()
-	opts := r.options(c.ctx, &plan, &resp.Diagnostics)
-	tflog.Info(c.ctx, "provisioning a ClickHouse database")
+	opts := r.options(c.ctx, &plan, writeOnlyPassword(ctx, req.Config, &resp.Diagnostics), &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	tflog.Info(c.ctx, "provisioning a ClickHouse database", map[string]any{"password": passwordSource(&plan)})
 	res, err := c.p.Provision(c.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse}, opts)
 	if err != nil {
 		if cleanupErr := c.p.Deprovision(c.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse}); cleanupErr != nil {
@@ -171,7 +225,7 @@ func (r *ClickHouseResource) Read(ctx context.Context, req resource.ReadRequest,
 		return
 	}
 	defer c.cancel()
-	opts := r.options(c.ctx, &state, &resp.Diagnostics)
+	opts := r.options(c.ctx, &state, "", &resp.Diagnostics)
 	res, err := c.p.CheckResource(c.ctx, r.resource(&state, c.privState), opts)
 	if !readFound(ctx, c, clickhouseKind, state.ID.ValueString(), err, resp) {
 		return
@@ -194,7 +248,10 @@ func (r *ClickHouseResource) Update(ctx context.Context, req resource.UpdateRequ
 		return
 	}
 	defer c.cancel()
-	opts := r.options(c.ctx, &plan, &resp.Diagnostics)
+	opts := r.options(c.ctx, &plan, writeOnlyPassword(ctx, req.Config, &resp.Diagnostics), &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	res, err := c.p.Provision(c.ctx, r.resource(&state, c.privState), opts)
 	if err != nil {
 		resp.Diagnostics.AddError("Updating the ClickHouse database failed", fmt.Sprintf("Provisioner %q, resource %s (unchanged): %v", c.name, state.ID.ValueString(), err))
@@ -230,42 +287,66 @@ func (r *ClickHouseResource) ImportState(ctx context.Context, req resource.Impor
 	importByID(ctx, req, resp, "clickhouse/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11")
 }
 
-func (r *ClickHouseResource) options(ctx context.Context, m *clickhouseModel, diags *diag.Diagnostics) *provisioner.ResourceOptions {
+// options are the provisioner's options for m; password, when not empty, is the user's password
+// (ClickhouseArgs), else the provisioner generates one.
+func (r *ClickHouseResource) options(ctx context.Context, m *clickhouseModel, password string, diags *diag.Diagnostics) *provisioner.ResourceOptions {
 	annotations := map[string]string{}
 	if !m.Annotations.IsNull() && !m.Annotations.IsUnknown() {
 		diags.Append(m.Annotations.ElementsAs(ctx, &annotations, false)...)
 	}
-	return &provisioner.ResourceOptions{Args: map[string]any{}, Annotations: annotations, RillVersion: r.client.RillVersion}
+	args := (&provisioner.ClickhouseArgs{Password: password}).AsMap()
+	return &provisioner.ResourceOptions{Args: args, Annotations: annotations, RillVersion: r.client.RillVersion}
 }
 
+// writeOnlyPassword reads password_wo from the configuration, the only place Terraform hands a
+// write-only value to the provider (the plan and state hold null); "" when it is not set.
+func writeOnlyPassword(ctx context.Context, config tfsdk.Config, diags *diag.Diagnostics) string {
+	var pw types.String
+	diags.Append(config.GetAttribute(ctx, path.Root("password_wo"), &pw)...)
+	return pw.ValueString()
+}
+
+// passwordSource says, for logs, where the password comes from (never the password).
+func passwordSource(m *clickhouseModel) string {
+	if m.writeOnly() {
+		return fmt.Sprintf("password_wo (version %d)", m.PasswordWOVersion.ValueInt64())
+	}
+	return "generated"
+}
+
+// resource is what the provisioner reported last, from the model: the ClickhouseConfig (without a dsn
+// when none is known) and the provisioner's own state.
 func (r *ClickHouseResource) resource(m *clickhouseModel, privState map[string]any) *provisioner.Resource {
-	cfg := map[string]any{}
-	if !m.DSN.IsNull() && !m.DSN.IsUnknown() {
-		cfg["dsn"] = m.DSN.ValueString()
+	cfg := &provisioner.ClickhouseConfig{
+		DSN: m.DSN.ValueString(), WriteDSN: m.WriteDSN.ValueString(),
+		Cluster: m.Cluster.ValueString(), Database: m.Database.ValueString(), User: m.User.ValueString(),
 	}
-	if !m.WriteDSN.IsNull() && !m.WriteDSN.IsUnknown() && m.WriteDSN.ValueString() != "" {
-		cfg["write_dsn"] = m.WriteDSN.ValueString()
-	}
-	return &provisioner.Resource{ID: m.ID.ValueString(), Type: provisioner.ResourceTypeClickHouse, State: privState, Config: cfg}
+	return &provisioner.Resource{ID: m.ID.ValueString(), Type: provisioner.ResourceTypeClickHouse, State: privState, Config: cfg.AsMap()}
 }
 
+// applyResult copies what the provisioner reports into the model: everything from its config (the
+// contract's ClickhouseConfig); its State goes, opaque, into private state.
 func (r *ClickHouseResource) applyResult(ctx context.Context, m *clickhouseModel, name string, res *provisioner.Resource, private privateState, diags *diag.Diagnostics) {
 	cfg, err := provisioner.NewClickhouseConfig(res.Config)
 	if err != nil {
 		diags.AddError("Provisioner returned an invalid ClickHouse config", fmt.Sprintf("Provisioner %q: %v; this is a bug in the provisioner", name, err))
 		return
 	}
-	writeDSN, _ := res.Config["write_dsn"].(string)
-	str := func(k string) types.String { s, _ := res.State[k].(string); return types.StringValue(s) }
 	m.ID = types.StringValue(res.ID)
 	m.Provisioner = types.StringValue(name)
-	if cfg.DSN == "" {
-		// Found without credentials (an import): null until an apply sets a new password.
+	m.PasswordWO = types.StringNull() // write-only: never in state
+	switch {
+	case cfg.DSN == "":
+		// Found without credentials (an import, or a write-only password): no dsn; the one without a
+		// password stays what the last apply set (null after an import).
 		m.DSN, m.WriteDSN = types.StringNull(), types.StringNull()
-	} else {
-		m.DSN = types.StringValue(cfg.DSN)
-		m.WriteDSN = types.StringValue(writeDSN)
+	case m.writeOnly():
+		m.DSN, m.WriteDSN = types.StringNull(), types.StringNull()
+		m.DSNWithoutPassword, m.WriteDSNWithoutPassword = types.StringValue(cfg.DSNWithoutPassword()), types.StringValue(cfg.WriteDSNWithoutPassword())
+	default:
+		m.DSN, m.WriteDSN = types.StringValue(cfg.DSN), types.StringValue(cfg.WriteDSN)
+		m.DSNWithoutPassword, m.WriteDSNWithoutPassword = types.StringValue(cfg.DSNWithoutPassword()), types.StringValue(cfg.WriteDSNWithoutPassword())
 	}
-	m.Database, m.User, m.Cluster = str("database"), str("user"), str("cluster")
+	m.Database, m.User, m.Cluster = types.StringValue(cfg.Database), types.StringValue(cfg.User), types.StringValue(cfg.Cluster)
 	diags.Append(saveProvisionerState(ctx, private, res.State)...)
 }

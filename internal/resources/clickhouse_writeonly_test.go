@@ -1,0 +1,239 @@
+package resources_test
+
+import (
+	"archive/zip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The secrets-out-of-state user story, through the real CLI: the provider's ledger_dsn and
+// provisioner_set_json come from `ephemeral = true` variables, and rill_clickhouse's password from
+// password_wo (an ephemeral variable too), against the stand-in ClickHouse (the real provisioner;
+// see internal/clickhouse/README.md). After apply, a rotation (password_wo_version 1 -> 2) and a saved
+// plan, neither the state file, nor `terraform show -json`, nor the plan file, nor TF_LOG=trace
+// output holds the password, the ClickHouse admin password or the set; dsn and write_dsn are null
+// and dsn_without_password is set; the stand-in's user has exactly the configured password (the
+// rotation removed the old one), and the plan after each apply is empty.
+//
+// Write-only attributes need Terraform 1.11 (OpenTofu 1.11), ephemeral variables Terraform 1.10
+// (OpenTofu 1.11): older CLIs skip, saying so.
+func TestAccClickHouse_writeOnlyPasswordAndEphemeralProviderInputsKeepSecretsOutOfState(t *testing.T) {
+	requireAcc(t)
+	requireCLIVersion(t, 1, 11, "write-only attributes (password_wo) and ephemeral variables")
+
+	fakeState := filepath.Join(t.TempDir(), "fake-clickhouse.json")
+	t.Setenv("RILL_FAKE_CLICKHOUSE_STATE", fakeState)
+	const adminPassword = "Ephemeral-Adm1n-Pa55"
+	passwords := []string{`Wr1te-0nly 'first' \ pw`, "Wr1te-0nly-second-pw"}
+	dir := t.TempDir()
+	set := fmt.Sprintf(`{"ch": {"type": "clickhouse-static-fake", "spec": {"dsn": "clickhouse://admin:%s@ch.fake:9000/default", "write_dsn": "http://admin:%s@ch-writer.fake:8123"}}}`, adminPassword, adminPassword)
+	t.Setenv("TF_VAR_ledger_dsn", "sqlite://"+filepath.Join(dir, "ledger.db"))
+	t.Setenv("TF_VAR_provisioner_set_json", set)
+	main := `
+terraform {
+  required_providers {
+    rill = { source = "rill-provisioner/rill" }
+  }
+}
+variable "ledger_dsn" {
+  type      = string
+  ephemeral = true
+}
+variable "provisioner_set_json" {
+  type      = string
+  ephemeral = true
+}
+variable "clickhouse_password" {
+  type      = string
+  ephemeral = true
+}
+variable "clickhouse_password_version" {
+  type = number
+}
+provider "rill" {
+  ledger_dsn           = var.ledger_dsn
+  provisioner_set_json = var.provisioner_set_json
+}
+resource "rill_clickhouse" "db" {
+  provisioner_name    = "ch"
+  annotations         = { organization_name = "acme", project_name = "web" }
+  password_wo         = var.clickhouse_password
+  password_wo_version = var.clickhouse_password_version
+}
+output "dsn_without_password" {
+  value = rill_clickhouse.db.dsn_without_password
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tf := cliRunner(t, dir)
+	var logs []string
+	step := func(name string, args ...string) string {
+		t.Helper()
+		out, err := tf(args...)
+		logs = append(logs, out)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, tail(out))
+		}
+		return out
+	}
+	secrets := func() map[string]string {
+		return map[string]string{"first password": passwords[0], "second password": passwords[1], "admin password": adminPassword, "set": set}
+	}
+	noSecretIn := func(what, text string) {
+		t.Helper()
+		for name, secret := range secrets() {
+			if strings.Contains(text, secret) {
+				t.Errorf("%s contains the %s", what, name)
+			}
+		}
+	}
+	checkState := func(when string, version int) {
+		t.Helper()
+		raw, err := os.ReadFile(filepath.Join(dir, "terraform.tfstate"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		noSecretIn("the state file "+when, string(raw))
+		shown := step("show -json", "show", "-json")
+		noSecretIn("`terraform show -json` "+when, shown)
+		attrs := stateAttributes(t, shown, "rill_clickhouse.db")
+		if attrs["dsn"] != nil || attrs["write_dsn"] != nil || attrs["password_wo"] != nil {
+			t.Errorf("%s: dsn %v, write_dsn %v, password_wo %v: want all null", when, attrs["dsn"], attrs["write_dsn"], attrs["password_wo"])
+		}
+		dsn, _ := attrs["dsn_without_password"].(string)
+		if !regexp.MustCompile(`^clickhouse://rill_[0-9a-f_]+@ch\.fake:9000/rill_acme_web_[0-9a-f_]+$`).MatchString(dsn) ||
+			!strings.HasPrefix(fmt.Sprint(attrs["write_dsn_without_password"]), "http://rill_") || attrs["password_wo_version"] != float64(version) {
+			t.Errorf("%s: dsn_without_password %q, write_dsn_without_password %v, password_wo_version %v", when, dsn, attrs["write_dsn_without_password"], attrs["password_wo_version"])
+		}
+		// The stand-in ClickHouse: the user has the configured password, and only that one.
+		var fake struct{ Users map[string][]string }
+		if b, err := os.ReadFile(fakeState); err != nil || json.Unmarshal(b, &fake) != nil {
+			t.Fatalf("reading the stand-in's state: %v", err)
+		}
+		user, _ := attrs["user"].(string)
+		if got := fake.Users[user]; len(got) != 1 || got[0] != passwords[version-1] {
+			t.Errorf("%s: the user %s has %d passwords; want exactly password %d", when, user, len(got), version)
+		}
+	}
+
+	t.Setenv("TF_VAR_clickhouse_password", passwords[0])
+	t.Setenv("TF_VAR_clickhouse_password_version", "1")
+	step("apply", "apply", "-no-color", "-auto-approve")
+	t.Cleanup(func() { _, _ = tf("destroy", "-no-color", "-auto-approve") })
+	checkState("after the first apply", 1)
+	if plan := step("second plan", "plan", "-no-color", "-detailed-exitcode"); !strings.Contains(plan, "No changes.") {
+		t.Fatalf("second plan is not empty:\n%s", tail(plan))
+	}
+
+	// Rotation: a new password and version; the plan shows an in-place update of the version only.
+	t.Setenv("TF_VAR_clickhouse_password", passwords[1])
+	t.Setenv("TF_VAR_clickhouse_password_version", "2")
+	step("plan -out", "plan", "-no-color", "-out=tfplan")
+	plan := step("show plan", "show", "-no-color", "tfplan")
+	if !strings.Contains(plan, "rill_clickhouse.db will be updated in-place") || !strings.Contains(plan, "password_wo_version") {
+		t.Fatalf("the rotation's plan:\n%s", tail(plan))
+	}
+	noSecretIn("the saved plan file", planFileContents(t, filepath.Join(dir, "tfplan")))
+	noSecretIn("`terraform show -json tfplan`", step("show -json plan", "show", "-json", "tfplan"))
+	// Ephemeral variables are not in the plan file: the apply of a saved plan needs them again.
+	step("apply the saved plan", "apply", "-no-color", "tfplan")
+	checkState("after the rotation", 2)
+	if plan := step("plan after the rotation", "plan", "-no-color", "-detailed-exitcode"); !strings.Contains(plan, "No changes.") {
+		t.Fatalf("plan after the rotation is not empty:\n%s", tail(plan))
+	}
+
+	step("destroy", "destroy", "-no-color", "-auto-approve")
+	if left, err := os.ReadFile(fakeState); err != nil || strings.Contains(string(left), "rill_") {
+		t.Fatalf("destroy left users or databases in the stand-in: %s (%v)", left, err)
+	}
+	for i, out := range logs {
+		noSecretIn(fmt.Sprintf("the output (TF_LOG=trace) of CLI command %d", i+1), out)
+	}
+}
+
+// requireCLIVersion skips the test when the CLI of TF_ACC_TERRAFORM_PATH (Terraform or OpenTofu) is
+// older than major.minor, naming the feature that needs it.
+func requireCLIVersion(t *testing.T, major, minor int, feature string) {
+	t.Helper()
+	tfPath := os.Getenv("TF_ACC_TERRAFORM_PATH")
+	if tfPath == "" {
+		tfPath = "terraform"
+	}
+	out, err := exec.Command(tfPath, "version").Output()
+	if err != nil {
+		t.Fatalf("%s version: %v", tfPath, err)
+	}
+	m := regexp.MustCompile(`(Terraform|OpenTofu) v(\d+)\.(\d+)\.\S*`).FindStringSubmatch(string(out))
+	if m == nil {
+		t.Fatalf("%s version: no version in %q", tfPath, out)
+	}
+	maj, _ := strconv.Atoi(m[2])
+	mnr, _ := strconv.Atoi(m[3])
+	if maj < major || (maj == major && mnr < minor) {
+		t.Skipf("%s: %s needs %s %d.%d or newer", m[0], feature, m[1], major, minor)
+	}
+}
+
+// stateAttributes returns the attributes of a resource in `terraform show -json` output.
+func stateAttributes(t *testing.T, showJSON, address string) map[string]any {
+	t.Helper()
+	var doc struct {
+		Values struct {
+			RootModule struct {
+				Resources []struct {
+					Address string         `json:"address"`
+					Values  map[string]any `json:"values"`
+				} `json:"resources"`
+			} `json:"root_module"`
+		} `json:"values"`
+	}
+	// TF_LOG lines go to stderr, mixed into the output: the JSON document is the line that starts with "{".
+	for _, line := range strings.Split(showJSON, "\n") {
+		if strings.HasPrefix(line, `{"format_version"`) {
+			if err := json.Unmarshal([]byte(line), &doc); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, r := range doc.Values.RootModule.Resources {
+		if r.Address == address {
+			return r.Values
+		}
+	}
+	t.Fatalf("%s not in `terraform show -json`", address)
+	return nil
+}
+
+// planFileContents returns every file in a saved plan (a zip archive), uncompressed, one after another.
+func planFileContents(t *testing.T, path string) string {
+	t.Helper()
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	var all strings.Builder
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.Write(b)
+	}
+	return all.String()
+}
