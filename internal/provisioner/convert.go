@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 
 	"github.com/go-viper/mapstructure/v2"
 )
@@ -25,23 +26,13 @@ func asMap(v any) map[string]any {
 // loose number conversion: decoding args, configs and specs, and reading observations, use it.
 func wholeNumber(v any) (int64, error) {
 	var f float64
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return rv.Int(), nil
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32:
+		return int64(rv.Uint()), nil
+	}
 	switch n := v.(type) {
-	case int:
-		return int64(n), nil
-	case int8:
-		return int64(n), nil
-	case int16:
-		return int64(n), nil
-	case int32:
-		return int64(n), nil
-	case int64:
-		return n, nil
-	case uint8:
-		return int64(n), nil
-	case uint16:
-		return int64(n), nil
-	case uint32:
-		return int64(n), nil
 	case json.Number:
 		if i, err := n.Int64(); err == nil {
 			return i, nil
