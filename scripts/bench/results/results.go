@@ -72,16 +72,15 @@ func run(name, file string, in io.Reader) error {
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(out); err != nil {
-		tmp.Close()
-		return err
+	defer func() { _ = os.Remove(tmp.Name()) }() // gone after the rename; left only on failure
+	_, err = tmp.Write(out)
+	if err == nil {
+		err = tmp.Chmod(info.Mode().Perm())
 	}
-	if err := tmp.Chmod(info.Mode().Perm()); err != nil {
-		tmp.Close()
-		return err
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
+	if err != nil {
 		return err
 	}
 	return os.Rename(tmp.Name(), file)

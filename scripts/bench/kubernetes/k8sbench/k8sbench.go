@@ -151,13 +151,13 @@ func cmdRender(args []string) error {
 	}
 	srv := &http.Server{Handler: rec}
 	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
+	defer func() { _ = srv.Close() }()
 
 	dir, err := os.MkdirTemp("", "k8sbench-render-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	kc := filepath.Join(dir, "kubeconfig")
 	if err := os.WriteFile(kc, []byte(fmt.Sprintf(`apiVersion: v1
 kind: Config
@@ -173,7 +173,7 @@ current-context: rec
 	if err != nil {
 		return err
 	}
-	defer p.Close()
+	defer func() { _ = p.Close() }()
 	ctx := context.Background()
 	var deployments []string
 	for i := 0; i < *count; i++ {
@@ -315,7 +315,7 @@ func cmdReady(args []string) error {
 	if err != nil {
 		return err
 	}
-	defer p.Close()
+	defer func() { _ = p.Close() }()
 
 	results := make([]*runtimeResult, *count)
 	sem := make(chan struct{}, *concurrency)
@@ -333,7 +333,7 @@ func cmdReady(args []string) error {
 			res, err := p.Provision(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, runtimeOptions())
 			rr.provisioned = time.Now()
 			if err != nil {
-				rr.err = fmt.Errorf("Provision: %w", err)
+				rr.err = fmt.Errorf("calling Provision: %w", err)
 				return
 			}
 			if err := p.AwaitReady(ctx, res); err != nil {
@@ -424,7 +424,7 @@ func auditRolledOut(path, ns string) (map[string]time.Time, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	out := map[string]time.Time{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
@@ -540,7 +540,7 @@ func cmdAudit(args []string) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	counts := map[string]int{}
 	total := 0
 	sc := bufio.NewScanner(f)
@@ -604,7 +604,7 @@ func cmdTFLog(args []string) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	type create struct{ prov, wait, ready time.Time }
 	creates := map[string]*create{}
 	var first, last time.Time
