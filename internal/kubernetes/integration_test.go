@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ci"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/k8stest"
 )
 
@@ -621,7 +622,7 @@ func chaosTemplate(t *testing.T, reason string) string {
 func TestIntegrationAwaitReadyFailsFastWithThePodsReason(t *testing.T) {
 	needCluster(t)
 	if !testChaos {
-		t.Skip("needs kwok's chaos stages (set RILL_TEST_CHAOS=1 with a cluster that has them)")
+		ci.Skip(t, "needs kwok's chaos stages (set RILL_TEST_CHAOS=1 with a cluster that has them)")
 	}
 	for _, reason := range []string{"CrashLoopBackOff", "ErrImagePull"} {
 		t.Run(reason, func(t *testing.T) {
@@ -712,9 +713,19 @@ func TestIntegrationAwaitReadyTimeoutSaysWhereTheRolloutStands(t *testing.T) {
 	t.Log(err)
 }
 
+// Check passes with the cluster's admin credentials and fails, saying which step and where, for a
+// ServiceAccount that may not list Deployments in the namespace.
 func TestIntegrationCheck(t *testing.T) {
 	e := newEnv(t, "")
 	if err := e.p.Check(e.ctx); err != nil {
 		t.Fatal(err)
+	}
+	const sa = "no-permissions"
+	if _, err := e.c.core.ServiceAccounts(e.ns).Create(e.ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := e.provisionerAs(sa).Check(e.ctx)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("cannot list deployments in namespace %q", e.ns)) || !strings.Contains(err.Error(), "forbidden") {
+		t.Fatalf("Check as a ServiceAccount without permissions: %v", err)
 	}
 }

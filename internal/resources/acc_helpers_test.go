@@ -16,12 +16,14 @@ import (
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provider"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ci"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
 )
 
-// TestMain stops the shared PostgreSQL cluster that some tests start, and closes the provisioners the
-// in-process provider built.
+// TestMain stops the shared PostgreSQL cluster that some tests start, and removes the provider binary
+// the CLI-driven tests built (about 90 MB in the temp folder, once per test binary).
 func TestMain(m *testing.M) {
+	pgtest.AtExit(removeProviderBinary)
 	pgtest.Main(m)
 }
 
@@ -160,11 +162,21 @@ func wordsRegexp(sentence string) *regexp.Regexp {
 	return regexp.MustCompile(strings.Join(words, `\s+`))
 }
 
-// requireAcc skips tests that need TF_ACC before doing any setup work.
+// terraformCLI is the CLI the CLI-driven tests run: TF_ACC_TERRAFORM_PATH, as for terraform-plugin-testing,
+// else terraform from PATH.
+func terraformCLI() string {
+	if p := os.Getenv("TF_ACC_TERRAFORM_PATH"); p != "" {
+		return p
+	}
+	return "terraform"
+}
+
+// requireAcc skips tests that need TF_ACC before doing any setup work; under CI=true (without -short)
+// it fails them instead, so that a CI job that forgot TF_ACC cannot pass without running them.
 func requireAcc(t *testing.T) {
 	t.Helper()
 	if os.Getenv("TF_ACC") == "" {
-		t.Skip("acceptance test: set TF_ACC=1 and TF_ACC_TERRAFORM_PATH (make testacc does both)")
+		ci.Skip(t, "TF_ACC is not set: acceptance tests need TF_ACC=1 and TF_ACC_TERRAFORM_PATH (make testacc sets both)")
 	}
 }
 

@@ -133,10 +133,7 @@ provider "rill" {
 // cliRunner returns a function that runs the Terraform (or OpenTofu) CLI of TF_ACC_TERRAFORM_PATH in
 // dir against this checkout's provider (dev_overrides), with TF_LOG=trace.
 func cliRunner(t *testing.T, dir string) func(args ...string) (string, error) {
-	tfPath := os.Getenv("TF_ACC_TERRAFORM_PATH")
-	if tfPath == "" {
-		tfPath = "terraform"
-	}
+	tfPath := terraformCLI()
 	cliConfig := devOverrideCLIConfig(t)
 	return func(args ...string) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ci"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/freeport"
 )
 
@@ -55,10 +56,7 @@ func Start(t testing.TB, users ...User) *Server {
 	}
 	bin, err := install()
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("chDB is not available: %v", err)
-		}
-		t.Skipf("skipping: chDB is not available: %v", err)
+		ci.Skip(t, "chDB is not available: %v", err)
 	}
 	dir := t.TempDir()
 	httpPort := freeport.For(t)

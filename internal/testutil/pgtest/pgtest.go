@@ -55,6 +55,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ci"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/freeport"
 )
 
@@ -334,8 +335,8 @@ func (c *Cluster) exitedChan() <-chan struct{} {
 // unavailable skips or fails the test for a cluster that could not be started.
 func unavailable(t testing.TB, err error) {
 	t.Helper()
-	if errors.Is(err, ErrUnavailable) && os.Getenv("CI") != "true" {
-		t.Skipf("skipping PostgreSQL test: %v", err)
+	if errors.Is(err, ErrUnavailable) {
+		ci.Skip(t, "PostgreSQL is not available: %v", err)
 	}
 	t.Fatalf("pgtest: %v", err)
 }
@@ -549,6 +550,10 @@ var exitCleanups struct {
 	mu  sync.Mutex
 	fns []func()
 }
+
+// AtExit registers fn to run when Main ends, after the tests and the shared cluster (also on
+// SIGINT/SIGTERM): for the test binary's own temporary files.
+func AtExit(fn func()) { registerExitCleanup(fn) }
 
 func registerExitCleanup(fn func()) {
 	exitCleanups.mu.Lock()
