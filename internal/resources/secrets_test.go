@@ -2,27 +2,51 @@ package resources_test
 
 import (
 	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provider"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/freeport"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
 )
 
-// Secrets in the provider block (a ClickHouse admin password in the set, a PostgreSQL ledger password)
-// never reach TF_LOG=trace output, plan output or error messages, even when provisioning fails while
-// connecting with them.
+// Secrets pushed on purpose through every place a user puts one: a PostgreSQL ledger DSN with a
+// password (RILL_LEDGER_DSN), a ClickHouse admin DSN with a password (dsn_env in provisioner_set_json),
+// and a Kubernetes bearer token (in the kubeconfig a kubernetes provisioner reads). Provisioning goes on with them (a runtime placed through the
+// PostgreSQL ledger) and fails with them (ClickHouse and the API server refuse connections), and none
+// of them appears in TF_LOG=trace output, in diagnostics, in `terraform show` of the plan or in
+// `terraform show -json` of the plan and the state. (Terraform itself writes a secret given in main.tf
+// into a saved plan: a literal in the plan's configuration section, a sensitive variable's value in its
+// variables section, whatever the provider does; environment variables, or variables with
+// `ephemeral = true` on Terraform 1.10 and later, keep them out.)
 func TestAcc_secretsStayOutOfLogsAndPlans(t *testing.T) {
 	requireAcc(t)
-
-	const adminPassword = "Adm1n-S3cret-Pa55"
-	closed := freeport.For(t) // nothing listens there
+	const (
+		adminPassword  = "Adm1n-S3cret-Pa55"
+		ledgerPassword = "L3dger-S3cret-Pa55"
+		kubeToken      = "k8s-T0ken-S3cret-0123456789abcdef"
+	)
+	ledger := withPassword(t, pgtest.Shared(t), ledgerPassword) // trust authentication: any password works
+	closed := freeport.For(t)                                   // nothing listens there
+	kubeconfig := kubeconfigWithToken(t, fmt.Sprintf("https://127.0.0.1:%d", closed), kubeToken)
+	t.Setenv(provider.EnvLedgerDSN, ledger)
+	t.Setenv("RILL_TEST_CLICKHOUSE_ADMIN_DSN", fmt.Sprintf("clickhouse://admin:%s@127.0.0.1:%d/default", adminPassword, closed))
 	set := fmt.Sprintf(`{
-  "ch": {"type": "clickhouse-static", "spec": {"dsn": "clickhouse://admin:%s@127.0.0.1:%d/default"}},
+  "ch": {"type": "clickhouse-static", "spec": {"dsn_env": "RILL_TEST_CLICKHOUSE_ADMIN_DSN"}},
+  "k8s": {"type": "kubernetes", "spec": {"host": "http://*.rill.test", "kubeconfig_path": %q, "timeout_seconds": 10}},
   "pool": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test:9091", "slots": 2}]}}
-}`, adminPassword, closed)
-	_, run := cliWorkspace(t, set, "pool", `
+}`, kubeconfig)
+	run := secretsWorkspace(t, "", set, `
 resource "rill_runtime" "rt" {
-  slots = 1
+  provisioner_name = "pool"
+  slots            = 1
+}
+resource "rill_runtime" "on_k8s" {
+  provisioner_name = "k8s"
+  slots            = 1
 }
 resource "rill_clickhouse" "db" {
   provisioner_name = "ch"
@@ -37,36 +61,127 @@ output "dsn" {
 }
 `)
 
-	plan, err := run("plan", "-no-color", "-out=tfplan")
-	if err != nil {
-		t.Fatalf("plan failed: %v\n%s", err, tail(plan))
+	outputs := map[string]string{}
+	mustRun := func(name string, args ...string) {
+		out, err := run(args...)
+		if err != nil {
+			t.Fatalf("%s failed: %v\n%s", name, err, tail(out))
+		}
+		outputs[name] = out
 	}
-	show, err := run("show", "-no-color", "tfplan")
-	if err != nil {
-		t.Fatalf("show failed: %v\n%s", err, tail(show))
-	}
+	mustRun("plan (TF_LOG=trace)", "plan", "-no-color", "-out=tfplan")
+	mustRun("show plan", "show", "-no-color", "tfplan")
+	mustRun("show -json plan", "show", "-json", "tfplan")
 	apply, applyErr := run("apply", "-no-color", "-auto-approve")
+	outputs["apply (TF_LOG=trace)"] = apply
 	t.Cleanup(func() { _, _ = run("destroy", "-no-color", "-auto-approve") })
+	mustRun("show -json state", "show", "-json")
 
-	if applyErr == nil || !strings.Contains(apply, "Provisioning the ClickHouse database failed") {
-		t.Fatalf("apply against a closed ClickHouse port should fail provisioning; err=%v\n%s", applyErr, tail(apply))
+	if applyErr == nil || !strings.Contains(apply, "Provisioning the ClickHouse database failed") || !strings.Contains(apply, "Provisioning the runtime failed") {
+		t.Fatalf("apply against closed ClickHouse and API server ports should fail both; err=%v\n%s", applyErr, tail(apply))
 	}
-	if !strings.Contains(plan, "provisioner") || !strings.Contains(plan, "[TRACE]") {
-		t.Fatalf("TF_LOG=trace output is missing provider lines:\n%s", tail(plan))
+	// The secrets were used, not ignored: the runtime went through the PostgreSQL ledger, and the
+	// failures are the connections the ClickHouse DSN and the kubeconfig point at.
+	if !strings.Contains(outputs["show -json state"], `"rill_runtime.rt"`) || !strings.Contains(apply, "placing runtime") {
+		t.Errorf("the static runtime was not placed through the PostgreSQL ledger:\n%s", tail(apply))
 	}
-	// The static provisioner's zap lines reach TF_LOG through the bridge, with its decision and reason.
-	if !strings.Contains(apply, "placing runtime") || !strings.Contains(apply, "@module=rill.provisioner") || !strings.Contains(apply, "placement spread") {
-		t.Errorf("TF_LOG output lacks the provisioner's placement decision (zap -> tflog bridge)")
+	if !strings.Contains(apply, fmt.Sprintf("127.0.0.1:%d", closed)) {
+		t.Errorf("the failures do not name the address the DSN and kubeconfig point at:\n%s", tail(apply))
 	}
-	for name, out := range map[string]string{"plan (TF_LOG=trace)": plan, "show": show, "apply (TF_LOG=trace)": apply} {
-		if strings.Contains(out, adminPassword) {
-			i := strings.Index(out, adminPassword)
-			t.Errorf("%s output contains the admin password near: %q", name, out[max(0, i-200):min(len(out), i+50)])
+	if !strings.Contains(outputs["plan (TF_LOG=trace)"], "[TRACE]") || !strings.Contains(apply, "@module=rill.provisioner") {
+		t.Fatalf("TF_LOG=trace output lacks the provider's and the provisioners' lines:\n%s", tail(apply))
+	}
+	for name, out := range outputs {
+		for what, secret := range map[string]string{"ClickHouse admin password": adminPassword, "ledger password": ledgerPassword, "Kubernetes token": kubeToken} {
+			if i := strings.Index(out, secret); i >= 0 {
+				t.Errorf("%s output contains the %s near: %q", name, what, out[max(0, i-200):min(len(out), i+50)])
+			}
 		}
 	}
-	if !strings.Contains(show, "(sensitive value)") {
-		t.Errorf("plan output does not mark the set or the DSN as sensitive:\n%s", show)
+	if !strings.Contains(outputs["show plan"], "(sensitive value)") {
+		t.Errorf("plan output does not mark the DSN as sensitive:\n%s", outputs["show plan"])
 	}
+}
+
+// A ledger that cannot be reached fails the apply with an error that names it without its password.
+func TestAcc_unreachableLedgerErrorHidesItsPassword(t *testing.T) {
+	requireAcc(t)
+	const ledgerPassword = "Unr3achable-L3dger-Pa55"
+	ledger := fmt.Sprintf("postgres://rill:%s@127.0.0.1:%d/ledger?sslmode=disable&connect_timeout=5", ledgerPassword, freeport.For(t))
+	run := secretsWorkspace(t, fmt.Sprintf("%q", ledger), `{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test:9091", "slots": 2}]}}}`, `
+resource "rill_runtime" "rt" {
+  slots = 1
+}
+`)
+	apply, err := run("apply", "-no-color", "-auto-approve")
+	if err == nil || !strings.Contains(apply, "Provisioning the runtime failed") || !strings.Contains(apply, "127.0.0.1") {
+		t.Fatalf("apply with an unreachable ledger should fail naming it; err=%v\n%s", err, tail(apply))
+	}
+	if i := strings.Index(apply, ledgerPassword); i >= 0 {
+		t.Fatalf("the output contains the ledger password near: %q", apply[max(0, i-200):min(len(apply), i+50)])
+	}
+}
+
+// secretsWorkspace writes a main.tf with the given ledger_dsn expression (none when empty) and set and
+// returns a runner of the CLI (TF_LOG=trace) in it.
+func secretsWorkspace(t *testing.T, ledger, set, body string) func(args ...string) (string, error) {
+	t.Helper()
+	dir := t.TempDir()
+	if ledger != "" {
+		ledger = "ledger_dsn = " + ledger
+	}
+	cfg := fmt.Sprintf(`
+terraform {
+  required_providers {
+    rill = { source = "rill-provisioner/rill" }
+  }
+}
+provider "rill" {
+  %s
+  provisioner_set_json = %q
+}
+%s`, ledger, set, body)
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cliRunner(t, dir)
+}
+
+// withPassword returns dsn with a password for its user.
+func withPassword(t *testing.T, dsn, password string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(u.User.Username(), password)
+	return u.String()
+}
+
+// kubeconfigWithToken writes a kubeconfig for server that authenticates with a bearer token.
+func kubeconfigWithToken(t *testing.T, server, token string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster:
+    server: %s
+    insecure-skip-tls-verify: true
+users:
+- name: u
+  user:
+    token: %s
+contexts:
+- name: ctx
+  context: {cluster: c, user: u}
+current-context: ctx
+`, server, token)
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func tail(s string) string {
