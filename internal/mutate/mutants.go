@@ -1,0 +1,222 @@
+package mutate
+
+// Checks shared by several mutants.
+var (
+	loggingTests = Check{Package: "./internal/logging", Tests: []string{
+		"TestSecretFieldKeysAreMaskedWhateverTheValue", "TestPasswordsInsideOtherValuesAndMessagesAreMasked",
+		"TestBridgeKeepsFieldsNamesAndLevels", "TestMaskStringMasksPasswordsAndKeepsTheRest",
+	}}
+	providerSetErrors = Check{Package: "./internal/provider", Tests: []string{"TestSetErrorsMaskAPasswordTheyEcho"}}
+	secretsCLI        = Check{Package: "./internal/resources", Acc: true, Tests: []string{"TestAcc_secretsStayOutOfLogsAndPlans"}}
+)
+
+// Mutants are the behaviours users depend on, each broken once. A mutant's Search must occur exactly
+// once in its File (TestMutantsMatchTheSource checks it in every `go test ./...`), and its Checks name
+// the lowest-level tests that prove the behaviour, cheapest first; a check runs only when the ones
+// before it did not kill the mutant.
+var Mutants = []Mutant{
+	// Placement and the ledger.
+	{
+		Name: "spread-inverted", Breaks: "spread places on the least used host",
+		File:    "internal/static/placement.go",
+		Search:  "return l < r",
+		Replace: "return l > r",
+		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestSpreadPlacesOnTheLeastUsedShareThenSpecOrder"}}},
+	},
+	{
+		Name: "resize-ignored", Breaks: "slots resize a static runtime in place",
+		File:    "internal/static/provisioner.go",
+		Search:  "next.Slots = slots",
+		Replace: "next.Slots = current.Slots",
+		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestResizeInPlaceWhenTheHostHasRoomAndFailsClearlyOtherwise"}}},
+	},
+	{
+		Name: "static-check-always-found", Breaks: "a runtime whose allocation is gone is planned for re-creation",
+		File:    "internal/static/provisioner.go",
+		Search:  "\tif errors.Is(err, database.ErrNotFound) {\n",
+		Replace: "\tif errors.Is(err, database.ErrNotFound) {\n\t\talloc, err = &database.Allocation{ResourceID: r.ID, Host: p.spec.Runtimes[0].Host, Slots: 1}, nil\n\t}\n\tif false {\n",
+		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestCheckResourceReportsGoneAndRemovedHostsWithoutWriting"}}},
+	},
+	{
+		Name: "static-check-configured-slots", Breaks: "refresh reports the ledger's slots after an out-of-band change",
+		File:    "internal/static/provisioner.go",
+		Search:  "\targs := &provisioner.RuntimeArgs{Slots: alloc.Slots}\n",
+		Replace: "\targs := &provisioner.RuntimeArgs{Slots: alloc.Slots}\n\tif asked, err := provisioner.NewRuntimeArgs(argsOf(opts)); err == nil {\n\t\talloc.Slots = asked.Slots\n\t}\n",
+		Checks: []Check{
+			{Package: "./internal/static", Tests: []string{"TestCheckResourceReportsTheLedgersSlotsNotTheConfigured"}},
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_outOfBandLedgerChangeIsPlannedBack"}},
+		},
+	},
+	{
+		Name: "sqlite-read-outside-tx", Breaks: "two processes on one SQLite ledger never oversubscribe a host",
+		File:    "internal/database/sqlite.go",
+		Search:  "return sqliteUsed(ctx, tx)",
+		Replace: "return sqliteUsed(ctx, s.db)",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestConcurrentAllocateAcrossHandles", "TestSQLiteCrossProcess"}}},
+	},
+	{
+		Name: "postgres-lock-removed", Breaks: "two processes on one PostgreSQL ledger never oversubscribe a host",
+		File:    "internal/database/postgres.go",
+		Search:  "tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, pgAllocateLockKey)",
+		Replace: "tx.Exec(ctx, `SELECT $1::bigint`, pgAllocateLockKey)",
+		Checks: []Check{
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_twoTerraformProcessesSharePostgresLedger"}},
+			{Package: "./internal/database", Tests: []string{"TestConcurrentAllocateAcrossHandles"}},
+		},
+	},
+
+	// The contract's sizes and set.
+	{
+		Name: "memory-per-slot", Breaks: "each slot grants 4 GB of memory",
+		File:    "internal/provisioner/resources.go",
+		Search:  "MemoryGBPerSlot     = 4",
+		Replace: "MemoryGBPerSlot     = 3",
+		Checks:  []Check{{Package: "./internal/provisioner", Tests: []string{"TestRuntimeConfigRoundTripAndSizes"}}},
+	},
+	{
+		Name: "unknown-type-skipped", Breaks: "an unknown provisioner type fails the plan",
+		File:    "internal/provisioner/registry.go",
+		Search:  "\t\tif _, ok := Initializers[typ]; !ok {\n",
+		Replace: "\t\tif _, ok := Initializers[typ]; !ok {\n\t\t\tcontinue\n\t\t}\n\t\tif false {\n",
+		Checks:  []Check{{Package: "./internal/provisioner", Tests: []string{"TestNewSetErrorsNameTheProvisionerAndField"}}},
+	},
+
+	// The Terraform layer.
+	{
+		Name: "read-drops-state-on-any-error", Breaks: "an unreachable cluster is an error, never \"gone\"",
+		File:    "internal/resources/common.go",
+		Search:  "if errors.Is(err, provisioner.ErrResourceNotFound) {",
+		Replace: "if err != nil {",
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_unreachableAPIServerIsAnErrorAndKeepsTheState"}}},
+	},
+	{
+		Name: "drift-never-reported", Breaks: "drift found by refresh is planned as an update",
+		File:    "internal/resources/runtime_resource.go",
+		Search:  "for _, d := range observed.drift {",
+		Replace: "for _, d := range observed.drift[:0] {",
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_editedTemplateIsPlannedAsAnUpdate"}}},
+	},
+	{
+		Name: "create-skips-cleanup", Breaks: "a Provision failing part-way leaves nothing behind",
+		File:    "internal/resources/runtime_resource.go",
+		Search:  "if cleanupErr := c.p.Deprovision(c.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}); cleanupErr != nil {",
+		Replace: "if cleanupErr := error(nil); cleanupErr != nil {",
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_provisionFailingPartWayLeavesNothing"}}},
+	},
+	{
+		Name: "free-slots-not-subtracting-used", Breaks: "rill_provisioners reports the free slots of a pool",
+		File:    "internal/resources/provisioners_data_source.go",
+		Search:  "f := max(int64(h.Slots-h.UsedSlots), 0)",
+		Replace: "f := max(int64(h.Slots), 0)",
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccProvisionersDataSource_reportsUseAndFreeSlotsPerHost"}}},
+	},
+
+	// Kubernetes and ClickHouse.
+	{
+		Name: "await-ready-returns-at-once", Breaks: "apply returns when the runtime is ready, or fails with the pod's reason",
+		File:    "internal/kubernetes/ready.go",
+		Search:  "\trw := &rolloutWatch{",
+		Replace: "\treturn nil\n\trw := &rolloutWatch{",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationAwaitReadyFailsFastWithThePodsReason"}}},
+	},
+	{
+		Name: "empty-clickhouse-password", Breaks: "every ClickHouse user gets a long random password",
+		File:    "internal/clickhouse/naming.go",
+		Search:  "\treturn string(out), nil\n",
+		Replace: "\treturn \"\", nil\n",
+		Checks:  []Check{{Package: "./internal/clickhouse", Tests: []string{"TestPasswordsAreLongRandomAndAlphanumeric"}}},
+	},
+
+	// Secrets never reach logs or diagnostics.
+	{
+		Name: "masking-off", Breaks: "TF_LOG never shows a secret",
+		File:    "internal/logging/tflog_core.go",
+		Search:  "\tctx = tflog.NewSubsystem(ctx, Subsystem)\n",
+		Replace: "\tctx = tflog.NewSubsystem(ctx, Subsystem)\n\tif true {\n\t\treturn ctx\n\t}\n",
+		Checks:  []Check{loggingTests, secretsCLI},
+	},
+	{
+		Name: "dsn-password-pattern-removed", Breaks: "a DSN's password in free text is masked",
+		File:    "internal/logging/tflog_core.go",
+		Search:  "\tregexp.MustCompile(`(?i)(://[^:/@\\s]*:)[^@\\s]+(@)`),\n",
+		Replace: "",
+		Checks:  []Check{loggingTests, providerSetErrors},
+	},
+	{
+		Name: "password-keyword-pattern-removed", Breaks: "password=... in free text is masked",
+		File:    "internal/logging/tflog_core.go",
+		Search:  "\tregexp.MustCompile(`(?i)(password=)[^&\\s]+`),\n",
+		Replace: "",
+		Checks:  []Check{loggingTests},
+	},
+	{
+		Name: "secret-key-token-dropped", Breaks: "fields named token are masked",
+		File:    "internal/logging/tflog_core.go",
+		Search:  `"token", `,
+		Replace: "",
+		Checks:  []Check{loggingTests},
+	},
+	{
+		Name: "root-field-key-masking-off", Breaks: "the Terraform layer's secret fields are masked",
+		File:    "internal/logging/tflog_core.go",
+		Search:  "\tctx = tflog.MaskFieldValuesWithFieldKeys(ctx, SecretFieldKeys...)\n",
+		Replace: "",
+		Checks:  []Check{loggingTests},
+	},
+	{
+		Name: "provisioner-field-key-masking-off", Breaks: "provisioners' secret zap fields are masked",
+		File:    "internal/logging/tflog_core.go",
+		Search:  "\tctx = tflog.SubsystemMaskFieldValuesWithFieldKeys(ctx, Subsystem, SecretFieldKeys...)\n",
+		Replace: "",
+		Checks:  []Check{loggingTests},
+	},
+	{
+		Name: "root-value-masking-off", Breaks: "passwords inside the Terraform layer's field values are masked",
+		File:    "internal/logging/tflog_core.go",
+		Search:  "\tctx = tflog.MaskAllFieldValuesRegexes(ctx, secretValuePatterns...)\n",
+		Replace: "",
+		Checks:  []Check{loggingTests},
+	},
+	{
+		Name: "provisioner-value-masking-off", Breaks: "passwords inside provisioners' field values are masked",
+		File:    "internal/logging/tflog_core.go",
+		Search:  "\tctx = tflog.SubsystemMaskAllFieldValuesRegexes(ctx, Subsystem, secretValuePatterns...)\n",
+		Replace: "",
+		Checks:  []Check{loggingTests},
+	},
+	{
+		Name: "root-message-masking-off", Breaks: "passwords inside the Terraform layer's messages are masked",
+		File:    "internal/logging/tflog_core.go",
+		Search:  "\tctx = tflog.MaskMessageRegexes(ctx, secretValuePatterns...)\n",
+		Replace: "",
+		Checks:  []Check{loggingTests},
+	},
+	{
+		Name: "provisioner-message-masking-off", Breaks: "passwords inside provisioners' messages are masked",
+		File:    "internal/logging/tflog_core.go",
+		Search:  "\tctx = tflog.SubsystemMaskMessageRegexes(ctx, Subsystem, secretValuePatterns...)\n",
+		Replace: "",
+		Checks:  []Check{loggingTests},
+	},
+	{
+		Name: "diagnostic-masking-off", Breaks: "diagnostics never show a password",
+		File:    "internal/logging/tflog_core.go",
+		Search:  "\t\ts = re.ReplaceAllString(s, \"${1}***${2}\")\n",
+		Replace: "",
+		Checks:  []Check{loggingTests, providerSetErrors},
+	},
+	{
+		Name: "validate-config-unmasked", Breaks: "a plan-time set error never shows a password",
+		File:    "internal/provider/provider.go",
+		Search:  `"Invalid provisioner set", logging.MaskString(err.Error()))`,
+		Replace: `"Invalid provisioner set", err.Error())`,
+		Checks:  []Check{providerSetErrors},
+	},
+	{
+		Name: "configure-unmasked", Breaks: "an apply-time set error never shows a password",
+		File:    "internal/provider/provider.go",
+		Search:  "resp.Diagnostics.AddAttributeError(setPath, summary, logging.MaskString(err.Error()))",
+		Replace: "resp.Diagnostics.AddAttributeError(setPath, summary, err.Error())",
+		Checks:  []Check{providerSetErrors},
+	},
+}

@@ -1,0 +1,125 @@
+package mutate
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+const root = "../.."
+
+// The mutant list cannot rot silently: every mutant still applies to the current source exactly once,
+// the mutated file still parses, and every test it names exists in its package. This is the cheap half
+// of `make mutate`, run by every `go test ./...`.
+func TestMutantsMatchTheSource(t *testing.T) {
+	names := map[string]bool{}
+	for _, m := range Mutants {
+		t.Run(m.Name, func(t *testing.T) {
+			if m.Name == "" || names[m.Name] {
+				t.Fatalf("mutant names must be unique and non-empty: %q", m.Name)
+			}
+			names[m.Name] = true
+			if m.Breaks == "" || len(m.Checks) == 0 {
+				t.Fatalf("mutant %s must say what it breaks and name the tests that catch it", m.Name)
+			}
+			src, err := os.ReadFile(filepath.Join(root, m.File))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mutated, err := m.Apply(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := parser.ParseFile(token.NewFileSet(), m.File, mutated, 0); err != nil {
+				t.Fatalf("the mutated file does not parse: %v", err)
+			}
+			for _, c := range m.Checks {
+				for _, name := range c.Tests {
+					if !testExists(t, filepath.Join(root, c.Package), name) {
+						t.Errorf("check %s: no func %s in %s's tests", c, name, c.Package)
+					}
+				}
+			}
+		})
+	}
+}
+
+// testExists reports whether a _test.go file of dir declares func name(t *testing.T).
+func testExists(t *testing.T, dir, name string) bool {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decl := regexp.MustCompile(`(?m)^func ` + regexp.QuoteMeta(name) + `\(t \*testing\.T\)`)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if decl.Match(b) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestApplyNeedsExactlyOneMatch(t *testing.T) {
+	m := Mutant{Name: "m", File: "f.go", Search: "a < b", Replace: "a > b"}
+	if got, err := m.Apply([]byte("x := a < b")); err != nil || string(got) != "x := a > b" {
+		t.Fatalf("one match: %q %v", got, err)
+	}
+	for _, src := range []string{"x := a <= b", "a < b; a < b"} {
+		if _, err := m.Apply([]byte(src)); err == nil || !strings.Contains(err.Error(), "exactly once") {
+			t.Errorf("%q: want an error saying the text must match once, got %v", src, err)
+		}
+	}
+	if _, err := (Mutant{Name: "same", Search: "a", Replace: "a"}).Apply([]byte("a")); err == nil {
+		t.Error("a replacement equal to the search text should be refused")
+	}
+}
+
+func TestParseTestEventsReportsTopLevelFailuresAndWhatRan(t *testing.T) {
+	out := `# building
+{"Action":"run","Package":"p","Test":"TestA"}
+{"Action":"run","Package":"p","Test":"TestA/sub"}
+{"Action":"fail","Package":"p","Test":"TestA/sub"}
+{"Action":"fail","Package":"p","Test":"TestA"}
+{"Action":"pass","Package":"p","Test":"TestB"}
+{"Action":"skip","Package":"p","Test":"TestC"}
+{"Action":"fail","Package":"p"}
+`
+	failed, ran, err := ParseTestEvents(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(failed, ",") != "TestA" {
+		t.Errorf("failed %v, want [TestA]", failed)
+	}
+	if !ran["TestA"] || !ran["TestB"] || !ran["TestC"] || len(ran) != 3 {
+		t.Errorf("ran %v", ran)
+	}
+	if missing := missingTests([]string{"TestB", "TestD"}, ran); strings.Join(missing, ",") != "TestD" {
+		t.Errorf("missing %v, want [TestD]", missing)
+	}
+}
+
+func TestTableAndSurvivors(t *testing.T) {
+	results := []Result{
+		{Mutant: Mutant{Name: "killed", Breaks: "x"}, Killed: true, By: []string{"./p TestA"}},
+		{Mutant: Mutant{Name: "survived", Breaks: "y"}},
+	}
+	table := Table(results)
+	for _, want := range []string{"| killed | x | yes | ./p TestA |", "| survived | y | no |  |"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	if s := Survivors(results); len(s) != 1 || s[0].Mutant.Name != "survived" {
+		t.Errorf("survivors %v", s)
+	}
+}
