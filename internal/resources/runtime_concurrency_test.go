@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
 )
@@ -20,12 +23,94 @@ import (
 // capacity error, and both states together hold exactly what the ledger holds.
 func TestAccRuntime_twoTerraformProcessesShareSQLiteLedger(t *testing.T) {
 	requireAcc(t)
-	runTwoProcesses(t, sqliteLedger(t))
+	ledger := sqliteLedger(t)
+	runTwoProcesses(t, [2]string{ledger, ledger}, nil)
 }
 
+// On PostgreSQL the test proves that the two applies overlapped: it holds the ledger's allocation
+// lock while both start, and releases it only once both processes (told apart by application_name)
+// are waiting for it at the same time. Without the lock the processes never wait, and the test fails.
 func TestAccRuntime_twoTerraformProcessesSharePostgresLedger(t *testing.T) {
 	requireAcc(t)
-	runTwoProcesses(t, pgtest.Shared(t))
+	ledger := pgtest.Shared(t)
+	var ledgers [2]string
+	for i := range ledgers {
+		ledgers[i] = withQueryParam(t, ledger, "application_name", fmt.Sprintf("rill-apply-%d", i))
+	}
+	runTwoProcesses(t, ledgers, func(done <-chan struct{}) (wait func() error) {
+		return holdLedgerLockUntilBothWait(t, ledger, done, "rill-apply-0", "rill-apply-1")
+	})
+}
+
+// allocateLockKey is the PostgreSQL ledger's allocation lock (internal/database's pgAllocateLockKey,
+// the ASCII of "rill-alc"). Should it change there, the PostgreSQL test fails saying the processes
+// never waited for it.
+const allocateLockKey int64 = 0x72696c6c2d616c63
+
+// holdLedgerLockUntilBothWait takes the ledger's allocation lock on a connection of its own; the
+// returned wait releases it as soon as the named applications both wait for it, and reports an error
+// when done closes (both applies ended) or three minutes pass before that.
+func holdLedgerLockUntilBothWait(t *testing.T, dsn string, done <-chan struct{}, apps ...string) func() error {
+	t.Helper()
+	ctx := context.Background()
+	// Two connections: one holds the lock in a transaction; the other watches, outside any transaction
+	// (pg_stat_activity is read once per transaction and would never change inside one).
+	conn, watch := pgConnect(t, dsn), pgConnect(t, dsn)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", allocateLockKey); err != nil {
+		t.Fatal(err)
+	}
+	return func() error {
+		defer func() { _ = tx.Rollback(ctx) }() // releases the lock
+		deadline := time.After(3 * time.Minute)
+		for {
+			var waiting []string
+			err := watch.QueryRow(ctx, `
+				SELECT coalesce(array_agg(DISTINCT a.application_name ORDER BY a.application_name), '{}')
+				FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+				WHERE l.locktype = 'advisory' AND NOT l.granted AND a.datname = current_database()`).Scan(&waiting)
+			if err != nil {
+				return err
+			}
+			if all := strings.Join(waiting, ","); all == strings.Join(apps, ",") {
+				t.Logf("both applies waited for the ledger's allocation lock at once (%s): they overlapped", all)
+				return nil
+			}
+			select {
+			case <-done:
+				return fmt.Errorf("both applies ended without ever waiting for the ledger's allocation lock at the same time (last seen waiting: %v): they did not overlap, or Allocate does not take the lock", waiting)
+			case <-deadline:
+				return fmt.Errorf("after 3 minutes, %v wait for the ledger's allocation lock, not both of %v", waiting, apps)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+}
+
+func pgConnect(t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return conn
+}
+
+// withQueryParam returns dsn with one more query parameter.
+func withQueryParam(t *testing.T, dsn, key, value string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 const (
@@ -34,11 +119,12 @@ const (
 	concurrencyRuntimesPerRun = 6 // two runs want 12 one-slot runtimes from a pool of 8 slots
 )
 
-func runTwoProcesses(t *testing.T, ledger string) {
-	tfPath := os.Getenv("TF_ACC_TERRAFORM_PATH")
-	if tfPath == "" {
-		t.Skip("TF_ACC_TERRAFORM_PATH is not set")
-	}
+// runTwoProcesses runs the two applies, process i with ledgers[i] (one ledger, maybe named apart).
+// gate, when given, is started before the applies with a channel closed when both have ended; the
+// wait it returns runs alongside them, and its error fails the test.
+func runTwoProcesses(t *testing.T, ledgers [2]string, gate func(done <-chan struct{}) (wait func() error)) {
+	tfPath := terraformCLI()
+	ledger := ledgers[0]
 	cliConfig := devOverrideCLIConfig(t)
 
 	var hosts []string
@@ -48,14 +134,17 @@ func runTwoProcesses(t *testing.T, ledger string) {
 	set := fmt.Sprintf(`{"shared": {"type": "static", "spec": {"runtimes": [%s]}}}`, strings.Join(hosts, ", "))
 	var body strings.Builder
 	fmt.Fprintf(&body, "terraform {\n  required_providers {\n    rill = { source = \"rill-provisioner/rill\" }\n  }\n}\n")
-	fmt.Fprintf(&body, "provider \"rill\" {\n  ledger_dsn = %q\n  provisioner_set_json = %q\n}\n", ledger, set)
+	fmt.Fprintf(&body, "provider \"rill\" {\n  ledger_dsn = var.ledger\n  provisioner_set_json = %q\n}\nvariable \"ledger\" {}\n", set)
 	for i := 0; i < concurrencyRuntimesPerRun; i++ {
 		fmt.Fprintf(&body, "resource \"rill_runtime\" \"rt%d\" {\n  slots = 1\n}\n", i)
 	}
 
 	dirs := []string{t.TempDir(), t.TempDir()}
-	for _, d := range dirs {
+	for i, d := range dirs {
 		if err := os.WriteFile(filepath.Join(d, "main.tf"), []byte(body.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "terraform.tfvars"), []byte(fmt.Sprintf("ledger = %q\n", ledgers[i])), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -75,6 +164,11 @@ func runTwoProcesses(t *testing.T, ledger string) {
 	var wg sync.WaitGroup
 	outputs := make([]string, len(dirs))
 	errs := make([]error, len(dirs))
+	done := make(chan struct{})
+	var wait func() error
+	if gate != nil {
+		wait = gate(done)
+	}
 	for i, d := range dirs {
 		wg.Add(1)
 		go func() {
@@ -82,7 +176,12 @@ func runTwoProcesses(t *testing.T, ledger string) {
 			outputs[i], errs[i] = run(d, "apply", "-auto-approve", "-no-color", "-parallelism=6")
 		}()
 	}
-	wg.Wait()
+	go func() { wg.Wait(); close(done) }()
+	var gateErr error
+	if wait != nil {
+		gateErr = wait()
+	}
+	<-done
 	t.Cleanup(func() {
 		for _, d := range dirs {
 			if out, err := run(d, "destroy", "-auto-approve", "-no-color"); err != nil {
@@ -95,6 +194,9 @@ func runTwoProcesses(t *testing.T, ledger string) {
 		}
 	})
 
+	if gateErr != nil {
+		t.Errorf("%v\n%s\n%s", gateErr, tail(outputs[0]), tail(outputs[1]))
+	}
 	failed := 0
 	for i, err := range errs {
 		if err != nil {
@@ -166,8 +268,16 @@ func devOverrideCLIConfig(t *testing.T) string {
 
 var buildProvider struct {
 	once sync.Once
+	dir  string
 	path string
 	err  error
+}
+
+// removeProviderBinary removes the directory providerBinary built into (TestMain calls it at exit).
+func removeProviderBinary() {
+	if buildProvider.dir != "" {
+		_ = os.RemoveAll(buildProvider.dir)
+	}
 }
 
 func providerBinary() (string, error) {
@@ -177,6 +287,7 @@ func providerBinary() (string, error) {
 			buildProvider.err = err
 			return
 		}
+		buildProvider.dir = dir
 		out := filepath.Join(dir, "terraform-provider-rill")
 		// The tag adds one provisioner type, "clickhouse-static-fake" (internal/clickhouse/
 		// fakeserver_tagged.go): everything else is the production build.
