@@ -92,16 +92,9 @@ var Mutants = []Mutant{
 	{
 		Name: "drift-never-reported", Breaks: "drift found by refresh is planned as an update",
 		File:    "internal/resources/runtime_resource.go",
-		Search:  "for _, d := range observed.drift {",
-		Replace: "for _, d := range observed.drift[:0] {",
+		Search:  "for _, d := range observed.Drift {",
+		Replace: "for _, d := range observed.Drift[:0] {",
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_editedTemplateIsPlannedAsAnUpdate"}}},
-	},
-	{
-		Name: "create-skips-cleanup", Breaks: "a Provision failing part-way leaves nothing behind",
-		File:    "internal/resources/runtime_resource.go",
-		Search:  "if cleanupErr := c.p.Deprovision(c.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}); cleanupErr != nil {",
-		Replace: "if cleanupErr := error(nil); cleanupErr != nil {",
-		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_provisionFailingPartWayLeavesNothing"}}},
 	},
 	{
 		Name: "free-slots-not-subtracting-used", Breaks: "rill_provisioners reports the free slots of a pool",
