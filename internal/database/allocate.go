@@ -2,6 +2,8 @@ package database
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -101,3 +103,57 @@ func readHostSums(rows hostSumRows) (map[string]int, error) {
 	}
 	return used, rows.Err()
 }
+
+// recordColumns are an allocation's nullable columns of schema version 2 (name and the runtime's
+// record), in the types both drivers bind and scan. Annotations are a JSON object.
+type recordColumns struct {
+	name, version, environment, annotations sql.NullString
+	hibernated                              sql.NullBool
+}
+
+// recordColumnsOf returns the columns to store for a.
+func recordColumnsOf(a *Allocation) (recordColumns, error) {
+	var c recordColumns
+	c.name = sql.NullString{String: a.Name, Valid: a.Name != ""}
+	if r := a.Runtime; r != nil {
+		ann := r.Annotations
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		b, err := json.Marshal(ann)
+		if err != nil {
+			return c, fmt.Errorf("%w: annotations: %v", ErrInvalidAllocation, err)
+		}
+		c.version = sql.NullString{String: r.Version, Valid: true}
+		c.environment = sql.NullString{String: r.Environment, Valid: true}
+		c.annotations = sql.NullString{String: string(b), Valid: true}
+		c.hibernated = sql.NullBool{Bool: r.Hibernated, Valid: true}
+	}
+	return c, nil
+}
+
+// scanTargets are the pointers to scan the columns into, in recordColumnNames order.
+func (c *recordColumns) scanTargets() []any {
+	return []any{&c.name, &c.version, &c.hibernated, &c.environment, &c.annotations}
+}
+
+// fill sets a's Name and Runtime from the scanned columns. A row without a recorded version was written
+// before the ledger recorded runtimes: its Runtime stays nil (unknown).
+func (c *recordColumns) fill(a *Allocation) error {
+	a.Name = c.name.String
+	if !c.version.Valid {
+		return nil
+	}
+	r := &RuntimeRecord{Version: c.version.String, Hibernated: c.hibernated.Bool, Environment: c.environment.String}
+	if c.annotations.Valid && c.annotations.String != "" {
+		if err := json.Unmarshal([]byte(c.annotations.String), &r.Annotations); err != nil {
+			return fmt.Errorf("allocation %s: annotations column is not a JSON object of strings: %w", a.ResourceID, err)
+		}
+	}
+	a.Runtime = r
+	return nil
+}
+
+// ErrNameTaken is wrapped by Allocate's error when another resource ID of the same provisioner already
+// holds the allocation's name.
+var ErrNameTaken = errors.New("name already taken")

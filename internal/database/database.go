@@ -22,8 +22,21 @@ type Allocation struct {
 	Provisioner string
 	Host        string
 	Slots       int
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// Name is the user's name for the resource, unique per provisioner ("" when it has none).
+	Name string
+	// Runtime records the runtime's arguments, so that an import can restore them; nil on allocations
+	// written before the ledger recorded them (schema version 2).
+	Runtime   *RuntimeRecord
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// RuntimeRecord is what the ledger keeps of a runtime's arguments besides its slots.
+type RuntimeRecord struct {
+	Version     string
+	Hibernated  bool
+	Environment string
+	Annotations map[string]string
 }
 
 // PlaceFunc decides where a resource goes. It is called inside the ledger's exclusive transaction with

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 )
@@ -173,18 +174,19 @@ func pgAppliedVersions(ctx context.Context, q pgQueryer) (map[int]bool, error) {
 	return applied, nil
 }
 
-const pgColumns = `resource_id, provisioner, host, slots, created_at, updated_at`
+const pgColumns = `resource_id, provisioner, host, slots, created_at, updated_at, name, version, hibernated, environment, annotations::text`
 
 func scanPGAllocation(r pgx.Row) (*Allocation, error) {
 	var a Allocation
 	var slots int32
-	if err := r.Scan(&a.ResourceID, &a.Provisioner, &a.Host, &slots, &a.CreatedAt, &a.UpdatedAt); err != nil {
+	var rec recordColumns
+	if err := r.Scan(append([]any{&a.ResourceID, &a.Provisioner, &a.Host, &slots, &a.CreatedAt, &a.UpdatedAt}, rec.scanTargets()...)...); err != nil {
 		return nil, err
 	}
 	a.Slots = int(slots)
 	a.CreatedAt = a.CreatedAt.UTC()
 	a.UpdatedAt = a.UpdatedAt.UTC()
-	return &a, nil
+	return &a, rec.fill(&a)
 }
 
 type pgQueryer interface {
@@ -242,17 +244,30 @@ func (p *postgresDB) allocate(ctx context.Context, resourceID string, place Plac
 	if placeErr != nil || err != nil {
 		return nil, placeErr, err
 	}
+	rec, err := recordColumnsOf(next)
+	if err != nil {
+		return nil, nil, err
+	}
 	now := nowMicros()
 	stored, err := scanPGAllocation(tx.QueryRow(ctx, `
-		INSERT INTO allocations (resource_id, provisioner, host, slots, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $5)
+		INSERT INTO allocations (resource_id, provisioner, host, slots, created_at, updated_at, name, version, hibernated, environment, annotations)
+		VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8, $9, $10::text::jsonb)
 		ON CONFLICT (resource_id) DO UPDATE SET
 			provisioner = excluded.provisioner,
 			host        = excluded.host,
 			slots       = excluded.slots,
-			updated_at  = excluded.updated_at
+			updated_at  = excluded.updated_at,
+			name        = excluded.name,
+			version     = excluded.version,
+			hibernated  = excluded.hibernated,
+			environment = excluded.environment,
+			annotations = excluded.annotations
 		RETURNING `+pgColumns,
-		resourceID, next.Provisioner, next.Host, int32(next.Slots), now))
+		resourceID, next.Provisioner, next.Host, int32(next.Slots), now, rec.name, rec.version, rec.hibernated, rec.environment, rec.annotations))
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation: only the name index can raise it
+		return nil, nil, fmt.Errorf("%w: provisioner %q already has a resource named %q", ErrNameTaken, next.Provisioner, next.Name)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

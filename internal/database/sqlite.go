@@ -157,6 +157,13 @@ func isSQLiteBusy(err error) bool {
 	return false
 }
 
+// isSQLiteUnique reports whether err is a UNIQUE constraint violation (only the name index can raise
+// one: the resource ID is upserted).
+func isSQLiteUnique(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
+}
+
 // retryBusy runs op until it returns something other than SQLITE_BUSY/LOCKED, backing off between
 // attempts, for as long as ctx allows (sqliteBusyTimeout when ctx has no deadline).
 func (s *sqliteDB) retryBusy(ctx context.Context, op func() error) error {
@@ -267,7 +274,7 @@ func sqliteAppliedVersions(ctx context.Context, q sqlQueryer) (map[int]bool, err
 	return applied, rows.Err()
 }
 
-const sqliteColumns = `resource_id, provisioner, host, slots, created_at, updated_at`
+const sqliteColumns = `resource_id, provisioner, host, slots, created_at, updated_at, name, version, hibernated, environment, annotations`
 
 type rowScanner interface {
 	Scan(dest ...any) error
@@ -276,12 +283,13 @@ type rowScanner interface {
 func scanSQLiteAllocation(r rowScanner) (*Allocation, error) {
 	var a Allocation
 	var created, updated int64
-	if err := r.Scan(&a.ResourceID, &a.Provisioner, &a.Host, &a.Slots, &created, &updated); err != nil {
+	var rec recordColumns
+	if err := r.Scan(append([]any{&a.ResourceID, &a.Provisioner, &a.Host, &a.Slots, &created, &updated}, rec.scanTargets()...)...); err != nil {
 		return nil, err
 	}
 	a.CreatedAt = time.UnixMicro(created).UTC()
 	a.UpdatedAt = time.UnixMicro(updated).UTC()
-	return &a, nil
+	return &a, rec.fill(&a)
 }
 
 type sqlQueryer interface {
@@ -348,17 +356,29 @@ func (s *sqliteDB) allocateOnce(ctx context.Context, resourceID string, place Pl
 	if placeErr != nil || err != nil {
 		return nil, placeErr, err
 	}
+	rec, err := recordColumnsOf(next)
+	if err != nil {
+		return nil, nil, err
+	}
 	now := nowMicros().UnixMicro()
 	stored, err := scanSQLiteAllocation(tx.QueryRowContext(ctx, `
-		INSERT INTO allocations (resource_id, provisioner, host, slots, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?)
+		INSERT INTO allocations (resource_id, provisioner, host, slots, created_at, updated_at, name, version, hibernated, environment, annotations)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (resource_id) DO UPDATE SET
 			provisioner = excluded.provisioner,
 			host        = excluded.host,
 			slots       = excluded.slots,
-			updated_at  = excluded.updated_at
+			updated_at  = excluded.updated_at,
+			name        = excluded.name,
+			version     = excluded.version,
+			hibernated  = excluded.hibernated,
+			environment = excluded.environment,
+			annotations = excluded.annotations
 		RETURNING `+sqliteColumns,
-		resourceID, next.Provisioner, next.Host, next.Slots, now, now))
+		resourceID, next.Provisioner, next.Host, next.Slots, now, now, rec.name, rec.version, rec.hibernated, rec.environment, rec.annotations))
+	if isSQLiteUnique(err) {
+		return nil, nil, fmt.Errorf("%w: provisioner %q already has a resource named %q", ErrNameTaken, next.Provisioner, next.Name)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
