@@ -67,4 +67,9 @@ type ResourceOptions struct {
 	Annotations map[string]string
 	// RillVersion is the current version of Rill.
 	RillVersion string
+	// Name is the user's name for the resource, unique per provisioner; empty when it has none. A named
+	// resource's ID is derived from the provisioner and the name (see NamedResourceID), so Provision may
+	// find what an interrupted earlier call left at that ID: with the same name and provisioner it
+	// adopts it; anything else there is an *IDConflictError. An addition to Rill's design.
+	Name string
 }

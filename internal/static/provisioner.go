@@ -98,22 +98,95 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 	}
 	log := p.logger.With(zap.String("resource_id", r.ID), zap.Int("slots", args.Slots))
 
+	name := nameOf(opts)
+	owner := p.provisionerName()
 	alloc, err := p.db.Allocate(ctx, r.ID, func(current *database.Allocation, used map[string]int) (*database.Allocation, error) {
+		var next database.Allocation
 		if current != nil {
-			return p.resize(log, current, used, args.Slots)
+			// A retried or interrupted earlier Provision of this resource left its allocation: adopt it,
+			// but only when it is this resource's (same provisioner, same name).
+			if err := adoptable(current, owner, name); err != nil {
+				return nil, err
+			}
+			placed, err := p.resize(log, current, used, args.Slots)
+			if err != nil {
+				return nil, err
+			}
+			next = *placed
+		} else {
+			host, why, err := choose(p.spec, used, args.Slots)
+			if err != nil {
+				log.Info("no host has room for the runtime", zap.Error(err))
+				return nil, err
+			}
+			log.Info("placing runtime", zap.String("host", host), zap.String("reason", why))
+			next = database.Allocation{ResourceID: r.ID, Host: host, Slots: args.Slots}
 		}
-		host, why, err := choose(p.spec, used, args.Slots)
-		if err != nil {
-			log.Info("no host has room for the runtime", zap.Error(err))
-			return nil, err
-		}
-		log.Info("placing runtime", zap.String("host", host), zap.String("reason", why))
-		return &database.Allocation{ResourceID: r.ID, Provisioner: p.provisionerName(), Host: host, Slots: args.Slots}, nil
+		next.Provisioner, next.Name, next.Runtime = owner, name, recordOf(args, opts)
+		return &next, nil
 	})
+	if errors.Is(err, database.ErrNameTaken) {
+		return nil, p.nameHolder(ctx, owner, name, err)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return p.resource(r, alloc, args), nil
+}
+
+// adoptable reports, as an *provisioner.IDConflictError, an existing allocation at a resource's ID that
+// belongs to another provisioner or carries another name. An empty owner (a provisioner built without
+// a name) is not checked.
+func adoptable(current *database.Allocation, owner, name string) error {
+	conflict := &provisioner.IDConflictError{ID: current.ResourceID, Provisioner: current.Provisioner, Name: current.Name}
+	switch {
+	case owner != "" && current.Provisioner != owner:
+		conflict.Reason = fmt.Sprintf("the ledger holds this ID for provisioner %q, not %q", current.Provisioner, owner)
+	case current.Name != name:
+		conflict.Reason = fmt.Sprintf("the ledger holds this ID under the name %q, not %q", current.Name, name)
+	default:
+		return nil
+	}
+	return conflict
+}
+
+// nameHolder turns the ledger's "name already taken" into an *provisioner.IDConflictError naming the
+// resource that holds the name.
+func (p *Provisioner) nameHolder(ctx context.Context, owner, name string, taken error) error {
+	all, err := p.db.ListAllocations(ctx)
+	if err != nil {
+		return taken
+	}
+	for _, a := range all {
+		if a.Provisioner == owner && a.Name == name {
+			return &provisioner.IDConflictError{ID: a.ResourceID, Provisioner: a.Provisioner, Name: a.Name,
+				Reason: fmt.Sprintf("the name %q is held by another runtime ID", name)}
+		}
+	}
+	return taken
+}
+
+// recordOf is what the ledger keeps of a runtime's arguments, for an import to restore them. The
+// environment travels as an annotation and is kept apart from the others.
+func recordOf(args *provisioner.RuntimeArgs, opts *provisioner.ResourceOptions) *database.RuntimeRecord {
+	rec := &database.RuntimeRecord{Version: args.Version, Hibernated: args.Hibernated, Annotations: map[string]string{}}
+	if opts != nil {
+		for k, v := range opts.Annotations {
+			if k == provisioner.AnnotationEnvironment {
+				rec.Environment = v
+				continue
+			}
+			rec.Annotations[k] = v
+		}
+	}
+	return rec
+}
+
+func nameOf(opts *provisioner.ResourceOptions) string {
+	if opts == nil {
+		return ""
+	}
+	return opts.Name
 }
 
 // resize keeps an existing allocation on its host and grows or shrinks it when the host has room.
@@ -220,13 +293,18 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 	if p.spec.host(alloc.Host) == nil {
 		return nil, &HostRemovedError{ResourceID: r.ID, Host: alloc.Host}
 	}
-	// Version and hibernation are not observable on a static host: keep what was asked for.
+	// Version and hibernation are not observable on a static host: the ledger records what was asked
+	// for (older rows do not: then the caller's state has it).
 	args := &provisioner.RuntimeArgs{Slots: alloc.Slots}
-	if v, ok := r.State[stateVersion].(string); ok {
-		args.Version = v
-	}
-	if h, ok := r.State[stateHibernated].(bool); ok {
-		args.Hibernated = h
+	if rec := alloc.Runtime; rec != nil {
+		args.Version, args.Hibernated = rec.Version, rec.Hibernated
+	} else {
+		if v, ok := r.State[stateVersion].(string); ok {
+			args.Version = v
+		}
+		if h, ok := r.State[stateHibernated].(bool); ok {
+			args.Hibernated = h
+		}
 	}
 	return p.resource(r, alloc, args), nil
 }
@@ -235,17 +313,19 @@ func (p *Provisioner) resource(r *provisioner.Resource, alloc *database.Allocati
 	rt := p.spec.host(alloc.Host)
 	cpu, mem, storage := provisioner.NewRuntimeSizes(alloc.Slots)
 	cfg := &provisioner.RuntimeConfig{Host: alloc.Host, Audience: rt.AudienceURL, CPU: cpu, MemoryGB: mem, StorageBytes: storage}
-	return &provisioner.Resource{
-		ID:   r.ID,
-		Type: provisioner.ResourceTypeRuntime,
-		State: map[string]any{
-			stateHost:       alloc.Host,
-			stateSlots:      alloc.Slots,
-			stateVersion:    args.Version,
-			stateHibernated: args.Hibernated,
-		},
-		Config: cfg.AsMap(),
+	state := map[string]any{
+		stateHost:                       alloc.Host,
+		stateSlots:                      alloc.Slots,
+		stateVersion:                    args.Version,
+		stateHibernated:                 args.Hibernated,
+		provisioner.StateKeyProvisioner: alloc.Provisioner,
+		provisioner.StateKeyName:        alloc.Name,
 	}
+	if rec := alloc.Runtime; rec != nil {
+		state[provisioner.StateKeyEnvironment] = rec.Environment
+		state[provisioner.StateKeyAnnotations] = rec.Annotations
+	}
+	return &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeRuntime, State: state, Config: cfg.AsMap()}
 }
 
 // HostRemovedError says that a runtime's allocation is on a host that is no longer in the pool's spec.
