@@ -7,9 +7,11 @@ import (
 	"log"
 	"os"
 	rtdebug "runtime/debug"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/lifeline"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provider"
 )
 
@@ -31,6 +33,9 @@ func main() {
 		rtdebug.SetGCPercent(400)
 	}
 
+	if !debug {
+		exitWhenTerraformIsGone()
+	}
 	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
 		Address: "registry.terraform.io/rill-provisioner/rill",
 		Debug:   debug,
@@ -40,6 +45,28 @@ func main() {
 	if err != nil {
 		log.Fatal(err.Error())
 	}
+}
+
+// exitWhenTerraformIsGone ends the process within about a second of losing the Terraform process that
+// started it (killed, or crashed): nothing else would, and an orphan holds ledger connections and
+// locks. Ledgers get two seconds to close (a transaction in flight is rolled back either way).
+func exitWhenTerraformIsGone() {
+	if os.Getenv("TF_PLUGIN_MAGIC_COOKIE") == "" || !lifeline.Supported() {
+		return // not started by Terraform as a plugin
+	}
+	lifeline.Watch(time.Second, func() {
+		log.Print("[ERROR] the Terraform process that started this provider is gone; exiting")
+		closed := make(chan struct{})
+		go func() {
+			provider.CloseAll()
+			close(closed)
+		}()
+		select {
+		case <-closed:
+		case <-time.After(2 * time.Second):
+		}
+		os.Exit(1)
+	})
 }
 
 // quietLogsUnlessAsked switches the plugin SDK's and the provider's loggers off when nobody asked for

@@ -109,7 +109,9 @@ func startCall(ctx context.Context, client *Client, rt provisioner.ResourceType,
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
-	ctx = tflog.SetField(ctx, string(rt)+"_id", id)
+	if id != "" { // Create sets it once the ID is chosen
+		ctx = tflog.SetField(ctx, string(rt)+"_id", id)
+	}
 	ctx = tflog.SetField(ctx, "provisioner", name)
 	return &call{ctx: ctx, cancel: cancel, name: name, p: p, privState: privState}
 }

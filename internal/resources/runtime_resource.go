@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -58,6 +59,7 @@ func NewRuntimeResource() resource.Resource { return &RuntimeResource{} }
 type runtimeModel struct {
 	ID           types.String   `tfsdk:"id"`
 	Provisioner  types.String   `tfsdk:"provisioner_name"`
+	Name         types.String   `tfsdk:"name"`
 	Slots        types.Int64    `tfsdk:"slots"`
 	Version      types.String   `tfsdk:"version"`
 	Environment  types.String   `tfsdk:"environment"`
@@ -86,7 +88,9 @@ func (r *RuntimeResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
-				MarkdownDescription: "The resource ID the provisioner knows the runtime by (a UUID chosen at creation).",
+				MarkdownDescription: "The resource ID the provisioner knows the runtime by: a random UUID chosen at creation, or for a " +
+					"named runtime the UUIDv5 of `<provisioner_name>/<name>` in the namespace UUIDv5(URL, " +
+					"`https://registry.terraform.io/providers/rill-provisioner/rill/names`), known at plan time.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 			"provisioner_name": schema.StringAttribute{
@@ -97,6 +101,17 @@ func (r *RuntimeResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 					"`provisioner` in resources.)",
 				Validators:    []validator.String{stringvalidator.LengthAtLeast(1)},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"name": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "A name for the runtime, unique per provisioner: letters, digits, `.`, `_` and `-`, starting and " +
+					"ending with a letter or digit, at most 253 characters. With a name the runtime's `id` is derived from the " +
+					"provisioner and the name (a UUIDv5), so an apply that was interrupted (terraform or the provider killed) " +
+					"leaves nothing behind: the next apply finds the runtime at that ID and adopts it. Two configurations " +
+					"that give the same name to runtimes of one provisioner manage the same runtime. Without a name, see the " +
+					"guide on recovering orphaned runtimes. Changing it re-creates the runtime.",
+				Validators:    []validator.String{nameValidator{}},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
 			"slots": schema.Int64Attribute{
 				Required:            true,
@@ -210,6 +225,9 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 	plan.Provisioner = types.StringValue(resolved)
+	if (stateName == nil || replace) && !plan.Name.IsNull() && !plan.Name.IsUnknown() {
+		plan.ID = types.StringValue(provisioner.NamedResourceID(resolved, plan.Name.ValueString()))
+	}
 
 	// Whatever drift the last refresh found, the apply repairs: plan it away (a change only when there
 	// was drift, which makes the update visible).
@@ -239,13 +257,19 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	id := uuid.NewString()
 	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
-	c := startCall(ctx, r.client, provisioner.ResourceTypeRuntime, plan.Provisioner.ValueString(), id, timeout, diags, nil, &resp.Diagnostics)
+	c := startCall(ctx, r.client, provisioner.ResourceTypeRuntime, plan.Provisioner.ValueString(), "", timeout, diags, nil, &resp.Diagnostics)
 	if c == nil {
 		return
 	}
 	defer c.cancel()
+	// A named runtime's ID follows from its provisioner and name, so that a create interrupted before
+	// the state was saved is found (and adopted by Provision) by the next apply.
+	id := uuid.NewString()
+	if !plan.Name.IsNull() {
+		id = provisioner.NamedResourceID(c.name, plan.Name.ValueString())
+	}
+	c.ctx = tflog.SetField(c.ctx, "runtime_id", id)
 	opts, diags := r.options(c.ctx, &plan)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
@@ -254,9 +278,18 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 	tflog.Info(c.ctx, "provisioning runtime", map[string]any{"slots": plan.Slots.ValueInt64()})
 
 	res, err := c.p.Provision(c.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, opts)
+	var conflict *provisioner.IDConflictError
+	if errors.As(err, &conflict) {
+		// What holds the ID or name is not this runtime's: leave it alone, and say how to take it over.
+		resp.Diagnostics.AddError("Runtime ID or name already in use", conflictDetail(c.name, conflict))
+		return
+	}
 	if err != nil {
-		// Provision is idempotent and may have done part of its work: undo it so nothing is orphaned.
-		if cleanupErr := c.p.Deprovision(c.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}); cleanupErr != nil {
+		// Provision is idempotent and may have done part of its work: undo it so nothing is orphaned,
+		// also when the apply was interrupted (the cleanup gets a context of its own).
+		cleanupCtx, cancel := cleanupContext(c.ctx)
+		defer cancel()
+		if cleanupErr := c.p.Deprovision(cleanupCtx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}); cleanupErr != nil {
 			// Keep the resource in state (tainted) so that a later apply or destroy cleans it up.
 			plan.ID = types.StringValue(id)
 			plan.Provisioner = types.StringValue(c.name)
@@ -275,6 +308,9 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 	}
 	tflog.Info(c.ctx, "waiting for the runtime to be ready", map[string]any{"host": plan.Host.ValueString()})
 	if err := c.p.AwaitReady(c.ctx, res); err != nil {
+		if interrupted(ctx, &resp.Diagnostics, id) {
+			return // kept in state, not tainted
+		}
 		// The state is already saved: Terraform marks the resource tainted and replaces it next time.
 		resp.Diagnostics.AddError("Runtime did not become ready", fmt.Sprintf("Runtime %s from provisioner %q: %v", id, c.name, err))
 		return
@@ -305,6 +341,14 @@ func (r *RuntimeResource) Read(ctx context.Context, req resource.ReadRequest, re
 	res, err := c.p.CheckResource(c.ctx, &provisioner.Resource{ID: state.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: c.privState, Config: configOf(&state)}, opts)
 	if !readFound(ctx, c, runtimeKind, state.ID.ValueString(), err, resp) {
 		return
+	}
+	importing, diags := takeImportMark(ctx, req.Private, resp.Private)
+	resp.Diagnostics.Append(diags...)
+	if importing {
+		resp.Diagnostics.Append(adoptImported(ctx, &state, c.name, res)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
 	}
 	resp.Diagnostics.Append(r.applyResult(c.ctx, &state, c.name, res, resp.Private)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
@@ -345,6 +389,9 @@ func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest
 		return
 	}
 	if err := c.p.AwaitReady(c.ctx, res); err != nil {
+		if interrupted(ctx, &resp.Diagnostics, state.ID.ValueString()) {
+			return
+		}
 		resp.Diagnostics.AddError("Runtime did not become ready after the update", fmt.Sprintf("Runtime %s from provisioner %q: %v", state.ID.ValueString(), c.name, err))
 	}
 }
@@ -375,6 +422,7 @@ func (r *RuntimeResource) ImportState(ctx context.Context, req resource.ImportSt
 		return
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("hibernated"), false)...)
+	resp.Diagnostics.Append(setImportMark(ctx, resp.Private)...)
 	// Timeouts is an object; leave it null (the framework's default).
 }
 
@@ -389,7 +437,7 @@ func (r *RuntimeResource) options(ctx context.Context, m *runtimeModel) (*provis
 		annotations[provisioner.AnnotationEnvironment] = m.Environment.ValueString()
 	}
 	args := &provisioner.RuntimeArgs{Slots: int(m.Slots.ValueInt64()), Version: m.Version.ValueString(), Hibernated: m.Hibernated.ValueBool()}
-	return &provisioner.ResourceOptions{Args: args.AsMap(), Annotations: annotations, RillVersion: r.client.RillVersion}, diags
+	return &provisioner.ResourceOptions{Args: args.AsMap(), Annotations: annotations, RillVersion: r.client.RillVersion, Name: m.Name.ValueString()}, diags
 }
 
 // applyResult copies what a provisioner returned into the model and private state, and surfaces the

@@ -1,0 +1,5 @@
+//go:build !windows
+
+package lifeline
+
+const supported = true

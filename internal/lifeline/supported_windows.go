@@ -1,0 +1,3 @@
+package lifeline
+
+const supported = false

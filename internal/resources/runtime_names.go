@@ -1,0 +1,140 @@
+package resources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// nameValidator checks rill_runtime's `name` at plan time (provisioner.ValidateName).
+type nameValidator struct{}
+
+var _ validator.String = nameValidator{}
+
+func (nameValidator) Description(context.Context) string {
+	return "letters, digits, '.', '_' and '-', starting and ending with a letter or digit, at most 253 characters"
+}
+
+func (v nameValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (nameValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if err := provisioner.ValidateName(req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid runtime name", "The name "+err.Error()+".")
+	}
+}
+
+// conflictDetail says what holds a runtime's ID or name, and how to take it over: Terraform prints the
+// resource's address with the diagnostic; the import ID is exact.
+func conflictDetail(provisionerName string, c *provisioner.IDConflictError) string {
+	importID := c.Provisioner + "/" + c.ID
+	detail := fmt.Sprintf("Provisioner %q: %v.\n\nNothing was changed. If that runtime is this one (for example left by an "+
+		"earlier apply), import it under this resource's address (shown above) and give the resource the same name:\n\n"+
+		"  terraform import <address> %s\n\nor, in the configuration (Terraform 1.5+):\n\n  import {\n    to = <address>\n    id = %q\n  }",
+		provisionerName, c, importID, importID)
+	if c.Provisioner != provisionerName {
+		detail += fmt.Sprintf("\n\nThe import needs `provisioner_name = %q`, its owner.", c.Provisioner)
+	}
+	return detail + "\nOtherwise choose another name."
+}
+
+// cleanupTimeout bounds the undo of a failed or interrupted create.
+const cleanupTimeout = 30 * time.Second
+
+// cleanupContext is the context of an undo after a failed create: it keeps the log fields but not
+// the cancellation, because an interrupted apply (Ctrl-C cancels the operation's context) must still
+// free what it allocated rather than leave it tainted in state.
+func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+}
+
+// interrupted reports whether the operation's own request was cancelled (Terraform was interrupted:
+// Ctrl-C, or it is stopping the provider), as opposed to a timeout or a real failure. The runtime
+// was provisioned and is in state: it stays there untainted, with a warning, so that state and
+// ledger agree and the next plan refreshes it.
+func interrupted(ctx context.Context, diags *diag.Diagnostics, id string) bool {
+	if !errors.Is(ctx.Err(), context.Canceled) {
+		return false
+	}
+	tflog.Warn(ctx, "interrupted while waiting for the runtime to be ready; keeping it in state")
+	diags.AddWarning("Interrupted before the runtime was ready",
+		fmt.Sprintf("Runtime %s was provisioned and is kept in state, but Terraform was interrupted before it was ready. "+
+			"The next plan refreshes it.", id))
+	return true
+}
+
+// importMarkKey is a private-state key that ImportState sets and the Read that follows clears: that
+// Read checks the runtime's owner and restores what the provisioner recorded.
+const importMarkKey = "importing"
+
+func setImportMark(ctx context.Context, private privateState) diag.Diagnostics {
+	return private.SetKey(ctx, importMarkKey, []byte("true"))
+}
+
+// takeImportMark reports whether this Read follows an import, and clears the mark.
+func takeImportMark(ctx context.Context, req, resp privateState) (bool, diag.Diagnostics) {
+	if req == nil || resp == nil {
+		return false, nil
+	}
+	raw, diags := req.GetKey(ctx, importMarkKey)
+	if diags.HasError() || len(raw) == 0 {
+		return false, diags
+	}
+	diags.Append(resp.SetKey(ctx, importMarkKey, nil)...)
+	return true, diags
+}
+
+// adoptImported checks that an imported runtime belongs to the provisioner it was imported through,
+// and restores the arguments the provisioner recorded (name, environment, annotations; version and
+// hibernated come with every refresh), so that generated configuration plans no change.
+func adoptImported(_ context.Context, m *runtimeModel, provisionerName string, res *provisioner.Resource) diag.Diagnostics {
+	var diags diag.Diagnostics
+	owner, _ := res.State[provisioner.StateKeyProvisioner].(string)
+	if owner != "" && owner != provisionerName {
+		diags.AddAttributeError(path.Root("provisioner_name"), "Runtime belongs to another provisioner",
+			fmt.Sprintf("Runtime %s was allocated by provisioner %q, not %q. Importing it through %q would let this configuration "+
+				"resize or free another pool's runtime. If it is meant to be managed here, import it as %q with "+
+				"`provisioner_name = %q`.", res.ID, owner, provisionerName, provisionerName, owner+"/"+res.ID, owner))
+		return diags
+	}
+	if name, _ := res.State[provisioner.StateKeyName].(string); name != "" {
+		m.Name = types.StringValue(name)
+	}
+	if env, _ := res.State[provisioner.StateKeyEnvironment].(string); env != "" {
+		m.Environment = types.StringValue(env)
+	}
+	if ann := stringMap(res.State[provisioner.StateKeyAnnotations]); len(ann) > 0 {
+		v, d := types.MapValueFrom(context.Background(), types.StringType, ann)
+		diags.Append(d...)
+		m.Annotations = v
+	}
+	return diags
+}
+
+// stringMap reads a map[string]string that may have been through JSON (map[string]any).
+func stringMap(v any) map[string]string {
+	switch m := v.(type) {
+	case map[string]string:
+		return m
+	case map[string]any:
+		out := make(map[string]string, len(m))
+		for k, x := range m {
+			if s, ok := x.(string); ok {
+				out[k] = s
+			}
+		}
+		return out
+	}
+	return nil
+}
