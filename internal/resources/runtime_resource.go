@@ -87,11 +87,11 @@ func (r *RuntimeResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"or a dedicated Deployment on Kubernetes. Each slot grants 1 CPU, 4 GB of memory and 40 GiB of storage.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
-				Computed:            true,
+				Computed: true,
 				MarkdownDescription: "The resource ID the provisioner knows the runtime by: a random UUID chosen at creation, or for a " +
 					"named runtime the UUIDv5 of `<provisioner_name>/<name>` in the namespace UUIDv5(URL, " +
 					"`https://registry.terraform.io/providers/rill-provisioner/rill/names`), known at plan time.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 			"provisioner_name": schema.StringAttribute{
 				Optional: true,
