@@ -206,6 +206,7 @@ func (p *RillProvider) Resources(context.Context) []func() resource.Resource {
 func (p *RillProvider) DataSources(context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		resources.NewProvisionersDataSource,
+		resources.NewAllocationsDataSource,
 	}
 }
 

@@ -97,13 +97,12 @@ func TestAccRuntime_staticPoolLifecycle(t *testing.T) {
 				),
 			},
 			{
-				// Import by "<provisioner>/<id>" reads back the same attributes (environment and
-				// annotations are the project's, not observable from the pool).
-				ResourceName:            "rill_runtime.first",
-				ImportState:             true,
-				ImportStateVerify:       true,
-				ImportStateIdFunc:       importID("rill_runtime.first"),
-				ImportStateVerifyIgnore: []string{"environment", "annotations", "annotations.%", "annotations.organization_name", "annotations.project_name"},
+				// Import by "<provisioner>/<id>" reads back the same attributes, environment and
+				// annotations included (the ledger records them).
+				ResourceName:      "rill_runtime.first",
+				ImportState:       true,
+				ImportStateVerify: true,
+				ImportStateIdFunc: importID("rill_runtime.first"),
 			},
 			{
 				// An allocation removed from the ledger out of band is planned for re-creation.

@@ -45,6 +45,7 @@ var (
 	_ provisioner.Provisioner      = (*Provisioner)(nil)
 	_ provisioner.CapacityReporter = (*Provisioner)(nil)
 	_ provisioner.Named            = (*Provisioner)(nil)
+	_ provisioner.Inventory        = (*Provisioner)(nil)
 )
 
 // New is the static provisioner's initializer. It validates the spec and touches nothing.
@@ -357,4 +358,27 @@ func argsOf(opts *provisioner.ResourceOptions) map[string]any {
 		return nil
 	}
 	return opts.Args
+}
+
+// Allocated implements provisioner.Inventory: the ledger's allocations made by this provisioner (by
+// its name in the set), by host then ID.
+func (p *Provisioner) Allocated(ctx context.Context) ([]provisioner.Allocated, error) {
+	all, err := p.db.ListAllocations(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the ledger: %w", err)
+	}
+	owner := p.provisionerName()
+	out := []provisioner.Allocated{}
+	for _, a := range all {
+		if a.Provisioner != owner {
+			continue
+		}
+		item := provisioner.Allocated{ID: a.ResourceID, Type: provisioner.ResourceTypeRuntime, Name: a.Name, Provisioner: a.Provisioner,
+			Host: a.Host, Slots: a.Slots, CreatedAt: a.CreatedAt}
+		if rec := a.Runtime; rec != nil {
+			item.Environment, item.Annotations = rec.Environment, rec.Annotations
+		}
+		out = append(out, item)
+	}
+	return out, nil
 }

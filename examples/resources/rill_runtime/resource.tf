@@ -1,4 +1,7 @@
 resource "rill_runtime" "analytics" {
+  # A name makes the runtime's ID follow from its provisioner and name: an apply that is killed
+  # half-way leaves nothing behind, the next one adopts what it finds.
+  name        = "analytics"
   slots       = 2
   environment = "prod"
   annotations = {

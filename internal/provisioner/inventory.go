@@ -1,0 +1,26 @@
+package provisioner
+
+import (
+	"context"
+	"time"
+)
+
+// Allocated is one resource a provisioner holds, as its inventory lists it: enough to find an orphan
+// (a resource that no Terraform state knows, left by an interrupted apply) and to import it.
+type Allocated struct {
+	ID          string
+	Type        ResourceType
+	Name        string // "" when it has none
+	Provisioner string
+	Host        string
+	Slots       int
+	Environment string
+	Annotations map[string]string
+	CreatedAt   time.Time
+}
+
+// Inventory is implemented by provisioners that can list what they hold (the static pool, from its
+// ledger). The rill_allocations data source uses it.
+type Inventory interface {
+	Allocated(ctx context.Context) ([]Allocated, error)
+}

@@ -1,0 +1,92 @@
+package resources_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// guidePath is the guide this test follows.
+var guidePath = filepath.Join("..", "..", "docs-templates", "guides", "recovering-orphaned-runtimes.md.tmpl")
+
+// recoveryConfig is the recover.tf of the guide: its `terraform` code block that holds an import block.
+func recoveryConfig(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(guidePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile("(?s)```terraform\n(.*?)```").FindAllStringSubmatch(string(b), -1) {
+		if strings.Contains(m[1], "import {") {
+			return m[1]
+		}
+	}
+	t.Fatalf("%s has no terraform block with an import block", guidePath)
+	return ""
+}
+
+// The guide "Recovering orphaned runtimes", step by step: two unnamed runtimes that an interrupted
+// apply left in no state fill the pool, so the next apply fails; the guide's recover.tf finds them
+// through rill_allocations and imports them, its destroy frees them, and the plain apply that follows
+// converges to state == ledger.
+func TestAccRuntime_recoveringOrphanedRuntimesGuide(t *testing.T) {
+	requireAcc(t)
+	ledger := sqliteLedger(t)
+	w := newWorkspace(t)
+	if !w.cliVersionAtLeast(1, 7) {
+		t.Skip("the guide needs import blocks with for_each (Terraform or OpenTofu 1.7+)")
+	}
+	set := `{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://guide.test:9091", "slots": 3}]}}}`
+	w.write("main.tf", cliHeader(ledger, set)+`
+resource "rill_runtime" "app" {
+  count       = 3
+  slots       = 1
+  environment = "prod"
+}
+`)
+	w.must("apply", "-auto-approve")
+	t.Cleanup(func() {
+		w.write("recover.tf", "")
+		if out, err := w.run("destroy", "-auto-approve"); err != nil {
+			t.Errorf("destroy: %v\n%s", err, out)
+		}
+	})
+	// What an interrupted apply leaves: allocations that no state records.
+	w.must("state", "rm", "rill_runtime.app[1]", "rill_runtime.app[2]")
+	if out, err := w.run("apply", "-auto-approve"); err == nil || !wordsRegexp("no runtimes found with sufficient available slots").MatchString(out) {
+		t.Fatalf("with two orphans filling the pool the apply should fail for capacity (%v):\n%s", err, out)
+	}
+
+	// Step 1 and 2 of the guide.
+	state := w.must("state", "pull")
+	w.write("state-before-recovery.json", state)
+	w.write("recover.tf", recoveryConfig(t))
+	w.must("apply", "-target=rill_runtime.orphan", "-auto-approve")
+	inState := w.runtimesInState()
+	orphans := 0
+	for addr := range inState {
+		if strings.HasPrefix(addr, "rill_runtime.orphan[") {
+			orphans++
+		}
+	}
+	if orphans != 2 || len(inState) != 3 {
+		t.Fatalf("after the guide's import the state holds %v, want app[0] and 2 orphans", inState)
+	}
+	w.checkStateEqualsLedger(ledger, 3)
+	if out, err := w.run("plan", "-target=rill_runtime.orphan", "-detailed-exitcode"); err != nil {
+		t.Fatalf("the imported orphans plan a change (%v):\n%s", err, out)
+	}
+
+	// Step 3: free them, then the plain apply converges.
+	w.must("destroy", "-target=rill_runtime.orphan", "-auto-approve")
+	w.write("recover.tf", "")
+	w.write("state-before-recovery.json", "")
+	w.must("apply", "-auto-approve")
+	w.checkStateEqualsLedger(ledger, 3)
+	if got := w.runtimesInState(); len(got) != 3 || got["rill_runtime.app[2]"] == "" {
+		t.Fatal(fmt.Sprintf("after recovery the state holds %v", got))
+	}
+}

@@ -1,0 +1,265 @@
+package resources_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
+)
+
+// The crash stories of named runtimes: an apply of 100 named runtimes on a pool of exactly 100 slots
+// is killed (kill -9) at random points, then one plain `terraform apply` converges to state == ledger
+// == 100. A leaked allocation would leave the pool one slot short, so the last apply would fail.
+const (
+	crashRuntimes = 100
+	crashHosts    = 2 // of crashRuntimes/crashHosts slots each: the pool is exactly full at the end
+)
+
+func TestAccRuntime_killedTerraformConvergesSQLite(t *testing.T) {
+	requireAcc(t)
+	runKilledApplies(t, sqliteLedger(t), killTerraform, 5)
+}
+
+func TestAccRuntime_killedProviderConvergesSQLite(t *testing.T) {
+	requireAcc(t)
+	runKilledApplies(t, sqliteLedger(t), killProvider, 5)
+}
+
+// PostgreSQL: 3 kill points each, to keep the CI time reasonable (SQLite has 5).
+func TestAccRuntime_killedTerraformConvergesPostgres(t *testing.T) {
+	requireAcc(t)
+	runKilledApplies(t, pgtest.Shared(t), killTerraform, 3)
+}
+
+func TestAccRuntime_killedProviderConvergesPostgres(t *testing.T) {
+	requireAcc(t)
+	runKilledApplies(t, pgtest.Shared(t), killProvider, 3)
+}
+
+type victim int
+
+const (
+	killTerraform victim = iota
+	killProvider
+	interruptTerraform // a single Ctrl-C (SIGINT)
+)
+
+func (v victim) String() string {
+	return [...]string{"terraform (SIGKILL)", "the provider (SIGKILL)", "terraform (one SIGINT)"}[v]
+}
+
+// A single Ctrl-C during an apply of 100 unnamed runtimes: terraform stops, and what it leaves in
+// state is exactly what the ledger holds, nothing tainted; the next apply completes.
+func TestAccRuntime_interruptedApplyLeavesStateEqualToLedger(t *testing.T) {
+	requireAcc(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("signals")
+	}
+	ledger := sqliteLedger(t)
+	w := newWorkspace(t)
+	w.write("main.tf", strings.Replace(crashConfig(ledger), "  name  = format(\"rt-%03d\", count.index)\n", "", 1))
+	t.Cleanup(func() {
+		if out, err := w.run("destroy", "-auto-approve"); err != nil {
+			t.Errorf("destroy: %v\n%s", err, out)
+		}
+	})
+	at := killApply(t, w, ledger, interruptTerraform, crashRuntimes/3, 5*time.Second)
+	t.Logf("interrupted %s", at)
+	allocs, err := ledgerAllocations(t, ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.checkStateEqualsLedger(ledger, len(allocs))
+	checkNothingTainted(t, w)
+	w.must("apply", "-auto-approve")
+	w.checkStateEqualsLedger(ledger, crashRuntimes)
+}
+
+func crashConfig(ledger string) string {
+	var hosts []string
+	for i := 0; i < crashHosts; i++ {
+		hosts = append(hosts, fmt.Sprintf(`{"host": "http://crash-%d.test:9091", "slots": %d}`, i, crashRuntimes/crashHosts))
+	}
+	set := fmt.Sprintf(`{"pool": {"type": "static", "spec": {"runtimes": [%s]}}}`, strings.Join(hosts, ", "))
+	return cliHeader(ledger, set) + fmt.Sprintf(`
+resource "rill_runtime" "rt" {
+  count = %d
+  name  = format("rt-%%03d", count.index)
+  slots = 1
+}
+`, crashRuntimes)
+}
+
+func runKilledApplies(t *testing.T, ledger string, who victim, kills int) {
+	if runtime.GOOS != "linux" {
+		t.Skip("finds the provider process through /proc")
+	}
+	w := newWorkspace(t)
+	w.write("main.tf", crashConfig(ledger))
+	t.Cleanup(func() {
+		if out, err := w.run("destroy", "-auto-approve"); err != nil {
+			t.Errorf("destroy: %v\n%s", err, out)
+		}
+		if allocs, err := ledgerAllocations(t, ledger); err != nil || len(allocs) != 0 {
+			t.Errorf("after destroy the ledger holds %d allocation(s) (err %v)", len(allocs), err)
+		}
+	})
+
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, seed))
+	t.Logf("kill points from seed %d", seed)
+	for round := 1; round <= kills; round++ {
+		allocs, err := ledgerAllocations(t, ledger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(allocs) >= crashRuntimes {
+			t.Logf("round %d: the ledger already holds all %d runtimes", round, crashRuntimes)
+		}
+		// Kill when the ledger has grown by a random number of allocations (a random point of the
+		// apply), or when the apply has run a random time (when it allocates nothing new).
+		grow := 1 + rng.IntN(max(crashRuntimes-len(allocs), 1))
+		after := time.Duration(200+rng.IntN(3000)) * time.Millisecond
+		at := killApply(t, w, ledger, who, len(allocs)+grow, after)
+		t.Logf("round %d: killed %s %s", round, who, at)
+	}
+
+	// One plain apply converges.
+	w.must("apply", "-auto-approve")
+	w.checkStateEqualsLedger(ledger, crashRuntimes)
+	checkNothingTainted(t, w)
+	if out, err := w.run("plan", "-detailed-exitcode"); err != nil {
+		t.Fatalf("the plan after convergence is not empty (%v):\n%s", err, out)
+	}
+}
+
+// killApply starts `terraform apply` and kills who with SIGKILL once the ledger holds target
+// allocations or after has passed, whichever is first. It returns where the kill happened. When
+// terraform is the victim, its provider process must exit within 10 s.
+func killApply(t *testing.T, w *workspace, ledger string, who victim, target int, after time.Duration) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	cmd := w.command(ctx, &out, "apply", "-auto-approve", "-no-color")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	start := time.Now()
+	count := 0
+	for time.Since(start) < after {
+		select {
+		case err := <-exited:
+			return fmt.Sprintf("never: the apply ended first after %s (%v)", time.Since(start).Round(time.Millisecond), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if allocs, err := ledgerAllocations(t, ledger); err == nil {
+			if count = len(allocs); count >= target {
+				break
+			}
+		}
+	}
+	providers := childrenNamed(cmd.Process.Pid, "terraform-provider-rill")
+	where := fmt.Sprintf("after %s with %d allocations in the ledger", time.Since(start).Round(time.Millisecond), count)
+	switch who {
+	case killTerraform:
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+	case interruptTerraform:
+		_ = cmd.Process.Signal(syscall.SIGINT)
+	case killProvider:
+		if len(providers) == 0 {
+			<-exited
+			return "never: no provider process was running (" + where + ")"
+		}
+		for _, pid := range providers {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	select {
+	case <-exited:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("terraform did not exit after %s was killed:\n%s", who, out.String())
+	}
+	if who == killTerraform {
+		for _, pid := range providers {
+			if !exitsWithin(pid, 10*time.Second) {
+				t.Errorf("provider process %d still runs 10 s after terraform was killed", pid)
+			}
+		}
+	}
+	return where
+}
+
+// childrenNamed returns the PIDs of the child processes of pid whose command name starts with name.
+func childrenNamed(pid int, name string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...; comm is truncated to 15 bytes and may hold spaces.
+		s := string(stat)
+		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || close < open {
+			continue
+		}
+		fields := strings.Fields(s[close+1:])
+		if len(fields) < 2 || fields[1] != strconv.Itoa(pid) {
+			continue
+		}
+		if comm := s[open+1 : close]; strings.HasPrefix(name, comm) || strings.HasPrefix(comm, name) {
+			pids = append(pids, child)
+		}
+	}
+	return pids
+}
+
+// exitsWithin reports whether process pid is gone (or a zombie) within d.
+func exitsWithin(pid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return true
+		}
+		s := string(stat)
+		if i := strings.LastIndexByte(s, ')'); i > 0 && strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z") {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// checkNothingTainted fails when the workspace's state holds a tainted instance.
+func checkNothingTainted(t *testing.T, w *workspace) {
+	t.Helper()
+	state, err := readFile(w.dir, "terraform.tfstate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(state, `"status": "tainted"`) {
+		t.Errorf("the state holds tainted runtimes:\n%s", state)
+	}
+}

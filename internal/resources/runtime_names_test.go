@@ -1,0 +1,162 @@
+package resources_test
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// Two pools of one provider list the same host. Importing a runtime of pool "shared" through pool
+// "pool" is refused (a later destroy would free the other pool's runtime), and the ledger is untouched.
+func TestAccRuntime_importRefusesAnotherProvisionersRuntime(t *testing.T) {
+	requireAcc(t)
+	ledger := sqliteLedger(t)
+	both := providerBlock(ledger, "", pool("pool", hostA), pool("shared", hostA))
+	theirs := both + `
+resource "rill_runtime" "theirs" {
+  provisioner_name = "shared"
+  slots            = 1
+}
+`
+	var before map[string]*database.Allocation
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories,
+		CheckDestroy:             checkLedgerEmpty(t, ledger),
+		Steps: []resource.TestStep{
+			{Config: theirs, Check: func(*terraform.State) (err error) {
+				before, err = ledgerAllocations(t, ledger)
+				return err
+			}},
+			{
+				Config: theirs + `
+resource "rill_runtime" "mine" {
+  provisioner_name = "pool"
+  slots            = 1
+}
+`,
+				ResourceName: "rill_runtime.mine",
+				ImportState:  true,
+				ImportStateIdFunc: func(s *terraform.State) (string, error) {
+					return "pool/" + s.RootModule().Resources["rill_runtime.theirs"].Primary.ID, nil
+				},
+				ExpectError: wordsRegexp(`was allocated by provisioner "shared", not "pool"`),
+			},
+			{Config: theirs, Check: func(*terraform.State) error {
+				after, err := ledgerAllocations(t, ledger)
+				if err == nil && !reflect.DeepEqual(after, before) {
+					err = fmt.Errorf("the refused import changed the ledger: %v -> %v", before, after)
+				}
+				return err
+			}},
+		},
+	})
+}
+
+// A named runtime's ID is derived from its provisioner and name, known at plan time; renaming it
+// replaces it.
+func TestAccRuntime_namedRuntimeIDIsDerivedAndRenameReplaces(t *testing.T) {
+	requireAcc(t)
+	ledger := sqliteLedger(t)
+	named := func(name string) string {
+		return providerBlock(ledger, "", pool("pool", hostA)) + fmt.Sprintf(`
+resource "rill_runtime" "orders" {
+  provisioner_name = "pool"
+  name             = %q
+  slots            = 1
+}
+`, name)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories,
+		CheckDestroy:             checkLedgerEmpty(t, ledger),
+		Steps: []resource.TestStep{
+			{Config: named("has/slash"), ExpectError: wordsRegexp(`Invalid runtime name`)},
+			{
+				Config: named("orders"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectKnownValue("rill_runtime.orders", tfjsonpath.New("id"), knownvalue.StringExact(provisioner.NamedResourceID("pool", "orders"))),
+				}},
+				Check: checkLedgerMatchesState(t, ledger),
+			},
+			{
+				Config: named("orders-v2"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("rill_runtime.orders", plancheck.ResourceActionDestroyBeforeCreate),
+					plancheck.ExpectKnownValue("rill_runtime.orders", tfjsonpath.New("id"), knownvalue.StringExact(provisioner.NamedResourceID("pool", "orders-v2"))),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(checkLedgerMatchesState(t, ledger), func(*terraform.State) error {
+					allocs, err := ledgerAllocations(t, ledger)
+					if a := allocs[provisioner.NamedResourceID("pool", "orders-v2")]; err == nil && (a == nil || a.Name != "orders-v2") {
+						err = fmt.Errorf("the ledger does not record the name: %+v", a)
+					}
+					return err
+				}),
+			},
+		},
+	})
+}
+
+// `terraform plan -generate-config-out` after an import block writes a configuration that restores
+// everything the runtime was created with (name, version, hibernated, environment, annotations): the
+// plan after the import's apply is empty.
+func TestAccRuntime_importGeneratesConfigThatPlansNoChange(t *testing.T) {
+	requireAcc(t)
+	ledger := sqliteLedger(t)
+	set := `{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://gen.test:9091", "slots": 4}]}}}`
+	owner := newWorkspace(t)
+	owner.write("main.tf", cliHeader(ledger, set)+`
+resource "rill_runtime" "orders" {
+  name        = "orders"
+  slots       = 2
+  version     = "v0.51.0"
+  environment = "dev"
+  hibernated  = true
+  annotations = { organization_name = "acme", project_name = "orders" }
+}
+`)
+	owner.must("apply", "-auto-approve")
+	t.Cleanup(func() {
+		owner.must("destroy", "-auto-approve")
+		if allocs, err := ledgerAllocations(t, ledger); err != nil || len(allocs) != 0 {
+			t.Errorf("after destroy the ledger holds %d allocation(s) (err %v)", len(allocs), err)
+		}
+	})
+	id := owner.runtimesInState()["rill_runtime.orders"]
+
+	importer := newWorkspace(t)
+	importer.write("main.tf", cliHeader(ledger, set)+fmt.Sprintf(`
+import {
+  to = rill_runtime.orders
+  id = "pool/%s"
+}
+`, id))
+	importer.must("plan", "-generate-config-out=generated.tf")
+	generated, err := readFile(importer.dir, "generated.tf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`name = "orders"`, `version = "v0.51.0"`, `environment = "dev"`, `hibernated = true`,
+		`organization_name = "acme"`, `project_name = "orders"`, `slots = 2`, `provisioner_name = "pool"`} {
+		if !wordsRegexp(want).MatchString(generated) {
+			t.Errorf("generated configuration lacks %s:\n%s", want, generated)
+		}
+	}
+	importer.must("apply", "-auto-approve")
+	if out, err := importer.run("plan", "-detailed-exitcode"); err != nil {
+		t.Fatalf("the plan after importing with the generated configuration is not empty (%v):\n%s\n%s", err, out, generated)
+	}
+	importer.must("state", "rm", "rill_runtime.orders") // the owner workspace destroys it
+	if strings.Contains(generated, "drift") {
+		t.Errorf("generated configuration sets a computed attribute:\n%s", generated)
+	}
+}
