@@ -37,7 +37,17 @@ const (
 	// else "latest").
 	AnnotationVersion    = AnnotationPrefix + "version"
 	AnnotationHibernated = AnnotationPrefix + "hibernated"
+	// AnnotationName holds a named runtime's name (rill_runtime's `name`). A name may be longer than
+	// a label value may be (63), so the label LabelNameHash carries a hash of it, for selectors.
+	AnnotationName = AnnotationPrefix + "name"
+	LabelNameHash  = AnnotationPrefix + "name-hash"
 )
+
+// NameHash is the LabelNameHash value of a runtime name: the first 20 hex digits of its SHA-256.
+func NameHash(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return hex.EncodeToString(sum[:10])
+}
 
 // Names are the object names of one runtime.
 type Names struct {
@@ -76,6 +86,7 @@ type TemplateData struct {
 	Hibernated   bool
 	Names        Names
 	Annotations  map[string]string // the owning project's annotations
+	Name         string            // the runtime's name (rill_runtime's `name`), "" when it has none
 }
 
 // templateSlot describes one of the five templates.
@@ -194,8 +205,9 @@ func newTemplateData(spec *Spec, pid string, args *provisioner.RuntimeArgs, opts
 		replicas = 0
 	}
 	annotations := map[string]string{}
-	var rillVersion string
+	var rillVersion, name string
 	if opts != nil {
+		name = opts.Name
 		for k, v := range opts.Annotations {
 			annotations[k] = v
 		}
@@ -217,6 +229,7 @@ func newTemplateData(spec *Spec, pid string, args *provisioner.RuntimeArgs, opts
 		Hibernated:   args.Hibernated,
 		Names:        NamesFor(pid),
 		Annotations:  annotations,
+		Name:         name,
 	}
 }
 
@@ -252,13 +265,18 @@ func stampMetadata(obj *unstructured.Unstructured, slot templateSlot, data *Temp
 	obj.SetName(slot.name(data.Names))
 	obj.SetNamespace(data.Namespace)
 	ours := map[string]string{LabelManagedBy: ManagedByValue, LabelInstance: data.ProvisionID}
-	obj.SetLabels(merge(obj.GetLabels(), ours))
-	obj.SetAnnotations(merge(obj.GetAnnotations(), map[string]string{
+	annotations := map[string]string{
 		AnnotationTemplatesChecksum: checksum,
 		AnnotationSlots:             strconv.Itoa(data.Slots),
 		AnnotationVersion:           data.ImageTag,
 		AnnotationHibernated:        strconv.FormatBool(data.Hibernated),
-	}))
+	}
+	if data.Name != "" {
+		ours[LabelNameHash] = NameHash(data.Name)
+		annotations[AnnotationName] = data.Name
+	}
+	obj.SetLabels(merge(obj.GetLabels(), ours))
+	obj.SetAnnotations(merge(obj.GetAnnotations(), annotations))
 	if slot.field == "deployment" {
 		_ = unstructured.SetNestedField(obj.Object, int64(data.Replicas), "spec", "replicas")
 		podLabels, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "template", "metadata", "labels")

@@ -12,6 +12,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
@@ -84,6 +85,30 @@ func TestRenderNamesLabelsAndAnnotations(t *testing.T) {
 	dep := convert[appsv1.Deployment](t, objs["deployment"])
 	if dep.Spec.Template.Labels[LabelInstance] != testPID || dep.Spec.Template.Labels[LabelManagedBy] != ManagedByValue {
 		t.Errorf("pod labels %v", dep.Spec.Template.Labels)
+	}
+}
+
+// A named runtime's name reaches every object: as an annotation (any length), and hashed as a label
+// (a valid label value, for selectors); pods carry the label too.
+func TestRenderNamedRuntimeCarriesItsName(t *testing.T) {
+	p := mustProvisioner(t, `{"host": "https://*.rt.example.com", "namespace": "rill"}`)
+	name := strings.Repeat("orders.", 30) + "eu" // longer than a label value may be
+	objs := renderRuntime(t, p, &provisioner.RuntimeArgs{Slots: 1}, &provisioner.ResourceOptions{Name: name})
+	for field, o := range objs {
+		if o.obj.GetAnnotations()[AnnotationName] != name || o.obj.GetLabels()[LabelNameHash] != NameHash(name) {
+			t.Errorf("%s: annotations %v labels %v", field, o.obj.GetAnnotations(), o.obj.GetLabels())
+		}
+	}
+	if errs := validation.IsValidLabelValue(NameHash(name)); len(errs) > 0 {
+		t.Errorf("name hash %q is not a label value: %v", NameHash(name), errs)
+	}
+	dep := convert[appsv1.Deployment](t, objs["deployment"])
+	if dep.Spec.Template.Labels[LabelNameHash] != NameHash(name) {
+		t.Errorf("pod labels %v", dep.Spec.Template.Labels)
+	}
+	unnamed := renderRuntime(t, p, &provisioner.RuntimeArgs{Slots: 1}, nil)
+	if _, ok := unnamed["deployment"].obj.GetLabels()[LabelNameHash]; ok {
+		t.Error("an unnamed runtime carries a name label")
 	}
 }
 
