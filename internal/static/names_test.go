@@ -94,3 +94,32 @@ func TestProvisionRefusesAnotherProvisionersOrNamesAllocation(t *testing.T) {
 		t.Fatalf("a refused Provision changed the ledger:\n%+v\n%+v", before, after)
 	}
 }
+
+// The inventory lists this provisioner's allocations (not another's on a shared ledger), with name,
+// environment and annotations.
+func TestAllocatedListsOwnAllocationsOnly(t *testing.T) {
+	ctx := context.Background()
+	p, db, _ := newPool(t, twoHosts)
+	p.SetName("pool")
+	other, _, _ := newPool(t, twoHosts)
+	other.db = db
+	other.SetName("shared")
+	if _, err := other.Provision(ctx, &provisioner.Resource{ID: "theirs", Type: provisioner.ResourceTypeRuntime}, namedOpts("x", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Provision(ctx, &provisioner.Resource{ID: "mine", Type: provisioner.ResourceTypeRuntime}, namedOpts("orders", 2)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.Allocated(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("Allocated = %+v, want the one allocation of pool", got)
+	}
+	a := got[0]
+	if a.ID != "mine" || a.Name != "orders" || a.Provisioner != "pool" || a.Slots != 2 || a.Environment != "dev" ||
+		!reflect.DeepEqual(a.Annotations, map[string]string{"project_name": "orders"}) || a.CreatedAt.IsZero() {
+		t.Fatalf("Allocated = %+v", a)
+	}
+}
