@@ -126,11 +126,14 @@ func runKilledApplies(t *testing.T, ledger string, who victim, kills int) {
 		if len(allocs) >= crashRuntimes {
 			t.Logf("round %d: the ledger already holds all %d runtimes", round, crashRuntimes)
 		}
-		// Kill when the ledger has grown by a random number of allocations (a random point of the
-		// apply), or when the apply has run a random time (when it allocates nothing new).
-		grow := 1 + rng.IntN(max(crashRuntimes-len(allocs), 1))
-		after := time.Duration(200+rng.IntN(3000)) * time.Millisecond
-		at := killApply(t, w, ledger, who, len(allocs)+grow, after)
+		// Kill at a random point of the apply: once the ledger has grown by a random number of
+		// allocations short of complete. When (almost) all are allocated already, kill at a random time.
+		remaining := crashRuntimes - len(allocs)
+		target, after := len(allocs)+1+rng.IntN(max(remaining-1, 1)), 2*time.Minute
+		if remaining <= 1 {
+			target, after = crashRuntimes+1, time.Duration(500+rng.IntN(3000))*time.Millisecond
+		}
+		at := killApply(t, w, ledger, who, target, after)
 		t.Logf("round %d: killed %s %s", round, who, at)
 	}
 
@@ -199,6 +202,7 @@ func killApply(t *testing.T, w *workspace, ledger string, who victim, target int
 				t.Errorf("provider process %d still runs 10 s after terraform was killed", pid)
 			}
 		}
+		where += fmt.Sprintf("; its %d provider process(es) exited within 10 s", len(providers))
 	}
 	return where
 }
