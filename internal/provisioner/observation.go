@@ -17,6 +17,20 @@ const (
 	// StateKeyDrift ([]string) lists the ways the live resource differs from what Provision would make
 	// of the same args; non-empty plans an update, and Provision repairs every entry.
 	StateKeyDrift = "drift"
+
+	// The keys below matter after an import, when the Terraform layer has no private state and its
+	// configuration is yet to be written (-generate-config-out).
+
+	// StateKeyProvisioner is the name of the provisioner that made the resource (string). Import
+	// refuses a resource whose owner is another provisioner.
+	StateKeyProvisioner = "provisioner"
+	// StateKeyName is the resource's name (string, "" for none).
+	StateKeyName = "name"
+	// StateKeyEnvironment is the runtime's environment (string).
+	StateKeyEnvironment = "environment"
+	// StateKeyAnnotations are the runtime's annotations besides the environment (map[string]string,
+	// or map[string]any after JSON).
+	StateKeyAnnotations = "annotations"
 )
 
 // RuntimeObservation is what a provisioner observed of a runtime (the StateKey... keys above).
@@ -26,6 +40,11 @@ type RuntimeObservation struct {
 	Hibernated *bool  // nil when not observed
 	Warnings   []string
 	Drift      []string
+	// Owner, Name, Environment and Annotations: "" / nil when not observed.
+	Owner       string
+	Name        string
+	Environment string
+	Annotations map[string]string
 }
 
 // NewRuntimeObservation reads the observed keys of a runtime's state leniently: the state may have
@@ -42,5 +61,27 @@ func NewRuntimeObservation(state map[string]any) RuntimeObservation {
 	}
 	o.Warnings = stringList(state[StateKeyWarnings])
 	o.Drift = stringList(state[StateKeyDrift])
+	o.Owner, _ = state[StateKeyProvisioner].(string)
+	o.Name, _ = state[StateKeyName].(string)
+	o.Environment, _ = state[StateKeyEnvironment].(string)
+	o.Annotations = stringMap(state[StateKeyAnnotations])
 	return o
+}
+
+// stringMap reads a map[string]string that may have been through JSON (map[string]any); values that
+// are not strings are left out.
+func stringMap(v any) map[string]string {
+	switch m := v.(type) {
+	case map[string]string:
+		return m
+	case map[string]any:
+		out := make(map[string]string, len(m))
+		for k, x := range m {
+			if s, ok := x.(string); ok {
+				out[k] = s
+			}
+		}
+		return out
+	}
+	return nil
 }

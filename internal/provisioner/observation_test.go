@@ -12,11 +12,14 @@ func TestNewRuntimeObservationSurvivesJSON(t *testing.T) {
 	written := map[string]any{
 		StateKeySlots: 3, StateKeyVersion: "v0.50.0", StateKeyHibernated: true,
 		StateKeyWarnings: []string{"volume kept at 120Gi"}, StateKeyDrift: []string{"image edited"},
+		StateKeyProvisioner: "pool", StateKeyName: "orders", StateKeyEnvironment: "dev",
+		StateKeyAnnotations: map[string]string{"project_name": "orders"},
 		"namespace": "rill", // a provisioner's own key, ignored
 	}
 	hibernated := true
 	want := RuntimeObservation{Slots: 3, Version: "v0.50.0", Hibernated: &hibernated,
-		Warnings: []string{"volume kept at 120Gi"}, Drift: []string{"image edited"}}
+		Warnings: []string{"volume kept at 120Gi"}, Drift: []string{"image edited"},
+		Owner: "pool", Name: "orders", Environment: "dev", Annotations: map[string]string{"project_name": "orders"}}
 	if got := NewRuntimeObservation(written); !reflect.DeepEqual(got, want) {
 		t.Fatalf("as written: got %+v, want %+v", got, want)
 	}

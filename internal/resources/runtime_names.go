@@ -98,43 +98,26 @@ func takeImportMark(ctx context.Context, req, resp privateState) (bool, diag.Dia
 // adoptImported checks that an imported runtime belongs to the provisioner it was imported through,
 // and restores the arguments the provisioner recorded (name, environment, annotations; version and
 // hibernated come with every refresh), so that generated configuration plans no change.
-func adoptImported(_ context.Context, m *runtimeModel, provisionerName string, res *provisioner.Resource) diag.Diagnostics {
+func adoptImported(ctx context.Context, m *runtimeModel, provisionerName string, res *provisioner.Resource) diag.Diagnostics {
 	var diags diag.Diagnostics
-	owner, _ := res.State[provisioner.StateKeyProvisioner].(string)
-	if owner != "" && owner != provisionerName {
+	o := provisioner.NewRuntimeObservation(res.State)
+	if o.Owner != "" && o.Owner != provisionerName {
 		diags.AddAttributeError(path.Root("provisioner_name"), "Runtime belongs to another provisioner",
 			fmt.Sprintf("Runtime %s was allocated by provisioner %q, not %q. Importing it through %q would let this configuration "+
 				"resize or free another pool's runtime. If it is meant to be managed here, import it as %q with "+
-				"`provisioner_name = %q`.", res.ID, owner, provisionerName, provisionerName, owner+"/"+res.ID, owner))
+				"`provisioner_name = %q`.", res.ID, o.Owner, provisionerName, provisionerName, o.Owner+"/"+res.ID, o.Owner))
 		return diags
 	}
-	if name, _ := res.State[provisioner.StateKeyName].(string); name != "" {
-		m.Name = types.StringValue(name)
+	if o.Name != "" {
+		m.Name = types.StringValue(o.Name)
 	}
-	if env, _ := res.State[provisioner.StateKeyEnvironment].(string); env != "" {
-		m.Environment = types.StringValue(env)
+	if o.Environment != "" {
+		m.Environment = types.StringValue(o.Environment)
 	}
-	if ann := stringMap(res.State[provisioner.StateKeyAnnotations]); len(ann) > 0 {
-		v, d := types.MapValueFrom(context.Background(), types.StringType, ann)
+	if len(o.Annotations) > 0 {
+		v, d := types.MapValueFrom(ctx, types.StringType, o.Annotations)
 		diags.Append(d...)
 		m.Annotations = v
 	}
 	return diags
-}
-
-// stringMap reads a map[string]string that may have been through JSON (map[string]any).
-func stringMap(v any) map[string]string {
-	switch m := v.(type) {
-	case map[string]string:
-		return m
-	case map[string]any:
-		out := make(map[string]string, len(m))
-		for k, x := range m {
-			if s, ok := x.(string); ok {
-				out[k] = s
-			}
-		}
-		return out
-	}
-	return nil
 }
