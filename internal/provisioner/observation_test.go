@@ -14,7 +14,7 @@ func TestNewRuntimeObservationSurvivesJSON(t *testing.T) {
 		StateKeyWarnings: []string{"volume kept at 120Gi"}, StateKeyDrift: []string{"image edited"},
 		StateKeyProvisioner: "pool", StateKeyName: "orders", StateKeyEnvironment: "dev",
 		StateKeyAnnotations: map[string]string{"project_name": "orders"},
-		"namespace": "rill", // a provisioner's own key, ignored
+		"namespace":         "rill", // a provisioner's own key, ignored
 	}
 	hibernated := true
 	want := RuntimeObservation{Slots: 3, Version: "v0.50.0", Hibernated: &hibernated,
