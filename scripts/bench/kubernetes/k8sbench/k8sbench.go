@@ -430,17 +430,7 @@ func auditRolledOut(path, ns string) (map[string]time.Time, error) {
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
 		var ev struct {
-			Stage     string `json:"stage"`
-			Received  string `json:"requestReceivedTimestamp"`
-			ObjectRef *struct {
-				Resource    string `json:"resource"`
-				Subresource string `json:"subresource"`
-				Namespace   string `json:"namespace"`
-				Name        string `json:"name"`
-			} `json:"objectRef"`
-			ResponseStatus *struct {
-				Code int `json:"code"`
-			} `json:"responseStatus"`
+			auditEvent
 			RequestObject *appsv1.Deployment `json:"requestObject"`
 		}
 		line := sc.Bytes()
@@ -458,7 +448,7 @@ func auditRolledOut(path, ns string) (map[string]time.Time, error) {
 		if _, seen := out[r.Name]; seen || !rolledOut(ev.RequestObject) {
 			continue
 		}
-		t, err := time.Parse(time.RFC3339Nano, ev.Received)
+		t, err := time.Parse(time.RFC3339Nano, ev.RequestReceivedTimestamp)
 		if err != nil {
 			continue
 		}
