@@ -158,15 +158,17 @@ func (r *ClickHouseResource) ModifyPlan(ctx context.Context, req resource.Modify
 	if resolved != "" {
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("provisioner_name"), resolved)...)
 	}
+	if state != nil && state.DSNWithoutPassword.IsNull() && !replace {
+		// Imported and not applied since (the only way to have none): the apply sets it, and
+		// UseStateForUnknown would plan the state's null.
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("dsn_without_password"), types.StringUnknown())...)
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("write_dsn_without_password"), types.StringUnknown())...)
+	}
 	if state != nil && state.DSN.IsNull() && !config.writeOnly() && !replace {
 		// Imported, or the password was write-only until now: nobody knows the password, so the apply
 		// generates a new one; say so in the plan.
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("dsn"), types.StringUnknown())...)
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("write_dsn"), types.StringUnknown())...)
-		if state.DSNWithoutPassword.IsNull() { // imported: never set
-			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("dsn_without_password"), types.StringUnknown())...)
-			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("write_dsn_without_password"), types.StringUnknown())...)
-		}
 		resp.Diagnostics.AddWarning("The ClickHouse user gets a new password",
 			fmt.Sprintf("rill_clickhouse %s has no password in its state (it was imported, or its password was write-only): "+
 				"ClickHouse keeps only a hash of user %s's password, so this apply generates a new one and the dsn changes. "+

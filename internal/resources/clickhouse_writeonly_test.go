@@ -21,7 +21,9 @@ import (
 // plan, neither the state file, nor `terraform show -json`, nor the plan file, nor TF_LOG=trace
 // output holds the password, the ClickHouse admin password or the set; dsn and write_dsn are null
 // and dsn_without_password is set; the stand-in's user has exactly the configured password (the
-// rotation removed the old one), and the plan after each apply is empty.
+// rotation removed the old one), and the plan after each apply is empty. An import sets the
+// configured password; switching to a generated password and back are in-place updates; a user and
+// database dropped outside Terraform are planned for re-creation.
 //
 // Write-only attributes need Terraform 1.11 (OpenTofu 1.11), ephemeral variables Terraform 1.10
 // (OpenTofu 1.11): older CLIs skip, saying so.
@@ -150,6 +152,66 @@ output "dsn_without_password" {
 	checkState("after the rotation", 2)
 	if plan := step("plan after the rotation", "plan", "-no-color", "-detailed-exitcode"); !strings.Contains(plan, "No changes.") {
 		t.Fatalf("plan after the rotation is not empty:\n%s", tail(plan))
+	}
+
+	// Import into a fresh state: nobody knows the password, and the configured one is set, without the
+	// generated-password warning; the state still holds no secret.
+	id := stateAttributes(t, step("show -json before import", "show", "-json"), "rill_clickhouse.db")["id"].(string)
+	step("state rm", "state", "rm", "rill_clickhouse.db")
+	step("import", "import", "-no-color", "rill_clickhouse.db", "ch/"+id)
+	plan = step("plan after import", "plan", "-no-color")
+	if !strings.Contains(plan, "rill_clickhouse.db will be updated in-place") || strings.Contains(plan, "gets a new password") {
+		t.Fatalf("plan after import:\n%s", tail(plan))
+	}
+	step("apply after import", "apply", "-no-color", "-auto-approve")
+	checkState("after the import's apply", 2)
+
+	// Switching modes is an in-place update each way: without password_wo the apply generates a
+	// password and dsn carries it (in the state, as before write-only attributes); with it again,
+	// dsn is null and the configured password is the only one.
+	writeMain := func(body string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	generated := strings.Replace(strings.Replace(main, "  password_wo         = var.clickhouse_password\n", "", 1),
+		"  password_wo_version = var.clickhouse_password_version\n", "", 1)
+	writeMain(generated)
+	if plan := step("plan to a generated password", "plan", "-no-color"); !strings.Contains(plan, "The ClickHouse user gets a new password") {
+		t.Fatalf("plan to a generated password:\n%s", tail(plan))
+	}
+	step("apply to a generated password", "apply", "-no-color", "-auto-approve")
+	attrs := stateAttributes(t, step("show -json generated", "show", "-json"), "rill_clickhouse.db")
+	dsn, _ := attrs["dsn"].(string)
+	var fake map[string]json.RawMessage
+	if raw, err := os.ReadFile(fakeState); err != nil || json.Unmarshal(raw, &fake) != nil {
+		t.Fatalf("reading the stand-in's state: %v", err)
+	}
+	var users map[string][]string
+	_ = json.Unmarshal(fake["users"], &users)
+	if got := users[attrs["user"].(string)]; len(got) != 1 || !strings.Contains(dsn, ":"+got[0]+"@") || attrs["password_wo_version"] != nil {
+		t.Fatalf("after the switch to a generated password: dsn set %v, %d passwords, version %v", dsn != "", len(got), attrs["password_wo_version"])
+	}
+	if plan := step("plan after the switch", "plan", "-no-color", "-detailed-exitcode"); !strings.Contains(plan, "No changes.") {
+		t.Fatalf("plan after the switch to a generated password is not empty:\n%s", tail(plan))
+	}
+	writeMain(main)
+	step("apply back to password_wo", "apply", "-no-color", "-auto-approve")
+	checkState("after switching back to password_wo", 2)
+	if raw, err := os.ReadFile(filepath.Join(dir, "terraform.tfstate")); err != nil || strings.Contains(string(raw), dsn) {
+		t.Errorf("the state still holds the generated dsn after switching back to password_wo (%v)", err)
+	}
+
+	// The user and database dropped outside Terraform: with no DSN to log in with, refresh looks them
+	// up by name, finds them gone and plans re-creation (either one missing is enough: see
+	// TestCheckResourceOfAProvisionedResourceWithoutDSNNeedsBothObjects_fake).
+	if err := os.WriteFile(fakeState, []byte(`{"users": {}, "databases": {"default": true}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	plan = step("plan after an outside drop", "plan", "-no-color")
+	if !strings.Contains(plan, "rill_clickhouse.db will be created") {
+		t.Fatalf("plan after the user and database were dropped outside Terraform:\n%s", tail(plan))
 	}
 
 	step("destroy", "destroy", "-no-color", "-auto-approve")
