@@ -15,7 +15,8 @@
 # Environment:
 #   RILL_CONTROLPLANE_DIR   state dir (default: ${TMPDIR:-/tmp}/rill-controlplane)
 #   RILL_CONTROLPLANE_BIN   binaries dir (default: <repo>/.tools/controlplane/<k8s version>)
-#   RILL_CONTROLPLANE_START_TIMEOUT  seconds to wait for readiness (default 90)
+#   RILL_CONTROLPLANE_START_TIMEOUT  seconds to wait for each component's readiness (default 180: a
+#                                    loaded 2-core machine can take minutes)
 #   RILL_CONTROLPLANE_WATCH_PID      like --watch-pid: stop everything once that process exits
 #   RILL_CONTROLPLANE_APISERVER_ARGS extra kube-apiserver flags (space-separated)
 set -euo pipefail
@@ -30,7 +31,7 @@ TOOLS_MOD="$REPO_ROOT/tools/controlplane"
 SUPPORT_DIR="$SCRIPT_DIR/controlplane"
 BIN_DIR=${RILL_CONTROLPLANE_BIN:-"$REPO_ROOT/.tools/controlplane/$K8S_VERSION"}
 STATE_DIR=${RILL_CONTROLPLANE_DIR:-"${TMPDIR:-/tmp}/rill-controlplane"}
-START_TIMEOUT=${RILL_CONTROLPLANE_START_TIMEOUT:-90}
+START_TIMEOUT=${RILL_CONTROLPLANE_START_TIMEOUT:-180}
 BINARIES=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok)
 # Order in which processes are started; stopped in reverse.
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
@@ -169,12 +170,42 @@ free_port() {
 	die "no free port found"
 }
 
-# launch NAME ARGS...: start a binary in its own session/process group, logs into logs/NAME.log.
+# launch NAME ARGS...: start a binary in its own session/process group, logs into logs/NAME.log,
+# and return once the process runs the binary (or has died).
+#
+# Why wait: until execve completes, /proc/PID/cmdline still shows this shell or setsid, and
+# component_pid (which checks argv[0], so that a recycled pid is never taken for ours) reports the
+# component as exited. On a loaded machine that window lasts 15 to 100 ms (measured: fork to the
+# binary's argv under load 30; /proc/PID/cmdline even reads empty in the middle of execve), as long
+# as the first readiness probe: that was the "kube-apiserver exited" with an empty log that failed a
+# start now and then, most often the first start after a build or a long idle (binaries not cached).
 launch() {
 	local name=$1; shift
-	local bin="$BIN_DIR/$name"
+	local bin="$BIN_DIR/$name" pid deadline=$((SECONDS + 60))
 	setsid "$bin" "$@" </dev/null >"$LOG_DIR/$name.log" 2>&1 &
-	echo "$! $bin" >"$PID_DIR/$name.pid"
+	pid=$!
+	echo "$pid $bin" >"$PID_DIR/$name.pid"
+	while ((SECONDS < deadline)); do
+		argv_of "$pid" && [[ "${ARGV[0]}" == "$bin" ]] && return 0
+		# Dead already (reaped, or a zombie): wait_for reports it with the log.
+		kill -0 "$pid" 2>/dev/null || return 0
+		[[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" == Z ]] && return 0
+		sleep 0.02 # meanwhile cmdline reads as the shell, setsid, or empty (mid-execve)
+	done
+}
+
+# exit_reason NAME: how the component's process ended, as far as this shell can tell.
+exit_reason() {
+	local f="$PID_DIR/$1.pid" pid argv0 status
+	read -r pid argv0 <"$f" 2>/dev/null || { echo "no pid file"; return; }
+	if kill -0 "$pid" 2>/dev/null; then
+		argv_of "$pid" && echo "pid $pid is alive but runs ${ARGV[0]}, not $argv0" && return
+		echo "pid $pid is a zombie"
+		return
+	fi
+	wait "$pid" 2>/dev/null
+	status=$?
+	if ((status > 128)); then echo "killed by signal $((status - 128))"; else echo "exit status $status"; fi
 }
 
 tail_log() { log "last lines of $LOG_DIR/$1.log:"; tail -n 25 "$LOG_DIR/$1.log" >&2 || true; }
@@ -186,7 +217,7 @@ wait_for() {
 	while ((SECONDS < deadline)); do
 		"$@" >/dev/null 2>&1 && return 0
 		if [[ "$name" != - ]] && ! component_pid "$name" >/dev/null; then
-			log "$name exited"
+			log "$name exited ($(exit_reason "$name"))"
 			tail_log "$name"
 			return 1
 		fi
@@ -331,7 +362,7 @@ EOF
 		--listen-peer-urls="http://127.0.0.1:$etcd_peer_port" --initial-advertise-peer-urls="http://127.0.0.1:$etcd_peer_port" \
 		--initial-cluster="rill=http://127.0.0.1:$etcd_peer_port" --initial-cluster-state=new \
 		--unsafe-no-fsync --log-level=warn
-	wait_for etcd 30 http_ok "http://127.0.0.1:$etcd_port/health" '"health":"true"' || return 1
+	wait_for etcd "$START_TIMEOUT" http_ok "http://127.0.0.1:$etcd_port/health" '"health":"true"' || return 1
 
 	local audit_args=()
 	[[ -n "$audit_policy" ]] && audit_args+=(--audit-policy-file="$audit_policy")
@@ -372,15 +403,15 @@ EOF
 	# Cluster objects: the fake node, the kwok volume StorageClass (default) and its RBAC.
 	kctl apply -f "$SUPPORT_DIR/kwok/manifests/" -f "$SUPPORT_DIR/node.yaml" >"$LOG_DIR/setup.log" 2>&1 ||
 		{ cat "$LOG_DIR/setup.log" >&2; return 1; }
-	wait_for kube-controller-manager 60 http_ok "https://127.0.0.1:$kcm_port/healthz" ok || return 1
-	wait_for kube-scheduler 60 http_ok "https://127.0.0.1:$sched_port/healthz" ok || return 1
-	wait_for kwok 60 http_ok "http://127.0.0.1:$kwok_port/healthz" ok || return 1
+	wait_for kube-controller-manager "$START_TIMEOUT" http_ok "https://127.0.0.1:$kcm_port/healthz" ok || return 1
+	wait_for kube-scheduler "$START_TIMEOUT" http_ok "https://127.0.0.1:$sched_port/healthz" ok || return 1
+	wait_for kwok "$START_TIMEOUT" http_ok "http://127.0.0.1:$kwok_port/healthz" ok || return 1
 	# Ready and without the not-ready taint (removed by the node lifecycle controller).
 	wait_for kwok "$START_TIMEOUT" node_schedulable || return 1
 	# Pods cannot be created before the service account controller made "default".
-	wait_for kube-controller-manager 60 kctl get serviceaccount default -n default || return 1
+	wait_for kube-controller-manager "$START_TIMEOUT" kctl get serviceaccount default -n default || return 1
 	# Published by a controller once the controller manager's informers have synced.
-	wait_for kube-controller-manager 60 kctl get configmap kube-root-ca.crt -n default || return 1
+	wait_for kube-controller-manager "$START_TIMEOUT" kctl get configmap kube-root-ca.crt -n default || return 1
 	log "ready in $((SECONDS - t0))s (API server after ${t_api}s); kubeconfig: $KUBECONFIG_PATH"
 }
 

@@ -12,7 +12,9 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 export CGO_ENABLED=0 CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
-timeout="${RILL_TEST_TIMEOUT:-60m}"
+# Bounded well inside CI's 90 minutes, so that a hang fails with go test's goroutine dump instead of
+# a CI run that never reports.
+timeout="${RILL_TEST_TIMEOUT:-30m}"
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 
