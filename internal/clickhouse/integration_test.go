@@ -198,6 +198,34 @@ func TestIntegrationLifecycleOfTwoIsolatedTenants(t *testing.T) {
 		t.Fatalf("B's data after A was removed: %v %v", rows, err)
 	}
 
+	// Rotation to a chosen password (ClickhouseArgs, as from password_wo): afterwards only the new one
+	// logs in. On 21.11 and newer the database comment carries the annotations and the user has its
+	// default database and cannot pass its rights on.
+	rotated, err := p.Provision(ctx, b, &provisioner.ResourceOptions{Annotations: opts("x").Annotations,
+		Args: (&provisioner.ClickhouseArgs{Password: "Rotated-'pw'-0123456789"}).AsMap()})
+	if err != nil {
+		t.Fatalf("rotating B's password: %v", err)
+	}
+	if _, err := tenantQuery(ctx, p, rotated, "SELECT 1"); err != nil {
+		t.Fatalf("B's new password: %v", err)
+	}
+	if _, err := tenantQuery(ctx, p, b, "SELECT 1"); !isGoneError(err) {
+		t.Fatalf("B's old password after the rotation: want a login refusal, got %v", err)
+	}
+	if _, features, err := p.managerSession(ctx); err != nil {
+		t.Fatal(err)
+	} else if features.userOptions {
+		want, _ := json.Marshal(opts("Project B; DROP DATABASE system").Annotations)
+		if comments, err := admin.QueryStrings(ctx, "SELECT comment FROM system.databases WHERE name = "+quoteString(dbB)); err != nil || len(comments) != 1 || comments[0] != string(want) {
+			t.Fatalf("B's database comment: %q (%v), want %s", comments, err, want)
+		}
+		created, err := admin.QueryStrings(ctx, "SHOW CREATE USER "+quoteIdent(userName(b.ID)))
+		if err != nil || len(created) != 1 || !strings.Contains(created[0], "GRANTEES NONE") || !strings.Contains(created[0], "DEFAULT DATABASE") {
+			t.Fatalf("B's user: %q (%v)", created, err)
+		}
+	}
+	b = rotated
+
 	// Dropping B's database behind the provisioner's back is reported as gone, and Provision repairs it.
 	if err := admin.Exec(ctx, "DROP DATABASE "+quoteIdent(dbB)+onCluster(p.cluster)); err != nil {
 		t.Fatal(err)

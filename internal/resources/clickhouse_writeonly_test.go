@@ -223,14 +223,11 @@ output "dsn_without_password" {
 	}
 }
 
-// requireCLIVersion skips the test when the CLI of TF_ACC_TERRAFORM_PATH (Terraform or OpenTofu) is
+// requireCLIVersion skips the test when the CLI the tests run (terraformCLI: Terraform or OpenTofu) is
 // older than major.minor, naming the feature that needs it.
 func requireCLIVersion(t *testing.T, major, minor int, feature string) {
 	t.Helper()
-	tfPath := os.Getenv("TF_ACC_TERRAFORM_PATH")
-	if tfPath == "" {
-		tfPath = "terraform"
-	}
+	tfPath := terraformCLI()
 	out, err := exec.Command(tfPath, "version").Output()
 	if err != nil {
 		t.Fatalf("%s version: %v", tfPath, err)
