@@ -97,6 +97,23 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_editedTemplateIsPlannedAsAnUpdate"}}},
 	},
 	{
+		Name: "create-skips-cleanup", Breaks: "a Provision failing part-way leaves nothing behind",
+		File:    "internal/resources/runtime_resource.go",
+		Search:  "if cleanupErr := c.p.Deprovision(c.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}); cleanupErr != nil {",
+		Replace: "if cleanupErr := error(nil); cleanupErr != nil {",
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_provisionFailingPartWayLeavesNothing"}}},
+	},
+	{
+		Name: "refresh-writes", Breaks: "plan (refresh) writes nothing anywhere",
+		File:    "internal/resources/runtime_resource.go",
+		Search:  "res, err := c.p.CheckResource(c.ctx, &provisioner.Resource{ID: state.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: c.privState, Config: configOf(&state)}, opts)",
+		Replace: "res, err := c.p.Provision(c.ctx, &provisioner.Resource{ID: state.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: c.privState, Config: configOf(&state)}, opts)",
+		Checks: []Check{
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_outOfBandLedgerChangeIsPlannedBack"}},
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_planWritesNothing"}},
+		},
+	},
+	{
 		Name: "free-slots-not-subtracting-used", Breaks: "rill_provisioners reports the free slots of a pool",
 		File:    "internal/resources/provisioners_data_source.go",
 		Search:  "f := max(int64(h.Slots-h.UsedSlots), 0)",
