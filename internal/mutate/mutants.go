@@ -65,6 +65,28 @@ var Mutants = []Mutant{
 		},
 	},
 
+	{
+		Name: "adoption-refused", Breaks: "a retried or interrupted create adopts its own allocation (by ID and name)",
+		File:    "internal/static/provisioner.go",
+		Search:  "\tdefault:\n\t\treturn nil\n\t}\n\treturn conflict\n",
+		Replace: "\tdefault:\n\t\tconflict.Reason = \"mutant: never adopt\"\n\t}\n\treturn conflict\n",
+		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestNamedProvisionAdoptsItsOwnAllocationAndRecordsItsArguments"}}},
+	},
+	{
+		Name: "adoption-of-anothers-allocation", Breaks: "an allocation of another provisioner is never taken over",
+		File:    "internal/static/provisioner.go",
+		Search:  "case owner != \"\" && current.Provisioner != owner:",
+		Replace: "case false:",
+		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestProvisionRefusesAnotherProvisionersOrNamesAllocation"}}},
+	},
+	{
+		Name: "import-owner-unchecked", Breaks: "import refuses a runtime of another provisioner",
+		File:    "internal/resources/runtime_names.go",
+		Search:  "if o.Owner != \"\" && o.Owner != provisionerName {",
+		Replace: "if false && o.Owner != provisionerName {",
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_importRefusesAnotherProvisionersRuntime"}}},
+	},
+
 	// The contract's sizes and set.
 	{
 		Name: "memory-per-slot", Breaks: "each slot grants 4 GB of memory",
@@ -99,8 +121,8 @@ var Mutants = []Mutant{
 	{
 		Name: "create-skips-cleanup", Breaks: "a Provision failing part-way leaves nothing behind",
 		File:    "internal/resources/runtime_resource.go",
-		Search:  "if cleanupErr := c.p.Deprovision(c.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}); cleanupErr != nil {",
-		Replace: "if cleanupErr := error(nil); cleanupErr != nil {",
+		Search:  "if cleanupErr := c.p.Deprovision(cleanupCtx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}); cleanupErr != nil {",
+		Replace: "if cleanupErr := cleanupCtx.Err(); cleanupErr != nil {",
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_provisionFailingPartWayLeavesNothing"}}},
 	},
 	{
