@@ -54,6 +54,9 @@ type DB interface {
 	Close() error
 	// Ping checks that the store can be reached.
 	Ping(ctx context.Context) error
+	// Identity returns the ledger's identity. On a handle from OpenReadOnly of a ledger that does
+	// not exist it returns the location and an error wrapping ErrNoLedger.
+	Identity(ctx context.Context) (Identity, error)
 
 	// Allocate runs place under an exclusive lock on the ledger and upserts the allocation it returns,
 	// keyed by its ResourceID. It returns the stored allocation.

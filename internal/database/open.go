@@ -56,6 +56,20 @@ const acceptedForms = `accepted forms: "sqlite:///absolute/path/ledger.db", "sql
 // password in it, never appears in a returned error or a log line; Redact is applied instead.
 // A nil logger is allowed.
 func Open(ctx context.Context, dsn string, logger *zap.Logger) (DB, error) {
+	return open(ctx, dsn, logger, false)
+}
+
+// OpenReadOnly opens the ledger named by dsn for reading only, as `terraform plan` needs it: it
+// creates no file, directory, table or row and runs no migration. A ledger that does not exist (no
+// SQLite file; a PostgreSQL database without the ledger's schema) yields a handle that reads as
+// empty and whose Identity wraps ErrNoLedger. A ledger whose schema is older than this binary's is
+// read as it is (Identity.ID is "" until a write Open migrates it); a newer one is refused, as by
+// Open. Writes through the handle fail with ErrReadOnly.
+func OpenReadOnly(ctx context.Context, dsn string, logger *zap.Logger) (DB, error) {
+	return open(ctx, dsn, logger, true)
+}
+
+func open(ctx context.Context, dsn string, logger *zap.Logger, readOnly bool) (DB, error) {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
@@ -64,9 +78,9 @@ func Open(ctx context.Context, dsn string, logger *zap.Logger) (DB, error) {
 	case err != nil:
 		return nil, err
 	case driver == DriverSQLite:
-		return openSQLite(ctx, target, logger)
+		return openSQLite(ctx, target, logger, readOnly)
 	default:
-		return openPostgres(ctx, target, logger)
+		return openPostgres(ctx, target, logger, readOnly)
 	}
 }
 

@@ -38,14 +38,21 @@ const (
 // Behind a transaction-pooling PgBouncer add default_query_exec_mode=exec (or simple_protocol) to the
 // DSN; transaction-scoped advisory locks work there.
 type postgresDB struct {
-	pool   *pgxpool.Pool
-	name   string // redacted DSN
-	logger *zap.Logger
+	pool     *pgxpool.Pool
+	name     string // redacted DSN
+	readOnly bool   // from OpenReadOnly: no writes, no migrations
+	logger   *zap.Logger
+	identity identityCache
 }
+
+// pgDefaultConnectTimeout bounds each connection attempt when the DSN sets no connect_timeout: a
+// server that accepts TCP and never answers fails the first operation that needs it within this
+// time (and the provider remembers the failure for the rest of the run).
+const pgDefaultConnectTimeout = 10 * time.Second
 
 var _ DB = (*postgresDB)(nil)
 
-func openPostgres(ctx context.Context, dsn string, logger *zap.Logger) (DB, error) {
+func openPostgres(ctx context.Context, dsn string, logger *zap.Logger, readOnly bool) (DB, error) {
 	name := Redact(dsn)
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -56,23 +63,83 @@ func openPostgres(ctx context.Context, dsn string, logger *zap.Logger) (DB, erro
 		cfg.ConnConfig.RuntimeParams["application_name"] = "terraform-provider-rill"
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
-		cfg.ConnConfig.ConnectTimeout = 15 * time.Second
+		cfg.ConnConfig.ConnectTimeout = pgDefaultConnectTimeout
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres ledger %s: %w", name, err)
 	}
-	p := &postgresDB{pool: pool, name: name, logger: logger.With(zap.String("ledger", "postgres"), zap.String("dsn", name))}
+	p := &postgresDB{pool: pool, name: name, readOnly: readOnly, logger: logger.With(zap.String("ledger", "postgres"), zap.String("dsn", name))}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, p.wrap("connect", err)
+		return nil, p.wrap(fmt.Sprintf("connect (each attempt waits up to %s, the DSN's connect_timeout, for the server to answer)",
+			cfg.ConnConfig.ConnectTimeout), err)
 	}
-	if err := p.migrate(ctx); err != nil {
+	if readOnly {
+		applied, err := p.appliedVersions(ctx)
+		if err == nil && len(applied) > 0 {
+			var all []migration
+			if all, err = loadMigrations(DriverPostgres); err == nil {
+				_, err = pendingMigrations(all, applied)
+			}
+		}
+		if err != nil || len(applied) == 0 {
+			pool.Close()
+			if err != nil {
+				return nil, p.wrap("open", err)
+			}
+			p.logger.Debug("database has no ledger schema yet; reading it as empty")
+			return &absentDB{driver: DriverPostgres, location: name}, nil
+		}
+	} else if err := p.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, p.wrap("migrate", err)
 	}
-	p.logger.Debug("ledger opened")
+	p.logger.Debug("ledger opened", zap.Bool("read_only", readOnly))
 	return p, nil
+}
+
+// appliedVersions returns the applied migrations; none when the database has no schema_migrations.
+func (p *postgresDB) appliedVersions(ctx context.Context) (map[int]bool, error) {
+	var exists bool
+	if err := p.pool.QueryRow(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&exists); err != nil || !exists {
+		return map[int]bool{}, err
+	}
+	return pgAppliedVersions(ctx, p.pool)
+}
+
+// Identity implements DB.
+func (p *postgresDB) Identity(ctx context.Context) (Identity, error) {
+	return p.identity.get(p.name, func() (string, error) {
+		var id string
+		var exists bool
+		err := p.pool.QueryRow(ctx, `SELECT to_regclass('ledger_meta') IS NOT NULL`).Scan(&exists)
+		if err == nil && exists { // else a ledger from before identities: none yet
+			err = p.pool.QueryRow(ctx, `SELECT value FROM ledger_meta WHERE key = $1`, identityKey).Scan(&id)
+		}
+		if errors.Is(err, pgx.ErrNoRows) {
+			err = nil
+		}
+		return id, p.wrap("read identity", err)
+	})
+}
+
+// lockLedger takes a transaction-scoped advisory lock, waiting at most LockWait (lock_timeout) and
+// as long as ctx allows; giving up is a *LockedError.
+func (p *postgresDB) lockLedger(ctx context.Context, tx pgx.Tx, key int64) error {
+	start := time.Now()
+	_, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL lock_timeout = %d`, LockWait.Milliseconds()))
+	if err == nil {
+		_, err = tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, key)
+	}
+	var pgErr *pgconn.PgError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &pgErr) && pgErr.Code == "55P03" /* lock_not_available */, ctx.Err() != nil:
+		return &LockedError{Location: p.name, Waited: time.Since(start), Cause: errors.Join(err, ctx.Err())}
+	}
+	return err
 }
 
 func (p *postgresDB) Driver() string { return DriverPostgres }
@@ -100,15 +167,11 @@ func (p *postgresDB) migrate(ctx context.Context) error {
 	}
 	// Fast path, without lock or DDL: a store that is up to date needs nothing, and the role may
 	// lack the CREATE privilege that even CREATE TABLE IF NOT EXISTS checks.
-	var exists bool
-	if err := p.pool.QueryRow(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&exists); err != nil {
+	applied, err := p.appliedVersions(ctx)
+	if err != nil {
 		return err
 	}
-	if exists {
-		applied, err := pgAppliedVersions(ctx, p.pool)
-		if err != nil {
-			return err
-		}
+	if len(applied) > 0 {
 		pending, err := pendingMigrations(all, applied)
 		if err != nil || len(pending) == 0 {
 			return err
@@ -122,7 +185,7 @@ func (p *postgresDB) migrate(ctx context.Context) error {
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	// Taken before anything else, so that even the CREATE TABLE IF NOT EXISTS below (which is not safe
 	// against a concurrent identical CREATE) runs in one process at a time.
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, pgMigrateLockKey); err != nil {
+	if err := p.lockLedger(ctx, tx, pgMigrateLockKey); err != nil {
 		return err
 	}
 	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -132,8 +195,7 @@ func (p *postgresDB) migrate(ctx context.Context) error {
 	)`); err != nil {
 		return err
 	}
-	applied, err := pgAppliedVersions(ctx, tx)
-	if err != nil {
+	if applied, err = pgAppliedVersions(ctx, tx); err != nil {
 		return err
 	}
 	pending, err := pendingMigrations(all, applied)
@@ -215,6 +277,9 @@ func (p *postgresDB) Allocate(ctx context.Context, resourceID string, place Plac
 	if err := checkAllocateArgs(resourceID, place); err != nil {
 		return nil, err
 	}
+	if p.readOnly {
+		return nil, p.wrap("allocate "+strconv.Quote(resourceID), ErrReadOnly)
+	}
 	stored, placeErr, err := p.allocate(ctx, resourceID, place)
 	if placeErr != nil {
 		return nil, placeErr
@@ -234,7 +299,7 @@ func (p *postgresDB) allocate(ctx context.Context, resourceID string, place Plac
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, pgAllocateLockKey); err != nil {
+	if err := p.lockLedger(ctx, tx, pgAllocateLockKey); err != nil {
 		return nil, nil, err
 	}
 	next, placeErr, err := decide(ctx, allocationReads{
@@ -315,6 +380,9 @@ func (p *postgresDB) UsedSlotsByHost(ctx context.Context) (map[string]int, error
 }
 
 func (p *postgresDB) DeleteAllocation(ctx context.Context, resourceID string) (bool, error) {
+	if p.readOnly {
+		return false, p.wrap("delete allocation "+strconv.Quote(resourceID), ErrReadOnly)
+	}
 	tag, err := p.pool.Exec(ctx, `DELETE FROM allocations WHERE resource_id = $1`, resourceID)
 	if err != nil {
 		return false, p.wrap("delete allocation "+strconv.Quote(resourceID), err)

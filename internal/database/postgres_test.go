@@ -20,7 +20,7 @@ func TestPostgresLeastPrivilege(t *testing.T) {
 		`CREATE ROLE ` + role + ` LOGIN`,
 		`REVOKE CREATE ON SCHEMA public FROM PUBLIC`,
 		`GRANT SELECT, INSERT, UPDATE, DELETE ON allocations TO ` + role,
-		`GRANT SELECT ON schema_migrations TO ` + role,
+		`GRANT SELECT ON schema_migrations, ledger_meta TO ` + role,
 	} {
 		rawExec(t, admin, q)
 	}

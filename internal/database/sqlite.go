@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"net/url"
 	"os"
@@ -18,11 +19,14 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// sqliteBusyTimeout is how long SQLite waits for another connection's (or process's) lock before it
-// reports SQLITE_BUSY, and how long operations keep retrying SQLITE_BUSY when their context has no
-// deadline. A ledger transaction holds the lock for milliseconds; the slack covers slow disks and
-// checkpoints.
-const sqliteBusyTimeout = 30 * time.Second
+// sqliteBusyTimeout is how long SQLite's own busy handler waits for another connection's (or
+// process's) lock in one attempt. Between attempts retryBusy looks at the context, at LockWait and at
+// whether other writers make progress; SQLite's handler sees none of these.
+const sqliteBusyTimeout = 250 * time.Millisecond
+
+// sqliteNoDeadlineCap bounds the lock waits of an operation whose context has no deadline, even
+// while other writers keep making progress.
+const sqliteNoDeadlineCap = 2 * time.Minute
 
 // sqliteDB is the SQLite ledger (modernc.org/sqlite: pure Go, works with CGO_ENABLED=0).
 //
@@ -32,10 +36,10 @@ const sqliteBusyTimeout = 30 * time.Second
 //     takes SQLite's write lock on the file up front. Allocate reads the ledger and writes its result
 //     inside that one transaction, so no other connection in any process can commit between the read
 //     and the write: two callers can never both see the same free slot.
-//   - Waiting for the lock is done by SQLite's busy handler (busy_timeout 30s, cut short by the
-//     context). Any SQLITE_BUSY / SQLITE_LOCKED that still escapes is retried with backoff until the
-//     context's deadline (or sqliteBusyTimeout when it has none). A retried Allocate calls its PlaceFunc
-//     again, on fresh data.
+//   - Waiting for the lock is done by SQLite's busy handler (250ms per attempt), then by retryBusy, which
+//     retries SQLITE_BUSY / SQLITE_LOCKED with backoff until the context ends, or until no other
+//     writer has committed for LockWait (a stuck writer), and then fails with a *LockedError naming
+//     the file. A retried Allocate calls its PlaceFunc again, on fresh data.
 //   - Within one process, writers to the same file (through any number of handles) queue on a channel
 //     first, so they do not sleep in the busy handler against each other; only writers in different
 //     processes meet in SQLite's lock.
@@ -43,10 +47,13 @@ const sqliteBusyTimeout = 30 * time.Second
 // The file must be on a local file system: WAL needs shared memory and POSIX locks that network file
 // systems do not reliably provide. Share a ledger between machines with PostgreSQL instead.
 type sqliteDB struct {
-	db      *sql.DB
-	name    string // file path, or ":memory:"
-	logger  *zap.Logger
-	writeMu chan struct{}
+	db       *sql.DB
+	name     string // file path, or ":memory:"
+	location string // the DSN: "sqlite://" + path, or "sqlite::memory:"
+	readOnly bool   // from OpenReadOnly: no writes, no migrations
+	logger   *zap.Logger
+	writeMu  chan struct{}
+	identity identityCache
 }
 
 var _ DB = (*sqliteDB)(nil)
@@ -63,22 +70,36 @@ func sqliteWriteLock(path string) chan struct{} {
 	return ch.(chan struct{})
 }
 
-func openSQLite(ctx context.Context, path string, logger *zap.Logger) (DB, error) {
+func openSQLite(ctx context.Context, path string, logger *zap.Logger, readOnly bool) (DB, error) {
 	q := url.Values{}
-	q.Set("_txlock", "immediate")
 	q.Set("_busy_timeout", strconv.FormatInt(sqliteBusyTimeout.Milliseconds(), 10))
 	q.Set("_foreign_keys", "1")
+	if !readOnly {
+		q.Set("_txlock", "immediate")
+	}
 
-	var driverDSN, name string
+	var driverDSN, name, location string
 	if path == "" {
-		name = ":memory:"
+		name, location = ":memory:", "sqlite::memory:"
+		if readOnly {
+			return &absentDB{driver: DriverSQLite, location: location}, nil // a new one is always empty
+		}
 		driverDSN = ":memory:?" + q.Encode()
 	} else {
-		name = path
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, fmt.Errorf("sqlite ledger %s: create directory: %w", path, err)
+		name, location = path, "sqlite://"+path
+		if readOnly {
+			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+				logger.Debug("ledger file does not exist; reading it as empty", zap.String("path", path))
+				return &absentDB{driver: DriverSQLite, location: location}, nil
+			}
+			q.Set("mode", "rw") // SQLite's own parameter: never create the file
+			q.Set("_query_only", "1")
+		} else {
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				return nil, fmt.Errorf("sqlite ledger %s: create directory: %w", path, err)
+			}
+			q.Set("_journal_mode", "WAL")
 		}
-		q.Set("_journal_mode", "WAL")
 		q.Set("_synchronous", "FULL")
 		// A file: URI, so that any character of the path ('?', '#', '%', ...) reaches SQLite escaped.
 		u := url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}
@@ -101,17 +122,81 @@ func openSQLite(ctx context.Context, path string, logger *zap.Logger) (DB, error
 		db.SetConnMaxIdleTime(5 * time.Minute)
 	}
 
-	s := &sqliteDB{db: db, name: name, logger: logger.With(zap.String("ledger", "sqlite"), zap.String("path", name)), writeMu: sqliteWriteLock(path)}
+	s := &sqliteDB{db: db, name: name, location: location, readOnly: readOnly,
+		logger: logger.With(zap.String("ledger", "sqlite"), zap.String("path", name)), writeMu: sqliteWriteLock(path)}
 	if err := s.retryBusy(ctx, func() error { return db.PingContext(ctx) }); err != nil {
 		_ = db.Close()
 		return nil, s.wrap("open", err)
 	}
-	if err := s.migrate(ctx); err != nil {
+	if readOnly {
+		exists, err := s.checkSchema(ctx)
+		if err != nil || !exists {
+			_ = db.Close()
+			if err != nil {
+				return nil, s.wrap("open", err)
+			}
+			s.logger.Debug("ledger file has no ledger schema yet; reading it as empty")
+			return &absentDB{driver: DriverSQLite, location: location}, nil
+		}
+	} else if err := s.migrate(ctx); err != nil {
 		_ = db.Close()
 		return nil, s.wrap("migrate", err)
 	}
-	s.logger.Debug("ledger opened")
+	s.logger.Debug("ledger opened", zap.Bool("read_only", readOnly))
 	return s, nil
+}
+
+// checkSchema reports whether the store has a ledger schema, refusing one from a newer provider.
+func (s *sqliteDB) checkSchema(ctx context.Context) (bool, error) {
+	applied, _, err := s.schemaState(ctx)
+	return len(applied) > 0, err
+}
+
+// schemaState returns the applied migrations (none without a schema_migrations table) and the
+// pending ones; a store migrated by a newer provider is an error.
+func (s *sqliteDB) schemaState(ctx context.Context) (applied map[int]bool, pending []migration, err error) {
+	all, err := loadMigrations(DriverSQLite)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = s.retryBusy(ctx, func() error {
+		applied = map[int]bool{}
+		var n int
+		if err := s.db.QueryRowContext(ctx,
+			`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&n); err != nil || n == 0 {
+			return err
+		}
+		var err error
+		if applied, err = sqliteAppliedVersions(ctx, s.db); err != nil {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	pending, err = pendingMigrations(all, applied)
+	return applied, pending, err
+}
+
+// Identity implements DB.
+func (s *sqliteDB) Identity(ctx context.Context) (Identity, error) {
+	return s.identity.get(s.location, func() (string, error) {
+		var id string
+		err := s.retryBusy(ctx, func() error {
+			var n int
+			if err := s.db.QueryRowContext(ctx,
+				`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ledger_meta'`).Scan(&n); err != nil || n == 0 {
+				return err // a ledger from before identities: none yet
+			}
+			err := s.db.QueryRowContext(ctx, `SELECT value FROM ledger_meta WHERE key = ?`, identityKey).Scan(&id)
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil
+			}
+			return err
+		})
+		return id, s.wrap("read identity", err)
+	})
 }
 
 func (s *sqliteDB) Driver() string { return DriverSQLite }
@@ -139,7 +224,7 @@ func (s *sqliteDB) lockWriter(ctx context.Context) error {
 	case s.writeMu <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return fmt.Errorf("waiting for this process's other writes to the ledger: %w", ctx.Err())
 	}
 }
 
@@ -165,32 +250,61 @@ func isSQLiteUnique(err error) bool {
 }
 
 // retryBusy runs op until it returns something other than SQLITE_BUSY/LOCKED, backing off between
-// attempts, for as long as ctx allows (sqliteBusyTimeout when ctx has no deadline).
+// attempts, for as long as ctx allows (sqliteNoDeadlineCap when it has no deadline) and as long as
+// another writer has committed within LockWait. Giving up on a busy store is a *LockedError.
 func (s *sqliteDB) retryBusy(ctx context.Context, op func() error) error {
+	start := time.Now()
 	deadline, ok := ctx.Deadline()
 	if !ok {
-		deadline = time.Now().Add(sqliteBusyTimeout)
+		deadline = start.Add(sqliteNoDeadlineCap)
 	}
+	lastProgress, mark := start, s.walMark()
 	backoff := 2 * time.Millisecond
+	sawBusy := false
 	for attempt := 1; ; attempt++ {
 		err := op()
-		if err == nil || !isSQLiteBusy(err) {
+		if err == nil {
+			return nil
+		}
+		if !isSQLiteBusy(err) {
+			if sawBusy && ctx.Err() != nil {
+				// The context ended while SQLite waited for the lock: say what was waited for.
+				return &LockedError{Location: s.location, Waited: time.Since(start), Cause: errors.Join(err, ctx.Err())}
+			}
 			return err
 		}
+		sawBusy = true
+		now := time.Now()
+		if m := s.walMark(); m != mark {
+			mark, lastProgress = m, now // another writer committed: the lock is not stuck
+		}
 		sleep := backoff/2 + rand.N(backoff/2+1)
-		if time.Now().Add(sleep).After(deadline) {
-			return fmt.Errorf("still busy after %d attempts: %w", attempt, err)
+		if now.Add(sleep).After(deadline) || now.Sub(lastProgress) >= LockWait {
+			return &LockedError{Location: s.location, Waited: now.Sub(start), Cause: err}
 		}
 		s.logger.Debug("ledger busy, retrying", zap.Int("attempt", attempt), zap.Error(err))
 		t := time.NewTimer(sleep)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return errors.Join(err, ctx.Err())
+			return &LockedError{Location: s.location, Waited: time.Since(start), Cause: errors.Join(err, ctx.Err())}
 		case <-t.C:
 		}
 		backoff = min(backoff*2, 200*time.Millisecond)
 	}
+}
+
+// walMark is the size and modification time of the write-ahead log, which change with every commit
+// (and checkpoint) of any writer: while it changes, the writers holding the lock make progress.
+func (s *sqliteDB) walMark() string {
+	if s.name == ":memory:" {
+		return ""
+	}
+	st, err := os.Stat(s.name + "-wal")
+	if err != nil {
+		return ""
+	}
+	return strconv.FormatInt(st.Size(), 10) + "@" + strconv.FormatInt(st.ModTime().UnixNano(), 10)
 }
 
 func (s *sqliteDB) migrate(ctx context.Context) error {
@@ -199,22 +313,7 @@ func (s *sqliteDB) migrate(ctx context.Context) error {
 		return err
 	}
 	// Fast path, without the write lock: an up-to-date store needs nothing.
-	upToDate := false
-	err = s.retryBusy(ctx, func() error {
-		var n int
-		if err := s.db.QueryRowContext(ctx,
-			`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&n); err != nil || n == 0 {
-			return err
-		}
-		applied, err := sqliteAppliedVersions(ctx, s.db)
-		if err != nil {
-			return err
-		}
-		pending, err := pendingMigrations(all, applied)
-		upToDate = err == nil && len(pending) == 0
-		return err
-	})
-	if err != nil || upToDate {
+	if _, pending, err := s.schemaState(ctx); err != nil || len(pending) == 0 {
 		return err
 	}
 	return s.retryBusy(ctx, func() error {
@@ -318,6 +417,9 @@ func sqliteUsed(ctx context.Context, q sqlQueryer) (map[string]int, error) {
 func (s *sqliteDB) Allocate(ctx context.Context, resourceID string, place PlaceFunc) (*Allocation, error) {
 	if err := checkAllocateArgs(resourceID, place); err != nil {
 		return nil, err
+	}
+	if s.readOnly {
+		return nil, s.wrap("allocate "+strconv.Quote(resourceID), ErrReadOnly)
 	}
 	if err := s.lockWriter(ctx); err != nil {
 		return nil, s.wrap("allocate "+strconv.Quote(resourceID), err)
@@ -439,6 +541,9 @@ func (s *sqliteDB) UsedSlotsByHost(ctx context.Context) (map[string]int, error) 
 }
 
 func (s *sqliteDB) DeleteAllocation(ctx context.Context, resourceID string) (bool, error) {
+	if s.readOnly {
+		return false, s.wrap("delete allocation "+strconv.Quote(resourceID), ErrReadOnly)
+	}
 	if err := s.lockWriter(ctx); err != nil {
 		return false, s.wrap("delete allocation "+strconv.Quote(resourceID), err)
 	}

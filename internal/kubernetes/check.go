@@ -69,6 +69,10 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 	if err != nil {
 		return nil, err
 	}
+	cluster, err := p.checkCluster(ctx, c, r.ID, st)
+	if err != nil {
+		return nil, err
+	}
 	ns := st.Namespace
 	live, err := p.readLive(ctx, c, ns, pid, names)
 	if err != nil {
@@ -184,6 +188,8 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 		TemplatesChecksum: liveChecksum,
 		Warnings:          warnings,
 		Drift:             drift,
+		ClusterID:         cluster,
+		Cluster:           c.config.Host,
 	}
 	return &provisioner.Resource{
 		ID:     r.ID,

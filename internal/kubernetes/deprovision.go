@@ -29,6 +29,10 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 	if err != nil {
 		return err
 	}
+	// Deleting in another cluster would find nothing, succeed, and leave the runtime running.
+	if _, err := p.checkCluster(ctx, c, r.ID, st); err != nil {
+		return err
+	}
 	log := p.logger.With(zap.String("resource_id", r.ID), zap.String("namespace", st.Namespace))
 
 	type target struct {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -34,6 +35,9 @@ type Provisioner struct {
 	httpClient *http.Client
 	// reads batches the object reads of concurrent CheckResource calls.
 	reads *batchReader
+
+	clusterMu  sync.Mutex
+	clusterUID *string // the cluster's identity once read (see clusterID)
 }
 
 var _ provisioner.Provisioner = (*Provisioner)(nil)
@@ -109,6 +113,12 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 	if err != nil {
 		return nil, err
 	}
+	// An update must reach the cluster the runtime was provisioned in, or it would apply a new
+	// runtime in another one.
+	cluster, err := p.checkCluster(ctx, c, r.ID, prev)
+	if err != nil {
+		return nil, err
+	}
 	data := newTemplateData(p.spec, pid, args, opts)
 	data.Namespace = ns
 	objs, err := p.templates.render(data)
@@ -130,6 +140,8 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 		Hibernated:        args.Hibernated,
 		TemplatesChecksum: p.templates.checksum,
 		Warnings:          res.warnings,
+		ClusterID:         cluster,
+		Cluster:           c.config.Host,
 	}
 	return &provisioner.Resource{
 		ID:     r.ID,

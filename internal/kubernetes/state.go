@@ -40,6 +40,13 @@ const (
 	// Terraform layer should treat it like a changed argument (e.g. a computed attribute that the
 	// plan sets back to empty), and Provision repairs every entry.
 	StateDrift = provisioner.StateKeyDrift
+	// StateClusterID is the identity of the cluster the runtime was provisioned in: the UID of its
+	// kube-system namespace. A runtime whose recorded cluster differs from the one the kubeconfig
+	// reaches is an error (ClusterMismatchError), never "gone". Empty when the credentials may not
+	// read that namespace, and in states from before identities (adopted on the next refresh).
+	StateClusterID = "cluster_id"
+	// StateCluster is the API server URL the runtime was provisioned through, to name it in errors.
+	StateCluster = "cluster"
 )
 
 // runtimeState is the typed form of Resource.State.
@@ -53,6 +60,8 @@ type runtimeState struct {
 	TemplatesChecksum string
 	Warnings          []string
 	Drift             []string
+	ClusterID         string
+	Cluster           string
 }
 
 func (s *runtimeState) asMap() map[string]any {
@@ -66,6 +75,8 @@ func (s *runtimeState) asMap() map[string]any {
 		StateTemplatesChecksum: s.TemplatesChecksum,
 		StateWarnings:          nonNil(s.Warnings),
 		StateDrift:             nonNil(s.Drift),
+		StateClusterID:         s.ClusterID,
+		StateCluster:           s.Cluster,
 	}
 }
 
@@ -87,6 +98,8 @@ func parseState(m map[string]any) runtimeState {
 	s.Hibernated = o.Hibernated != nil && *o.Hibernated
 	s.ImageTag, _ = m[StateImageTag].(string)
 	s.TemplatesChecksum, _ = m[StateTemplatesChecksum].(string)
+	s.ClusterID, _ = m[StateClusterID].(string)
+	s.Cluster, _ = m[StateCluster].(string)
 	return s
 }
 

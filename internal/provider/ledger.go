@@ -2,6 +2,8 @@ package provider
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 
 	"go.uber.org/zap"
@@ -10,67 +12,157 @@ import (
 )
 
 // lazyLedger opens the ledger on first use. Configure runs for every Terraform command, including
-// `terraform validate`-like paths and plans that touch no static pool; opening (and migrating) the
-// ledger only when a provisioner actually needs it keeps those side-effect free, and lets a provider
-// block name a ledger that does not exist yet at plan time.
+// `terraform validate`-like paths and plans that touch no static pool; opening the ledger only when a
+// provisioner actually needs it keeps those side-effect free, and lets a provider block name a ledger
+// that does not exist yet at plan time.
+//
+// Reads go through a read-only handle (database.OpenReadOnly: it creates no file, table or row and
+// migrates nothing, so `terraform plan` writes nothing), until the first write opens the ledger for
+// writing (database.Open: create and migrate); from then on everything uses that handle.
+//
+// Each handle is opened once per process: concurrent callers wait for the one attempt in progress
+// (each no longer than its own context allows), and a failed attempt is remembered, so that an
+// unreachable ledger costs a plan of many runtimes one connect timeout, not one per runtime. Only an
+// attempt cut short by its caller's context (an operation's timeout, Ctrl-C) is tried again.
 type lazyLedger struct {
-	dsn    string
-	logger *zap.Logger
+	dsn      string
+	location string // redacted
+	logger   *zap.Logger
 
-	mu sync.Mutex
-	db database.DB
+	read  onceOpener
+	write onceOpener
 }
 
 var _ database.DB = (*lazyLedger)(nil)
 
 func newLazyLedger(dsn string, logger *zap.Logger) *lazyLedger {
-	return &lazyLedger{dsn: dsn, logger: logger}
+	l := &lazyLedger{dsn: dsn, location: database.Redact(dsn), logger: logger}
+	l.read.open = func(ctx context.Context) (database.DB, error) { return database.OpenReadOnly(ctx, dsn, logger) }
+	l.write.open = func(ctx context.Context) (database.DB, error) { return database.Open(ctx, dsn, logger) }
+	l.read.location, l.write.location = l.location, l.location
+	return l
 }
 
-func (l *lazyLedger) open(ctx context.Context) (database.DB, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.db != nil {
-		return l.db, nil
+// onceOpener opens one handle once per process.
+type onceOpener struct {
+	open     func(ctx context.Context) (database.DB, error)
+	location string
+
+	mu      sync.Mutex
+	attempt *openAttempt
+}
+
+type openAttempt struct {
+	done chan struct{} // closed when the attempt ends; then db and err are set
+	db   database.DB
+	err  error
+	// retry: the attempt failed because its caller's context ended, not because of the ledger.
+	retry bool
+}
+
+// get returns the handle, opening it (or waiting for the attempt in progress) as needed.
+func (o *onceOpener) get(ctx context.Context) (database.DB, error) {
+	for {
+		o.mu.Lock()
+		a := o.attempt
+		mine := a == nil || (a.retry && isDone(a.done))
+		if mine {
+			a = &openAttempt{done: make(chan struct{})}
+			o.attempt = a
+		}
+		o.mu.Unlock()
+
+		if mine {
+			a.db, a.err = o.open(ctx)
+			a.retry = a.err != nil && ctx.Err() != nil
+			close(a.done)
+			return a.db, a.err
+		}
+		select {
+		case <-a.done:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for the ledger %s to open (another operation of this run is opening it): %w", o.location, ctx.Err())
+		}
+		switch {
+		case a.err == nil:
+			return a.db, nil
+		case a.retry && ctx.Err() == nil:
+			continue // the attempt ran out of its caller's time, not of ours: try again
+		}
+		return nil, fmt.Errorf("%w (the first attempt of this run failed; not tried again until the next terraform command)", a.err)
 	}
-	db, err := database.Open(ctx, l.dsn, l.logger)
-	if err != nil {
-		return nil, err // a failed open is retried on the next call
+}
+
+// opened returns the handle if it has been opened successfully, without opening it.
+func (o *onceOpener) opened() database.DB {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if a := o.attempt; a != nil && isDone(a.done) && a.err == nil {
+		return a.db
 	}
-	l.db = db
-	return db, nil
+	return nil
+}
+
+func (o *onceOpener) close() error {
+	db := o.opened()
+	o.mu.Lock()
+	o.attempt = nil
+	o.mu.Unlock()
+	if db == nil {
+		return nil
+	}
+	return db.Close()
+}
+
+func isDone(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// reader returns the handle for reads: the write handle once it is open, else the read-only one.
+func (l *lazyLedger) reader(ctx context.Context) (database.DB, error) {
+	if db := l.write.opened(); db != nil {
+		return db, nil
+	}
+	return l.read.get(ctx)
 }
 
 func (l *lazyLedger) Driver() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.db != nil {
-		return l.db.Driver()
+	if db := l.write.opened(); db != nil {
+		return db.Driver()
+	}
+	if db := l.read.opened(); db != nil {
+		return db.Driver()
 	}
 	return "lazy"
 }
 
 func (l *lazyLedger) Close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.db == nil {
-		return nil
-	}
-	err := l.db.Close()
-	l.db = nil
-	return err
+	return errors.Join(l.write.close(), l.read.close())
 }
 
 func (l *lazyLedger) Ping(ctx context.Context) error {
-	db, err := l.open(ctx)
+	db, err := l.reader(ctx)
 	if err != nil {
 		return err
 	}
 	return db.Ping(ctx)
 }
 
+func (l *lazyLedger) Identity(ctx context.Context) (database.Identity, error) {
+	db, err := l.reader(ctx)
+	if err != nil {
+		return database.Identity{Location: l.location}, err
+	}
+	return db.Identity(ctx)
+}
+
 func (l *lazyLedger) Allocate(ctx context.Context, resourceID string, place database.PlaceFunc) (*database.Allocation, error) {
-	db, err := l.open(ctx)
+	db, err := l.write.get(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +170,7 @@ func (l *lazyLedger) Allocate(ctx context.Context, resourceID string, place data
 }
 
 func (l *lazyLedger) FindAllocation(ctx context.Context, resourceID string) (*database.Allocation, error) {
-	db, err := l.open(ctx)
+	db, err := l.reader(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +178,7 @@ func (l *lazyLedger) FindAllocation(ctx context.Context, resourceID string) (*da
 }
 
 func (l *lazyLedger) ListAllocations(ctx context.Context) ([]*database.Allocation, error) {
-	db, err := l.open(ctx)
+	db, err := l.reader(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +186,7 @@ func (l *lazyLedger) ListAllocations(ctx context.Context) ([]*database.Allocatio
 }
 
 func (l *lazyLedger) UsedSlotsByHost(ctx context.Context) (map[string]int, error) {
-	db, err := l.open(ctx)
+	db, err := l.reader(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +194,7 @@ func (l *lazyLedger) UsedSlotsByHost(ctx context.Context) (map[string]int, error
 }
 
 func (l *lazyLedger) DeleteAllocation(ctx context.Context, resourceID string) (bool, error) {
-	db, err := l.open(ctx)
+	db, err := l.write.get(ctx)
 	if err != nil {
 		return false, err
 	}

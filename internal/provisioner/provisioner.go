@@ -14,6 +14,13 @@ import (
 // means the provisioner could not tell and must not be taken as "gone".
 var ErrResourceNotFound = errors.New("resource not found")
 
+// ErrIdentityMismatch is returned (wrapped) when a resource was provisioned in another ledger or
+// cluster than the one the provisioner reaches now: a new CI runner with a fresh default ledger, a
+// ledger_dsn or kubeconfig that points elsewhere. The resource may well exist where it was made, so
+// it is never ErrResourceNotFound: callers such as Terraform's Read fail and keep the state.
+// Provisioners record the identity they provisioned in in Resource.State.
+var ErrIdentityMismatch = errors.New("the resource was provisioned in another ledger or cluster")
+
 // ProvisionerSpec is a JSON-serializable specification for a provisioner.
 type ProvisionerSpec struct {
 	Type string          `json:"type"`

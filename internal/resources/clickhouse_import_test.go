@@ -131,8 +131,9 @@ provider "rill" {
 }
 
 // cliRunner returns a function that runs the Terraform (or OpenTofu) CLI of TF_ACC_TERRAFORM_PATH in
-// dir against this checkout's provider (dev_overrides), with TF_LOG=trace.
-func cliRunner(t *testing.T, dir string) func(args ...string) (string, error) {
+// dir against this checkout's provider (dev_overrides), with TF_LOG=trace and the extra environment
+// variables env ("NAME=value").
+func cliRunner(t *testing.T, dir string, env ...string) func(args ...string) (string, error) {
 	tfPath := terraformCLI()
 	cliConfig := devOverrideCLIConfig(t)
 	return func(args ...string) (string, error) {
@@ -141,6 +142,7 @@ func cliRunner(t *testing.T, dir string) func(args ...string) (string, error) {
 		cmd := exec.CommandContext(ctx, tfPath, args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+cliConfig, "TF_LOG=trace", "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
+		cmd.Env = append(cmd.Env, env...)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()

@@ -163,7 +163,11 @@ func readFound(ctx context.Context, c *call, kind resourceKind, id string, err e
 		return false
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Reading the "+kind.noun+" failed",
+		summary := "Reading the " + kind.noun + " failed"
+		if errors.Is(err, provisioner.ErrIdentityMismatch) {
+			summary = kind.title + " was provisioned in another ledger or cluster"
+		}
+		resp.Diagnostics.AddError(summary,
 			fmt.Sprintf("Provisioner %q could not report %s %s (the state is kept unchanged): %v", c.name, kind.noun, id, err))
 		return false
 	}

@@ -98,6 +98,13 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 		return nil, fmt.Errorf("runtime args: %w", err)
 	}
 	log := p.logger.With(zap.String("resource_id", r.ID), zap.Int("slots", args.Slots))
+	if _, recorded := r.State[stateLedgerID]; recorded {
+		// An update: the runtime must be in the ledger it was allocated in, or an allocation in
+		// another one would be made for it.
+		if _, _, err := p.checkLedger(ctx, r, mustExist); err != nil {
+			return nil, err
+		}
+	}
 
 	name := nameOf(opts)
 	owner := p.provisionerName()
@@ -132,7 +139,11 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 	if err != nil {
 		return nil, err
 	}
-	return p.resource(r, alloc, args), nil
+	ledger, err := p.db.Identity(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("runtime %s was allocated, but the identity of the ledger cannot be read: %w", r.ID, err)
+	}
+	return p.resource(r, alloc, args, ledger), nil
 }
 
 // adoptable reports, as an *provisioner.IDConflictError, an existing allocation at a resource's ID that
@@ -211,9 +222,20 @@ func (p *Provisioner) resize(log *zap.Logger, current *database.Allocation, used
 }
 
 // Deprovision frees the runtime's slots. A runtime without an allocation is already gone: success.
+// A runtime allocated in another ledger than the provider's is an error (freeing nothing here would
+// leak its slots there); a ledger that does not exist is not created to find nothing in it.
 func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) error {
 	if err := checkRuntime(r); err != nil {
 		return err
+	}
+	if _, exists, err := p.checkLedger(ctx, r, mayBeMissing); err != nil || !exists {
+		return err
+	}
+	// Look before deleting: reads never wait for the write lock, so undoing a create that allocated
+	// nothing (say, because another writer holds the lock) needs no lock either.
+	if _, err := p.db.FindAllocation(ctx, r.ID); errors.Is(err, database.ErrNotFound) {
+		p.logger.Info("runtime has no allocation to free", zap.String("resource_id", r.ID))
+		return nil
 	}
 	existed, err := p.db.DeleteAllocation(ctx, r.ID)
 	if err != nil {
@@ -279,10 +301,18 @@ func (p *Provisioner) Capacity(ctx context.Context) ([]provisioner.HostCapacity,
 
 // CheckResource reads the runtime's allocation from the ledger and changes nothing. A runtime without
 // an allocation, or whose host left the spec, is reported as not found (wrapping
-// provisioner.ErrResourceNotFound); a ledger that cannot be read is a plain error.
+// provisioner.ErrResourceNotFound); a ledger that cannot be read is a plain error; a ledger that does
+// not exist, or is another than the one the runtime was allocated in, is a *LedgerMismatchError.
 func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource, opts *provisioner.ResourceOptions) (*provisioner.Resource, error) {
 	if err := checkRuntime(r); err != nil {
 		return nil, err
+	}
+	ledger, exists, err := p.checkLedger(ctx, r, mustExist)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, fmt.Errorf("runtime %s has no allocation: the ledger %s does not exist: %w", r.ID, ledger.Location, provisioner.ErrResourceNotFound)
 	}
 	alloc, err := p.db.FindAllocation(ctx, r.ID)
 	if errors.Is(err, database.ErrNotFound) {
@@ -307,10 +337,10 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 			args.Hibernated = h
 		}
 	}
-	return p.resource(r, alloc, args), nil
+	return p.resource(r, alloc, args, ledger), nil
 }
 
-func (p *Provisioner) resource(r *provisioner.Resource, alloc *database.Allocation, args *provisioner.RuntimeArgs) *provisioner.Resource {
+func (p *Provisioner) resource(r *provisioner.Resource, alloc *database.Allocation, args *provisioner.RuntimeArgs, ledger database.Identity) *provisioner.Resource {
 	rt := p.spec.host(alloc.Host)
 	cpu, mem, storage := provisioner.NewRuntimeSizes(alloc.Slots)
 	cfg := &provisioner.RuntimeConfig{Host: alloc.Host, Audience: rt.AudienceURL, CPU: cpu, MemoryGB: mem, StorageBytes: storage}
@@ -321,6 +351,8 @@ func (p *Provisioner) resource(r *provisioner.Resource, alloc *database.Allocati
 		stateHibernated:                 args.Hibernated,
 		provisioner.StateKeyProvisioner: alloc.Provisioner,
 		provisioner.StateKeyName:        alloc.Name,
+		stateLedgerID:                   ledger.ID,
+		stateLedger:                     ledger.Location,
 	}
 	if rec := alloc.Runtime; rec != nil {
 		state[provisioner.StateKeyEnvironment] = rec.Environment

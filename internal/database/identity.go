@@ -1,0 +1,113 @@
+package database
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// Identity is who a ledger is: the random ID it was given once, when its schema was created (or first
+// migrated by a provider that knows identities), and where it was reached. Callers record the ID of
+// the ledger they allocated in, and compare it on later reads: a different ID means another ledger,
+// never "the allocation was deleted".
+type Identity struct {
+	// ID is the ledger's identity. It is "" for a ledger created before identities existed that has
+	// not been opened for writing since (OpenReadOnly does not migrate it); Open gives it one.
+	ID string
+	// Location is the ledger's DSN with any password redacted, to name it in messages.
+	Location string
+}
+
+// ErrNoLedger is wrapped by Identity on a handle from OpenReadOnly when the ledger does not exist: no
+// SQLite file, or a PostgreSQL database without the ledger's tables. Such a handle reads as an empty
+// ledger; only the first write (Open) creates it.
+var ErrNoLedger = errors.New("the ledger does not exist")
+
+// ErrReadOnly is returned by the writes of a handle from OpenReadOnly.
+var ErrReadOnly = errors.New("the ledger was opened read-only")
+
+// ErrLocked is wrapped by the error of an operation that gave up waiting for the ledger's write lock.
+var ErrLocked = errors.New("locked by another writer (another terraform apply?)")
+
+// LockWait bounds how long a write waits for the ledger's write lock while nobody else commits: a
+// ledger transaction holds the lock for milliseconds, so a lock held that long belongs to a stuck
+// writer (an interrupted process, a sqlite3 shell left in a transaction). The operation's context
+// bounds the wait as well, whichever ends first. SQLite keeps waiting while other writers make
+// progress (their commits show in the WAL); PostgreSQL applies it as lock_timeout.
+var LockWait = 15 * time.Second
+
+// LockedError says that an operation gave up waiting for the ledger's write lock. It wraps ErrLocked
+// and, when the operation's context ended first, the context's error.
+type LockedError struct {
+	Location string        // the ledger, redacted
+	Waited   time.Duration // how long the operation waited
+	Cause    error         // the last error from the store, or the context's
+}
+
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("ledger %s is %v: waited %s for its write lock (%v)", e.Location, ErrLocked, e.Waited.Round(100*time.Millisecond), e.Cause)
+}
+
+// Unwrap returns ErrLocked and the cause.
+func (e *LockedError) Unwrap() []error { return []error{ErrLocked, e.Cause} }
+
+// absentDB is what OpenReadOnly returns for a ledger that does not exist: every read sees an empty
+// ledger, Identity reports ErrNoLedger, writes are refused. Nothing is created.
+type absentDB struct {
+	driver   string
+	location string
+}
+
+var _ DB = (*absentDB)(nil)
+
+func (a *absentDB) Driver() string                 { return a.driver }
+func (a *absentDB) Close() error                   { return nil }
+func (a *absentDB) Ping(ctx context.Context) error { return ctx.Err() }
+
+func (a *absentDB) Identity(context.Context) (Identity, error) {
+	return Identity{Location: a.location}, fmt.Errorf("ledger %s: %w (the first apply that allocates creates it)", a.location, ErrNoLedger)
+}
+
+func (a *absentDB) Allocate(context.Context, string, PlaceFunc) (*Allocation, error) {
+	return nil, fmt.Errorf("ledger %s: %w", a.location, ErrReadOnly)
+}
+
+func (a *absentDB) FindAllocation(context.Context, string) (*Allocation, error) {
+	return nil, ErrNotFound
+}
+
+func (a *absentDB) ListAllocations(context.Context) ([]*Allocation, error) { return nil, nil }
+
+func (a *absentDB) UsedSlotsByHost(context.Context) (map[string]int, error) {
+	return map[string]int{}, nil
+}
+
+func (a *absentDB) DeleteAllocation(context.Context, string) (bool, error) {
+	return false, fmt.Errorf("ledger %s: %w", a.location, ErrReadOnly)
+}
+
+// identityKey is the ledger_meta key of the ledger's identity (migration 0003).
+const identityKey = "ledger_id"
+
+// identityCache keeps a ledger's identity once read: it never changes.
+type identityCache struct {
+	id atomic.Pointer[string]
+}
+
+// get returns the cached identity, or reads it (read returns "" for a ledger without one yet, which
+// is not cached).
+func (c *identityCache) get(location string, read func() (string, error)) (Identity, error) {
+	if id := c.id.Load(); id != nil {
+		return Identity{ID: *id, Location: location}, nil
+	}
+	id, err := read()
+	if err != nil {
+		return Identity{Location: location}, err
+	}
+	if id != "" {
+		c.id.Store(&id)
+	}
+	return Identity{ID: id, Location: location}, nil
+}

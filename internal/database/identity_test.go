@@ -1,0 +1,241 @@
+package database
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+// A ledger gets its identity once, when it is created; every handle, read-only ones included, sees
+// the same one, and another ledger has another.
+func TestIdentityIsCreatedOnceAndSharedByEveryHandle(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := testContext(t)
+		a := mustOpen(t, dsn)
+		id, err := a.Identity(ctx)
+		if err != nil || !uuidRE.MatchString(id.ID) {
+			t.Fatalf("Identity = %+v, %v; want a random UUID", id, err)
+		}
+		if id.Location != Redact(dsn) || strings.Contains(id.Location, "password") {
+			t.Errorf("Location = %q, want the redacted DSN %q", id.Location, Redact(dsn))
+		}
+		b := mustOpen(t, dsn)
+		ro := mustOpenReadOnly(t, dsn)
+		for name, db := range map[string]DB{"second handle": b, "read-only handle": ro} {
+			if got, err := db.Identity(ctx); err != nil || got.ID != id.ID {
+				t.Errorf("%s: Identity = %+v, %v; want %s", name, got, err, id.ID)
+			}
+		}
+		other := mustOpen(t, backendOf(t, a.Driver()).newDSN(t))
+		if got, err := other.Identity(ctx); err != nil || got.ID == id.ID || !uuidRE.MatchString(got.ID) {
+			t.Errorf("another ledger: Identity = %+v, %v; want another UUID than %s", got, err, id.ID)
+		}
+	})
+}
+
+// OpenReadOnly of a ledger that does not exist creates nothing: no directory, file, table or row.
+// The handle reads as an empty ledger, says the ledger does not exist, and refuses writes.
+func TestOpenReadOnlyOfAMissingLedgerCreatesNothing(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := testContext(t)
+		if strings.HasPrefix(dsn, "sqlite://") {
+			dsn = "sqlite://" + filepath.Join(t.TempDir(), "no", "such", "dir", "ledger.db")
+		}
+		db := mustOpenReadOnly(t, dsn)
+		id, err := db.Identity(ctx)
+		if !errors.Is(err, ErrNoLedger) || id.ID != "" || id.Location != Redact(dsn) || !strings.Contains(err.Error(), Redact(dsn)) {
+			t.Fatalf("Identity of a missing ledger = %+v, %v; want ErrNoLedger naming %s", id, err, Redact(dsn))
+		}
+		if _, err := db.FindAllocation(ctx, "r1"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("FindAllocation = %v, want ErrNotFound", err)
+		}
+		if list, err := db.ListAllocations(ctx); err != nil || len(list) != 0 {
+			t.Errorf("ListAllocations = %v, %v", list, err)
+		}
+		if used, err := db.UsedSlotsByHost(ctx); err != nil || len(used) != 0 {
+			t.Errorf("UsedSlotsByHost = %v, %v", used, err)
+		}
+		if _, err := db.Allocate(ctx, "r1", fixed("h1", 1)); !errors.Is(err, ErrReadOnly) {
+			t.Errorf("Allocate = %v, want ErrReadOnly", err)
+		}
+		if _, err := db.DeleteAllocation(ctx, "r1"); !errors.Is(err, ErrReadOnly) {
+			t.Errorf("DeleteAllocation = %v, want ErrReadOnly", err)
+		}
+		if path, ok := strings.CutPrefix(dsn, "sqlite://"); ok {
+			for p := path; p != filepath.Dir(filepath.Dir(filepath.Dir(path))); p = filepath.Dir(p) {
+				if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("%s exists after a read-only open: %v", p, err)
+				}
+			}
+			return
+		}
+		if tables := pgTables(t, dsn); len(tables) != 0 {
+			t.Errorf("tables after a read-only open: %v", tables)
+		}
+	})
+}
+
+// An empty SQLite file (as an earlier provider's `terraform plan` left behind) is no ledger either,
+// and stays untouched.
+func TestOpenReadOnlyOfAnEmptySQLiteFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := mustOpenReadOnly(t, "sqlite://"+path)
+	if _, err := db.Identity(testContext(t)); !errors.Is(err, ErrNoLedger) {
+		t.Fatalf("Identity of an empty file = %v, want ErrNoLedger", err)
+	}
+	if st, err := os.Stat(path); err != nil || st.Size() != 0 {
+		t.Fatalf("the empty file changed: %v, %v", st, err)
+	}
+}
+
+// identityMigration is the version of the migration that creates ledger_meta and the identity.
+const identityMigration = 3
+
+// A ledger from before identities (schema version 2) is read as it is by a read-only handle, without
+// an identity and without being migrated; the first write Open migrates it and gives it one.
+func TestALedgerFromBeforeIdentitiesGetsOneOnItsFirstWriteOpen(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := testContext(t)
+		old := mustOpen(t, dsn)
+		if _, err := old.Allocate(ctx, "r1", fixed("h1", 2)); err != nil {
+			t.Fatal(err)
+		}
+		// Back to the schema before identities.
+		rawExec(t, old, `DROP TABLE ledger_meta`)
+		rawExec(t, old, fmt.Sprintf(`DELETE FROM schema_migrations WHERE version >= %d`, identityMigration))
+
+		ro := mustOpenReadOnly(t, dsn)
+		if id, err := ro.Identity(ctx); err != nil || id.ID != "" {
+			t.Fatalf("read-only Identity of a ledger from before identities = %+v, %v; want none, no error", id, err)
+		}
+		if a, err := ro.FindAllocation(ctx, "r1"); err != nil || a.Host != "h1" {
+			t.Fatalf("read-only FindAllocation on a ledger from before identities = %+v, %v", a, err)
+		}
+		if got := schemaVersions(t, old); len(got) != identityMigration-1 {
+			t.Fatalf("the read-only open migrated the ledger: schema_migrations = %v", got)
+		}
+
+		rw := mustOpen(t, dsn)
+		id, err := rw.Identity(ctx)
+		if err != nil || !uuidRE.MatchString(id.ID) {
+			t.Fatalf("Identity after the write open = %+v, %v", id, err)
+		}
+		if got, err := mustOpenReadOnly(t, dsn).Identity(ctx); err != nil || got.ID != id.ID {
+			t.Fatalf("a later read-only handle sees %+v, %v; want %s", got, err, id.ID)
+		}
+	})
+}
+
+// A writer that holds the ledger's write lock and commits nothing (a stuck process) makes Allocate
+// give up after LockWait, or when its context ends, whichever is first, with an error that says the
+// ledger is locked by another writer. Nothing is allocated.
+func TestAllocateGivesUpOnAStuckWriterAndSaysSo(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := testContext(t)
+		db := mustOpen(t, dsn)
+		holdWriteLock(t, mustOpen(t, dsn))
+
+		saved := LockWait
+		LockWait = time.Second
+		t.Cleanup(func() { LockWait = saved })
+		_, err := db.Allocate(ctx, "r1", fixed("h1", 1))
+		checkLocked(t, err, db, nil)
+
+		LockWait = saved
+		short, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		_, err = db.Allocate(short, "r1", fixed("h1", 1))
+		checkLocked(t, err, db, context.DeadlineExceeded)
+	})
+}
+
+func checkLocked(t *testing.T, err error, db DB, cause error) {
+	t.Helper()
+	id, _ := db.Identity(testContext(t))
+	want := "ledger " + id.Location + " is locked by another writer (another terraform apply?)"
+	var le *LockedError
+	if !errors.As(err, &le) || !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Allocate against a stuck writer = %v; want a LockedError saying %q", err, want)
+	}
+	if cause != nil && !errors.Is(err, cause) {
+		t.Errorf("error %v does not wrap %v", err, cause)
+	}
+	t.Logf("error: %v", err)
+}
+
+// holdWriteLock takes the write lock of the ledger behind db, as another process's transaction
+// would, until the test ends.
+func holdWriteLock(t *testing.T, db DB) {
+	t.Helper()
+	ctx := testContext(t)
+	switch d := db.(type) {
+	case *sqliteDB:
+		tx, err := d.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE, outside this process's writer queue
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = tx.Rollback() })
+	case *postgresDB:
+		tx, err := d.pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, pgAllocateLockKey); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func mustOpenReadOnly(t testing.TB, dsn string) DB {
+	t.Helper()
+	db, err := OpenReadOnly(testContext(t), dsn, nil)
+	if err != nil {
+		t.Fatalf("OpenReadOnly(%s): %v", Redact(dsn), err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+func backendOf(t *testing.T, driver string) backend {
+	for _, b := range backends() {
+		if b.name == driver {
+			return b
+		}
+	}
+	t.Fatalf("no backend %s", driver)
+	return backend{}
+}
+
+// pgTables lists the tables of the public schema of a PostgreSQL database.
+func pgTables(t *testing.T, dsn string) []string {
+	t.Helper()
+	ctx := testContext(t)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = 'public'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tables
+}

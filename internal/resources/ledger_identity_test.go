@@ -1,0 +1,294 @@
+package resources_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/silentserver"
+)
+
+// ledgerWorkspace writes main.tf with a provider block that names no ledger (the ledger comes from
+// the environment of each run: RILL_LEDGER_DSN, or the default under XDG_DATA_HOME) and body.
+func ledgerWorkspace(t *testing.T, set, body string) string {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`
+terraform {
+  required_providers {
+    rill = { source = "rill-provisioner/rill" }
+  }
+}
+provider "rill" {
+  provisioner_set_json = %q
+}
+%s`, set, body)
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+const identityPool = `{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://runtime-a.test:9091", "slots": 4}]}}}`
+
+const twoRuntimes = `
+resource "rill_runtime" "one" {
+  slots = 1
+}
+resource "rill_runtime" "two" {
+  slots = 1
+}
+`
+
+// mustRun runs the CLI and fails the test on error.
+func mustRun(t *testing.T, tf func(args ...string) (string, error), args ...string) string {
+	t.Helper()
+	out, err := tf(args...)
+	if err != nil {
+		t.Fatalf("terraform %s: %v\n%s", strings.Join(args, " "), err, tail(out))
+	}
+	return out
+}
+
+// refusedPlan runs a plan that must fail with the identity error naming each of want, and checks
+// that the state file is byte for byte what it was.
+func refusedPlan(t *testing.T, dir string, tf func(args ...string) (string, error), want ...string) {
+	t.Helper()
+	before, err := os.ReadFile(filepath.Join(dir, "terraform.tfstate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := tf("plan", "-no-color")
+	if err == nil {
+		t.Fatalf("plan against another ledger succeeded:\n%s", tail(out))
+	}
+	for _, w := range append(want, "Runtime was provisioned in another ledger or cluster", "ledger_dsn", "terraform state rm") {
+		if !strings.Contains(out, w) {
+			t.Errorf("plan output lacks %q:\n%s", w, tail(out))
+		}
+	}
+	if strings.Contains(out, "removed outside Terraform") || strings.Contains(out, "to add") {
+		t.Errorf("plan read the runtimes as gone:\n%s", tail(out))
+	}
+	after, err := os.ReadFile(filepath.Join(dir, "terraform.tfstate"))
+	if err != nil || !bytes.Equal(before, after) {
+		t.Errorf("the refused plan changed the state file (%v)", err)
+	}
+}
+
+func ledgerID(t *testing.T, dsn string) string {
+	t.Helper()
+	db, err := database.OpenReadOnly(context.Background(), dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	id, err := db.Identity(context.Background())
+	if err != nil || id.ID == "" {
+		t.Fatalf("identity of %s: %+v, %v", database.Redact(dsn), id, err)
+	}
+	return id.ID
+}
+
+// A new runner: the same configuration and state, but the default SQLite ledger of another
+// XDG_DATA_HOME. A plan with nothing in state creates no ledger; after an apply, a plan against a
+// data home without a ledger, or against another ledger, is refused with an error naming both ledgers
+// and the fix, writes nothing to the state or to disk, and the runtimes stay in their own ledger,
+// where the next plan is empty.
+func TestAccRuntime_newRunnerWithAnotherDefaultLedgerIsRefused(t *testing.T) {
+	requireAcc(t)
+	dir := ledgerWorkspace(t, identityPool, twoRuntimes)
+	homeA, homeB, homeC := t.TempDir(), t.TempDir(), t.TempDir()
+	tfA := cliRunner(t, dir, "XDG_DATA_HOME="+homeA)
+	ledgerA := "sqlite://" + filepath.Join(homeA, "terraform-provider-rill", "ledger.db")
+
+	// Nothing in state: the plan plans two creates and creates no ledger.
+	if out := mustRun(t, tfA, "plan", "-no-color"); !strings.Contains(out, "Plan: 2 to add, 0 to change, 0 to destroy") {
+		t.Fatalf("plan with nothing in state:\n%s", tail(out))
+	}
+	checkEmptyDir(t, homeA)
+
+	mustRun(t, tfA, "apply", "-no-color", "-auto-approve")
+	t.Cleanup(func() { _, _ = tfA("destroy", "-no-color", "-auto-approve") })
+	idA := ledgerID(t, ledgerA)
+
+	// A data home without a ledger.
+	refusedPlan(t, dir, cliRunner(t, dir, "XDG_DATA_HOME="+homeB), idA, ledgerA,
+		"sqlite://"+filepath.Join(homeB, "terraform-provider-rill", "ledger.db")+", which does not exist")
+	checkEmptyDir(t, homeB)
+
+	// A data home with another ledger.
+	ledgerC := "sqlite://" + filepath.Join(homeC, "terraform-provider-rill", "ledger.db")
+	openLedger(t, ledgerC)
+	refusedPlan(t, dir, cliRunner(t, dir, "XDG_DATA_HOME="+homeC), idA, ledgerA, ledgerID(t, ledgerC), ledgerC)
+	if allocs, err := ledgerAllocations(t, ledgerC); err != nil || len(allocs) != 0 {
+		t.Errorf("the other ledger got allocations: %v, %v", allocs, err)
+	}
+
+	// The runtimes' own ledger: nothing to do.
+	if out := mustRun(t, tfA, "plan", "-no-color", "-detailed-exitcode"); !strings.Contains(out, "No changes.") {
+		t.Errorf("plan against the runtimes' own ledger:\n%s", tail(out))
+	}
+	if allocs, err := ledgerAllocations(t, ledgerA); err != nil || len(allocs) != 2 {
+		t.Errorf("the runtimes' ledger holds %d allocations (%v), want 2", len(allocs), err)
+	}
+}
+
+// The same with PostgreSQL: a plan against an empty database (no ledger schema) creates no table and
+// is refused, as is a plan against another migrated ledger.
+func TestAccRuntime_anotherPostgresLedgerIsRefused(t *testing.T) {
+	requireAcc(t)
+	dsnA, dsnB := pgtest.Shared(t), pgtest.Shared(t)
+	dir := ledgerWorkspace(t, identityPool, twoRuntimes)
+	tfA := cliRunner(t, dir, "RILL_LEDGER_DSN="+dsnA)
+	mustRun(t, tfA, "apply", "-no-color", "-auto-approve")
+	t.Cleanup(func() { _, _ = tfA("destroy", "-no-color", "-auto-approve") })
+	idA := ledgerID(t, dsnA)
+
+	tfB := cliRunner(t, dir, "RILL_LEDGER_DSN="+dsnB)
+	refusedPlan(t, dir, tfB, idA, database.Redact(dsnA), database.Redact(dsnB)+", which does not exist")
+	if tables := pgTables(t, dsnB); len(tables) != 0 {
+		t.Errorf("the plan created tables in the empty database: %v", tables)
+	}
+
+	openLedger(t, dsnB) // now a ledger of its own
+	refusedPlan(t, dir, tfB, idA, ledgerID(t, dsnB), database.Redact(dsnB))
+	if allocs, err := ledgerAllocations(t, dsnB); err != nil || len(allocs) != 0 {
+		t.Errorf("the other ledger got allocations: %v, %v", allocs, err)
+	}
+	if out := mustRun(t, tfA, "plan", "-no-color"); !strings.Contains(out, "No changes.") {
+		t.Errorf("plan against the runtimes' own ledger:\n%s", tail(out))
+	}
+}
+
+// A PostgreSQL ledger that accepts TCP and never answers fails a plan of 50 runtimes with the
+// connect error, after one connection attempt: the provider remembers the failure instead of waiting
+// a connect timeout per runtime.
+func TestAccRuntime_unresponsivePostgresFailsAPlanOfFiftyRuntimesAfterOneAttempt(t *testing.T) {
+	requireAcc(t)
+	set := `{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://runtime-a.test:9091", "slots": 50}]}}}`
+	dir := ledgerWorkspace(t, set, `
+resource "rill_runtime" "rt" {
+  count = 50
+  slots = 1
+}
+`)
+	sqliteDSN := "sqlite://" + filepath.Join(dir, "ledger.db")
+	tf := cliRunner(t, dir, "RILL_LEDGER_DSN="+sqliteDSN)
+	mustRun(t, tf, "apply", "-no-color", "-auto-approve")
+	t.Cleanup(func() { _, _ = tf("destroy", "-no-color", "-auto-approve") })
+
+	srv := silentserver.Start(t)
+	silent := "postgres://rill:Silent-Pa55@" + srv.Addr + "/ledger"
+	start := time.Now()
+	out, err := cliRunner(t, dir, "RILL_LEDGER_DSN="+silent)("plan", "-no-color")
+	elapsed := time.Since(start)
+	if err == nil {
+		t.Fatalf("plan against a silent server succeeded:\n%s", tail(out))
+	}
+	for _, w := range []string{"Reading the runtime failed", "connect (each attempt waits up to 10s", srv.Addr, "not tried again"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("plan output lacks %q:\n%s", w, tail(out))
+		}
+	}
+	if strings.Contains(out, "Silent-Pa55") {
+		t.Error("plan output shows the ledger's password")
+	}
+	// sslmode=prefer may try TLS and then plain text on the one attempt.
+	if n := srv.Accepted(); n < 1 || n > 2 {
+		t.Errorf("the silent server saw %d connections for 50 runtimes, want one attempt", n)
+	}
+	t.Logf("plan of 50 runtimes against a silent PostgreSQL failed after %s with %d connection(s)", elapsed.Round(100*time.Millisecond), srv.Accepted())
+}
+
+// A SQLite ledger whose write lock another process holds (a stuck apply, a sqlite3 shell in a
+// transaction): a create with `timeouts { create = "20s" }` fails within its timeout with an error that
+// says the ledger is locked by another writer, and leaves nothing in state.
+func TestAccRuntime_lockedSQLiteLedgerFailsTheCreateWithinItsTimeoutAndSaysSo(t *testing.T) {
+	requireAcc(t)
+	dir := ledgerWorkspace(t, identityPool, `
+resource "rill_runtime" "rt" {
+  slots = 1
+  timeouts {
+    create = "20s"
+  }
+}
+`)
+	path := filepath.Join(dir, "ledger.db")
+	openLedger(t, "sqlite://"+path)
+	// Another process's writer, as far as the provider process is concerned.
+	raw, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: path, RawQuery: "_txlock=immediate"}).String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = raw.Close() })
+	tx, err := raw.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback() })
+
+	tf := cliRunner(t, dir, "RILL_LEDGER_DSN=sqlite://"+path)
+	start := time.Now()
+	out, err := tf("apply", "-no-color", "-auto-approve")
+	elapsed := time.Since(start)
+	if err == nil {
+		t.Fatalf("apply against a locked ledger succeeded:\n%s", tail(out))
+	}
+	want := "ledger sqlite://" + path + " is locked by another writer (another terraform apply?)"
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+		t.Errorf("apply output lacks %q:\n%s", want, tail(out))
+	}
+	// The bound is the create timeout, plus the time terraform takes to start and plan.
+	if bound := 20*time.Second + 20*time.Second; elapsed > bound {
+		t.Errorf("apply took %s, more than the 20s create timeout allows (%s)", elapsed, bound)
+	}
+	if list, err := tf("state", "list"); err != nil || strings.TrimSpace(list) != "" {
+		t.Errorf("state after the failed create: %q (%v)", list, err)
+	}
+	t.Logf("apply against a locked ledger failed after %s", elapsed.Round(100*time.Millisecond))
+	if err := tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
+		t.Fatal(err)
+	}
+}
+
+func checkEmptyDir(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 0 {
+		t.Errorf("%s is not empty after a plan: %v (%v)", dir, entries, err)
+	}
+}
+
+// pgTables lists the tables of the public schema of a PostgreSQL database.
+func pgTables(t *testing.T, dsn string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = 'public'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tables
+}

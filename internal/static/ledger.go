@@ -1,0 +1,86 @@
+package static
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// State keys that record the ledger a runtime was allocated in.
+const (
+	// stateLedgerID is the ledger's identity (database.Identity.ID).
+	stateLedgerID = "ledger_id"
+	// stateLedger is where that ledger was reached (the redacted DSN), to name it in errors.
+	stateLedger = "ledger"
+)
+
+// ledgerCheck says what an operation needs from the ledger it reaches.
+type ledgerCheck int
+
+const (
+	// mustExist: the runtime must be in this ledger (refresh: a missing ledger cannot hold it).
+	mustExist ledgerCheck = iota
+	// mayBeMissing: a missing ledger holds nothing of a runtime that recorded no ledger (a cleanup).
+	mayBeMissing
+)
+
+// checkLedger compares the ledger the runtime was allocated in, as recorded in r.State, with the one
+// the provisioner reaches now. It reads only, so a missing ledger stays missing. A runtime recorded
+// before ledgers had identities (no ledger_id) is taken to be in the current ledger, which it then
+// records (see DESIGN.md, "Ledger and cluster identity"). It returns the current identity; exists is
+// false for a missing ledger that check allows.
+func (p *Provisioner) checkLedger(ctx context.Context, r *provisioner.Resource, check ledgerCheck) (cur database.Identity, exists bool, err error) {
+	recorded, _ := r.State[stateLedgerID].(string)
+	recordedAt, _ := r.State[stateLedger].(string)
+	cur, err = p.db.Identity(ctx)
+	switch {
+	case errors.Is(err, database.ErrNoLedger):
+		if recorded == "" && check == mayBeMissing {
+			return cur, false, nil
+		}
+		return cur, false, &LedgerMismatchError{ResourceID: r.ID, Recorded: recorded, RecordedLocation: recordedAt, Current: cur, Missing: true}
+	case err != nil:
+		return cur, false, fmt.Errorf("reading the identity of the ledger: %w", err)
+	case recorded != "" && cur.ID != recorded:
+		return cur, true, &LedgerMismatchError{ResourceID: r.ID, Recorded: recorded, RecordedLocation: recordedAt, Current: cur}
+	}
+	return cur, true, nil
+}
+
+// LedgerMismatchError says that a runtime was allocated in another ledger than the one the provider
+// reaches now, or that the ledger it reaches does not exist. It wraps
+// provisioner.ErrIdentityMismatch, never ErrResourceNotFound.
+type LedgerMismatchError struct {
+	ResourceID       string
+	Recorded         string // "" for a runtime recorded before ledgers had identities
+	RecordedLocation string
+	Current          database.Identity
+	Missing          bool // the current ledger does not exist
+}
+
+func (e *LedgerMismatchError) Error() string {
+	was := "a ledger that existed then"
+	if e.Recorded != "" {
+		was = "ledger " + e.Recorded
+		if e.RecordedLocation != "" {
+			was += " at " + e.RecordedLocation
+		}
+	}
+	now := fmt.Sprintf("ledger %s at %s", e.Current.ID, e.Current.Location)
+	if e.Missing {
+		now = fmt.Sprintf("%s, which does not exist", e.Current.Location)
+	} else if e.Current.ID == "" {
+		now = fmt.Sprintf("a ledger without an identity at %s", e.Current.Location)
+	}
+	return fmt.Sprintf("%v: runtime %s was allocated in %s, but the provider's ledger is now %s. "+
+		"Not treating the runtime as deleted: set ledger_dsn (or RILL_LEDGER_DSN; the default SQLite ledger lives under "+
+		"$XDG_DATA_HOME or ~/.local/share) to the ledger the runtime was allocated in. If that ledger is lost for good, "+
+		"remove the runtime from state with `terraform state rm`",
+		provisioner.ErrIdentityMismatch, e.ResourceID, was, now)
+}
+
+// Unwrap returns provisioner.ErrIdentityMismatch.
+func (e *LedgerMismatchError) Unwrap() error { return provisioner.ErrIdentityMismatch }

@@ -1,0 +1,114 @@
+package static
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// A runtime records the identity of the ledger it was allocated in. Against another ledger (one
+// with another identity, or one that does not exist) refresh, update and destroy are errors that name
+// both ledgers and the fix; nothing is written to the other ledger and nothing is created.
+func TestARuntimeInAnotherLedgerIsAnErrorNeverGone(t *testing.T) {
+	ctx := context.Background()
+	a, dbA, _ := newPool(t, twoHosts)
+	idA, err := dbA.Identity(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := provision(t, a, "rt-1", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.State[stateLedgerID] != idA.ID || r.State[stateLedger] != idA.Location {
+		t.Fatalf("Provision recorded ledger %v at %v, want %s at %s", r.State[stateLedgerID], r.State[stateLedger], idA.ID, idA.Location)
+	}
+	if got, err := a.CheckResource(ctx, r, nil); err != nil || got.State[stateLedgerID] != idA.ID {
+		t.Fatalf("CheckResource in its own ledger = %+v, %v", got, err)
+	}
+
+	b, dbB, _ := newPool(t, twoHosts) // another ledger, same pool spec
+	idB, _ := dbB.Identity(ctx)
+	missingPath := filepath.Join(t.TempDir(), "new-runner", "ledger.db")
+	missingDB, err := database.OpenReadOnly(ctx, "sqlite://"+missingPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing, err := New([]byte(twoHosts), missingDB, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		p    *Provisioner
+		want []string
+	}{
+		"another ledger": {b, []string{idA.ID, idA.Location, idB.ID, idB.Location}},
+		"missing ledger": {missing.(*Provisioner), []string{idA.ID, idA.Location, "sqlite://" + missingPath + ", which does not exist"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, errCheck := tc.p.CheckResource(ctx, r, runtimeOpts(1))
+			_, errUpdate := tc.p.Provision(ctx, r, runtimeOpts(2))
+			errDelete := tc.p.Deprovision(ctx, r)
+			for op, err := range map[string]error{"CheckResource": errCheck, "Provision": errUpdate, "Deprovision": errDelete} {
+				var me *LedgerMismatchError
+				if !errors.As(err, &me) || !errors.Is(err, provisioner.ErrIdentityMismatch) || errors.Is(err, provisioner.ErrResourceNotFound) {
+					t.Fatalf("%s: %v; want a LedgerMismatchError, not ErrResourceNotFound", op, err)
+				}
+				for _, w := range append(tc.want, "ledger_dsn", "terraform state rm") {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("%s: error lacks %q: %v", op, w, err)
+					}
+				}
+			}
+			t.Logf("error: %v", errCheck)
+		})
+	}
+	if list, err := dbB.ListAllocations(ctx); err != nil || len(list) != 0 {
+		t.Errorf("the other ledger got allocations: %v, %v", list, err)
+	}
+	if _, err := os.Stat(filepath.Dir(missingPath)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the missing ledger's directory was created: %v", err)
+	}
+	// The runtime is intact in its own ledger.
+	if got, err := dbA.FindAllocation(ctx, "rt-1"); err != nil || got.Slots != 1 {
+		t.Errorf("allocation in the runtime's own ledger = %+v, %v", got, err)
+	}
+}
+
+// A runtime from before ledgers had identities (no ledger_id in its state) adopts the ledger that
+// holds its allocation on the next refresh; the cleanup of a failed create (no recorded ledger) in a
+// ledger that does not exist is a no-op that creates nothing.
+func TestARuntimeWithoutARecordedLedgerAdoptsTheCurrentOne(t *testing.T) {
+	ctx := context.Background()
+	p, db, _ := newPool(t, twoHosts)
+	id, _ := db.Identity(ctx)
+	r, err := provision(t, p, "rt-1", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(r.State, stateLedgerID)
+	delete(r.State, stateLedger)
+	got, err := p.CheckResource(ctx, r, runtimeOpts(1))
+	if err != nil || got.State[stateLedgerID] != id.ID || got.State[stateLedger] != id.Location {
+		t.Fatalf("CheckResource of a runtime without a recorded ledger = %+v, %v; want it to record %s", got, err, id.ID)
+	}
+
+	missingPath := filepath.Join(t.TempDir(), "none", "ledger.db")
+	ro, err := database.OpenReadOnly(ctx, "sqlite://"+missingPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp, _ := New([]byte(twoHosts), ro, nil)
+	if err := mp.Deprovision(ctx, &provisioner.Resource{ID: "rt-2", Type: provisioner.ResourceTypeRuntime}); err != nil {
+		t.Fatalf("Deprovision of an unrecorded runtime in a missing ledger: %v", err)
+	}
+	if _, err := os.Stat(filepath.Dir(missingPath)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Deprovision created the ledger's directory: %v", err)
+	}
+}
