@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
 )
 
 var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
@@ -79,7 +79,7 @@ func TestOpenReadOnlyOfAMissingLedgerCreatesNothing(t *testing.T) {
 			}
 			return
 		}
-		if tables := pgTables(t, dsn); len(tables) != 0 {
+		if tables := pgtest.Tables(t, dsn); len(tables) != 0 {
 			t.Errorf("tables after a read-only open: %v", tables)
 		}
 	})
@@ -218,24 +218,4 @@ func backendOf(t *testing.T, driver string) backend {
 	}
 	t.Fatalf("no backend %s", driver)
 	return backend{}
-}
-
-// pgTables lists the tables of the public schema of a PostgreSQL database.
-func pgTables(t *testing.T, dsn string) []string {
-	t.Helper()
-	ctx := testContext(t)
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = 'public'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tables
 }

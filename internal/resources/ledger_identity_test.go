@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/silentserver"
@@ -159,7 +157,7 @@ func TestAccRuntime_anotherPostgresLedgerIsRefused(t *testing.T) {
 
 	tfB := cliRunner(t, dir, "RILL_LEDGER_DSN="+dsnB)
 	refusedPlan(t, dir, tfB, idA, database.Redact(dsnA), database.Redact(dsnB)+", which does not exist")
-	if tables := pgTables(t, dsnB); len(tables) != 0 {
+	if tables := pgtest.Tables(t, dsnB); len(tables) != 0 {
 		t.Errorf("the plan created tables in the empty database: %v", tables)
 	}
 
@@ -255,7 +253,8 @@ resource "rill_runtime" "rt" {
 	if bound := 20*time.Second + 20*time.Second; elapsed > bound {
 		t.Errorf("apply took %s, more than the 20s create timeout allows (%s)", elapsed, bound)
 	}
-	if list, err := tf("state", "list"); err != nil || strings.TrimSpace(list) != "" {
+	quiet := cliRunner(t, dir, "TF_LOG=") // the last value of a variable wins: no trace mixed into the list
+	if list, err := quiet("state", "list"); err != nil || strings.TrimSpace(list) != "" {
 		t.Errorf("state after the failed create: %q (%v)", list, err)
 	}
 	t.Logf("apply against a locked ledger failed after %s", elapsed.Round(100*time.Millisecond))
@@ -270,25 +269,4 @@ func checkEmptyDir(t *testing.T, dir string) {
 	if err != nil || len(entries) != 0 {
 		t.Errorf("%s is not empty after a plan: %v (%v)", dir, entries, err)
 	}
-}
-
-// pgTables lists the tables of the public schema of a PostgreSQL database.
-func pgTables(t *testing.T, dsn string) []string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = 'public'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tables
 }

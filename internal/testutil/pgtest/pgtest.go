@@ -341,6 +341,28 @@ func unavailable(t testing.TB, err error) {
 	t.Fatalf("pgtest: %v", err)
 }
 
+// Tables lists the tables in the public schema of the database at dsn, for tests that check that
+// something created none.
+func Tables(t testing.TB, dsn string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+	rows, err := conn.Query(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`)
+	if err != nil {
+		t.Fatalf("pgtest: list tables: %v", err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatalf("pgtest: list tables: %v", err)
+	}
+	return tables
+}
+
 func connect(ctx context.Context, dsn string) (*pgx.Conn, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
