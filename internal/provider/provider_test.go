@@ -173,7 +173,8 @@ func TestConfigureWithUnknownValuesBuildsNothing(t *testing.T) {
 	}
 }
 
-// Configure opens no ledger: the file appears on the first provisioner call that needs it.
+// Configure opens no ledger, and reads (what a plan does) create none: the file appears on the first
+// provisioner call that writes.
 func TestLedgerIsOpenedOnFirstUse(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "ledger.db")
 	client, diags := configure(t, map[string]any{
@@ -190,7 +191,14 @@ func TestLedgerIsOpenedOnFirstUse(t *testing.T) {
 	if err != nil || len(hosts) != 1 {
 		t.Fatalf("capacity: %v %v", hosts, err)
 	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Fatalf("a read created the ledger (stat: %v)", err)
+	}
+	r := &provisioner.Resource{ID: "r1", Type: provisioner.ResourceTypeRuntime}
+	if _, err := client.Set["p"].Provision(context.Background(), r, &provisioner.ResourceOptions{Args: (&provisioner.RuntimeArgs{Slots: 1}).AsMap()}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := os.Stat(file); err != nil {
-		t.Fatalf("the first call did not open the ledger: %v", err)
+		t.Fatalf("the first write did not create the ledger: %v", err)
 	}
 }
