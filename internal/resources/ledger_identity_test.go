@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -12,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
@@ -61,7 +65,7 @@ func mustRun(t *testing.T, tf func(args ...string) (string, error), args ...stri
 }
 
 // refusedPlan runs a plan that must fail with the identity error naming each of want, and checks
-// that the state file is byte for byte what it was.
+// that it read no runtime as gone and left the state file byte for byte as it was.
 func refusedPlan(t *testing.T, dir string, tf func(args ...string) (string, error), want ...string) {
 	t.Helper()
 	before, err := os.ReadFile(filepath.Join(dir, "terraform.tfstate"))
@@ -70,9 +74,9 @@ func refusedPlan(t *testing.T, dir string, tf func(args ...string) (string, erro
 	}
 	out, err := tf("plan", "-no-color")
 	if err == nil {
-		t.Fatalf("plan against another ledger succeeded:\n%s", tail(out))
+		t.Fatalf("plan against another ledger or cluster succeeded:\n%s", tail(out))
 	}
-	for _, w := range append(want, "Runtime was provisioned in another ledger or cluster", "ledger_dsn", "terraform state rm") {
+	for _, w := range append(want, "Runtime was provisioned in another ledger or cluster", "terraform state rm") {
 		if !strings.Contains(out, w) {
 			t.Errorf("plan output lacks %q:\n%s", w, tail(out))
 		}
@@ -123,14 +127,14 @@ func TestAccRuntime_newRunnerWithAnotherDefaultLedgerIsRefused(t *testing.T) {
 	idA := ledgerID(t, ledgerA)
 
 	// A data home without a ledger.
-	refusedPlan(t, dir, cliRunner(t, dir, "XDG_DATA_HOME="+homeB), idA, ledgerA,
+	refusedPlan(t, dir, cliRunner(t, dir, "XDG_DATA_HOME="+homeB), "ledger_dsn", idA, ledgerA,
 		"sqlite://"+filepath.Join(homeB, "terraform-provider-rill", "ledger.db")+", which does not exist")
 	checkEmptyDir(t, homeB)
 
 	// A data home with another ledger.
 	ledgerC := "sqlite://" + filepath.Join(homeC, "terraform-provider-rill", "ledger.db")
 	openLedger(t, ledgerC)
-	refusedPlan(t, dir, cliRunner(t, dir, "XDG_DATA_HOME="+homeC), idA, ledgerA, ledgerID(t, ledgerC), ledgerC)
+	refusedPlan(t, dir, cliRunner(t, dir, "XDG_DATA_HOME="+homeC), "ledger_dsn", idA, ledgerA, ledgerID(t, ledgerC), ledgerC)
 	if allocs, err := ledgerAllocations(t, ledgerC); err != nil || len(allocs) != 0 {
 		t.Errorf("the other ledger got allocations: %v, %v", allocs, err)
 	}
@@ -156,13 +160,13 @@ func TestAccRuntime_anotherPostgresLedgerIsRefused(t *testing.T) {
 	idA := ledgerID(t, dsnA)
 
 	tfB := cliRunner(t, dir, "RILL_LEDGER_DSN="+dsnB)
-	refusedPlan(t, dir, tfB, idA, database.Redact(dsnA), database.Redact(dsnB)+", which does not exist")
+	refusedPlan(t, dir, tfB, "ledger_dsn", idA, database.Redact(dsnA), database.Redact(dsnB)+", which does not exist")
 	if tables := pgtest.Tables(t, dsnB); len(tables) != 0 {
 		t.Errorf("the plan created tables in the empty database: %v", tables)
 	}
 
 	openLedger(t, dsnB) // now a ledger of its own
-	refusedPlan(t, dir, tfB, idA, ledgerID(t, dsnB), database.Redact(dsnB))
+	refusedPlan(t, dir, tfB, "ledger_dsn", idA, ledgerID(t, dsnB), database.Redact(dsnB))
 	if allocs, err := ledgerAllocations(t, dsnB); err != nil || len(allocs) != 0 {
 		t.Errorf("the other ledger got allocations: %v, %v", allocs, err)
 	}
@@ -269,4 +273,99 @@ func checkEmptyDir(t *testing.T, dir string) {
 	if err != nil || len(entries) != 0 {
 		t.Errorf("%s is not empty after a plan: %v (%v)", dir, entries, err)
 	}
+}
+
+// A Kubernetes runtime whose recorded cluster is not the one the kubeconfig reaches: the plan is
+// refused naming both clusters, the namespace and the fix, and the state file stays as it was. The
+// local control plane is the only cluster the tests have, so "another cluster" is made by pointing
+// the runtime's recorded identity (private state, provisioner_state.cluster_id) at another UID, which
+// is exactly what a kubeconfig switched to another cluster looks like to the provider. Back on the
+// runtime's own identity, the plan is empty.
+func TestAccRuntimeKubernetes_anotherClusterIsRefused(t *testing.T) {
+	e := newKubeEnv(t)
+	set := fmt.Sprintf(`{"k8s": {"type": "kubernetes", "spec": {"host": "http://*.rill.test", "namespace": %q, "kubeconfig_path": %q, "timeout_seconds": 120, "ping_path": ""}}}`,
+		e.ns, e.cluster.Kubeconfig)
+	dir, tf := cliWorkspace(t, set, "", runtimeBlock("rt", 1))
+	mustRun(t, tf, "apply", "-no-color", "-auto-approve")
+	t.Cleanup(func() { _, _ = tf("destroy", "-no-color", "-auto-approve") })
+	ks, err := e.core.Namespaces().Get(e.ctx, "kube-system", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	statePath := filepath.Join(dir, "terraform.tfstate")
+	original, err := os.ReadFile(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const other = "6d0f7e1c-2b8a-4f3e-9c5d-1a2b3c4d5e6f"
+	recorded := editProvisionerState(t, statePath, "rill_runtime", "cluster_id", other)
+	if recorded != string(ks.UID) {
+		t.Fatalf("the runtime recorded cluster %q, want the kube-system UID %s", recorded, ks.UID)
+	}
+	refusedPlan(t, dir, tf, other, string(ks.UID), "namespace "+e.ns, "kubeconfig_path "+e.cluster.Kubeconfig)
+
+	if err := os.WriteFile(statePath, original, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := mustRun(t, tf, "plan", "-no-color"); !strings.Contains(out, "No changes.") {
+		t.Errorf("plan against the runtime's own cluster:\n%s", tail(out))
+	}
+}
+
+// editProvisionerState sets key of the provisioner state (private state "provisioner_state") of the
+// only resource of type typ in a local state file, and returns the value it had.
+func editProvisionerState(t *testing.T, statePath, typ, key, value string) string {
+	t.Helper()
+	raw, err := os.ReadFile(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st map[string]any
+	if err := json.Unmarshal(raw, &st); err != nil {
+		t.Fatal(err)
+	}
+	var old string
+	found := false
+	for _, r := range st["resources"].([]any) {
+		res := r.(map[string]any)
+		if res["type"] != typ {
+			continue
+		}
+		inst := res["instances"].([]any)[0].(map[string]any)
+		// private is base64 of the framework's JSON object of keys to base64 values.
+		private, err := base64.StdEncoding.DecodeString(inst["private"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys map[string][]byte
+		if err := json.Unmarshal(private, &keys); err != nil {
+			t.Fatal(err)
+		}
+		var ps map[string]any
+		if err := json.Unmarshal(keys["provisioner_state"], &ps); err != nil {
+			t.Fatal(err)
+		}
+		old, _ = ps[key].(string)
+		ps[key] = value
+		if keys["provisioner_state"], err = json.Marshal(ps); err != nil {
+			t.Fatal(err)
+		}
+		if private, err = json.Marshal(keys); err != nil {
+			t.Fatal(err)
+		}
+		inst["private"] = base64.StdEncoding.EncodeToString(private)
+		found = true
+	}
+	if !found {
+		t.Fatalf("no %s in %s", typ, statePath)
+	}
+	out, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(statePath, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return old
 }

@@ -31,14 +31,16 @@ const (
 // the provisioner reaches now. It reads only, so a missing ledger stays missing. A runtime recorded
 // before ledgers had identities (no ledger_id) is taken to be in the current ledger, which it then
 // records (see DESIGN.md, "Ledger and cluster identity"). It returns the current identity; exists is
-// false for a missing ledger that check allows.
+// false for a missing ledger that check allows, or when r records nothing at all (an import).
 func (p *Provisioner) checkLedger(ctx context.Context, r *provisioner.Resource, check ledgerCheck) (cur database.Identity, exists bool, err error) {
 	recorded, _ := r.State[stateLedgerID].(string)
 	recordedAt, _ := r.State[stateLedger].(string)
 	cur, err = p.db.Identity(ctx)
 	switch {
 	case errors.Is(err, database.ErrNoLedger):
-		if recorded == "" && check == mayBeMissing {
+		// Nothing recorded at all is an import or a create's cleanup: nothing can be in a ledger
+		// that does not exist. A state from before identities was allocated in a ledger that did.
+		if recorded == "" && (check == mayBeMissing || len(r.State) == 0) {
 			return cur, false, nil
 		}
 		return cur, false, &LedgerMismatchError{ResourceID: r.ID, Recorded: recorded, RecordedLocation: recordedAt, Current: cur, Missing: true}

@@ -82,8 +82,8 @@ func TestARuntimeInAnotherLedgerIsAnErrorNeverGone(t *testing.T) {
 }
 
 // A runtime from before ledgers had identities (no ledger_id in its state) adopts the ledger that
-// holds its allocation on the next refresh; the cleanup of a failed create (no recorded ledger) in a
-// ledger that does not exist is a no-op that creates nothing.
+// holds its allocation on the next refresh; an import, or the cleanup of a failed create (nothing
+// recorded), in a ledger that does not exist finds nothing and creates nothing.
 func TestARuntimeWithoutARecordedLedgerAdoptsTheCurrentOne(t *testing.T) {
 	ctx := context.Background()
 	p, db, _ := newPool(t, twoHosts)
@@ -105,6 +105,10 @@ func TestARuntimeWithoutARecordedLedgerAdoptsTheCurrentOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	mp, _ := New([]byte(twoHosts), ro, nil)
+	// An import (nothing recorded) from a ledger that does not exist: not found, as for any unknown ID.
+	if _, err := mp.CheckResource(ctx, &provisioner.Resource{ID: "rt-2", Type: provisioner.ResourceTypeRuntime}, nil); !errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Fatalf("CheckResource of an import from a missing ledger: %v, want ErrResourceNotFound", err)
+	}
 	if err := mp.Deprovision(ctx, &provisioner.Resource{ID: "rt-2", Type: provisioner.ResourceTypeRuntime}); err != nil {
 		t.Fatalf("Deprovision of an unrecorded runtime in a missing ledger: %v", err)
 	}
