@@ -50,6 +50,8 @@ func TestNamedProvisionAdoptsItsOwnAllocationAndRecordsItsArguments(t *testing.T
 		provisioner.StateKeyEnvironment: "dev", provisioner.StateKeyAnnotations: map[string]string{"project_name": "orders"},
 		stateVersion: "v1.2.3", stateHibernated: true, stateSlots: 2, stateHost: hostOf(first),
 	}
+	ledger, _ := db.Identity(ctx)
+	want[stateLedgerID], want[stateLedger] = ledger.ID, ledger.Location // the import records its ledger
 	if !reflect.DeepEqual(got.State, want) {
 		t.Fatalf("CheckResource without private state (an import) reported %v, want %v", got.State, want)
 	}
