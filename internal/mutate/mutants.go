@@ -48,11 +48,18 @@ var Mutants = []Mutant{
 		},
 	},
 	{
-		Name: "sqlite-read-outside-tx", Breaks: "two processes on one SQLite ledger never oversubscribe a host",
+		// Reading outside the transaction alone is harmless while BEGIN IMMEDIATE holds the file's write
+		// lock (nobody can commit in between), and so is a deferred BEGIN alone (WAL snapshots plus the
+		// busy retry); together they let two processes decide on the same free slots.
+		Name: "sqlite-read-outside-deferred-tx", Breaks: "two processes on one SQLite ledger never oversubscribe a host",
 		File:    "internal/database/sqlite.go",
 		Search:  "return sqliteUsed(ctx, tx)",
 		Replace: "return sqliteUsed(ctx, s.db)",
-		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestConcurrentAllocateAcrossHandles", "TestSQLiteCrossProcess"}}},
+		More: []Edit{
+			{"return sqliteFind(ctx, tx, id)", "return sqliteFind(ctx, s.db, id)"},
+			{`q.Set("_txlock", "immediate")`, `q.Set("_txlock", "deferred")`},
+		},
+		Checks: []Check{{Package: "./internal/database", Tests: []string{"TestConcurrentAllocateAcrossHandles", "TestSQLiteCrossProcess"}}},
 	},
 	{
 		Name: "postgres-lock-removed", Breaks: "two processes on one PostgreSQL ledger never oversubscribe a host",
@@ -108,7 +115,7 @@ var Mutants = []Mutant{
 		Name: "read-drops-state-on-any-error", Breaks: "an unreachable cluster is an error, never \"gone\"",
 		File:    "internal/resources/common.go",
 		Search:  "if errors.Is(err, provisioner.ErrResourceNotFound) {",
-		Replace: "if err != nil {",
+		Replace: "if errors.Is(err, provisioner.ErrResourceNotFound) || err != nil {",
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_unreachableAPIServerIsAnErrorAndKeepsTheState"}}},
 	},
 	{

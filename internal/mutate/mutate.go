@@ -27,8 +27,12 @@ type Mutant struct {
 	File    string  // path from the repository root
 	Search  string  // exact text, found exactly once in File
 	Replace string  // what Search becomes
+	More    []Edit  // further edits of File, for a bug that takes more than one
 	Checks  []Check // run in order until one fails
 }
+
+// Edit is one more exact search and replacement of a mutant.
+type Edit struct{ Search, Replace string }
 
 // Check is one `go test` run: named test functions of one package.
 type Check struct {
@@ -44,15 +48,18 @@ func (c Check) String() string {
 	return c.Package + " " + strings.Join(c.Tests, ",")
 }
 
-// Apply returns content with m's search text replaced, or an error unless it occurs exactly once.
+// Apply returns content with m's edits made, or an error unless each search text occurs exactly once.
 func (m Mutant) Apply(content []byte) ([]byte, error) {
-	if n := bytes.Count(content, []byte(m.Search)); n != 1 {
-		return nil, fmt.Errorf("mutant %s: search text found %d times in %s, want exactly once (the source changed: update the mutant)", m.Name, n, m.File)
+	for _, e := range append([]Edit{{m.Search, m.Replace}}, m.More...) {
+		if n := bytes.Count(content, []byte(e.Search)); n != 1 {
+			return nil, fmt.Errorf("mutant %s: search text %q found %d times in %s, want exactly once (the source changed: update the mutant)", m.Name, e.Search, n, m.File)
+		}
+		if e.Search == e.Replace {
+			return nil, fmt.Errorf("mutant %s: replacement equals the search text %q", m.Name, e.Search)
+		}
+		content = bytes.Replace(content, []byte(e.Search), []byte(e.Replace), 1)
 	}
-	if m.Search == m.Replace {
-		return nil, fmt.Errorf("mutant %s: replacement equals the search text", m.Name)
-	}
-	return bytes.Replace(content, []byte(m.Search), []byte(m.Replace), 1), nil
+	return content, nil
 }
 
 // Result is what happened to one mutant.

@@ -81,6 +81,13 @@ func TestApplyNeedsExactlyOneMatch(t *testing.T) {
 	if _, err := (Mutant{Name: "same", Search: "a", Replace: "a"}).Apply([]byte("a")); err == nil {
 		t.Error("a replacement equal to the search text should be refused")
 	}
+	two := Mutant{Name: "two", Search: "a < b", Replace: "a > b", More: []Edit{{"c == d", "c != d"}}}
+	if got, err := two.Apply([]byte("a < b && c == d")); err != nil || string(got) != "a > b && c != d" {
+		t.Fatalf("two edits: %q %v", got, err)
+	}
+	if _, err := two.Apply([]byte("a < b")); err == nil || !strings.Contains(err.Error(), `"c == d" found 0 times`) {
+		t.Errorf("a missing further edit should name its search text, got %v", err)
+	}
 }
 
 func TestParseTestEventsReportsTopLevelFailuresAndWhatRan(t *testing.T) {
