@@ -64,8 +64,8 @@ var Mutants = []Mutant{
 	{
 		Name: "postgres-lock-removed", Breaks: "two processes on one PostgreSQL ledger never oversubscribe a host",
 		File:    "internal/database/postgres.go",
-		Search:  "tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, pgAllocateLockKey)",
-		Replace: "tx.Exec(ctx, `SELECT $1::bigint`, pgAllocateLockKey)",
+		Search:  "_, err = tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, key)",
+		Replace: "_, err = tx.Exec(ctx, `SELECT $1::bigint`, key)",
 		Checks: []Check{
 			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_twoTerraformProcessesSharePostgresLedger"}},
 			{Package: "./internal/database", Tests: []string{"TestConcurrentAllocateAcrossHandles"}},
@@ -92,6 +92,23 @@ var Mutants = []Mutant{
 		Search:  "if o.Owner != \"\" && o.Owner != provisionerName {",
 		Replace: "if false && o.Owner != provisionerName {",
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_importRefusesAnotherProvisionersRuntime"}}},
+	},
+	{
+		Name: "postgres-lock-wait-unbounded", Breaks: "a write waits for a stuck ledger lock at most LockWait, and says so",
+		File:    "internal/database/postgres.go",
+		Search:  "fmt.Sprintf(`SET LOCAL lock_timeout = %d`, LockWait.Milliseconds())",
+		Replace: "fmt.Sprintf(`SET LOCAL lock_timeout = %d`, 0*LockWait.Milliseconds())",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestAllocateGivesUpOnAStuckWriterAndSaysSo"}}},
+	},
+	{
+		Name: "ledger-identity-unchecked", Breaks: "a runtime recorded in another ledger is an error, never \"gone\"",
+		File:    "internal/static/ledger.go",
+		Search:  "\tcase recorded != \"\" && cur.ID != recorded:\n",
+		Replace: "\tcase false:\n",
+		Checks: []Check{
+			{Package: "./internal/static", Tests: []string{"TestARuntimeInAnotherLedgerIsAnErrorNeverGone"}},
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_anotherPostgresLedgerIsRefused"}},
+		},
 	},
 
 	// The contract's sizes and set.
