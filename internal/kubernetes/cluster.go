@@ -33,7 +33,7 @@ func (p *Provisioner) clusterID(ctx context.Context, c *clients) (string, error)
 	case apierrors.IsForbidden(err), apierrors.IsNotFound(err):
 		// Credentials without that right, or an API server without kube-system (not a full cluster).
 		p.logger.Warn("cannot read the cluster's identity (the UID of namespace kube-system), so runtimes are not checked against "+
-			"the cluster they were provisioned in; grant get on namespaces/kube-system to enable the check", zap.Error(err))
+			"the cluster they were provisioned in; grant get on namespaces/kube-system to enable the check (see examples/kubernetes/rbac.yaml)", zap.Error(err))
 	default:
 		return "", fmt.Errorf("reading the identity of the cluster at %s (namespace %s): %w", c.config.Host, identityNamespace, err)
 	}

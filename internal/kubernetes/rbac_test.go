@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,10 +16,12 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -32,12 +35,16 @@ import (
 func TestIntegrationTheExampleRBACIsEnough(t *testing.T) {
 	e := newEnv(t, "")
 	e.applyExampleRBAC(nil)
+	e.waitUntilAllowedOn("rill-provisioner", "get", "", "namespaces", identityNamespace, true)
 	p := e.provisionerAs("rill-provisioner")
 
 	r := e.newRuntime()
 	e.provision(p, r, args(1, "v1", false))
 	if err := p.AwaitReady(e.ctx, r); err != nil {
 		t.Fatalf("AwaitReady as the ServiceAccount: %v", err)
+	}
+	if ks, err := e.c.core.Namespaces().Get(e.ctx, identityNamespace, metav1.GetOptions{}); err != nil || r.State[StateClusterID] != string(ks.UID) {
+		t.Fatalf("as the ServiceAccount, the runtime recorded cluster %v; want the kube-system UID (%v)", r.State[StateClusterID], err)
 	}
 	if err := p.Check(e.ctx); err != nil {
 		t.Fatalf("Check as the ServiceAccount: %v", err)
@@ -83,7 +90,8 @@ func TestIntegrationTheExampleRBACIsEnough(t *testing.T) {
 }
 
 // applyExampleRBAC creates (or replaces) the objects of examples/kubernetes/rbac.yaml in the test's
-// namespace; keepVerb, when set, filters the Role's verbs.
+// namespace (cluster-scoped ones get the namespace in their name, and are deleted when the test
+// ends); keepVerb, when set, filters the Role's verbs.
 func (e *env) applyExampleRBAC(keepVerb func(string) bool) {
 	e.t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "kubernetes", "rbac.yaml"))
@@ -101,7 +109,19 @@ func (e *env) applyExampleRBAC(keepVerb func(string) bool) {
 		if len(obj.Object) == 0 {
 			continue
 		}
-		obj.SetNamespace(e.ns)
+		mapping, err := e.c.mapper.RESTMapping(obj.GroupVersionKind().GroupKind(), obj.GroupVersionKind().Version)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		clusterScoped := mapping.Scope.Name() != meta.RESTScopeNameNamespace
+		if clusterScoped {
+			obj.SetName(obj.GetName() + "-" + e.ns)
+		} else {
+			obj.SetNamespace(e.ns)
+		}
+		if ref, ok, _ := unstructured.NestedString(obj.Object, "roleRef", "name"); ok && obj.GetKind() == "ClusterRoleBinding" {
+			_ = unstructured.SetNestedField(obj.Object, ref+"-"+e.ns, "roleRef", "name")
+		}
 		if subjects, ok, _ := unstructured.NestedSlice(obj.Object, "subjects"); ok {
 			for _, s := range subjects {
 				s.(map[string]any)["namespace"] = e.ns
@@ -125,12 +145,13 @@ func (e *env) applyExampleRBAC(keepVerb func(string) bool) {
 			}
 			_ = unstructured.SetNestedSlice(obj.Object, keptRules, "rules")
 		}
-		gvr, err := e.c.resourceFor(obj.GroupVersionKind())
-		if err != nil {
-			e.t.Fatal(err)
+		var client dynamic.ResourceInterface = e.c.dynamic.Resource(mapping.Resource).Namespace(e.ns)
+		if clusterScoped {
+			client = e.c.dynamic.Resource(mapping.Resource)
+			name := obj.GetName()
+			e.t.Cleanup(func() { _ = client.Delete(context.Background(), name, metav1.DeleteOptions{}) })
 		}
-		_, err = e.c.dynamic.Resource(gvr).Namespace(e.ns).Apply(e.ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: "rbac-test", Force: true})
-		if err != nil {
+		if _, err := client.Apply(e.ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: "rbac-test", Force: true}); err != nil {
 			e.t.Fatalf("applying %s %s: %v", obj.GetKind(), obj.GetName(), err)
 		}
 	}
@@ -176,13 +197,19 @@ func (e *env) provisionerAs(serviceAccount string) *Provisioner {
 // informer) answers a SubjectAccessReview for the ServiceAccount as wanted.
 func (e *env) waitUntilAllowed(serviceAccount, verb, group, resource string, want bool) {
 	e.t.Helper()
+	e.waitUntilAllowedOn(serviceAccount, verb, group, resource, "", want)
+}
+
+// waitUntilAllowedOn is waitUntilAllowed for one named object ("" for any).
+func (e *env) waitUntilAllowedOn(serviceAccount, verb, group, resource, name string, want bool) {
+	e.t.Helper()
 	gvr := schema.GroupVersionResource{Group: "authorization.k8s.io", Version: "v1", Resource: "subjectaccessreviews"}
 	review := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
 		"spec": map[string]any{
 			"user":               "system:serviceaccount:" + e.ns + ":" + serviceAccount,
 			"groups":             []any{"system:serviceaccounts", "system:serviceaccounts:" + e.ns, "system:authenticated"},
-			"resourceAttributes": map[string]any{"namespace": e.ns, "verb": verb, "group": group, "resource": resource},
+			"resourceAttributes": map[string]any{"namespace": e.ns, "verb": verb, "group": group, "resource": resource, "name": name},
 		},
 	}}
 	deadline := time.Now().Add(30 * time.Second)
