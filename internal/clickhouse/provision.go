@@ -16,14 +16,11 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
 
-// Keys of Resource.State and Resource.Config.
+// Keys of Resource.State (the config is the contract's ClickhouseConfig).
 const (
 	stateDatabase = "database"
 	stateUser     = "user"
 	stateCluster  = "cluster"
-
-	configDSN      = "dsn"
-	configWriteDSN = "write_dsn"
 )
 
 // databasePrivileges are granted to a resource's user on its own database (`db`.*) and nowhere else.

@@ -280,7 +280,7 @@ func planFileContents(t *testing.T, path string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer zr.Close()
+	defer func() { _ = zr.Close() }()
 	var all strings.Builder
 	for _, f := range zr.File {
 		rc, err := f.Open()
@@ -288,7 +288,7 @@ func planFileContents(t *testing.T, path string) string {
 			t.Fatal(err)
 		}
 		b, err := io.ReadAll(rc)
-		rc.Close()
+		_ = rc.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
