@@ -87,7 +87,7 @@ type Options struct {
 func Run(ctx context.Context, opts Options, mutants []Mutant) ([]Result, error) {
 	logf := func(format string, args ...any) {
 		if opts.Log != nil {
-			fmt.Fprintf(opts.Log, format+"\n", args...)
+			_, _ = fmt.Fprintf(opts.Log, format+"\n", args...)
 		}
 	}
 	scratch := opts.Scratch
@@ -96,7 +96,7 @@ func Run(ctx context.Context, opts Options, mutants []Mutant) ([]Result, error) 
 		if err != nil {
 			return nil, err
 		}
-		defer os.RemoveAll(dir)
+		defer func() { _ = os.RemoveAll(dir) }()
 		scratch = dir
 	}
 	if err := CopyTree(opts.Root, scratch); err != nil {
