@@ -258,7 +258,7 @@ var Mutants = []Mutant{
 		Name: "diagnostic-masking-off", Breaks: "diagnostics never show a password",
 		File:    "internal/logging/tflog_core.go",
 		Search:  "\t\ts = re.ReplaceAllString(s, \"${1}***${2}\")\n",
-		Replace: "",
+		Replace: "\t\t_ = re.ReplaceAllString(s, \"${1}***${2}\")\n",
 		Checks:  []Check{loggingTests, providerSetErrors},
 	},
 	{
