@@ -239,7 +239,7 @@ func requireCLIVersion(t *testing.T, major, minor int, feature string) {
 	maj, _ := strconv.Atoi(m[2])
 	mnr, _ := strconv.Atoi(m[3])
 	if maj < major || (maj == major && mnr < minor) {
-		t.Skipf("%s: %s needs %s %d.%d or newer", m[0], feature, m[1], major, minor)
+		t.Skipf("%s is too old for %s: they need %s %d.%d or newer", m[0], feature, m[1], major, minor)
 	}
 }
 
