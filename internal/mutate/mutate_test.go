@@ -1,9 +1,11 @@
 package mutate
 
 import (
+	"encoding/json"
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -43,6 +45,46 @@ func TestMutantsMatchTheSource(t *testing.T) {
 						t.Errorf("check %s: no func %s in %s's tests", c, name, c.Package)
 					}
 				}
+			}
+		})
+	}
+}
+
+// Every mutant compiles: one that does not would be reported as an error by `make mutate`, never as
+// killed, but it should fail here first. Each is built with go build -overlay (the tree is not
+// touched); skipped with -short, since it compiles a package per mutant.
+func TestMutantsCompile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles a package per mutant")
+	}
+	for _, m := range Mutants {
+		t.Run(m.Name, func(t *testing.T) {
+			file, err := filepath.Abs(filepath.Join(root, m.File))
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mutated, err := m.Apply(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			replacement := filepath.Join(dir, filepath.Base(file))
+			overlay := filepath.Join(dir, "overlay.json")
+			spec, _ := json.Marshal(map[string]map[string]string{"Replace": {file: replacement}})
+			if err := os.WriteFile(replacement, mutated, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(overlay, spec, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("go", "build", "-overlay", overlay, "./"+filepath.ToSlash(filepath.Dir(m.File)))
+			cmd.Dir = root
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("the mutated package does not compile: %v\n%s", err, out)
 			}
 		})
 	}
