@@ -73,7 +73,7 @@ func tenantExec(ctx context.Context, p *Provisioner, r *provisioner.Resource, sq
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	return s.Exec(ctx, sql)
 }
 
@@ -82,7 +82,7 @@ func tenantQuery(ctx context.Context, p *Provisioner, r *provisioner.Resource, s
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	return s.QueryStrings(ctx, sql)
 }
 

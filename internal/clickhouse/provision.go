@@ -420,7 +420,7 @@ func (p *Provisioner) selectOne(ctx context.Context, dsn string) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	rows, err := conn.QueryStrings(ctx, "SELECT 1")
 	if err != nil {
 		return err

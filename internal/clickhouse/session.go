@@ -37,8 +37,9 @@ func dialClickHouse(_ context.Context, dsn string) (session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("DSN %w", err)
 	}
-	opts.Debug = false
-	opts.Debugf = nil
+	// A DSN's debug=true still sets the deprecated Debug field, and with no Logger the client then logs
+	// to stdout; with Debug off and no Logger it logs nothing (clickhouse-go's Options.logger).
+	opts.Debug = false //nolint:staticcheck // SA1019: the replacement (Logger) does not switch off what the DSN switched on
 	opts.Logger = nil
 	if opts.DialTimeout == 0 {
 		opts.DialTimeout = defaultDialTimeout
@@ -63,7 +64,7 @@ func (s *chSession) QueryStrings(ctx context.Context, query string) ([]string, e
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	types := rows.ColumnTypes()
 	if len(types) == 0 {
 		// Over HTTP an empty result has no block at all, so no columns either (the native protocol

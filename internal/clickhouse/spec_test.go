@@ -17,7 +17,7 @@ func TestRegisteredAsClickHouseStatic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
+	defer func() { _ = p.Close() }()
 	if p.Type() != "clickhouse-static" || !p.Supports(provisioner.ResourceTypeClickHouse) || p.Supports(provisioner.ResourceTypeRuntime) {
 		t.Fatalf("Type %q, Supports(clickhouse) %v, Supports(runtime) %v", p.Type(), p.Supports(provisioner.ResourceTypeClickHouse), p.Supports(provisioner.ResourceTypeRuntime))
 	}

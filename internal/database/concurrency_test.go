@@ -99,7 +99,7 @@ func runHelperProcess() int {
 		if err != nil {
 			return fail(err)
 		}
-		defer db.Close()
+		defer func() { _ = db.Close() }()
 		dbs = append(dbs, db)
 	}
 	fmt.Println("READY")

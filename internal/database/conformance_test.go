@@ -22,7 +22,7 @@ func schemaVersions(t *testing.T, db DB) []int {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer rows.Close()
+		defer func() { _ = rows.Close() }()
 		for rows.Next() {
 			var v int
 			if err := rows.Scan(&v); err != nil {

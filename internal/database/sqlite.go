@@ -361,7 +361,7 @@ func sqliteAppliedVersions(ctx context.Context, q sqlQueryer) (map[int]bool, err
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	applied := map[int]bool{}
 	for rows.Next() {
 		var v int
@@ -410,7 +410,7 @@ func sqliteUsed(ctx context.Context, q sqlQueryer) (map[string]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	return readHostSums(rows)
 }
 
@@ -511,7 +511,7 @@ func (s *sqliteDB) ListAllocations(ctx context.Context) ([]*Allocation, error) {
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
+		defer func() { _ = rows.Close() }()
 		for rows.Next() {
 			a, err := scanSQLiteAllocation(rows)
 			if err != nil {

@@ -69,10 +69,10 @@ func newFakeAPIServer(t *testing.T) *fakeAPIServer {
 		switch {
 		case r.URL.Path == "/version":
 			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprint(w, `{"major":"1","minor":"34","gitVersion":"v1.34.4"}`)
+			_, _ = fmt.Fprint(w, `{"major":"1","minor":"34","gitVersion":"v1.34.4"}`)
 		case strings.HasSuffix(r.URL.Path, "/deployments"):
 			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprint(w, `{"kind":"DeploymentList","apiVersion":"apps/v1","metadata":{"resourceVersion":"1"},"items":[]}`)
+			_, _ = fmt.Fprint(w, `{"kind":"DeploymentList","apiVersion":"apps/v1","metadata":{"resourceVersion":"1"},"items":[]}`)
 		default:
 			name := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
 			status(w, 404, "NotFound", fmt.Sprintf(`deployments.apps %q not found`, name))
@@ -85,7 +85,7 @@ func newFakeAPIServer(t *testing.T) *fakeAPIServer {
 func status(w http.ResponseWriter, code int, reason, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":%q,"reason":%q,"code":%d}`, msg, reason, code)
+	_, _ = fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":%q,"reason":%q,"code":%d}`, msg, reason, code)
 }
 
 func runtimeResource() *provisioner.Resource {

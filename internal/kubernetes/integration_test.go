@@ -655,7 +655,7 @@ func pingServer(t *testing.T, p *Provisioner, failures int64) *atomic.Int64 {
 			http.Error(w, "not yet", http.StatusServiceUnavailable)
 			return
 		}
-		fmt.Fprint(w, `{"version":"v1"}`)
+		_, _ = fmt.Fprint(w, `{"version":"v1"}`)
 	}))
 	t.Cleanup(srv.Close)
 	var d net.Dialer

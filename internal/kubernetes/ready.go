@@ -490,7 +490,7 @@ func (p *Provisioner) pingOnce(ctx context.Context, url string) error {
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("HTTP %s: %s", resp.Status, strings.TrimSpace(string(body)))

@@ -142,7 +142,7 @@ func TestPingRetriesUntilTheRuntimeAnswers(t *testing.T) {
 			http.Error(w, "starting", http.StatusServiceUnavailable)
 			return
 		}
-		w.Write([]byte(`{"version":"v1"}`))
+		_, _ = w.Write([]byte(`{"version":"v1"}`))
 	}))
 	defer srv.Close()
 	p := mustProvisioner(t, `{"host": "http://*.x"}`)

@@ -180,7 +180,7 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 		}
 		mt.gvk = obj.GroupVersionKind()
 		set.templates = append(set.templates, mt)
-		fmt.Fprintf(h, "%s\x00%d\x00", slot.field, len(text))
+		_, _ = fmt.Fprintf(h, "%s\x00%d\x00", slot.field, len(text))
 		h.Write(text)
 	}
 	set.checksum = hex.EncodeToString(h.Sum(nil))

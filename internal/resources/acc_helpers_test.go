@@ -90,7 +90,7 @@ func ledgerAllocations(t *testing.T, dsn string) (map[string]*database.Allocatio
 	if err != nil {
 		return nil, err
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	list, err := db.ListAllocations(context.Background())
 	if err != nil {
 		return nil, err

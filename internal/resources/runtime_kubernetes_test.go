@@ -1064,7 +1064,7 @@ func (e *kubeEnv) auditEvents(from, to time.Time) []auditEvent {
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		seen := false
 		sc := bufio.NewScanner(f)
 		sc.Buffer(make([]byte, 1<<20), 16<<20)

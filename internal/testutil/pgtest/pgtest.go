@@ -535,11 +535,11 @@ func copyTree(src, dst string, cred *syscall.Credential) error {
 			}
 			out, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, info.Mode().Perm())
 			if err != nil {
-				in.Close()
+				_ = in.Close()
 				return err
 			}
 			_, err = io.Copy(out, in)
-			in.Close()
+			_ = in.Close()
 			if cerr := out.Close(); err == nil {
 				err = cerr
 			}
@@ -603,7 +603,7 @@ func startServer(ctx context.Context, bin, dir, data string, cred *syscall.Crede
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
-	defer logFile.Close()
+	defer func() { _ = logFile.Close() }()
 
 	cmd := exec.Command(filepath.Join(bin, "postgres"),
 		"-D", data,

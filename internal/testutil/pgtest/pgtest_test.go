@@ -47,7 +47,7 @@ func query(t *testing.T, dsn, q string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
+	defer func() { _ = conn.Close(ctx) }()
 	var s string
 	if err := conn.QueryRow(ctx, q).Scan(&s); err != nil {
 		t.Fatal(err)
