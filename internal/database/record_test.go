@@ -108,7 +108,7 @@ func writeVersionOneStore(t *testing.T, ctx context.Context, driver, dsn string)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer db.Close()
+		defer func() { _ = db.Close() }()
 		for _, q := range []string{
 			ms[0].SQL,
 			`CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`,
@@ -129,7 +129,7 @@ func writeVersionOneStore(t *testing.T, ctx context.Context, driver, dsn string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
+	defer func() { _ = conn.Close(ctx) }()
 	for _, q := range []string{
 		ms[0].SQL,
 		`CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`,

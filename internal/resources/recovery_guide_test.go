@@ -1,7 +1,6 @@
 package resources_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -87,6 +86,6 @@ resource "rill_runtime" "app" {
 	w.must("apply", "-auto-approve")
 	w.checkStateEqualsLedger(ledger, 3)
 	if got := w.runtimesInState(); len(got) != 3 || got["rill_runtime.app[2]"] == "" {
-		t.Fatal(fmt.Sprintf("after recovery the state holds %v", got))
+		t.Fatalf("after recovery the state holds %v", got)
 	}
 }

@@ -184,7 +184,9 @@ func killApply(t *testing.T, w *workspace, ledger string, who victim, target int
 		_ = cmd.Process.Signal(syscall.SIGINT)
 	case killProvider:
 		if len(providers) == 0 {
-			<-exited
+			if err := <-exited; err != nil {
+				t.Logf("terraform exited: %v", err)
+			}
 			return "never: no provider process was running (" + where + ")"
 		}
 		for _, pid := range providers {
@@ -192,7 +194,10 @@ func killApply(t *testing.T, w *workspace, ledger string, who victim, target int
 		}
 	}
 	select {
-	case <-exited:
+	case err := <-exited:
+		if err != nil {
+			t.Logf("terraform exited after %s was killed: %v", who, err)
+		}
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("terraform did not exit after %s was killed:\n%s", who, out.String())
 	}
