@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -145,7 +144,7 @@ func (e *env) applyExampleRBAC(keepVerb func(string) bool) {
 			}
 			_ = unstructured.SetNestedSlice(obj.Object, keptRules, "rules")
 		}
-		var client dynamic.ResourceInterface = e.c.dynamic.Resource(mapping.Resource).Namespace(e.ns)
+		client := e.c.dynamic.Resource(mapping.Resource).Namespace(e.ns)
 		if clusterScoped {
 			client = e.c.dynamic.Resource(mapping.Resource)
 			name := obj.GetName()

@@ -96,7 +96,7 @@ func ledgerID(t *testing.T, dsn string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	id, err := db.Identity(context.Background())
 	if err != nil || id.ID == "" {
 		t.Fatalf("identity of %s: %+v, %v", database.Redact(dsn), id, err)
