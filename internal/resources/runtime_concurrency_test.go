@@ -280,9 +280,25 @@ func removeProviderBinary() {
 	}
 }
 
+// providerBinDirPrefix names the directories providerBinary builds into, in the temp folder.
+const providerBinDirPrefix = "rill-provider-bin-"
+
+// sweepStaleProviderBinaries removes the builds of test binaries that could not clean up (killed, or
+// timed out: go test's timeout exits without running TestMain's end), once they are older than any
+// test run can be.
+func sweepStaleProviderBinaries() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), providerBinDirPrefix+"*"))
+	for _, d := range dirs {
+		if info, err := os.Stat(d); err == nil && time.Since(info.ModTime()) > 3*time.Hour {
+			_ = os.RemoveAll(d)
+		}
+	}
+}
+
 func providerBinary() (string, error) {
 	buildProvider.once.Do(func() {
-		dir, err := os.MkdirTemp("", "rill-provider-bin-")
+		sweepStaleProviderBinaries()
+		dir, err := os.MkdirTemp("", providerBinDirPrefix)
 		if err != nil {
 			buildProvider.err = err
 			return
