@@ -153,6 +153,9 @@ func TestAllocateGivesUpOnAStuckWriterAndSaysSo(t *testing.T) {
 		t.Cleanup(func() { LockWait = saved })
 		_, err := db.Allocate(ctx, "r1", fixed("h1", 1))
 		checkLocked(t, err, db, nil)
+		if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+			t.Fatalf("Allocate gave up at its context's deadline, not after LockWait: %v", err)
+		}
 
 		LockWait = saved
 		short, cancel := context.WithTimeout(ctx, 3*time.Second)
