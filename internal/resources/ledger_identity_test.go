@@ -275,6 +275,35 @@ func checkEmptyDir(t *testing.T, dir string) {
 	}
 }
 
+// A state written before ledgers had identities (the runtimes' private state without ledger_id):
+// against a data home without a ledger the plan is refused all the same (an allocated runtime's ledger
+// existed); against the runtimes' own ledger the plan is empty, and the next refresh records its
+// identity. (Another existing ledger without the runtimes cannot be told apart for such a state: see
+// DESIGN.md, "Ledger and cluster identity".)
+func TestAccRuntime_stateFromBeforeIdentitiesAdoptsItsLedger(t *testing.T) {
+	requireAcc(t)
+	dir := ledgerWorkspace(t, identityPool, twoRuntimes)
+	home := t.TempDir()
+	tf := cliRunner(t, dir, "XDG_DATA_HOME="+home)
+	mustRun(t, tf, "apply", "-no-color", "-auto-approve")
+	t.Cleanup(func() { _, _ = tf("destroy", "-no-color", "-auto-approve") })
+	id := ledgerID(t, "sqlite://"+filepath.Join(home, "terraform-provider-rill", "ledger.db"))
+
+	statePath := filepath.Join(dir, "terraform.tfstate")
+	editProvisionerStates(t, statePath, "rill_runtime", func(ps map[string]any) { delete(ps, "ledger_id"); delete(ps, "ledger") })
+
+	refusedPlan(t, dir, cliRunner(t, dir, "XDG_DATA_HOME="+t.TempDir()), "ledger_dsn", "allocated in a ledger that existed then", "which does not exist")
+	if out := mustRun(t, tf, "plan", "-no-color"); !strings.Contains(out, "No changes.") {
+		t.Fatalf("plan of a state from before identities against its own ledger:\n%s", tail(out))
+	}
+	mustRun(t, tf, "apply", "-refresh-only", "-no-color", "-auto-approve")
+	var recorded []any
+	editProvisionerStates(t, statePath, "rill_runtime", func(ps map[string]any) { recorded = append(recorded, ps["ledger_id"]) })
+	if len(recorded) != 2 || recorded[0] != id || recorded[1] != id {
+		t.Fatalf("after a refresh the runtimes record ledgers %v, want %s", recorded, id)
+	}
+}
+
 // A Kubernetes runtime whose recorded cluster is not the one the kubeconfig reaches: the plan is
 // refused naming both clusters, the namespace and the fix, and the state file stays as it was. The
 // local control plane is the only cluster the tests have, so "another cluster" is made by pointing
@@ -299,7 +328,8 @@ func TestAccRuntimeKubernetes_anotherClusterIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	const other = "6d0f7e1c-2b8a-4f3e-9c5d-1a2b3c4d5e6f"
-	recorded := editProvisionerState(t, statePath, "rill_runtime", "cluster_id", other)
+	var recorded any
+	editProvisionerStates(t, statePath, "rill_runtime", func(ps map[string]any) { recorded, ps["cluster_id"] = ps["cluster_id"], other })
 	if recorded != string(ks.UID) {
 		t.Fatalf("the runtime recorded cluster %q, want the kube-system UID %s", recorded, ks.UID)
 	}
@@ -313,9 +343,9 @@ func TestAccRuntimeKubernetes_anotherClusterIsRefused(t *testing.T) {
 	}
 }
 
-// editProvisionerState sets key of the provisioner state (private state "provisioner_state") of the
-// only resource of type typ in a local state file, and returns the value it had.
-func editProvisionerState(t *testing.T, statePath, typ, key, value string) string {
+// editProvisionerStates calls edit with the provisioner state (private state "provisioner_state") of
+// each instance of each resource of type typ in a local state file, and writes back what edit left.
+func editProvisionerStates(t *testing.T, statePath, typ string, edit func(ps map[string]any)) {
 	t.Helper()
 	raw, err := os.ReadFile(statePath)
 	if err != nil {
@@ -325,39 +355,39 @@ func editProvisionerState(t *testing.T, statePath, typ, key, value string) strin
 	if err := json.Unmarshal(raw, &st); err != nil {
 		t.Fatal(err)
 	}
-	var old string
-	found := false
+	n := 0
 	for _, r := range st["resources"].([]any) {
 		res := r.(map[string]any)
 		if res["type"] != typ {
 			continue
 		}
-		inst := res["instances"].([]any)[0].(map[string]any)
-		// private is base64 of the framework's JSON object of keys to base64 values.
-		private, err := base64.StdEncoding.DecodeString(inst["private"].(string))
-		if err != nil {
-			t.Fatal(err)
+		for _, i := range res["instances"].([]any) {
+			inst := i.(map[string]any)
+			// private is base64 of the framework's JSON object of keys to base64 values.
+			private, err := base64.StdEncoding.DecodeString(inst["private"].(string))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var keys map[string][]byte
+			if err := json.Unmarshal(private, &keys); err != nil {
+				t.Fatal(err)
+			}
+			var ps map[string]any
+			if err := json.Unmarshal(keys["provisioner_state"], &ps); err != nil {
+				t.Fatal(err)
+			}
+			edit(ps)
+			if keys["provisioner_state"], err = json.Marshal(ps); err != nil {
+				t.Fatal(err)
+			}
+			if private, err = json.Marshal(keys); err != nil {
+				t.Fatal(err)
+			}
+			inst["private"] = base64.StdEncoding.EncodeToString(private)
+			n++
 		}
-		var keys map[string][]byte
-		if err := json.Unmarshal(private, &keys); err != nil {
-			t.Fatal(err)
-		}
-		var ps map[string]any
-		if err := json.Unmarshal(keys["provisioner_state"], &ps); err != nil {
-			t.Fatal(err)
-		}
-		old, _ = ps[key].(string)
-		ps[key] = value
-		if keys["provisioner_state"], err = json.Marshal(ps); err != nil {
-			t.Fatal(err)
-		}
-		if private, err = json.Marshal(keys); err != nil {
-			t.Fatal(err)
-		}
-		inst["private"] = base64.StdEncoding.EncodeToString(private)
-		found = true
 	}
-	if !found {
+	if n == 0 {
 		t.Fatalf("no %s in %s", typ, statePath)
 	}
 	out, err := json.MarshalIndent(st, "", "  ")
@@ -367,5 +397,4 @@ func editProvisionerState(t *testing.T, statePath, typ, key, value string) strin
 	if err := os.WriteFile(statePath, out, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return old
 }
