@@ -126,7 +126,9 @@ func (r *ClickHouseResource) Schema(ctx context.Context, _ resource.SchemaReques
 	}
 }
 
-// ModifyPlan resolves the provisioner at plan time and forces replacement when it changes.
+// ModifyPlan resolves the provisioner at plan time and forces replacement when it changes. With
+// password_wo it plans dsn and write_dsn null (the state keeps no secret); without it, a state without
+// a password (an import, or a switch from password_wo) plans a new one, with a warning.
 func (r *ClickHouseResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return
