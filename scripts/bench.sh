@@ -17,11 +17,17 @@
 #         (scripts/bench/noopprov): the floor of any out-of-process framework provider; once as
 #         is, once with the plugin SDK's trace logging switched off
 #         (TF_LOG_SDK=off TF_LOG_SDK_PROTO=off TF_LOG_SDK_FRAMEWORK=off);
-#      e) with --calibrate: (a) with the SDK's trace logging switched off.
+#      e) with --calibrate: COUNT `noop_runtime` of the same provider, a do-nothing resource with
+#         rill_runtime's own schema (its Schema method), SDK logging off: what that schema costs;
+#      f) with --calibrate: (a) with the SDK's trace logging switched off, and the ratios (f)/(e) and
+#         (f)/(d, logging off) for the applies and the refresh plans.
 #    Before every timed apply the state and the ledger are reset (state file and SQLite files removed,
-#    a fresh PostgreSQL database), so every round is a fresh create of all COUNT resources. One
-#    untimed warm-up round comes first. Reported: median, min and max wall time, median CPU time
-#    (user+sys of terraform and its provider processes), and median(a)/median(b).
+#    a fresh PostgreSQL database), so every round is a fresh create of all COUNT resources; each apply
+#    is followed by a timed refresh plan (`terraform plan`, which must report no changes). One
+#    untimed warm-up round comes first. Reported, for the applies and the plans: median, min and max
+#    wall time, median CPU time (user+sys of terraform and its provider processes), median(x) /
+#    median(b), and the provider processes' peak RSS and CPU time (each provider process runs under
+#    scripts/bench/rsswrap, which records the kernel's rusage of it).
 # 2. Ledger benchmark: `go test ./internal/database -run '^$' -bench BenchmarkAllocate -benchtime 300x
 #    -count 3`, reported as the median allocs/s of the counts per backend and writers.
 # 3. --profile: one more (a) apply with TF_LOG=trace (per-RPC timings from the log) and with a provider
@@ -197,7 +203,7 @@ resource "rill_runtime" "bench" {
 TF
 }
 
-write_noop_config() { # $1 = dir
+write_noop_config() { # $1 = dir, $2 = resource type (noop_item, or noop_runtime: rill_runtime's schema)
   mkdir -p "$1"
   cat > "$1/main.tf" <<TF
 terraform {
@@ -206,7 +212,7 @@ terraform {
   }
 }
 
-resource "noop_item" "bench" {
+resource "$2" "bench" {
   count = $count
   slots = 1
 }
@@ -228,18 +234,42 @@ TF
 }
 
 # timed_apply DIR LOG [VAR=VALUE...]: one apply; prints "wall cpu" (seconds). bash's `time` reports the
-# user+sys of the children it waited for, and Terraform waits for its provider processes.
-timed_apply() {
-  local dir="$1" logf="$2" t
-  shift 2
+# user+sys of the children it waited for, and Terraform waits for its provider processes. When the
+# provider directory holds the rsswrap wrappers, each provider process appends its peak RSS and CPU
+# time to LOG.rusage (provider_usage reads them).
+timed_apply() { timed_tf apply "$@"; }
+
+# timed_plan DIR LOG [VAR=VALUE...]: one refresh plan of what the last apply created, which must
+# report no changes; prints "wall cpu" like timed_apply.
+timed_plan() {
+  timed_tf plan "$@" || return 1
+  grep -q '^No changes\.' "$2" || { log "terraform plan in $1 proposed changes after an apply (see $2)"; return 1; }
+}
+
+timed_tf() { # CMD DIR LOG [VAR=VALUE...]
+  local cmd="$1" dir="$2" logf="$3" t
+  shift 3
+  local args=(-input=false -no-color -parallelism="$parallelism")
+  [[ "$cmd" == apply ]] && args+=(-auto-approve)
   local TIMEFORMAT='%3R %3U %3S'
-  if ! t="$( { time env "$@" "$tf" -chdir="$dir" apply -auto-approve -input=false -no-color \
-      -parallelism="$parallelism" >"$logf" 2>&1; } 2>&1 )"; then
-    log "terraform apply failed in $dir; last lines of $logf:"
+  rm -f "$logf.rusage"
+  if ! t="$( { time env RILL_BENCH_RUSAGE_FILE="$logf.rusage" "$@" "$tf" -chdir="$dir" "$cmd" "${args[@]}" \
+      >"$logf" 2>&1; } 2>&1 )"; then
+    log "terraform $cmd failed in $dir; last lines of $logf:"
     tail -20 "$logf" >&2
     return 1
   fi
   awk '{ printf "%.3f %.3f\n", $1, $2 + $3 }' <<<"$t"
+}
+
+# provider_usage LOG: "peak_rss_mb cpu_s" of the provider processes of one timed command: the largest
+# peak RSS of any of them, and the sum of their CPU time ("nan nan" without a provider, i.e.
+# terraform_data).
+provider_usage() {
+  [[ -s "$1.rusage" ]] || { echo "nan nan"; return; }
+  awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+         if (v["maxrss_kb"] > rss) rss = v["maxrss_kb"]; cpu += v["user"] + v["sys"] }
+       END { printf "%.1f %.3f\n", rss / 1024, cpu }' "$1.rusage"
 }
 
 reset_dir() { # remove state (and an SQLite ledger) so that the next apply creates everything
@@ -250,9 +280,11 @@ reset_dir() { # remove state (and an SQLite ledger) so that the next apply creat
 if [[ "$do_apply" == 1 ]]; then
   bindir="$work/provider"
   mkdir -p "$bindir"
-  log "building the provider (CGO_ENABLED=0) from $src"
-  (cd "$src" && go build -trimpath -o "$bindir/terraform-provider-rill" .)
-  provider_size="$(du -h "$bindir/terraform-provider-rill" | cut -f1)"
+  mkdir -p "$bindir/real"
+  log "building the provider (CGO_ENABLED=0) from $src, and the wrapper that records each provider process's peak RSS and CPU (scripts/bench/rsswrap)"
+  (cd "$src" && go build -trimpath -o "$bindir/real/terraform-provider-rill" .)
+  (cd "$root" && go build -trimpath -o "$bindir/terraform-provider-rill" ./scripts/bench/rsswrap)
+  cp "$bindir/terraform-provider-rill" "$bindir/terraform-provider-noop"
   rc="$work/terraformrc"
   write_cli_config "$rc" "$bindir"
   export TF_CLI_CONFIG_FILE="$rc"
@@ -262,10 +294,11 @@ if [[ "$do_apply" == 1 ]]; then
   write_data_config "$work/data"
   if [[ "$calibrate" == 1 ]]; then
     log "building the no-op calibration provider (scripts/bench/noopprov)"
-    (cd "$src" && go build -trimpath -o "$bindir/terraform-provider-noop" ./scripts/bench/noopprov)
-    names+=(noop noop_quiet runtime_quiet)
-    write_noop_config "$work/noop"
-    write_noop_config "$work/noop_quiet"
+    (cd "$src" && go build -trimpath -o "$bindir/real/terraform-provider-noop" ./scripts/bench/noopprov)
+    names+=(noop noop_quiet noop_schema runtime_quiet)
+    write_noop_config "$work/noop" noop_item
+    write_noop_config "$work/noop_quiet" noop_item
+    write_noop_config "$work/noop_schema" noop_runtime
     write_runtime_config "$work/runtime_quiet" "sqlite://$work/runtime_quiet/ledger.db"
   fi
 
@@ -299,6 +332,7 @@ if [[ "$do_apply" == 1 ]]; then
   "$tf" -chdir="$work/data" init -input=false -no-color >"$work/data.init.log" 2>&1 ||
     { log "terraform init failed for terraform_data:"; tail -20 "$work/data.init.log" >&2; exit 1; }
 
+  describe() { echo "wall $1 s, cpu $2 s, provider peak RSS $3 MB, provider cpu $4 s"; }
   # Round 0 is the untimed warm-up (page cache, first provider start, Go runtime).
   for r in $(seq 0 "$rounds"); do
     for n in "${names[@]}"; do
@@ -306,19 +340,24 @@ if [[ "$do_apply" == 1 ]]; then
       vars=()
       case "$n" in
         runtime_pg) vars=("TF_VAR_ledger_dsn=${pg_dsns[$r]}") ;;
-        runtime_quiet|noop_quiet) vars=("${quiet_env[@]}") ;;
+        runtime_quiet|noop_quiet|noop_schema) vars=("${quiet_env[@]}") ;;
       esac
       res="$(timed_apply "$work/$n" "$work/$n.apply.$r.log" "${vars[@]}")"
-      got="$(grep -c '^\(rill_runtime\|terraform_data\|noop_item\)\.bench\[[0-9]*\]: Creation complete' "$work/$n.apply.$r.log" || true)"
+      got="$(grep -c '^\(rill_runtime\|terraform_data\|noop_item\|noop_runtime\)\.bench\[[0-9]*\]: Creation complete' "$work/$n.apply.$r.log" || true)"
       if [[ "$got" != "$count" ]]; then
         log "$n round $r created $got resources, expected $count (see $work/$n.apply.$r.log)"
         exit 1
       fi
+      res="$res $(provider_usage "$work/$n.apply.$r.log")"
+      # A refresh plan of what was just created: what every later plan of the configuration costs.
+      pres="$(timed_plan "$work/$n" "$work/$n.plan.$r.log" "${vars[@]}")"
+      pres="$pres $(provider_usage "$work/$n.plan.$r.log")"
       if [[ "$r" == 0 ]]; then
-        log "warm-up $n: wall ${res% *}s cpu ${res#* }s"
+        log "warm-up $n: apply $(describe $res); plan $(describe $pres)"
       else
-        log "round $r/$rounds $n: wall ${res% *}s cpu ${res#* }s (load $(loadavg))"
+        log "round $r/$rounds $n: apply $(describe $res); plan $(describe $pres) (load $(loadavg))"
         echo "$res" >>"$work/$n.times"
+        echo "$pres" >>"$work/$n.plan.times"
       fi
     done
   done
@@ -330,23 +369,32 @@ if [[ "$do_apply" == 1 ]]; then
       data) echo "$count × \`terraform_data\`" ;;
       noop) echo "calibration: $count × \`noop_item\` (no-op framework provider)" ;;
       noop_quiet) echo "calibration: $count × \`noop_item\`, SDK trace logging off" ;;
+      noop_schema) echo "calibration: $count × \`noop_runtime\` (no-op, rill_runtime's schema), SDK trace logging off" ;;
       runtime_quiet) echo "calibration: $count × \`rill_runtime\` (SQLite), SDK trace logging off" ;;
     esac
   }
-  stat() { cut -d' ' -f"$2" "$work/$1.times" | "$3"; }
-  fmt() { awk -v v="$1" 'BEGIN { printf "%.2f", v }'; }
+  stat() { cut -d' ' -f"$2" "$work/$1.times" | grep -v nan | "$3"; }
+  fmt() { awk -v v="$1" 'BEGIN { if (v == "nan") print "–"; else printf "%.2f", v }'; }
+  fmt0() { awk -v v="$1" 'BEGIN { if (v == "nan") print "–"; else printf "%.0f", v }'; }
   ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+  # table PHASE SUFFIX: one row per configuration; SUFFIX "" = the applies, ".plan" = the refresh plans.
+  table() {
+    local phase="$1" sfx="$2" n med vs dmed
+    dmed="$(stat "data$sfx" 1 median)"
+    echo "| Configuration (\`terraform $phase\`, -parallelism=$parallelism, rounds=$rounds) | median wall (s) | min (s) | max (s) | median CPU (s) | wall vs terraform_data | provider peak RSS (MB, median) | provider CPU (s, median) |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+    for n in "${names[@]}"; do
+      med="$(stat "$n$sfx" 1 median)"
+      vs="1.00"
+      [[ "$n" == data ]] || vs="**$(ratio "$med" "$dmed")**"
+      echo "| $(label "$n") | $(fmt "$med") | $(fmt "$(stat "$n$sfx" 1 minof)") | $(fmt "$(stat "$n$sfx" 1 maxof)") | $(fmt "$(stat "$n$sfx" 2 median)") | $vs | $(fmt0 "$(stat "$n$sfx" 3 median)") | $(fmt "$(stat "$n$sfx" 4 median)") |"
+    done
+  }
 
   data_med="$(stat data 1 median)"
   data_cpu="$(stat data 2 median)"
-  apply_md+="| Configuration (\`terraform apply\`, -parallelism=$parallelism, rounds=$rounds) | median wall (s) | min (s) | max (s) | median CPU (s) | wall vs terraform_data |"$'\n'
-  apply_md+="|---|---:|---:|---:|---:|---:|"$'\n'
-  for n in "${names[@]}"; do
-    med="$(stat "$n" 1 median)"
-    vs="1.00"
-    [[ "$n" == data ]] || vs="**$(ratio "$med" "$data_med")**"
-    apply_md+="| $(label "$n") | $(fmt "$med") | $(fmt "$(stat "$n" 1 minof)") | $(fmt "$(stat "$n" 1 maxof)") | $(fmt "$(stat "$n" 2 median)") | $vs |"$'\n'
-  done
+  apply_md+="$(table apply "")"$'\n'
   rt_ratio="$(ratio "$(stat runtime 1 median)" "$data_med")"
   verdict="meets"
   above "$rt_ratio" 1.3 && verdict="misses"
@@ -356,7 +404,20 @@ if [[ "$do_apply" == 1 ]]; then
     apply_md+=$'\n'"For scale: a provider that does nothing costs $(ratio "$(stat noop 1 median)" "$data_med")× terraform_data"
     apply_md+=" ($(ratio "$(stat noop_quiet 1 median)" "$data_med")× with the SDK's trace logging off);"
     apply_md+=" rill_runtime with the SDK's trace logging off is $(ratio "$(stat runtime_quiet 1 median)" "$data_med")×."$'\n'
+    # The targets of issue 11: rill_runtime within 1.25x of the same-schema no-op, 1.5x of the plain one.
+    for sfx in "" .plan; do
+      phase=apply
+      [[ "$sfx" == .plan ]] && phase="refresh plan"
+      apply_md+=$'\n'"rill_runtime ($phase, median wall, SDK trace logging off as in \`main.go\`): **$(ratio "$(stat "runtime_quiet$sfx" 1 median)" "$(stat "noop_schema$sfx" 1 median)")×**"
+      apply_md+=" the no-op provider with the same schema (target <= 1.25), **$(ratio "$(stat "runtime_quiet$sfx" 1 median)" "$(stat "noop_quiet$sfx" 1 median)")×** the plain no-op provider (target <= 1.5),"
+      apply_md+=" $(ratio "$(stat "runtime_quiet$sfx" 1 median)" "$(stat "data$sfx" 1 median)")× terraform_data;"
+      apply_md+=" provider CPU $(ratio "$(stat "runtime_quiet$sfx" 4 median)" "$(stat "noop_schema$sfx" 4 median)")× the same-schema no-op's."$'\n'
+    done
   fi
+  apply_md+=$'\n'"Each apply is followed by a refresh plan of what it created (\`terraform plan\`, which must report no changes):"$'\n\n'
+  apply_md+="$(table plan .plan)"$'\n\n'
+  apply_md+="Provider memory at $count runtimes (target: peak RSS <= 60 MB at 200, <= 120 MB at 1,000): $(fmt0 "$(stat runtime 3 median)") MB in the apply,"
+  apply_md+=" $(fmt0 "$(stat runtime.plan 3 median)") MB in the refresh plan. Peak RSS counts the pages of the provider's binary that the process touched (file-backed, shared with the page cache) as well as its own memory."$'\n'
   if [[ "$with_pg" == 1 && -n "$pg_note" ]]; then
     apply_md+=$'\n'"$pg_note."$'\n'
   elif [[ "$with_pg" != 1 ]]; then

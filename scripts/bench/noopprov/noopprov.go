@@ -1,9 +1,15 @@
-// Command noopprov is a calibration provider for scripts/bench.sh --floor: "rill-provisioner/noop",
-// built with the same terraform-plugin-framework (same go.mod) as the real provider, with one resource,
-// `noop_item`, whose CRUD methods do nothing but copy the plan into the state. Timing COUNT of them
-// against COUNT `terraform_data` shows what any out-of-process framework provider costs (process
-// starts, gRPC, msgpack, the framework's per-RPC work and its trace logging) before the provider does
-// anything of its own.
+// Command noopprov is a calibration provider for scripts/bench.sh --calibrate: "rill-provisioner/noop",
+// built with the same terraform-plugin-framework (same go.mod) as the real provider, with two resources
+// whose CRUD methods do nothing but copy the plan into the state:
+//
+//   - `noop_item`, two attributes: timing COUNT of them against COUNT `terraform_data` shows what any
+//     out-of-process framework provider costs (process starts, gRPC, msgpack, the framework's per-RPC
+//     work and its trace logging) before the provider does anything of its own;
+//   - `noop_runtime`, with rill_runtime's own schema (the real Schema method: the same attributes,
+//     validators, plan modifiers, defaults and timeouts block): what the framework and Terraform
+//     cost for that schema, so that rill_runtime against it is what the provider's own work costs.
+//
+// Built by the bench as
 //
 //	CGO_ENABLED=0 go build -trimpath -o /tmp/prov/terraform-provider-noop ./scripts/bench/noopprov
 //
@@ -24,6 +30,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/resources"
 )
 
 type noopProvider struct{}
@@ -36,7 +45,10 @@ func (noopProvider) Configure(context.Context, provider.ConfigureRequest, *provi
 }
 func (noopProvider) DataSources(context.Context) []func() datasource.DataSource { return nil }
 func (noopProvider) Resources(context.Context) []func() resource.Resource {
-	return []func() resource.Resource{func() resource.Resource { return &item{} }}
+	return []func() resource.Resource{
+		func() resource.Resource { return &item{} },
+		func() resource.Resource { return &sameSchema{} },
+	}
 }
 
 var _ provider.Provider = noopProvider{}
@@ -81,6 +93,44 @@ func (*item) Update(ctx context.Context, req resource.UpdateRequest, resp *resou
 }
 
 func (*item) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {}
+
+// sameSchema is `noop_runtime`: rill_runtime's schema, and no work. Its state is the plan with every
+// value still unknown (the computed attributes rill_runtime fills in) set to null, and an ID.
+type sameSchema struct{}
+
+func (*sameSchema) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_runtime"
+}
+
+func (*sameSchema) Schema(ctx context.Context, req resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resources.NewRuntimeResource().Schema(ctx, req, resp)
+}
+
+func (*sameSchema) Create(_ context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	resp.State.Raw = known(req.Plan.Raw, fmt.Sprintf("noop-%d", seq.Add(1)))
+}
+
+func (*sameSchema) Read(context.Context, resource.ReadRequest, *resource.ReadResponse) {}
+
+func (*sameSchema) Update(_ context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	resp.State.Raw = known(req.Plan.Raw, "")
+}
+
+func (*sameSchema) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {}
+
+// known returns v with unknown values replaced by null, and the top-level "id" by id when it is unknown.
+func known(v tftypes.Value, id string) tftypes.Value {
+	out, _ := tftypes.Transform(v, func(p *tftypes.AttributePath, v tftypes.Value) (tftypes.Value, error) {
+		if v.IsKnown() {
+			return v, nil
+		}
+		if id != "" && p.Equal(tftypes.NewAttributePath().WithAttributeName("id")) {
+			return tftypes.NewValue(tftypes.String, id), nil
+		}
+		return tftypes.NewValue(v.Type(), nil), nil
+	})
+	return out
+}
 
 func main() {
 	err := providerserver.Serve(context.Background(), func() provider.Provider { return noopProvider{} },
