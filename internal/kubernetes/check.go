@@ -191,6 +191,10 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 		ClusterID:         cluster,
 		Cluster:           c.config.Host,
 	}
+	for _, u := range live { // every object carries them
+		out.Owner, out.Name = u.GetAnnotations()[AnnotationProvisioner], u.GetAnnotations()[AnnotationName]
+		break
+	}
 	return &provisioner.Resource{
 		ID:     r.ID,
 		Type:   r.Type,

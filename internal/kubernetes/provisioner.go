@@ -38,9 +38,29 @@ type Provisioner struct {
 
 	clusterMu  sync.Mutex
 	clusterUID *string // the cluster's identity once read (see clusterID)
+
+	mu   sync.RWMutex
+	name string // in the set (provisioner.Named), stamped on the objects as their owner
 }
 
-var _ provisioner.Provisioner = (*Provisioner)(nil)
+var (
+	_ provisioner.Provisioner = (*Provisioner)(nil)
+	_ provisioner.Named       = (*Provisioner)(nil)
+)
+
+// SetName implements provisioner.Named: the name is stamped on every object as its owner, so that an
+// import through another provisioner of the set is refused.
+func (p *Provisioner) SetName(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.name = name
+}
+
+func (p *Provisioner) provisionerName() string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.name
+}
 
 // New is the initializer: it decodes the spec strictly, and reads, parses and test-renders the
 // templates, so that every mistake in them surfaces during `terraform plan`. It does not contact the
@@ -119,8 +139,16 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 	if err != nil {
 		return nil, err
 	}
+	if opts.Name != "" {
+		// A named runtime's ID follows from its name: objects at it may be what an interrupted
+		// earlier Provision left (adopted: applied over), or another runtime's (a conflict).
+		if err := p.checkAdoptable(ctx, c, ns, r.ID, pid, opts.Name); err != nil {
+			return nil, err
+		}
+	}
 	data := newTemplateData(p.spec, pid, args, opts)
 	data.Namespace = ns
+	data.Provisioner = p.provisionerName()
 	objs, err := p.templates.render(data)
 	if err != nil {
 		return nil, err
@@ -142,6 +170,8 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 		Warnings:          res.warnings,
 		ClusterID:         cluster,
 		Cluster:           c.config.Host,
+		Owner:             data.Provisioner,
+		Name:              opts.Name,
 	}
 	return &provisioner.Resource{
 		ID:     r.ID,
@@ -181,4 +211,31 @@ func (p *Provisioner) resolve(r *provisioner.Resource) (runtimeState, string, Na
 	st.ProvisionID = pid
 	st.Namespace = p.namespaceOf(st)
 	return st, pid, NamesFor(pid), nil
+}
+
+// checkAdoptable reads the objects at a named runtime's ID and reports, as an
+// *provisioner.IDConflictError, any that another provisioner of the set or another name owns.
+func (p *Provisioner) checkAdoptable(ctx context.Context, c *clients, ns, id, pid, name string) error {
+	live, err := p.readLive(ctx, c, ns, pid, NamesFor(pid))
+	if err != nil {
+		return err
+	}
+	owner := p.provisionerName()
+	for _, u := range live {
+		a := u.GetAnnotations()
+		conflict := &provisioner.IDConflictError{ID: id, Provisioner: a[AnnotationProvisioner], Name: a[AnnotationName]}
+		switch {
+		case owner != "" && a[AnnotationProvisioner] != "" && a[AnnotationProvisioner] != owner:
+			conflict.Reason = fmt.Sprintf("%s %s/%s belongs to provisioner %q, not %q", u.GetKind(), ns, u.GetName(), a[AnnotationProvisioner], owner)
+		case a[AnnotationName] != name:
+			conflict.Reason = fmt.Sprintf("%s %s/%s carries the name %q, not %q", u.GetKind(), ns, u.GetName(), a[AnnotationName], name)
+		default:
+			continue
+		}
+		if conflict.Provisioner == "" {
+			conflict.Provisioner = owner
+		}
+		return conflict
+	}
+	return nil
 }

@@ -40,7 +40,10 @@ const (
 	// AnnotationName holds a named runtime's name (rill_runtime's `name`). A name may be longer than
 	// a label value may be (63), so the label LabelNameHash carries a hash of it, for selectors.
 	AnnotationName = AnnotationPrefix + "name"
-	LabelNameHash  = AnnotationPrefix + "name-hash"
+	// AnnotationProvisioner holds the name of the provisioner (in the provider's set) that applied
+	// the objects: an import through another provisioner is refused.
+	AnnotationProvisioner = AnnotationPrefix + "provisioner"
+	LabelNameHash         = AnnotationPrefix + "name-hash"
 )
 
 // NameHash is the LabelNameHash value of a runtime name: the first 20 hex digits of its SHA-256.
@@ -87,6 +90,7 @@ type TemplateData struct {
 	Names        Names
 	Annotations  map[string]string // the owning project's annotations
 	Name         string            // the runtime's name (rill_runtime's `name`), "" when it has none
+	Provisioner  string            // the provisioner's name in the provider's set ("" when unknown)
 }
 
 // templateSlot describes one of the five templates.
@@ -274,6 +278,9 @@ func stampMetadata(obj *unstructured.Unstructured, slot templateSlot, data *Temp
 	if data.Name != "" {
 		ours[LabelNameHash] = NameHash(data.Name)
 		annotations[AnnotationName] = data.Name
+	}
+	if data.Provisioner != "" {
+		annotations[AnnotationProvisioner] = data.Provisioner
 	}
 	obj.SetLabels(merge(obj.GetLabels(), ours))
 	obj.SetAnnotations(merge(obj.GetAnnotations(), annotations))

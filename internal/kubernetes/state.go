@@ -62,21 +62,27 @@ type runtimeState struct {
 	Drift             []string
 	ClusterID         string
 	Cluster           string
+	// Owner and Name are the provisioner (its name in the set) and the runtime name the objects
+	// carry, for an import; "" when unknown or none.
+	Owner string
+	Name  string
 }
 
 func (s *runtimeState) asMap() map[string]any {
 	return map[string]any{
-		StateNamespace:         s.Namespace,
-		StateProvisionID:       s.ProvisionID,
-		StateSlots:             s.Slots,
-		StateVersion:           s.Version,
-		StateImageTag:          s.ImageTag,
-		StateHibernated:        s.Hibernated,
-		StateTemplatesChecksum: s.TemplatesChecksum,
-		StateWarnings:          nonNil(s.Warnings),
-		StateDrift:             nonNil(s.Drift),
-		StateClusterID:         s.ClusterID,
-		StateCluster:           s.Cluster,
+		StateNamespace:                  s.Namespace,
+		StateProvisionID:                s.ProvisionID,
+		StateSlots:                      s.Slots,
+		StateVersion:                    s.Version,
+		StateImageTag:                   s.ImageTag,
+		StateHibernated:                 s.Hibernated,
+		StateTemplatesChecksum:          s.TemplatesChecksum,
+		StateWarnings:                   nonNil(s.Warnings),
+		StateDrift:                      nonNil(s.Drift),
+		StateClusterID:                  s.ClusterID,
+		StateCluster:                    s.Cluster,
+		provisioner.StateKeyProvisioner: s.Owner,
+		provisioner.StateKeyName:        s.Name,
 	}
 }
 
@@ -94,7 +100,7 @@ func parseState(m map[string]any) runtimeState {
 	s.Namespace, _ = m[StateNamespace].(string)
 	s.ProvisionID, _ = m[StateProvisionID].(string)
 	o := provisioner.NewRuntimeObservation(m)
-	s.Slots, s.Version, s.Warnings, s.Drift = o.Slots, o.Version, o.Warnings, o.Drift
+	s.Slots, s.Version, s.Warnings, s.Drift, s.Owner, s.Name = o.Slots, o.Version, o.Warnings, o.Drift, o.Owner, o.Name
 	s.Hibernated = o.Hibernated != nil && *o.Hibernated
 	s.ImageTag, _ = m[StateImageTag].(string)
 	s.TemplatesChecksum, _ = m[StateTemplatesChecksum].(string)

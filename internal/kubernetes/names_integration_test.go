@@ -1,0 +1,58 @@
+package kubernetes
+
+import (
+	"errors"
+	"testing"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// A named runtime's Provision, called again for its ID (an interrupted create), adopts its own
+// objects; CheckResource without a state (an import) reports owner and name; another provisioner of
+// the set, or another name, at that ID is a conflict naming the owner, and changes nothing.
+func TestIntegrationNamedRuntimeAdoptsItsObjectsAndRefusesOthers(t *testing.T) {
+	e := newEnv(t, "")
+	e.p.SetName("k8s")
+	id := provisioner.NamedResourceID("k8s", "orders")
+	r := &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}
+	t.Cleanup(func() { _ = e.p.Deprovision(e.ctx, r) })
+	named := func(name string) *provisioner.ResourceOptions {
+		o := args(1, "v0.51.0", true)
+		o.Name = name
+		return o
+	}
+	first := e.provision(e.p, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, named("orders"))
+	if _, err := e.p.Provision(e.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, named("orders")); err != nil {
+		t.Fatalf("adopting its own objects: %v", err)
+	}
+	got, err := e.p.CheckResource(e.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := provisioner.NewRuntimeObservation(got.State)
+	if o.Owner != "k8s" || o.Name != "orders" {
+		t.Fatalf("CheckResource reported owner %q name %q, want k8s orders (state %v)", o.Owner, o.Name, got.State)
+	}
+	if w := provisioner.NewRuntimeObservation(first.State); w.Owner != "k8s" || w.Name != "orders" {
+		t.Fatalf("Provision reported owner %q name %q", w.Owner, w.Name)
+	}
+
+	other := e.provisioner("", zaptest.NewLogger(t))
+	other.SetName("other")
+	for what, tc := range map[string]struct {
+		p    *Provisioner
+		name string
+	}{"another provisioner": {other, "orders"}, "another name": {e.p, "billing"}} {
+		_, err := tc.p.Provision(e.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, named(tc.name))
+		var conflict *provisioner.IDConflictError
+		if !errors.As(err, &conflict) || conflict.Provisioner != "k8s" || conflict.Name != "orders" || conflict.ID != id {
+			t.Fatalf("%s at the ID: %v (%+v), want a conflict naming k8s/orders", what, err, conflict)
+		}
+	}
+	after, err := e.p.CheckResource(e.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, nil)
+	if err != nil || provisioner.NewRuntimeObservation(after.State).Owner != "k8s" {
+		t.Fatalf("a refused Provision changed the objects: %v %v", err, after)
+	}
+}
