@@ -279,8 +279,17 @@ func (s *sqliteDB) retryBusy(ctx context.Context, op func() error) error {
 			mark, lastProgress = m, now // another writer committed: the lock is not stuck
 		}
 		sleep := backoff/2 + rand.N(backoff/2+1)
-		if now.Add(sleep).After(deadline) || now.Sub(lastProgress) >= LockWait {
+		switch {
+		case now.Sub(lastProgress) >= LockWait:
 			return &LockedError{Location: s.location, Waited: now.Sub(start), Cause: err}
+		case now.Add(sleep).After(deadline):
+			// The next attempt would come after the context's deadline: giving up now is giving up on
+			// the deadline, and the error says so as the other waits' errors do.
+			cause := err
+			if ok {
+				cause = errors.Join(err, context.DeadlineExceeded)
+			}
+			return &LockedError{Location: s.location, Waited: now.Sub(start), Cause: cause}
 		}
 		s.logger.Debug("ledger busy, retrying", zap.Int("attempt", attempt), zap.Error(err))
 		t := time.NewTimer(sleep)

@@ -101,6 +101,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestAllocateGivesUpOnAStuckWriterAndSaysSo"}}},
 	},
 	{
+		Name: "sqlite-lock-wait-unbounded", Breaks: "a write waits for a stuck ledger lock at most LockWait, and says so",
+		File:    "internal/database/sqlite.go",
+		Search:  "\t\tcase now.Sub(lastProgress) >= LockWait:\n",
+		Replace: "\t\tcase false && now.Sub(lastProgress) >= LockWait:\n",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestAllocateGivesUpOnAStuckWriterAndSaysSo"}}},
+	},
+	{
 		Name: "ledger-identity-unchecked", Breaks: "a runtime recorded in another ledger is an error, never \"gone\"",
 		File:    "internal/static/ledger.go",
 		Search:  "\tcase recorded != \"\" && cur.ID != recorded:\n",
