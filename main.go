@@ -6,11 +6,11 @@ import (
 	"flag"
 	"log"
 	"os"
-	rtdebug "runtime/debug"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/gctune"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/lifeline"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provider"
 )
@@ -27,11 +27,8 @@ func main() {
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
 	flag.Parse()
 	quietLogsUnlessAsked()
-	// A provider process lives for one Terraform command and allocates mostly short-lived RPC
-	// garbage: trading a little memory for fewer collections is cheap (see BENCHMARKS.md).
-	if os.Getenv("GOGC") == "" {
-		rtdebug.SetGCPercent(400)
-	}
+	// Fewer collections than Go's default, within a soft memory limit (see internal/gctune).
+	gctune.Apply()
 
 	if !debug {
 		exitWhenTerraformIsGone()

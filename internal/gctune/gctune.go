@@ -1,0 +1,87 @@
+// Package gctune sets the garbage collector of a provider process: main.go and the profiling build
+// (scripts/bench/profprov) call Apply, so that what the benchmarks measure is what users run.
+//
+// A provider process lives for one Terraform command and allocates mostly short-lived RPC garbage;
+// what is live at any time is the requests in flight (about 15 MB during a refresh of 200 runtimes,
+// 30 to 60 MB for 1,000 on a loaded machine: the plugin SDK's per-request loggers and decoded
+// values; nothing of the provider's own grows with the number of runtimes). Measured in
+// BENCHMARKS.md ("Memory"):
+//   - GOGC=400 alone takes about a third of the provider's CPU off compared with Go's default 100, but
+//     lets the heap grow to five times what is live: 130 MB peak RSS at 200 runtimes, 360 MB at 1,000;
+//   - a fixed soft memory limit of 48 MiB keeps the CPU of GOGC=400 at 200 runtimes with the RSS of
+//     GOGC=100, but once the live heap nears the limit the collector runs almost continuously: at
+//     1,000 runtimes 18 s of CPU instead of 4.7 s (15 to 21 s with 32 or 64 MiB).
+//
+// So Apply sets GOGC=400 with a 48 MiB limit, and after every collection raises the limit to twice
+// the live heap plus the runtime's own overhead when that is more: the heap never grows past 48 MiB
+// while less is live, and never collects more often than Go's default would when more is.
+package gctune
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync/atomic"
+)
+
+const (
+	// GCPercent is used when the user sets no GOGC.
+	GCPercent = 400
+
+	// MemoryLimit is the soft limit on the Go runtime's memory used when the user sets no GOMEMLIMIT,
+	// as long as twice the live heap plus limitOverhead is below it.
+	MemoryLimit = 48 << 20
+
+	// limitOverhead is what the limit allows beyond twice the live heap: goroutine stacks, the
+	// runtime's own structures and the heap's fragmentation (about 10 MB in a provider process).
+	limitOverhead = 16 << 20
+)
+
+// Apply sets GCPercent and the adaptive memory limit, each unless the user set its environment
+// variable (GOGC, GOMEMLIMIT), which the Go runtime has applied already.
+func Apply() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(GCPercent)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(MemoryLimit)
+		if !tuning.Swap(true) {
+			armAfterGC()
+		}
+	}
+}
+
+// limitFor is the memory limit for a live heap of live bytes.
+func limitFor(live uint64) int64 {
+	return max(MemoryLimit, 2*int64(live)+limitOverhead)
+}
+
+// sentinel is garbage whose finalizer runs after the collection that found it unreachable: the
+// usual way to run code after every GC cycle.
+type sentinel struct{ _ [16]byte } // not zero-sized: zero-sized allocations share one address
+
+// tuning is whether the limit follows the live heap (tests switch it off again).
+var tuning atomic.Bool
+
+func armAfterGC() {
+	runtime.SetFinalizer(&sentinel{}, func(*sentinel) {
+		if !tuning.Load() {
+			return
+		}
+		retune()
+		armAfterGC()
+	})
+}
+
+var liveSample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+
+// retune sets the memory limit for the live heap the last collection marked. Only the finalizer
+// goroutine calls it, one call at a time.
+func retune() {
+	metrics.Read(liveSample)
+	if liveSample[0].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	debug.SetMemoryLimit(limitFor(liveSample[0].Value.Uint64()))
+}
