@@ -56,3 +56,31 @@ func TestIntegrationNamedRuntimeAdoptsItsObjectsAndRefusesOthers(t *testing.T) {
 		t.Fatalf("a refused Provision changed the objects: %v %v", err, after)
 	}
 }
+
+// The inventory lists this provisioner's runtimes of the namespace with name, slots and host, and
+// leaves out another provisioner's.
+func TestIntegrationAllocatedListsOwnRuntimes(t *testing.T) {
+	e := newEnv(t, "")
+	e.p.SetName("k8s")
+	mine := e.newRuntime()
+	opts := args(2, "v0.51.0", true)
+	opts.Name = "orders"
+	e.provision(e.p, mine, opts)
+	other := e.provisioner("", zaptest.NewLogger(t))
+	other.SetName("other")
+	theirs := &provisioner.Resource{ID: provisioner.NamedResourceID("other", "x"), Type: provisioner.ResourceTypeRuntime}
+	t.Cleanup(func() { _ = other.Deprovision(e.ctx, theirs) })
+	e.provision(other, theirs, args(1, "v0.51.0", true))
+
+	got, err := e.p.Allocated(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("Allocated = %+v, want only the runtime of k8s", got)
+	}
+	a := got[0]
+	if a.ID != mine.ID || a.Name != "orders" || a.Slots != 2 || a.Provisioner != "k8s" || a.Host != e.p.spec.RuntimeURL(pidOf(mine)) || a.CreatedAt.IsZero() {
+		t.Fatalf("Allocated = %+v (want ID %s)", a, mine.ID)
+	}
+}

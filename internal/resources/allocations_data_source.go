@@ -18,8 +18,8 @@ var (
 	_ datasource.DataSourceWithConfigure = (*AllocationsDataSource)(nil)
 )
 
-// AllocationsDataSource is `rill_allocations`: what the provisioners hold (for the static pool: the
-// ledger's allocations), with what an import needs. An apply that was interrupted before Terraform
+// AllocationsDataSource is `rill_allocations`: what the provisioners hold (the static pool's ledger
+// allocations, the Kubernetes runtimes), with what an import needs. An apply that was interrupted before Terraform
 // saved its state leaves unnamed runtimes that no state knows; this lists them, so that
 // `import { for_each = ... }` can take them back (docs/guides/recovering-orphaned-runtimes.md).
 type AllocationsDataSource struct {
@@ -56,12 +56,14 @@ func (d *AllocationsDataSource) Metadata(_ context.Context, req datasource.Metad
 func (d *AllocationsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "What the provisioners hold, with what an import needs: for a static pool, every allocation its " +
-			"ledger records for it. Compare it with the state to find runtimes that an interrupted apply left behind " +
+			"ledger records for it; for Kubernetes, every runtime (Deployment) this provider applied in the spec's namespace for " +
+			"that provisioner (environment and annotations are not recorded there: empty). Compare it with the state to find " +
+			"runtimes that an interrupted apply left behind " +
 			"(see the guide *Recovering orphaned runtimes*), then take them back with `import { for_each = ... }`.",
 		Attributes: map[string]schema.Attribute{
 			"provisioner_name": schema.StringAttribute{
 				Optional:            true,
-				MarkdownDescription: "List this provisioner only. Default: every provisioner of the set that can list what it holds (static pools).",
+				MarkdownDescription: "List this provisioner only. Default: every provisioner of the set that can list what it holds (static, kubernetes).",
 			},
 			"allocations": schema.ListNestedAttribute{
 				Computed:            true,
@@ -109,7 +111,7 @@ func (d *AllocationsDataSource) Read(ctx context.Context, req datasource.ReadReq
 		}
 		if _, ok := p.(provisioner.Inventory); !ok {
 			resp.Diagnostics.AddAttributeError(path.Root("provisioner_name"), "Provisioner cannot list what it holds",
-				fmt.Sprintf("Provisioner %q (type %s) keeps no inventory this data source can read; static pools do.", only, p.Type()))
+				fmt.Sprintf("Provisioner %q (type %s) keeps no inventory this data source can read; static and kubernetes do.", only, p.Type()))
 			return
 		}
 		names = []string{only}
