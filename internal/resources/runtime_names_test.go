@@ -1,6 +1,7 @@
 package resources_test
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"strings"
@@ -159,4 +160,51 @@ import {
 	if strings.Contains(generated, "drift") {
 		t.Errorf("generated configuration sets a computed attribute:\n%s", generated)
 	}
+}
+
+// A named runtime whose ID is held by something else (here an allocation under another name, written
+// out of band) fails with the exact import ID and changes nothing; once the holder is gone, the same
+// configuration applies.
+func TestAccRuntime_namedRuntimeConflictPrintsTheImportCommand(t *testing.T) {
+	requireAcc(t)
+	ledger := sqliteLedger(t)
+	id := provisioner.NamedResourceID("pool", "orders")
+	cfg := providerBlock(ledger, "", pool("pool", hostA)) + `
+resource "rill_runtime" "orders" {
+  provisioner_name = "pool"
+  name             = "orders"
+  slots            = 1
+}
+`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories,
+		CheckDestroy:             checkLedgerEmpty(t, ledger),
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() {
+					_, err := openLedger(t, ledger).Allocate(context.Background(), id, func(*database.Allocation, map[string]int) (*database.Allocation, error) {
+						return &database.Allocation{Provisioner: "pool", Host: hostA.URL, Slots: 1, Name: "someone-else"}, nil
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:      cfg,
+				ExpectError: wordsRegexp(`terraform import <address> pool/` + id),
+			},
+			{
+				PreConfig: func() {
+					allocs, err := ledgerAllocations(t, ledger)
+					if err != nil || len(allocs) != 1 || allocs[id] == nil || allocs[id].Name != "someone-else" {
+						t.Fatalf("the refused create changed the ledger: %v %v", allocs, err)
+					}
+					if _, err := openLedger(t, ledger).DeleteAllocation(context.Background(), id); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: cfg,
+				Check:  checkLedgerMatchesState(t, ledger),
+			},
+		},
+	})
 }
