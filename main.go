@@ -4,6 +4,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log"
 	"os"
 	"time"
@@ -19,13 +20,22 @@ import (
 //go:generate terraform fmt -recursive ./examples/
 //go:generate sh ./scripts/docs.sh
 
-// version is set by the release build (goreleaser ldflags).
-var version = "dev"
+// Set by the release build (.goreleaser.yml: -ldflags "-X main.version=... -X main.commit=...").
+// version is what the provider reports to Terraform; both are printed by -version.
+var (
+	version = "dev"
+	commit  = "none"
+)
 
 func main() {
-	var debug bool
+	var debug, printVersion bool
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
+	flag.BoolVar(&printVersion, "version", false, "print the version and commit, then exit")
 	flag.Parse()
+	if printVersion {
+		fmt.Printf("terraform-provider-rill %s (commit %s)\n", version, commit)
+		return
+	}
 	quietLogsUnlessAsked()
 	// Fewer collections than Go's default, within a soft memory limit (see internal/gctune).
 	gctune.Apply()

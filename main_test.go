@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Version and commit stamped into the binary that the tests of this package build, the way the
+// release build (.goreleaser.yml) stamps them.
+const (
+	testVersion = "0.0.1"
+	testCommit  = "0123abc"
+)
+
+// buildDir holds what the tests build; TestMain removes it.
+var buildDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "terraform-provider-rill-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	buildDir = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var built struct {
+	once sync.Once
+	bin  string
+	err  error
+	out  []byte
+}
+
+// providerBinary builds the provider once per test binary with the release build's -ldflags -X and
+// CGO off, and returns its path. Without -trimpath, so that it reuses the packages `go test` and
+// `go vet` already compiled.
+func providerBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the provider binary: skipped in -short mode")
+	}
+	built.once.Do(func() {
+		built.bin = filepath.Join(buildDir, "terraform-provider-rill")
+		cmd := exec.Command("go", "build", "-o", built.bin,
+			"-ldflags", "-X main.version="+testVersion+" -X main.commit="+testCommit, ".")
+		cmd.Env = append(cmd.Environ(), "CGO_ENABLED=0")
+		built.out, built.err = cmd.CombinedOutput()
+	})
+	if built.err != nil {
+		t.Fatalf("go build: %v\n%s", built.err, built.out)
+	}
+	return built.bin
+}
+
+// The release build stamps the version and commit with -ldflags -X: if either variable were renamed
+// or turned into a constant, the link would silently ignore the flag and every release would call
+// itself "dev".
+func TestReleaseLdflagsSetVersion(t *testing.T) {
+	bin := providerBinary(t)
+	out, err := exec.Command(bin, "-version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s -version: %v\n%s", bin, err, out)
+	}
+	want := "terraform-provider-rill " + testVersion + " (commit " + testCommit + ")"
+	if got := strings.TrimSpace(string(out)); got != want {
+		t.Errorf("-version printed %q, want %q", got, want)
+	}
+}
