@@ -16,14 +16,22 @@ variable "kubeconfig_path" {
   default = "~/.kube/config"
 }
 
+# The URL runtimes are reached at; '*' becomes each runtime's provision ID. The provider checks
+# readiness with an HTTP GET of <host>/v1/ping from where Terraform runs, so this name must resolve
+# there (on kind: "http://*.localtest.me:8080", see the Kubernetes on kind guide).
+variable "runtime_host" {
+  type    = string
+  default = "https://*.runtimes.example.com"
+}
+
 provider "rill" {
   rill_version = "v0.50.0" # image tag for runtimes that set no version
   provisioner_set_json = jsonencode({
     k8s = {
       type = "kubernetes"
       spec = {
-        host            = "https://*.runtimes.example.com" # '*' becomes the runtime's provision ID
-        namespace       = "rill"                           # must exist
+        host            = var.runtime_host
+        namespace       = "rill" # must exist
         image           = "rilldata/rill"
         data_dir        = "/data"
         timeout_seconds = 600

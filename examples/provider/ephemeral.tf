@@ -2,6 +2,16 @@
 # they are never written to a saved plan file (a plan file keeps the values of ordinary variables).
 # Set them in the environment, e.g. TF_VAR_ledger_dsn and TF_VAR_provisioner_set_json, for plan and
 # again for apply: a saved plan does not carry ephemeral values.
+terraform {
+  required_version = ">= 1.10" # ephemeral variables
+
+  required_providers {
+    rill = {
+      source = "rill-provisioner/rill"
+    }
+  }
+}
+
 variable "ledger_dsn" {
   type      = string
   ephemeral = true

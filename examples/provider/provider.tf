@@ -1,5 +1,13 @@
-# A static pool and a Kubernetes cluster side by side; runtimes without `provisioner_name` use the
-# default. The JSON is the same as Rill's RILL_ADMIN_PROVISIONER_SET_JSON, and may carry comments.
+terraform {
+  required_providers {
+    rill = {
+      source = "rill-provisioner/rill"
+    }
+  }
+}
+
+# A static pool of two hosts; runtimes without `provisioner_name` use the default. The JSON is the
+# same as Rill's RILL_ADMIN_PROVISIONER_SET_JSON, and may carry comments.
 provider "rill" {
   default_provisioner = "static-pool"
   # Several pipelines share one pool: keep the ledger in PostgreSQL. Leave it out for a local SQLite file.

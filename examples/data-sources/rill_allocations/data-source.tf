@@ -1,3 +1,11 @@
+terraform {
+  required_providers {
+    rill = {
+      source = "rill-provisioner/rill"
+    }
+  }
+}
+
 # Every allocation of the static pool "static-pool", with what an import needs.
 data "rill_allocations" "pool" {
   provisioner_name = "static-pool"

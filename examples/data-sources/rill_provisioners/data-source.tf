@@ -1,12 +1,47 @@
+terraform {
+  required_providers {
+    rill = {
+      source = "rill-provisioner/rill"
+    }
+  }
+}
+
+# Read during plan, before any change of this run is applied: the pool as it is now.
 data "rill_provisioners" "all" {}
 
-# Fail the pipeline early when the default static pool has fewer than 4 free slots.
-check "pool_has_room" {
+locals {
+  # free_slots is null for provisioners without a fixed capacity (kubernetes, clickhouse-static).
+  default_free_slots = one([
+    for p in data.rill_provisioners.all.provisioners : p.free_slots if p.is_default
+  ])
+}
+
+# Stop the pipeline: a failed precondition is an error, so `terraform plan` exits non-zero and
+# nothing is applied. It is checked on every plan, also one that adds nothing, so it guards headroom:
+# it fails as soon as the pool has fewer than 4 free slots, whoever took them.
+resource "rill_runtime" "analytics" {
+  slots = 2
+
+  lifecycle {
+    precondition {
+      condition     = coalesce(local.default_free_slots, 0) >= 4
+      error_message = "The default pool has fewer than 4 free slots: add a host to it (or free slots) before applying."
+    }
+  }
+}
+
+# Report only: a check block never stops a run; a failed assertion is a warning. Its scoped data
+# source is read after the runtime above has been applied, so it shows the pool as this run left it.
+check "pool_use_after_apply" {
+  data "rill_provisioners" "after" {
+    depends_on = [rill_runtime.analytics]
+  }
+
   assert {
-    condition = one([
-      for p in data.rill_provisioners.all.provisioners : p.free_slots if p.is_default
-    ]) >= 4
-    error_message = "The default pool has fewer than 4 free slots."
+    condition = alltrue([
+      for p in data.rill_provisioners.after.provisioners : coalesce(p.free_slots, 1) > 0
+    ])
+    error_message = "A static pool is full: the next runtime placed on it will fail."
   }
 }
 

@@ -1,5 +1,14 @@
 # The provider's set needs a clickhouse-static provisioner, e.g.
 #   "shared-clickhouse": {"type": "clickhouse-static", "spec": {"dsn_env": "RILL_CLICKHOUSE_ADMIN_DSN"}}
+terraform {
+  required_version = ">= 1.11" # password_wo (write-only) and ephemeral variables
+
+  required_providers {
+    rill = {
+      source = "rill-provisioner/rill"
+    }
+  }
+}
 
 # Generated password: the provider chooses it and keeps it in `dsn`, so it is in the state.
 resource "rill_clickhouse" "analytics" {

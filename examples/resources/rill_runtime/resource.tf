@@ -1,3 +1,11 @@
+terraform {
+  required_providers {
+    rill = {
+      source = "rill-provisioner/rill"
+    }
+  }
+}
+
 resource "rill_runtime" "analytics" {
   # A name makes the runtime's ID follow from its provisioner and name: an apply that is killed
   # half-way leaves nothing behind, the next one adopts what it finds.
