@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The README's second command, and what .ci/run calls: every test of the project on a fresh machine.
 # It installs what it needs (PostgreSQL from Debian's packages; Terraform, OpenTofu, tfplugindocs,
-# golangci-lint and the local Kubernetes control plane from the Go module proxy, cached in .tools/),
-# then runs:
-#   1. gofmt, go vet, golangci-lint (.golangci.yml), and a check that docs/ matches the code;
+# golangci-lint, goreleaser and the local Kubernetes control plane from the Go module proxy, cached
+# in .tools/), then runs:
+#   1. gofmt, go vet, golangci-lint (.golangci.yml), `goreleaser check` of .goreleaser.yml, and a
+#      check that docs/ matches the code;
 #   2. unit tests, fuzz seed corpora and acceptance tests through the real Terraform CLI (TF_ACC=1),
 #      with a throwaway PostgreSQL cluster and the local control plane started by the tests themselves;
 #   3. the acceptance tests again through OpenTofu.
@@ -25,6 +26,7 @@ tf="$(scripts/terraform-cli.sh)"
 tofu="$(scripts/tofu-cli.sh)"
 chdb="$(scripts/chdb.sh)"
 golangci="$(scripts/golangci-lint.sh)"
+goreleaser="$(scripts/goreleaser.sh)"
 if [ -x scripts/controlplane.sh ]; then
   scripts/controlplane.sh build >&2
 fi
@@ -33,8 +35,9 @@ echo "terraform: $("$tf" version | head -1) ($tf)" >&2
 echo "opentofu: $("$tofu" version | head -1) ($tofu)" >&2
 echo "chdb: $chdb" >&2
 echo "golangci-lint: $("$golangci" version --short) ($golangci)" >&2
+echo "goreleaser: $goreleaser" >&2
 
-step "gofmt, go vet, golangci-lint, docs, file sizes"
+step "gofmt, go vet, golangci-lint, goreleaser check, docs, file sizes"
 # A tracked file over 1 MB is a generated or rewritten file gone wrong (one such edit once turned a
 # 17 KB Markdown file into 7 MB): fail before anything else reads it.
 big="$(git ls-files -z | xargs -0 stat -c '%s %n' | awk '$1 > 1048576 {print "  " $2 " (" $1 " bytes)"}')"
@@ -48,6 +51,7 @@ fi
 go vet ./...
 go vet -tags rill_fake_clickhouse ./internal/clickhouse/ # the stand-in compiled into the tests' provider
 "$golangci" run ./...
+"$goreleaser" check
 scripts/docs.sh --check
 
 step "unit and acceptance tests with $("$tf" version | head -1)"
