@@ -17,10 +17,15 @@ type applyResult struct {
 	warnings     []string // see StateWarnings
 }
 
-// applyAll applies the rendered objects in order with server-side apply. The volume is never shrunk:
-// when the rendered size is below the live one, the live size is kept and a warning is returned.
+// applyAll applies the rendered objects in order with server-side apply, forced, so that it also takes
+// over objects another field manager applied (Rill's admin service's, when adopting). The volume is
+// never shrunk: when the rendered size is below the live one, the live size is kept and a warning is
+// returned. A live Deployment's selector is kept (see keepLiveSelector).
 func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*renderedObject, log *zap.Logger) (*applyResult, error) {
 	res := &applyResult{}
+	if _, err := keepLiveSelector(ctx, c, objs, log); err != nil {
+		return nil, err
+	}
 	for _, ro := range objs {
 		obj := ro.obj
 		if ro.slot.field == "pvc" {

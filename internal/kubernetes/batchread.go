@@ -29,7 +29,8 @@ import (
 // at some point after it was called, exactly as with a GET, and there is no cache to invalidate
 // (Provision, Deprovision, a kubectl edit between two plans: none of them can be hidden by it).
 //
-// A round lists only the objects of its callers (label selector instance in (...), managed-by ours),
+// A round lists only the objects of its callers (label selector instance in (...), managed-by ours or
+// Rill's admin service's, whose runtimes are imported and adopted),
 // so its cost does not grow with the rest of the namespace, and it pages through the result.
 // Anything the LIST does not return (a label edited by hand, say) is read with a GET by name, whose
 // 404 is the authority on "missing". A LIST that fails (RBAC that allows get but not list, say)
@@ -175,10 +176,10 @@ func (b *batchReader) list(ctx context.Context, c *clients, key batchKey, instan
 	return out, nil
 }
 
-// instanceRequirement is the label selector of our objects of the given instances (valid label
-// values: get sends the others to GETs).
+// instanceRequirement is the label selector of the objects of the given instances (valid label
+// values: get sends the others to GETs), ours or Rill's admin service's (not yet adopted).
 func instanceRequirement(instances []string) (string, error) {
-	managed, err := labels.NewRequirement(LabelManagedBy, selection.Equals, []string{ManagedByValue})
+	managed, err := labels.NewRequirement(LabelManagedBy, selection.In, []string{ManagedByValue, RillManagedByValue})
 	if err != nil {
 		return "", err
 	}

@@ -97,16 +97,28 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 	if _, err := provisioner.NewRuntimeArgs(opts.Args); err != nil && st.ImageTag == "" && dep != nil {
 		// Imported: neither args nor a state say which version is wanted, so the tag that runs is
 		// (reported as the version, not as drift), unless it is the default an unset version gets.
-		if tag := dep.Annotations[AnnotationVersion]; tag != "" && tag != imageTag("", opts.RillVersion) {
+		// Rill's admin service records no version annotation: then the image's tag says.
+		tag := dep.Annotations[AnnotationVersion]
+		if tag == "" {
+			tag = liveImageTag(dep, p.spec.Image)
+		}
+		if tag != "" && tag != provisioner.ResolveVersion("", opts.RillVersion) {
 			want.Version = tag
 		}
 	}
 	obs := *want
 	if dep != nil {
+		obs.Hibernated = dep.Spec.Replicas != nil && *dep.Spec.Replicas == 0
 		if n, err := strconv.Atoi(dep.Annotations[AnnotationSlots]); err == nil && n >= 1 {
 			obs.Slots = n
+		} else {
+			// No slots annotation (a runtime of Rill's admin service): the objects' sizes say.
+			base := newTemplateData(p.spec, pid, &obs, opts)
+			base.Namespace = ns
+			if n := p.slotsFromObjects(dep, live["pvc"], base); n > 0 {
+				obs.Slots = n
+			}
 		}
-		obs.Hibernated = dep.Spec.Replicas != nil && *dep.Spec.Replicas == 0
 	}
 
 	data := newTemplateData(p.spec, pid, &obs, opts)
@@ -121,7 +133,10 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 	if dep != nil {
 		liveChecksum = dep.Annotations[AnnotationTemplatesChecksum]
 		liveTag = dep.Annotations[AnnotationVersion]
-		if liveChecksum != p.templates.checksum {
+		switch {
+		case adoptedFromRill(live):
+			drift = append(drift, fmt.Sprintf("adopting runtime %s from Rill's admin service (objects labelled %s=%s): apply takes them over", pid, LabelManagedBy, RillManagedByValue))
+		case liveChecksum != p.templates.checksum:
 			drift = append(drift, "templates: the manifest templates differ from those the runtime was applied with")
 		}
 	} else {
@@ -190,6 +205,7 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 		Drift:             drift,
 		ClusterID:         cluster,
 		Cluster:           c.config.Host,
+		Adopting:          adoptedFromRill(live),
 	}
 	for _, u := range live { // every object carries them
 		out.Owner, out.Name = u.GetAnnotations()[AnnotationProvisioner], u.GetAnnotations()[AnnotationName]

@@ -440,21 +440,7 @@ func TestIntegrationConcurrentChecksShareLists(t *testing.T) {
 	}
 
 	// All at once, through a provisioner that counts its requests.
-	var reqs atomic.Int64
-	p := e.provisioner("", zaptest.NewLogger(t))
-	p.clients.build = func(spec *Spec) (*clients, error) {
-		cfg, err := restConfig(spec)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-			return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-				reqs.Add(1)
-				return rt.RoundTrip(req)
-			})
-		})
-		return clientsFor(cfg)
-	}
+	p, reqs, _ := e.countingProvisioner("")
 	got := make([]map[string]any, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -493,6 +479,31 @@ func TestIntegrationConcurrentChecksShareLists(t *testing.T) {
 	if d := strings.Join(checked.State[StateDrift].([]string), "\n"); !strings.Contains(d, "Service "+e.ns+"/runtime-"+pidOf(rs[1])+" is missing") {
 		t.Fatalf("drift %q", d)
 	}
+}
+
+// countingProvisioner returns a provisioner for the env's namespace that counts its requests to the
+// API server, and among them the GETs of a single object.
+func (e *env) countingProvisioner(extraSpec string) (p *Provisioner, requests, singleGets *atomic.Int64) {
+	requests, singleGets = &atomic.Int64{}, &atomic.Int64{}
+	p = e.provisioner(extraSpec, zaptest.NewLogger(e.t))
+	p.clients.build = func(spec *Spec) (*clients, error) {
+		cfg, err := restConfig(spec)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+			return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+				requests.Add(1)
+				// .../namespaces/<ns>/<resource>/<name>: a GET of one object (a LIST ends at <resource>).
+				if parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/"); req.Method == http.MethodGet && len(parts) >= 3 && parts[len(parts)-3] == e.ns {
+					singleGets.Add(1)
+				}
+				return rt.RoundTrip(req)
+			})
+		})
+		return clientsFor(cfg)
+	}
+	return p, requests, singleGets
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)

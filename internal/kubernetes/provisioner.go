@@ -153,6 +153,11 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 	if err != nil {
 		return nil, err
 	}
+	if prev.Adopting {
+		if err := takeOverFromRill(ctx, c, objs, log); err != nil {
+			return nil, err
+		}
+	}
 	log.Info("applying runtime", zap.Int("slots", args.Slots), zap.String("image", data.Image+":"+data.ImageTag), zap.Bool("hibernated", args.Hibernated))
 	res, err := p.applyAll(ctx, c, objs, log)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -52,6 +51,15 @@ func NameHash(name string) string {
 	return hex.EncodeToString(sum[:10])
 }
 
+// What Rill's admin service puts on the objects it applies (same names and instance label as ours),
+// so that its runtimes can be imported and adopted (see adopt.go).
+const (
+	RillFieldManager   = "rill-cloud-admin"
+	RillManagedByValue = "rill-cloud-admin"
+	// RillAnnotationTemplatesChecksum is Rill's checksum of its templates; it means nothing here.
+	RillAnnotationTemplatesChecksum = "checksum/templates"
+)
+
 // Names are the object names of one runtime.
 type Names struct {
 	Deployment  string
@@ -72,10 +80,13 @@ func NamesFor(provisionID string) Names {
 	}
 }
 
-// TemplateData is what every manifest template is rendered with.
+// TemplateData is what every manifest template is rendered with. It has every field of Rill's
+// admin service's template data, with the same names and meanings (Image, ImageTag, ProvisionID,
+// Host, CPU, MemoryGB, StorageBytes, Slots, Names, Annotations, Environment), so that Rill's templates
+// render unchanged; the others are additions.
 type TemplateData struct {
 	Image        string // image repository, from the spec ("rilldata/rill")
-	ImageTag     string // args.version, else the Rill version, else "latest"
+	ImageTag     string // args.version; "" and "latest" follow the Rill version when one is set
 	ProvisionID  string // the resource ID without dashes
 	Host         string // the runtime's host without scheme (host[:port])
 	Hostname     string // Host without port, as an Ingress rule wants it
@@ -83,12 +94,13 @@ type TemplateData struct {
 	DataDir      string
 	CPU          int   // cores: 1 per slot
 	MemoryGB     int   // GiB: 4 per slot
-	StorageBytes int64 // 40 GiB per slot
+	StorageBytes int64 // 40 GiB per slot, or args.override_disk_gb GiB
 	Slots        int
-	Replicas     int // 1, or 0 while hibernated
+	Environment  string // args.environment, default "prod"
+	Replicas     int    // 1, or 0 while hibernated
 	Hibernated   bool
 	Names        Names
-	Annotations  map[string]string // the owning project's annotations
+	Annotations  map[string]string // the owning project's annotations (a missing key renders empty)
 	Name         string            // the runtime's name (rill_runtime's `name`), "" when it has none
 	Provisioner  string            // the provisioner's name in the provider's set ("" when unknown)
 }
@@ -138,19 +150,6 @@ type renderedObject struct {
 	obj  *unstructured.Unstructured
 }
 
-var funcs = template.FuncMap{
-	// quote renders a value as a double-quoted YAML (JSON) string.
-	"quote": func(v any) string {
-		b, _ := json.Marshal(fmt.Sprint(v))
-		return string(b)
-	},
-	// toJSON renders a value as JSON, which YAML accepts inline (e.g. a map of annotations).
-	"toJSON": func(v any) (string, error) {
-		b, err := json.Marshal(v)
-		return string(b), err
-	},
-}
-
 // loadTemplates reads, parses and test-renders the five templates. Errors are FieldErrors on
 // template_paths.<name> and name the file and line.
 func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
@@ -172,7 +171,9 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 			}
 			text, source = b, "templates/"+slot.file+" (embedded default)"
 		}
-		tmpl, err := template.New(source).Funcs(funcs).Option("missingkey=error").Parse(string(text))
+		// missingkey=zero: an annotation the project does not have renders empty (and pipes into
+		// functions as ""), where missingkey=error would fail the plan.
+		tmpl, err := template.New(source).Funcs(templateFuncs()).Option("missingkey=zero").Parse(string(text))
 		if err != nil {
 			return nil, &provisioner.FieldError{Path: "template_paths." + slot.field, Err: cleanTemplateError(err, source)}
 		}
@@ -202,7 +203,7 @@ func sampleData(spec *Spec) *TemplateData {
 
 // newTemplateData builds the template data of a runtime.
 func newTemplateData(spec *Spec, pid string, args *provisioner.RuntimeArgs, opts *provisioner.ResourceOptions) *TemplateData {
-	cpu, mem, storage := provisioner.NewRuntimeSizes(args.Slots)
+	cpu, mem, _ := provisioner.NewRuntimeSizes(args.Slots)
 	host, hostname := spec.hostParts(pid)
 	replicas := 1
 	if args.Hibernated {
@@ -219,7 +220,7 @@ func newTemplateData(spec *Spec, pid string, args *provisioner.RuntimeArgs, opts
 	}
 	return &TemplateData{
 		Image:        spec.Image,
-		ImageTag:     imageTag(args.Version, rillVersion),
+		ImageTag:     provisioner.ResolveVersion(args.Version, rillVersion),
 		ProvisionID:  pid,
 		Host:         host,
 		Hostname:     hostname,
@@ -227,25 +228,14 @@ func newTemplateData(spec *Spec, pid string, args *provisioner.RuntimeArgs, opts
 		DataDir:      spec.DataDir,
 		CPU:          cpu,
 		MemoryGB:     mem,
-		StorageBytes: storage,
+		StorageBytes: args.StorageBytes(),
 		Slots:        args.Slots,
+		Environment:  args.EnvironmentOrDefault(),
 		Replicas:     replicas,
 		Hibernated:   args.Hibernated,
 		Names:        NamesFor(pid),
 		Annotations:  annotations,
 		Name:         name,
-	}
-}
-
-// imageTag picks the image tag: the runtime's version, else the Rill version, else "latest".
-func imageTag(version, rillVersion string) string {
-	switch {
-	case version != "":
-		return version
-	case rillVersion != "":
-		return rillVersion
-	default:
-		return "latest"
 	}
 }
 

@@ -162,6 +162,8 @@ func TestRenderImageTagPrecedence(t *testing.T) {
 		{"v1.2.3", "v9.9.9", "v1.2.3"},
 		{"", "v9.9.9", "v9.9.9"},
 		{"", "", "latest"},
+		{"latest", "v9.9.9", "v9.9.9"}, // "latest" follows the Rill version, as in Rill
+		{"latest", "", "latest"},
 	}
 	for _, tc := range cases {
 		objs := renderRuntime(t, p, &provisioner.RuntimeArgs{Slots: 1, Version: tc.version}, &provisioner.ResourceOptions{RillVersion: tc.rill})
@@ -215,7 +217,9 @@ func TestTemplateErrorsNameFileAndLine(t *testing.T) {
 		{"parse error", "service", header + "  name: {{ .Names.Service }\n", ":4: "},
 		{"unknown function", "service", header + "  name: {{ nope .Names.Service }}\n", `:4: function "nope" not defined`},
 		{"unknown field", "service", header + "  name: x\n  labels:\n    a: {{ .Nope }}\n", ":6:"},
-		{"missing map key", "service", header + "  name: x\n  labels:\n    a: {{ index .Annotations \"nope\" | quote }}\n", ""},
+		// Sprig's env and expandenv would read the provider's environment (secrets) into a cluster.
+		{"env", "service", header + "  name: x\n  labels:\n    a: {{ env \"HOME\" }}\n", `:6: function "env" not defined`},
+		{"expandenv", "service", header + "  name: x\n  labels:\n    a: {{ expandenv \"$HOME\" }}\n", `:6: function "expandenv" not defined`},
 		{"invalid YAML", "service", header + "  name: x\n\tlabels: {}\n", ":5: not valid YAML"},
 		{"invalid YAML in a later document", "service", "# c\n---\n" + header + "  name: x\n\tlabels: {}\n", ":7: not valid YAML"},
 		{"duplicate key", "service", header + "  name: x\n  name: y\n", ":5: not valid YAML"},
@@ -232,9 +236,6 @@ func TestTemplateErrorsNameFileAndLine(t *testing.T) {
 			spec := `{"host": "http://*.x", "template_paths": {"` + tc.slot + `": "` + path + `"}}`
 			_, err := newProvisioner([]byte(spec), nil)
 			if err == nil {
-				if tc.want == "" {
-					return // a missing map key renders "<no value>" with index; fine either way
-				}
 				t.Fatal("expected an error")
 			}
 			var fe *provisioner.FieldError
@@ -290,5 +291,84 @@ func TestSplitDocumentsKeepsLineNumbers(t *testing.T) {
 	docs := splitDocuments("a: 1\n---\nb: 2\nc: 3\n--- # x\nd: 4")
 	if len(docs) != 3 || docs[1].startLine != 3 || docs[2].startLine != 6 {
 		t.Fatalf("%+v", docs)
+	}
+}
+
+// Templates in the shape Rill's admin service documents render at plan time as they do in Rill:
+// Sprig's functions, Rill's sanitizeLabel, .Environment (default "prod"), and annotations the project
+// does not have rendering empty.
+func TestRenderRillShapedTemplates(t *testing.T) {
+	extra, _ := rillTemplatePaths(t)
+	p := mustProvisioner(t, `{"host": "https://*.rt.example.com"`+extra+`}`)
+	for _, tc := range []struct {
+		name        string
+		args        provisioner.RuntimeArgs
+		annotations map[string]string
+		wantLabels  map[string]string
+		wantAnn     map[string]string
+	}{
+		{"no annotations", provisioner.RuntimeArgs{Slots: 1}, nil,
+			map[string]string{"rill.io/organization": "", "rill.io/environment": "prod"},
+			map[string]string{"organization_plan": "free", "organization_custom_domain": ""}},
+		{"annotations and environment", provisioner.RuntimeArgs{Slots: 2, Environment: "dev"},
+			map[string]string{"organization_name": "  Acme Corp!", "organization_plan": "team", "organization_custom_domain": "rill.acme.com"},
+			map[string]string{"rill.io/organization": "acme-corp", "rill.io/environment": "dev"},
+			map[string]string{"organization_plan": "team", "organization_custom_domain": "rill.acme.com"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := renderRuntime(t, p, &tc.args, &provisioner.ResourceOptions{Annotations: tc.annotations, RillVersion: "v0.60.0"})
+			dep := convert[appsv1.Deployment](t, objs["deployment"])
+			for k, v := range tc.wantLabels {
+				if dep.Labels[k] != v {
+					t.Errorf("label %s = %q, want %q", k, dep.Labels[k], v)
+				}
+			}
+			for k, v := range tc.wantAnn {
+				if got, ok := dep.Annotations[k]; !ok || got != v {
+					t.Errorf("annotation %s = %q (present %v), want %q", k, got, ok, v)
+				}
+			}
+			if got := dep.Spec.Template.Spec.Containers[0].Image; got != "rilldata/rill:v0.60.0" {
+				t.Errorf("image %q", got)
+			}
+			if got := dep.Spec.Selector.MatchLabels["app.kubernetes.io/name"]; got != "runtime-"+testPID {
+				t.Errorf("selector %v", dep.Spec.Selector.MatchLabels)
+			}
+			pvc := convert[corev1.PersistentVolumeClaim](t, objs["pvc"])
+			if got := pvc.Spec.Resources.Requests.Storage().Value(); got != provisioner.StorageBytesPerSlot*int64(tc.args.Slots) {
+				t.Errorf("storage %d", got)
+			}
+			ing := convert[networkingv1.Ingress](t, objs["http_ingress"])
+			if got := ing.Spec.Rules[0].Host; got != testPID+".rt.example.com" {
+				t.Errorf("ingress host %q", got)
+			}
+		})
+	}
+}
+
+// override_disk_gb replaces the slot-based volume size, as in Rill.
+func TestRenderOverrideDiskGB(t *testing.T) {
+	p := mustProvisioner(t, `{"host": "https://*.rt.example.com"}`)
+	objs := renderRuntime(t, p, &provisioner.RuntimeArgs{Slots: 2, OverrideDiskGB: 500}, nil)
+	pvc := convert[corev1.PersistentVolumeClaim](t, objs["pvc"])
+	if got := pvc.Spec.Resources.Requests.Storage().Value(); got != 500<<30 {
+		t.Fatalf("storage %d, want 500 GiB", got)
+	}
+}
+
+func TestSanitizeLabel(t *testing.T) {
+	for in, want := range map[string]string{
+		"acme":                         "acme",
+		"Acme Corp":                    "acme-corp",
+		"  --Ünïcode & co.--  ":        "n-code-co",
+		"a__b..c--d":                   "a__b..c--d",
+		"":                             "",
+		"!!!":                          "",
+		strings.Repeat("x", 70):        strings.Repeat("x", 63),
+		strings.Repeat("x", 62) + "-y": strings.Repeat("x", 62),
+	} {
+		if got := sanitizeLabel(in); got != want {
+			t.Errorf("sanitizeLabel(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

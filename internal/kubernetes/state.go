@@ -47,6 +47,9 @@ const (
 	StateClusterID = "cluster_id"
 	// StateCluster is the API server URL the runtime was provisioned through, to name it in errors.
 	StateCluster = "cluster"
+	// StateAdopting is true when CheckResource found objects that Rill's admin service applied (an
+	// imported runtime not yet adopted): the next Provision takes their fields over first.
+	StateAdopting = "adopting"
 )
 
 // runtimeState is the typed form of Resource.State.
@@ -64,8 +67,9 @@ type runtimeState struct {
 	Cluster           string
 	// Owner and Name are the provisioner (its name in the set) and the runtime name the objects
 	// carry, for an import; "" when unknown or none.
-	Owner string
-	Name  string
+	Owner    string
+	Name     string
+	Adopting bool
 }
 
 func (s *runtimeState) asMap() map[string]any {
@@ -83,6 +87,7 @@ func (s *runtimeState) asMap() map[string]any {
 		StateCluster:                    s.Cluster,
 		provisioner.StateKeyProvisioner: s.Owner,
 		provisioner.StateKeyName:        s.Name,
+		StateAdopting:                   s.Adopting,
 	}
 }
 
@@ -106,6 +111,7 @@ func parseState(m map[string]any) runtimeState {
 	s.TemplatesChecksum, _ = m[StateTemplatesChecksum].(string)
 	s.ClusterID, _ = m[StateClusterID].(string)
 	s.Cluster, _ = m[StateCluster].(string)
+	s.Adopting, _ = m[StateAdopting].(bool)
 	return s
 }
 

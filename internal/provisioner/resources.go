@@ -36,7 +36,18 @@ const (
 	CPUPerSlot          = 1
 	MemoryGBPerSlot     = 4
 	StorageBytesPerSlot = int64(40) * 1024 * 1024 * 1024
+	// BytesPerDiskGB is the unit of RuntimeArgs.OverrideDiskGB: Rill counts a "GB" of disk as 2^30
+	// bytes, the same unit as the 40 per slot.
+	BytesPerDiskGB = int64(1024 * 1024 * 1024)
 )
+
+// DefaultEnvironment is the environment a runtime serves when RuntimeArgs.Environment is empty (as in
+// Rill's admin service).
+const DefaultEnvironment = "prod"
+
+// LatestVersion is the version that follows the Rill version (ResourceOptions.RillVersion) when one is
+// known; it is also what an empty version means.
+const LatestVersion = "latest"
 
 // RuntimeArgs describe the expected arguments for provisioning a runtime resource.
 type RuntimeArgs struct {
@@ -46,6 +57,12 @@ type RuntimeArgs struct {
 	// (Kubernetes scales to zero and keeps the PVC and Service; a static pool keeps the slots).
 	// An addition to Rill's design; absent means false.
 	Hibernated bool `mapstructure:"hibernated"`
+	// Environment is the environment of the project the runtime serves ("prod", "dev", ...); empty
+	// means DefaultEnvironment (see EnvironmentOrDefault).
+	Environment string `mapstructure:"environment"`
+	// OverrideDiskGB, when above 0, replaces the slot-based disk size: the runtime gets this many GB
+	// (2^30 bytes each) of storage whatever its slots (see StorageBytes).
+	OverrideDiskGB int64 `mapstructure:"override_disk_gb"`
 }
 
 // NewRuntimeArgs decodes runtime args from a plain map. Numbers may be Go ints, int64 (as Terraform
@@ -59,11 +76,43 @@ func NewRuntimeArgs(args map[string]any) (*RuntimeArgs, error) {
 	if res.Slots < 1 {
 		return nil, Errorf("slots", "must be at least 1, got %d", res.Slots)
 	}
+	if res.OverrideDiskGB < 0 {
+		return nil, Errorf("override_disk_gb", "must be 0 (no override) or more, got %d", res.OverrideDiskGB)
+	}
 	return res, nil
 }
 
 // AsMap returns the args as a plain map (the inverse of NewRuntimeArgs), every field under its tag.
 func (r *RuntimeArgs) AsMap() map[string]any { return asMap(r) }
+
+// EnvironmentOrDefault returns the runtime's environment, DefaultEnvironment when none is set.
+func (r *RuntimeArgs) EnvironmentOrDefault() string {
+	if r.Environment == "" {
+		return DefaultEnvironment
+	}
+	return r.Environment
+}
+
+// StorageBytes returns the disk the runtime is granted: OverrideDiskGB when set, else 40 GiB per slot.
+func (r *RuntimeArgs) StorageBytes() int64 {
+	if r.OverrideDiskGB > 0 {
+		return r.OverrideDiskGB * BytesPerDiskGB
+	}
+	_, _, storage := NewRuntimeSizes(r.Slots)
+	return storage
+}
+
+// ResolveVersion returns the Rill version a runtime runs: its own version, except that "" and "latest"
+// follow rillVersion (the provider's rill_version) when that is set, and are "latest" otherwise.
+func ResolveVersion(version, rillVersion string) string {
+	if version != "" && version != LatestVersion {
+		return version
+	}
+	if rillVersion != "" {
+		return rillVersion
+	}
+	return LatestVersion
+}
 
 // RuntimeConfig describes the expected config for a provisioned runtime resource.
 type RuntimeConfig struct {

@@ -57,10 +57,69 @@ func TestNewRuntimeArgsErrorsNameTheField(t *testing.T) {
 }
 
 func TestRuntimeArgsRoundTrip(t *testing.T) {
-	in := &RuntimeArgs{Slots: 4, Version: "v0.50.0"}
-	out, err := NewRuntimeArgs(in.AsMap())
-	if err != nil || *out != *in {
-		t.Fatalf("round trip gave %+v, %v", out, err)
+	for _, in := range []*RuntimeArgs{
+		{Slots: 4, Version: "v0.50.0"},
+		{Slots: 2, Version: "latest", Hibernated: true, Environment: "dev", OverrideDiskGB: 100},
+	} {
+		out, err := NewRuntimeArgs(in.AsMap())
+		if err != nil || *out != *in {
+			t.Fatalf("round trip of %+v gave %+v, %v", in, out, err)
+		}
+		// Args that went through JSON (numbers as float64) decode to the same args.
+		b, _ := json.Marshal(in.AsMap())
+		var viaJSON map[string]any
+		_ = json.Unmarshal(b, &viaJSON)
+		if out, err := NewRuntimeArgs(viaJSON); err != nil || *out != *in {
+			t.Fatalf("JSON round trip of %+v gave %+v, %v", in, out, err)
+		}
+	}
+}
+
+// Rill's admin service sends {"slots", "version", "environment"} and "override_disk_gb" only when set;
+// such maps decode.
+func TestRuntimeArgsDecodeRillsArgs(t *testing.T) {
+	args, err := NewRuntimeArgs(map[string]any{"slots": 2, "version": "v0.60.0", "environment": "dev", "override_disk_gb": int64(250)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := RuntimeArgs{Slots: 2, Version: "v0.60.0", Environment: "dev", OverrideDiskGB: 250}
+	if *args != want {
+		t.Fatalf("decoded %+v, want %+v", *args, want)
+	}
+	if args, err := NewRuntimeArgs(map[string]any{"slots": 1, "version": "", "environment": ""}); err != nil || args.OverrideDiskGB != 0 {
+		t.Fatalf("args without override_disk_gb (as Rill sends them when unset) gave %+v, %v", args, err)
+	}
+	if _, err := NewRuntimeArgs(map[string]any{"slots": 1, "override_disk_gb": -1}); err == nil || !strings.Contains(err.Error(), "override_disk_gb") {
+		t.Fatalf("a negative override_disk_gb gave %v, want an error naming the field", err)
+	}
+}
+
+func TestRuntimeArgsEnvironmentAndStorage(t *testing.T) {
+	if got := (&RuntimeArgs{Slots: 1}).EnvironmentOrDefault(); got != "prod" {
+		t.Fatalf("default environment %q, want prod", got)
+	}
+	if got := (&RuntimeArgs{Slots: 1, Environment: "dev"}).EnvironmentOrDefault(); got != "dev" {
+		t.Fatalf("environment %q, want dev", got)
+	}
+	if got := (&RuntimeArgs{Slots: 3}).StorageBytes(); got != 3*40<<30 {
+		t.Fatalf("storage for 3 slots %d", got)
+	}
+	if got := (&RuntimeArgs{Slots: 3, OverrideDiskGB: 7}).StorageBytes(); got != 7<<30 {
+		t.Fatalf("storage with a 7 GB override %d", got)
+	}
+}
+
+func TestResolveVersion(t *testing.T) {
+	for _, tc := range []struct{ version, rill, want string }{
+		{"", "", "latest"},
+		{"", "v0.60.0", "v0.60.0"},
+		{"latest", "v0.60.0", "v0.60.0"},
+		{"latest", "", "latest"},
+		{"v0.59.1", "v0.60.0", "v0.59.1"},
+	} {
+		if got := ResolveVersion(tc.version, tc.rill); got != tc.want {
+			t.Errorf("ResolveVersion(%q, %q) = %q, want %q", tc.version, tc.rill, got, tc.want)
+		}
 	}
 }
 

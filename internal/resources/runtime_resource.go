@@ -63,6 +63,7 @@ type runtimeModel struct {
 	Slots        types.Int64    `tfsdk:"slots"`
 	Version      types.String   `tfsdk:"version"`
 	Environment  types.String   `tfsdk:"environment"`
+	DiskGB       types.Int64    `tfsdk:"override_disk_gb"`
 	Annotations  types.Map      `tfsdk:"annotations"`
 	Hibernated   types.Bool     `tfsdk:"hibernated"`
 	Host         types.String   `tfsdk:"host"`
@@ -125,9 +126,16 @@ func (r *RuntimeResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
 			},
 			"environment": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "Environment of the project the runtime serves (e.g. `prod`, `dev`), passed to the provisioner as the `environment` annotation.",
-				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+				Optional: true,
+				MarkdownDescription: "Environment of the project the runtime serves (e.g. `prod`, `dev`); unset means `prod`, as in Rill. " +
+					"Passed to the provisioner as the runtime's `environment` argument (Kubernetes templates see it as `.Environment`) and as the `environment` annotation.",
+				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
+			"override_disk_gb": schema.Int64Attribute{
+				Optional: true,
+				MarkdownDescription: "Disk size in GB (2^30 bytes) that replaces the 40 GiB per slot, as Rill's `override_disk_gb`. " +
+					"A Kubernetes volume grows to it but never shrinks; a static pool only reports it.",
+				Validators: []validator.Int64{int64validator.AtLeast(1)},
 			},
 			"annotations": schema.MapAttribute{
 				Optional:            true,
@@ -208,11 +216,12 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("provisioner_name"), &configName)...)
 	var stateName *string
-	var stateSlots, stateStorage types.Int64
+	var stateSlots, stateStorage, stateDiskGB types.Int64
 	if !req.State.Raw.IsNull() {
 		var name types.String
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("provisioner_name"), &name)...)
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("slots"), &stateSlots)...)
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("override_disk_gb"), &stateDiskGB)...)
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("storage_bytes"), &stateStorage)...)
 		n := name.ValueString()
 		stateName = &n
@@ -233,16 +242,18 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	// was drift, which makes the update visible).
 	plan.Drift = types.ListValueMust(types.StringType, nil)
 
-	if !plan.Slots.IsUnknown() && !plan.Slots.IsNull() {
-		cpu, mem, storage := provisioner.NewRuntimeSizes(int(plan.Slots.ValueInt64()))
+	if !plan.Slots.IsUnknown() && !plan.Slots.IsNull() && !plan.DiskGB.IsUnknown() {
+		args := provisioner.RuntimeArgs{Slots: int(plan.Slots.ValueInt64()), OverrideDiskGB: plan.DiskGB.ValueInt64()}
+		cpu, mem, _ := provisioner.NewRuntimeSizes(args.Slots)
+		storage := args.StorageBytes()
 		plan.CPU, plan.MemoryGB = types.Int64Value(int64(cpu)), types.Int64Value(int64(mem))
-		// A provisioner may keep a volume larger than the slots ask for (Kubernetes never shrinks one):
-		// below the size in state, the plan keeps that size while the slots stay, and leaves it to the
-		// apply when they shrink.
+		// A provisioner may keep a volume larger than the slots (or override_disk_gb) ask for
+		// (Kubernetes never shrinks one): below the size in state, the plan keeps that size while the
+		// slots and the override stay, and leaves it to the apply when either changes.
 		plan.StorageBytes = types.Int64Value(storage)
 		if stateName != nil && !replace && !stateStorage.IsNull() && !stateStorage.IsUnknown() && stateStorage.ValueInt64() > storage {
 			plan.StorageBytes = types.Int64Unknown()
-			if stateSlots.Equal(plan.Slots) {
+			if stateSlots.Equal(plan.Slots) && stateDiskGB.Equal(plan.DiskGB) {
 				plan.StorageBytes = stateStorage
 			}
 		}
@@ -436,7 +447,10 @@ func (r *RuntimeResource) options(ctx context.Context, m *runtimeModel) (*provis
 	if !m.Environment.IsNull() {
 		annotations[provisioner.AnnotationEnvironment] = m.Environment.ValueString()
 	}
-	args := &provisioner.RuntimeArgs{Slots: int(m.Slots.ValueInt64()), Version: m.Version.ValueString(), Hibernated: m.Hibernated.ValueBool()}
+	args := &provisioner.RuntimeArgs{
+		Slots: int(m.Slots.ValueInt64()), Version: m.Version.ValueString(), Hibernated: m.Hibernated.ValueBool(),
+		Environment: m.Environment.ValueString(), OverrideDiskGB: m.DiskGB.ValueInt64(),
+	}
 	return &provisioner.ResourceOptions{Args: args.AsMap(), Annotations: annotations, RillVersion: r.client.RillVersion, Name: m.Name.ValueString()}, diags
 }
 

@@ -29,6 +29,7 @@ const (
 	stateSlots      = provisioner.StateKeySlots
 	stateVersion    = provisioner.StateKeyVersion
 	stateHibernated = provisioner.StateKeyHibernated
+	stateDiskGB     = "override_disk_gb"
 )
 
 // Provisioner allocates runtimes on a static pool.
@@ -337,18 +338,31 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 			args.Hibernated = h
 		}
 	}
+	// The disk size of a static host is whatever the host has; override_disk_gb is reported as asked.
+	if a, err := provisioner.NewRuntimeArgs(argsOf(opts)); err == nil {
+		args.OverrideDiskGB = a.OverrideDiskGB
+	} else {
+		switch n := r.State[stateDiskGB].(type) { // float64 once the state went through JSON
+		case int64:
+			args.OverrideDiskGB = n
+		case float64:
+			args.OverrideDiskGB = int64(n)
+		}
+	}
 	return p.resource(r, alloc, args, ledger), nil
 }
 
 func (p *Provisioner) resource(r *provisioner.Resource, alloc *database.Allocation, args *provisioner.RuntimeArgs, ledger database.Identity) *provisioner.Resource {
 	rt := p.spec.host(alloc.Host)
-	cpu, mem, storage := provisioner.NewRuntimeSizes(alloc.Slots)
-	cfg := &provisioner.RuntimeConfig{Host: alloc.Host, Audience: rt.AudienceURL, CPU: cpu, MemoryGB: mem, StorageBytes: storage}
+	cpu, mem, _ := provisioner.NewRuntimeSizes(alloc.Slots)
+	sized := provisioner.RuntimeArgs{Slots: alloc.Slots, OverrideDiskGB: args.OverrideDiskGB}
+	cfg := &provisioner.RuntimeConfig{Host: alloc.Host, Audience: rt.AudienceURL, CPU: cpu, MemoryGB: mem, StorageBytes: sized.StorageBytes()}
 	state := map[string]any{
 		stateHost:                       alloc.Host,
 		stateSlots:                      alloc.Slots,
 		stateVersion:                    args.Version,
 		stateHibernated:                 args.Hibernated,
+		stateDiskGB:                     args.OverrideDiskGB,
 		provisioner.StateKeyProvisioner: alloc.Provisioner,
 		provisioner.StateKeyName:        alloc.Name,
 		stateLedgerID:                   ledger.ID,

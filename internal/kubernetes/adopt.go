@@ -1,0 +1,234 @@
+package kubernetes
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+
+	"go.uber.org/zap"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// Adopting the runtimes of Rill's admin service. Its objects have the names and the instance label
+// that this provisioner uses, but are labelled managed-by rill-cloud-admin, were applied by another
+// field manager, and carry none of our annotations. Importing `<provisioner>/<resource ID>` finds
+// them (the batched LIST selects both managed-by values), CheckResource reads slots and version from
+// the objects themselves and reports the adoption as drift, and the next Provision takes the objects
+// over with a forced server-side apply, keeping the Deployment's immutable selector when Rill's
+// templates chose another one.
+
+// adoptedFromRill reports whether any live object was last applied by Rill's admin service.
+func adoptedFromRill(live map[string]*unstructured.Unstructured) bool {
+	for _, u := range live {
+		if u.GetLabels()[LabelManagedBy] == RillManagedByValue {
+			return true
+		}
+	}
+	return false
+}
+
+// liveImageTag returns the tag the Deployment runs the spec's image with ("" when no container runs
+// that repository).
+func liveImageTag(dep *appsv1.Deployment, image string) string {
+	for _, ct := range dep.Spec.Template.Spec.Containers {
+		if repo, tag := splitImage(ct.Image); repo == image {
+			return tag
+		}
+	}
+	return ""
+}
+
+// slotsFromObjects finds the slots a runtime was applied with when its Deployment does not say (no
+// rill.provisioner/slots annotation: Rill's admin service does not write one). The candidates are
+// what the live CPU, memory and volume correspond to at 1 CPU, 4 GiB and 40 GiB per slot; the first
+// for which the templates render exactly the live container resources wins. It returns 0 when none
+// does (the templates size runtimes differently): the caller keeps what it had, and the resource
+// drift shows.
+func (p *Provisioner) slotsFromObjects(dep *appsv1.Deployment, pvc *unstructured.Unstructured, base *TemplateData) int {
+	var candidates []int
+	add := func(n int) {
+		if n >= 1 && n <= math.MaxInt32 && !containsInt(candidates, n) {
+			candidates = append(candidates, n)
+		}
+	}
+	for _, ct := range dep.Spec.Template.Spec.Containers {
+		for _, l := range []corev1.ResourceList{ct.Resources.Requests, ct.Resources.Limits} {
+			if q, ok := l[corev1.ResourceCPU]; ok {
+				add(int(math.Ceil(float64(q.MilliValue()) / 1000 / provisioner.CPUPerSlot)))
+			}
+			if q, ok := l[corev1.ResourceMemory]; ok {
+				add(int(math.Ceil(float64(q.Value()) / float64(provisioner.MemoryGBPerSlot<<30))))
+			}
+		}
+	}
+	if pvc != nil {
+		if q, err := renderedStorage(pvc); err == nil {
+			add(int(math.Ceil(float64(q.Value()) / float64(provisioner.StorageBytesPerSlot))))
+		}
+	}
+	for _, n := range candidates {
+		d := *base
+		d.Slots = n
+		d.CPU, d.MemoryGB, d.StorageBytes = provisioner.NewRuntimeSizes(n)
+		objs, err := p.templates.render(&d)
+		if err != nil {
+			continue
+		}
+		for _, ro := range objs {
+			if ro.slot.field == "deployment" && resourcesMatch(dep, ro.obj) {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+func containsInt(l []int, n int) bool {
+	for _, v := range l {
+		if v == n {
+			return true
+		}
+	}
+	return false
+}
+
+// resourcesMatch reports whether every rendered container has the live container's requests and
+// limits.
+func resourcesMatch(live *appsv1.Deployment, rendered *unstructured.Unstructured) bool {
+	want := &appsv1.Deployment{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(rendered.Object, want); err != nil {
+		return false
+	}
+	byName := map[string]corev1.Container{}
+	for _, ct := range live.Spec.Template.Spec.Containers {
+		byName[ct.Name] = ct
+	}
+	for _, wc := range want.Spec.Template.Spec.Containers {
+		lc, ok := byName[wc.Name]
+		if !ok || len(resourceDrift("", wc.Name, "requests", lc.Resources.Requests, wc.Resources.Requests)) > 0 ||
+			len(resourceDrift("", wc.Name, "limits", lc.Resources.Limits, wc.Resources.Limits)) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// keepLiveSelector makes the rendered objects apply over a live Deployment whose selector differs
+// from the rendered one, as an adopted runtime of Rill's admin service may have (Rill's documented
+// templates select app.kubernetes.io/name: runtime-<id>). A Deployment's selector is immutable, so
+// the live one is kept: it replaces the rendered selector, its labels are added to the pod template
+// (a selector must match its pods), and a rendered Service that selected the rendered Deployment's
+// pods selects them by the kept labels. It returns whether it changed anything.
+func keepLiveSelector(ctx context.Context, c *clients, objs []*renderedObject, log *zap.Logger) (bool, error) {
+	var dep, svc *unstructured.Unstructured
+	for _, ro := range objs {
+		switch ro.slot.field {
+		case "deployment":
+			dep = ro.obj
+		case "service":
+			svc = ro.obj
+		}
+	}
+	if dep == nil {
+		return false, nil
+	}
+	live, err := c.apps.Deployments(dep.GetNamespace()).Get(ctx, dep.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading Deployment %s/%s: %w", dep.GetNamespace(), dep.GetName(), err)
+	}
+	if live.Spec.Selector == nil {
+		return false, nil
+	}
+	rendered, _, _ := unstructured.NestedStringMap(dep.Object, "spec", "selector", "matchLabels")
+	_, hasExpr, _ := unstructured.NestedFieldNoCopy(dep.Object, "spec", "selector", "matchExpressions")
+	if !hasExpr && len(live.Spec.Selector.MatchExpressions) == 0 && reflect.DeepEqual(rendered, live.Spec.Selector.MatchLabels) {
+		return false, nil
+	}
+	sel, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live.Spec.Selector)
+	if err != nil {
+		return false, err
+	}
+	if err := unstructured.SetNestedMap(dep.Object, sel, "spec", "selector"); err != nil {
+		return false, err
+	}
+	podLabels, _, _ := unstructured.NestedStringMap(dep.Object, "spec", "template", "metadata", "labels")
+	if err := unstructured.SetNestedStringMap(dep.Object, merge(podLabels, live.Spec.Selector.MatchLabels), "spec", "template", "metadata", "labels"); err != nil {
+		return false, err
+	}
+	if svc != nil {
+		if svcSel, found, _ := unstructured.NestedStringMap(svc.Object, "spec", "selector"); found && reflect.DeepEqual(svcSel, rendered) {
+			if err := unstructured.SetNestedStringMap(svc.Object, live.Spec.Selector.MatchLabels, "spec", "selector"); err != nil {
+				return false, err
+			}
+		}
+	}
+	log.Info("keeping the live Deployment's selector, which is immutable and differs from the templates'",
+		zap.String("deployment", live.Namespace+"/"+live.Name), zap.Any("live", live.Spec.Selector.MatchLabels), zap.Any("templates", rendered))
+	return true, nil
+}
+
+// takeOverFromRill hands what Rill's admin service's field manager applied on a runtime's objects to
+// this provisioner's field manager, before the apply that adopts them: the forced apply then owns
+// every field Rill set, so that the fields the templates here do not render are removed (without
+// this, a Deployment would keep Rill's container beside the one rendered here, under another name).
+// The volume is left out: its spec is immutable once bound, so Rill's fields on it (a StorageClass
+// name, say) stay as Rill's.
+func takeOverFromRill(ctx context.Context, c *clients, objs []*renderedObject, log *zap.Logger) error {
+	for _, ro := range objs {
+		if ro.slot.field == "pvc" {
+			continue
+		}
+		gvr, err := c.resourceFor(ro.obj.GroupVersionKind())
+		if err != nil {
+			return err
+		}
+		ri := c.dynamic.Resource(gvr).Namespace(ro.obj.GetNamespace())
+		live, err := ri.Get(ctx, ro.obj.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s %s/%s: %w", ro.obj.GetKind(), ro.obj.GetNamespace(), ro.obj.GetName(), err)
+		}
+		rill, ours := -1, false
+		for i, f := range live.GetManagedFields() {
+			if f.Operation != metav1.ManagedFieldsOperationApply {
+				continue
+			}
+			switch f.Manager {
+			case RillFieldManager:
+				rill = i
+			case FieldManager:
+				ours = true
+			}
+		}
+		if rill < 0 || ours {
+			continue
+		}
+		patch, err := json.Marshal([]map[string]any{
+			{"op": "test", "path": "/metadata/resourceVersion", "value": live.GetResourceVersion()},
+			{"op": "replace", "path": fmt.Sprintf("/metadata/managedFields/%d/manager", rill), "value": FieldManager},
+		})
+		if err != nil {
+			return err
+		}
+		if _, err := ri.Patch(ctx, live.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
+			return fmt.Errorf("taking over %s %s/%s from %s: %w", live.GetKind(), live.GetNamespace(), live.GetName(), RillFieldManager, err)
+		}
+		log.Info("took over the fields Rill's admin service applied", zap.String("kind", live.GetKind()), zap.String("name", live.GetName()))
+	}
+	return nil
+}

@@ -1,0 +1,198 @@
+package kubernetes
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/rilladmin"
+)
+
+// rillTemplatePaths writes the templates in the shape Rill's admin documents and returns them as a
+// spec fragment (`, "template_paths": {...}`) and by key.
+func rillTemplatePaths(t *testing.T) (string, map[string]string) {
+	t.Helper()
+	paths, err := rilladmin.Templates(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(paths)
+	return `, "template_paths": ` + string(b), paths
+}
+
+// Templates in the shape Rill's admin service documents (no names, Sprig functions, .Environment,
+// annotations the project does not have, sizes as bare numbers) render and apply on a real API
+// server, and the runtime they make shows no drift.
+func TestIntegrationRillShapedTemplatesApply(t *testing.T) {
+	extra, _ := rillTemplatePaths(t)
+	e := newEnv(t, extra)
+	r := e.newRuntime()
+	pid := pidOf(r)
+	opts := &provisioner.ResourceOptions{
+		Args:        (&provisioner.RuntimeArgs{Slots: 2, Version: "v0.60.0", Environment: "dev"}).AsMap(),
+		Annotations: map[string]string{"organization_name": "Acme Corp!"}, // no organization_plan, no custom domain
+	}
+	e.provision(e.p, r, opts)
+	e.awaitReady(r)
+
+	dep, err := e.c.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := dep.Labels; got["rill.io/organization"] != "acme-corp" || got["rill.io/environment"] != "dev" {
+		t.Errorf("labels %v: want the sanitized organization and the environment", got)
+	}
+	if got := dep.Annotations; got["organization_plan"] != "free" || got["organization_custom_domain"] != "" {
+		t.Errorf("annotations %v: a missing annotation renders empty (or its Sprig default)", got)
+	}
+	ct := dep.Spec.Template.Spec.Containers[0]
+	if ct.Image != "rilldata/rill:v0.60.0" || ct.Resources.Limits.Cpu().Value() != 2 || ct.Resources.Limits.Memory().Value() != 8*gib {
+		t.Errorf("container %s %v", ct.Image, ct.Resources)
+	}
+	if size := e.pvcSize(r); size != 80*gib {
+		t.Errorf("volume %d bytes, want 80 GiB", size)
+	}
+	checked, err := e.p.CheckResource(e.ctx, r, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := checked.State[StateDrift].([]string); len(d) != 0 || checked.State[StateSlots] != 2 {
+		t.Fatalf("state after apply: %v", checked.State)
+	}
+}
+
+// A runtime that Rill's admin service provisioned (its field manager, its labels, no annotation of
+// ours) is imported by its resource ID, with its slots and version read from the objects; the first
+// Provision takes the objects over without replacing them, keeping the Deployment's immutable
+// selector when this provisioner's templates choose another; afterwards nothing drifts.
+func TestIntegrationAdoptRuntimeOfRillAdmin(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		sameTemplates bool // the provisioner uses Rill's templates, or its own defaults
+	}{
+		{"with Rill's templates", true},
+		{"with the default templates", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			extra, paths := rillTemplatePaths(t)
+			if !tc.sameTemplates {
+				extra = ""
+			}
+			e := newEnv(t, extra)
+			r := e.newRuntime()
+			pid := pidOf(r)
+			if err := rilladmin.ApplyKubernetesRuntime(e.ctx, testKubeconfig, e.ns, paths, rilladmin.Runtime{
+				ResourceID: r.ID, Host: "http://*.rill.test", Image: "rilldata/rill", Version: "v0.60.0", Slots: 3,
+				Annotations: map[string]string{"organization_name": "Acme", "organization_plan": "team", "organization_custom_domain": ""},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			before := e.uids(pid)
+
+			// Import: neither a state nor args, as Terraform's Read after `terraform import`.
+			p, _, gets := e.countingProvisioner(extra)
+			imported, err := p.CheckResource(e.ctx, &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeRuntime}, &provisioner.ResourceOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if imported.State[StateSlots] != 3 || imported.State[StateVersion] != "v0.60.0" {
+				t.Fatalf("imported state %v: want slots 3 and version v0.60.0 read from the objects", imported.State)
+			}
+			if d := strings.Join(imported.State[StateDrift].([]string), "\n"); !strings.Contains(d, "adopting runtime "+pid+" from Rill's admin service") {
+				t.Fatalf("drift %q: want the adoption", d)
+			}
+			if n := gets.Load(); n != 0 {
+				t.Errorf("%d GETs of single objects: the batched LIST must find Rill's objects", n)
+			}
+			if got := imported.Config["storage_bytes"]; got != 120*gib {
+				t.Errorf("storage_bytes %v, want the live 120 GiB", got)
+			}
+
+			// The first apply, with the args the configuration now gives.
+			r.State = imported.State
+			opts := args(3, "v0.60.0", false)
+			out := e.provision(e.p, r, opts)
+			e.awaitReady(r)
+			if after := e.uids(pid); !reflect.DeepEqual(after, before) {
+				t.Fatalf("objects replaced: UIDs %v, before %v", after, before)
+			}
+			dep, err := e.c.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dep.Labels[LabelManagedBy] != ManagedByValue || dep.Annotations[AnnotationSlots] != "3" {
+				t.Errorf("labels %v, annotations %v: want ours", dep.Labels, dep.Annotations)
+			}
+			if !ownsSpec(dep.ManagedFields, FieldManager) {
+				t.Errorf("field managers %v: %s must own the spec after the takeover", managers(dep.ManagedFields), FieldManager)
+			}
+			rillSelector := map[string]string{"app.kubernetes.io/name": "runtime-" + pid}
+			if !reflect.DeepEqual(dep.Spec.Selector.MatchLabels, rillSelector) {
+				t.Errorf("selector %v: Rill's %v must be kept (it is immutable)", dep.Spec.Selector.MatchLabels, rillSelector)
+			}
+			svc, err := e.c.core.Services(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range svc.Spec.Selector {
+				if dep.Spec.Template.Labels[k] != v {
+					t.Errorf("the Service selects %v, which the pods (%v) do not match", svc.Spec.Selector, dep.Spec.Template.Labels)
+				}
+			}
+
+			// No drift loop: the next check finds nothing to do.
+			checked, err := e.p.CheckResource(e.ctx, r, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := checked.State[StateDrift].([]string); len(d) != 0 || !reflect.DeepEqual(checked.State, out.State) {
+				t.Fatalf("after adoption: %v, provision said %v", checked.State, out.State)
+			}
+		})
+	}
+}
+
+// uids returns the UIDs of a runtime's objects by kind.
+func (e *env) uids(pid string) map[string]string {
+	e.t.Helper()
+	out := map[string]string{}
+	dep, err := e.c.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out["deployment"] = string(dep.UID)
+	pvc, err := e.c.core.PersistentVolumeClaims(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out["pvc"] = string(pvc.UID)
+	svc, err := e.c.core.Services(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out["service"] = string(svc.UID)
+	return out
+}
+
+// ownsSpec reports whether manager applied the object's spec.template (server-side apply).
+func ownsSpec(fields []metav1.ManagedFieldsEntry, manager string) bool {
+	for _, f := range fields {
+		if f.Manager == manager && f.Operation == metav1.ManagedFieldsOperationApply && f.FieldsV1 != nil &&
+			strings.Contains(string(f.FieldsV1.Raw), `"f:template"`) {
+			return true
+		}
+	}
+	return false
+}
+
+func managers(fields []metav1.ManagedFieldsEntry) []string {
+	var out []string
+	for _, f := range fields {
+		out = append(out, f.Manager+"/"+string(f.Operation))
+	}
+	return out
+}
