@@ -14,6 +14,7 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/gctune"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/lifeline"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provider"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/rillmigrate"
 )
 
 // Run "go generate" to format example Terraform files and regenerate docs/ (see GNUmakefile).
@@ -28,6 +29,11 @@ var (
 )
 
 func main() {
+	// A one-time migration from Rill's admin service, run by hand (Terraform starts the plugin without
+	// arguments); see docs/guides/migrating-from-rill-admin.md.
+	if len(os.Args) > 1 && os.Args[1] == rillmigrate.Command {
+		os.Exit(rillmigrate.Main(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	var debug, printVersion bool
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
 	flag.BoolVar(&printVersion, "version", false, "print the version and commit, then exit")

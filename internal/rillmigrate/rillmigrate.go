@@ -1,0 +1,157 @@
+// Package rillmigrate is the one-time migration from Rill's admin service: the
+// `terraform-provider-rill migrate-rill-static` command copies the static runtime assignments Rill's
+// admin keeps in its PostgreSQL database (table static_runtime_assignments) into this provider's
+// ledger, so that the runtimes can be imported into Terraform and no host is double-booked. See
+// docs/guides/migrating-from-rill-admin.md.
+package rillmigrate
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/static"
+)
+
+// Command is the name of the subcommand of the provider binary.
+const Command = "migrate-rill-static"
+
+// Environment variables the command reads when a flag is not given (the provider's own).
+const (
+	envSet    = "RILL_ADMIN_PROVISIONER_SET_JSON"
+	envLedger = "RILL_LEDGER_DSN"
+)
+
+// ReadStaticAssignments reads every row with slots of Rill's static_runtime_assignments table, in
+// one snapshot.
+func ReadStaticAssignments(ctx context.Context, rillDSN string) ([]static.Assignment, error) {
+	conn, err := pgx.Connect(ctx, rillDSN)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to Rill's admin database %s: %w", database.Redact(rillDSN), err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT resource_id::text, host, slots FROM static_runtime_assignments WHERE slots > 0 ORDER BY host, resource_id`)
+	if err != nil {
+		return nil, fmt.Errorf("reading static_runtime_assignments from Rill's admin database: %w", err)
+	}
+	defer rows.Close()
+	var out []static.Assignment
+	for rows.Next() {
+		var a static.Assignment
+		if err := rows.Scan(&a.ResourceID, &a.Host, &a.Slots); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// Options are the command's inputs.
+type Options struct {
+	RillDSN     string // Rill's admin database
+	SetJSON     string // the provider's provisioner set
+	Provisioner string // the name of the static pool in the set that takes the assignments
+	LedgerDSN   string // the provider's ledger ("" = the default SQLite ledger)
+}
+
+// Migrate copies Rill's assignments into the ledger through the named static pool (see
+// static.Provisioner.Import).
+func Migrate(ctx context.Context, o Options, logger *zap.Logger) (*static.ImportReport, error) {
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	dsn := o.LedgerDSN
+	if dsn == "" {
+		var err error
+		if dsn, err = database.DefaultDSN(); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := ReadStaticAssignments(ctx, o.RillDSN)
+	if err != nil {
+		return nil, err
+	}
+	ledger, err := database.Open(ctx, dsn, logger)
+	if err != nil {
+		return nil, err
+	}
+	defer ledger.Close()
+	set, err := provisioner.NewSet(o.SetJSON, ledger, logger)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, p := range set {
+			_ = p.Close()
+		}
+	}()
+	p, ok := set[o.Provisioner]
+	if !ok {
+		return nil, fmt.Errorf("the provisioner set has no provisioner named %q", o.Provisioner)
+	}
+	pool, ok := p.(*static.Provisioner)
+	if !ok {
+		return nil, fmt.Errorf("provisioner %q is of type %q; Rill's static assignments go to a static pool", o.Provisioner, p.Type())
+	}
+	return pool.Import(ctx, rows)
+}
+
+// Main runs the command with the arguments after its name and returns the exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(Command, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o Options
+	fs.StringVar(&o.RillDSN, "rill-dsn", "", "PostgreSQL DSN of Rill's admin database (required)")
+	fs.StringVar(&o.Provisioner, "provisioner", "", "name of the static pool in the provisioner set (required)")
+	fs.StringVar(&o.SetJSON, "set-json", os.Getenv(envSet), "the provider's provisioner set JSON (default $"+envSet+")")
+	fs.StringVar(&o.LedgerDSN, "ledger-dsn", os.Getenv(envLedger), "the provider's ledger DSN (default $"+envLedger+", else the default SQLite ledger)")
+	timeout := fs.Duration("timeout", 5*time.Minute, "bound on the whole migration")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: terraform-provider-rill %s -rill-dsn <dsn> -provisioner <name> [-set-json <json>] [-ledger-dsn <dsn>]\n\n"+
+			"Copies Rill's static_runtime_assignments into the ledger of the named static pool. Stop Rill's admin\n"+
+			"service from provisioning on the pool first. Safe to run again: it records only what is new.\n\n", Command)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	var missing []string
+	for name, v := range map[string]string{"-rill-dsn": o.RillDSN, "-provisioner": o.Provisioner, "-set-json": o.SetJSON} {
+		if v == "" {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(stderr, "%s: missing %v\n", Command, missing)
+		fs.Usage()
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	report, err := Migrate(ctx, o, nil)
+	if report != nil {
+		for _, a := range report.Imported {
+			fmt.Fprintf(stdout, "imported %s: %d slot(s) on %s\n", a.ResourceID, a.Slots, a.Host)
+		}
+		for _, a := range report.Present {
+			fmt.Fprintf(stdout, "already in the ledger %s: %d slot(s) on %s\n", a.ResourceID, a.Slots, a.Host)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", Command, err)
+		if errors.Is(err, context.DeadlineExceeded) {
+			fmt.Fprintf(stderr, "%s: gave up after -timeout %s\n", Command, *timeout)
+		}
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,131 @@
+package rillmigrate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/static"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/rilladmin"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+const (
+	r1 = "11111111-1111-4111-8111-111111111111"
+	r2 = "22222222-2222-4222-8222-222222222222"
+	r3 = "33333333-3333-4333-8333-333333333333"
+	r4 = "44444444-4444-4444-8444-444444444444"
+	tf = "tf000000-0000-4000-8000-000000000000"
+)
+
+// pool: host a has 4 slots, host b 6.
+const setJSON = `{"pool": {"type": "static", "spec": {"runtimes": [
+	{"host": "http://a.test:9091", "slots": 4}, {"host": "http://b.test:9091", "slots": 6}]}}}`
+
+// Rill's static_runtime_assignments rows, read from a real PostgreSQL database, land in the ledger
+// (a PostgreSQL one here) through the static pool: hosts normalized as the spec's are, none
+// double-booked (a row that would overfill its host, or names a host outside the spec, is reported
+// and left out), a second run records nothing twice, and placements after it go around the imported
+// runtimes.
+func TestMigrateStaticAssignmentsFromRillAdmin(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rillDSN, ledgerDSN := pgtest.Shared(t), pgtest.Shared(t)
+	if err := rilladmin.CreateStaticAssignments(ctx, rillDSN, []rilladmin.StaticAssignment{
+		{ResourceID: r1, Host: "http://a.test:9091", Slots: 2},
+		{ResourceID: r2, Host: "http://a.test:9091/", Slots: 1}, // Rill kept the spec's trailing slash
+		{ResourceID: r3, Host: "http://b.test:9091", Slots: 3},  // b already has 4 of 6 in use here
+		{ResourceID: r4, Host: "http://gone.test:9091", Slots: 1},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// A runtime Terraform already placed on b.
+	ledger, err := database.Open(ctx, ledgerDSN, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ledger.Close()
+	if _, err := ledger.Allocate(ctx, tf, func(*database.Allocation, map[string]int) (*database.Allocation, error) {
+		return &database.Allocation{ResourceID: tf, Provisioner: "pool", Host: "http://b.test:9091", Slots: 4}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	report, err := Migrate(ctx, Options{RillDSN: rillDSN, SetJSON: setJSON, Provisioner: "pool", LedgerDSN: ledgerDSN}, nil)
+	if err == nil || !strings.Contains(err.Error(), "2 of 4 assignments not imported") ||
+		!strings.Contains(err.Error(), "runtime "+r3+": host http://b.test:9091 has 4 of 6 slots in use, 3 more would double-book it") ||
+		!strings.Contains(err.Error(), "runtime "+r4+": host http://gone.test:9091 is not in the static pool's spec") {
+		t.Fatalf("error %v: want r3 (double-booking) and r4 (unknown host) reported", err)
+	}
+	if got := ids(report.Imported); got != r1+","+r2 {
+		t.Fatalf("imported %s", got)
+	}
+	want := map[string]string{r1: "http://a.test:9091 2", r2: "http://a.test:9091 1", tf: "http://b.test:9091 4"}
+	if got := ledgerContents(t, ledger); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("ledger %v, want %v", got, want)
+	}
+
+	// Again, through the command: nothing new; r3 and r4 are still refused.
+	var out, errOut bytes.Buffer
+	code := Main([]string{"-rill-dsn", rillDSN, "-provisioner", "pool", "-set-json", setJSON, "-ledger-dsn", ledgerDSN}, &out, &errOut)
+	if code != 1 || !strings.Contains(out.String(), "already in the ledger "+r1) || strings.Contains(out.String(), "imported ") {
+		t.Fatalf("second run: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+	if got := ledgerContents(t, ledger); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("ledger after the second run %v, want %v", got, want)
+	}
+
+	// New runtimes are placed around the imported ones: a has 1 free slot, b 2.
+	set, err := provisioner.NewSet(setJSON, ledger, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := set["pool"]
+	placed, err := p.Provision(ctx, &provisioner.Resource{ID: "new-2", Type: provisioner.ResourceTypeRuntime},
+		&provisioner.ResourceOptions{Args: (&provisioner.RuntimeArgs{Slots: 2}).AsMap()})
+	if err != nil || placed.Config["host"] != "http://b.test:9091" {
+		t.Fatalf("2 slots placed %v, %v: want host b, the only one with room", placed, err)
+	}
+	_, err = p.Provision(ctx, &provisioner.Resource{ID: "new-3", Type: provisioner.ResourceTypeRuntime},
+		&provisioner.ResourceOptions{Args: (&provisioner.RuntimeArgs{Slots: 2}).AsMap()})
+	if !errors.Is(err, static.ErrInsufficientCapacity) {
+		t.Fatalf("2 more slots: %v, want no room (a has 1 free, b none)", err)
+	}
+}
+
+func TestMainRefusesMissingFlags(t *testing.T) {
+	t.Setenv(envSet, "")
+	var out, errOut bytes.Buffer
+	if code := Main([]string{"-provisioner", "pool"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "-rill-dsn") || !strings.Contains(errOut.String(), "-set-json") {
+		t.Fatalf("exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+func ids(as []static.Assignment) string {
+	var out []string
+	for _, a := range as {
+		out = append(out, a.ResourceID)
+	}
+	return strings.Join(out, ",")
+}
+
+func ledgerContents(t *testing.T, db database.DB) map[string]string {
+	t.Helper()
+	list, err := db.ListAllocations(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, a := range list {
+		out[a.ResourceID] = fmt.Sprintf("%s %d", a.Host, a.Slots)
+	}
+	return out
+}

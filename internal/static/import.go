@@ -1,0 +1,77 @@
+package static
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+)
+
+// Assignment is one runtime's slots on a host as other bookkeeping has it: a row of Rill's admin
+// service's static_runtime_assignments(resource_id, host, slots), say.
+type Assignment struct {
+	ResourceID string
+	Host       string
+	Slots      int
+}
+
+// ImportReport says what Import did with each assignment.
+type ImportReport struct {
+	Imported []Assignment // recorded in the ledger now
+	Present  []Assignment // already in the ledger on the same host (an earlier import, say)
+}
+
+// Import records assignments made elsewhere in the ledger, so that the runtimes they belong to can be
+// imported into Terraform (`<provisioner>/<resource ID>`) and so that new runtimes are placed around
+// them. Each assignment is one Allocate (one atomic decision under the ledger's lock, like a
+// placement), and none double-books a host: an assignment whose host is not in this pool's spec,
+// whose host has no room left for it, or whose resource is already allocated on another host is not
+// recorded, and is reported in the error (the others still are). Running it again records only what
+// is new.
+func (p *Provisioner) Import(ctx context.Context, assignments []Assignment) (*ImportReport, error) {
+	report := &ImportReport{}
+	var errs []error
+	for _, a := range assignments {
+		a.Host = strings.TrimRight(strings.TrimSpace(a.Host), "/") // as ParseSpec normalizes hosts
+		present := false
+		_, err := p.db.Allocate(ctx, a.ResourceID, func(current *database.Allocation, used map[string]int) (*database.Allocation, error) {
+			present = false
+			if current != nil {
+				if current.Host != a.Host {
+					return nil, fmt.Errorf("runtime %s: the ledger has it on host %s, the assignment on %s", a.ResourceID, current.Host, a.Host)
+				}
+				present = true
+				return current, nil
+			}
+			rt := p.spec.host(a.Host)
+			if rt == nil {
+				return nil, fmt.Errorf("runtime %s: host %s is not in the static pool's spec (runtimes[].host)", a.ResourceID, a.Host)
+			}
+			if a.Slots < 1 {
+				return nil, fmt.Errorf("runtime %s: %d slots", a.ResourceID, a.Slots)
+			}
+			if used[a.Host]+a.Slots > rt.Slots {
+				return nil, fmt.Errorf("runtime %s: host %s has %d of %d slots in use, %d more would double-book it",
+					a.ResourceID, a.Host, used[a.Host], rt.Slots, a.Slots)
+			}
+			return &database.Allocation{ResourceID: a.ResourceID, Provisioner: p.provisionerName(), Host: a.Host, Slots: a.Slots}, nil
+		})
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case present:
+			report.Present = append(report.Present, a)
+		default:
+			report.Imported = append(report.Imported, a)
+			p.logger.Info("imported runtime assignment", zap.String("resource_id", a.ResourceID), zap.String("host", a.Host), zap.Int("slots", a.Slots))
+		}
+	}
+	if len(errs) > 0 {
+		return report, fmt.Errorf("%d of %d assignments not imported: %w", len(errs), len(assignments), errors.Join(errs...))
+	}
+	return report, nil
+}
