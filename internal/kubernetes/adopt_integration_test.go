@@ -130,6 +130,13 @@ func TestIntegrationAdoptRuntimeOfRillAdmin(t *testing.T) {
 			if !ownsSpec(dep.ManagedFields, FieldManager) {
 				t.Errorf("field managers %v: %s must own the spec after the takeover", managers(dep.ManagedFields), FieldManager)
 			}
+			// Rill's fields that the templates here do not render are gone: one container, no Rill annotations.
+			if n := len(dep.Spec.Template.Spec.Containers); n != 1 {
+				t.Errorf("%d containers: the takeover must remove what only Rill's templates rendered", n)
+			}
+			if _, ok := dep.Annotations[RillAnnotationTemplatesChecksum]; ok {
+				t.Errorf("annotations %v: Rill's checksum must be gone", dep.Annotations)
+			}
 			rillSelector := map[string]string{"app.kubernetes.io/name": "runtime-" + pid}
 			if !reflect.DeepEqual(dep.Spec.Selector.MatchLabels, rillSelector) {
 				t.Errorf("selector %v: Rill's %v must be kept (it is immutable)", dep.Spec.Selector.MatchLabels, rillSelector)
