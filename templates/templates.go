@@ -5,9 +5,10 @@
 //
 // Templates are Go text/template files rendered once per runtime; see internal/kubernetes/render.go
 // for the data they receive (.Image, .ImageTag, .ProvisionID, .Host, .Hostname, .CPU, .MemoryGB,
-// .StorageBytes, .Slots, .Replicas, .Names.*, .Annotations, .DataDir, .Namespace) and the functions
-// they may call (quote, toJSON). The provisioner sets metadata.name, metadata.namespace, its labels
-// and annotations itself, and forces the Deployment's spec.replicas, so templates need not.
+// .StorageBytes, .Slots, .Environment, .Replicas, .Names.*, .Annotations, .DataDir, .Namespace) and
+// the functions they may call (Sprig's, Rill's sanitizeLabel, toJSON; see internal/kubernetes/funcs.go).
+// The provisioner sets metadata.name, metadata.namespace, its labels and annotations itself, and
+// forces the Deployment's spec.replicas, so templates need not.
 //
 // Note for tfplugindocs: this folder holds manifests, not documentation templates; run it with
 // --website-source-dir pointing elsewhere.
