@@ -362,11 +362,13 @@ func (p *Provisioner) resource(r *provisioner.Resource, alloc *database.Allocati
 		stateSlots:                      alloc.Slots,
 		stateVersion:                    args.Version,
 		stateHibernated:                 args.Hibernated,
-		stateDiskGB:                     args.OverrideDiskGB,
 		provisioner.StateKeyProvisioner: alloc.Provisioner,
 		provisioner.StateKeyName:        alloc.Name,
 		stateLedgerID:                   ledger.ID,
 		stateLedger:                     ledger.Location,
+	}
+	if args.OverrideDiskGB > 0 {
+		state[stateDiskGB] = args.OverrideDiskGB
 	}
 	if rec := alloc.Runtime; rec != nil {
 		state[provisioner.StateKeyEnvironment] = rec.Environment

@@ -288,3 +288,25 @@ func TestSeedExampleSetBuilds(t *testing.T) {
 		t.Fatalf("set: %v", set)
 	}
 }
+
+// override_disk_gb replaces the slot-based storage a static runtime reports, as in Rill; the slots
+// taken on the host stay the slots.
+func TestOverrideDiskGBIsTheReportedStorage(t *testing.T) {
+	p, db, _ := newPool(t, twoHosts)
+	opts := &provisioner.ResourceOptions{Args: (&provisioner.RuntimeArgs{Slots: 1, OverrideDiskGB: 100}).AsMap()}
+	r := &provisioner.Resource{ID: "rt-disk", Type: provisioner.ResourceTypeRuntime}
+	out, err := p.Provision(context.Background(), r, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.Config["storage_bytes"]; got != int64(100)<<30 {
+		t.Fatalf("storage_bytes %v, want 100 GiB", got)
+	}
+	checked, err := p.CheckResource(context.Background(), &provisioner.Resource{ID: r.ID, Type: r.Type, State: out.State}, opts)
+	if err != nil || checked.Config["storage_bytes"] != int64(100)<<30 {
+		t.Fatalf("checked %v, %v", checked, err)
+	}
+	if a, err := db.FindAllocation(context.Background(), r.ID); err != nil || a.Slots != 1 {
+		t.Fatalf("allocation %+v, %v: want 1 slot", a, err)
+	}
+}
