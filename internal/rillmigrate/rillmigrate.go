@@ -38,7 +38,7 @@ func ReadStaticAssignments(ctx context.Context, rillDSN string) ([]static.Assign
 	if err != nil {
 		return nil, fmt.Errorf("connecting to Rill's admin database %s: %w", database.Redact(rillDSN), err)
 	}
-	defer conn.Close(ctx)
+	defer func() { _ = conn.Close(ctx) }()
 	rows, err := conn.Query(ctx, `SELECT resource_id::text, host, slots FROM static_runtime_assignments WHERE slots > 0 ORDER BY host, resource_id`)
 	if err != nil {
 		return nil, fmt.Errorf("reading static_runtime_assignments from Rill's admin database: %w", err)
@@ -84,7 +84,7 @@ func Migrate(ctx context.Context, o Options, logger *zap.Logger) (*static.Import
 	if err != nil {
 		return nil, err
 	}
-	defer ledger.Close()
+	defer func() { _ = ledger.Close() }()
 	set, err := provisioner.NewSet(o.SetJSON, ledger, logger)
 	if err != nil {
 		return nil, err
@@ -105,6 +105,9 @@ func Migrate(ctx context.Context, o Options, logger *zap.Logger) (*static.Import
 	return pool.Import(ctx, rows)
 }
 
+// say writes one line of the command's output; a closed terminal is not worth an error.
+func say(w io.Writer, format string, args ...any) { _, _ = fmt.Fprintf(w, format, args...) }
+
 // Main runs the command with the arguments after its name and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(Command, flag.ContinueOnError)
@@ -116,7 +119,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.LedgerDSN, "ledger-dsn", os.Getenv(envLedger), "the provider's ledger DSN (default $"+envLedger+", else the default SQLite ledger)")
 	timeout := fs.Duration("timeout", 5*time.Minute, "bound on the whole migration")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: terraform-provider-rill %s -rill-dsn <dsn> -provisioner <name> [-set-json <json>] [-ledger-dsn <dsn>]\n\n"+
+		say(stderr, "Usage: terraform-provider-rill %s -rill-dsn <dsn> -provisioner <name> [-set-json <json>] [-ledger-dsn <dsn>]\n\n"+
 			"Copies Rill's static_runtime_assignments into the ledger of the named static pool. Stop Rill's admin\n"+
 			"service from provisioning on the pool first. Safe to run again: it records only what is new.\n\n", Command)
 		fs.PrintDefaults()
@@ -131,7 +134,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if len(missing) > 0 {
-		fmt.Fprintf(stderr, "%s: missing %v\n", Command, missing)
+		say(stderr, "%s: missing %v\n", Command, missing)
 		fs.Usage()
 		return 2
 	}
@@ -140,16 +143,16 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	report, err := Migrate(ctx, o, nil)
 	if report != nil {
 		for _, a := range report.Imported {
-			fmt.Fprintf(stdout, "imported %s: %d slot(s) on %s\n", a.ResourceID, a.Slots, a.Host)
+			say(stdout, "imported %s: %d slot(s) on %s\n", a.ResourceID, a.Slots, a.Host)
 		}
 		for _, a := range report.Present {
-			fmt.Fprintf(stdout, "already in the ledger %s: %d slot(s) on %s\n", a.ResourceID, a.Slots, a.Host)
+			say(stdout, "already in the ledger %s: %d slot(s) on %s\n", a.ResourceID, a.Slots, a.Host)
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", Command, err)
+		say(stderr, "%s: %v\n", Command, err)
 		if errors.Is(err, context.DeadlineExceeded) {
-			fmt.Fprintf(stderr, "%s: gave up after -timeout %s\n", Command, *timeout)
+			say(stderr, "%s: gave up after -timeout %s\n", Command, *timeout)
 		}
 		return 1
 	}

@@ -52,7 +52,7 @@ func TestMigrateStaticAssignmentsFromRillAdmin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ledger.Close()
+	defer func() { _ = ledger.Close() }()
 	if _, err := ledger.Allocate(ctx, tf, func(*database.Allocation, map[string]int) (*database.Allocation, error) {
 		return &database.Allocation{ResourceID: tf, Provisioner: "pool", Host: "http://b.test:9091", Slots: 4}, nil
 	}); err != nil {

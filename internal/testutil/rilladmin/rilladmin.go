@@ -235,7 +235,7 @@ func CreateStaticAssignments(ctx context.Context, dsn string, rows []StaticAssig
 	if err != nil {
 		return err
 	}
-	defer conn.Close(ctx)
+	defer func() { _ = conn.Close(ctx) }()
 	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS static_runtime_assignments (
 		id UUID DEFAULT gen_random_uuid() PRIMARY KEY,
 		resource_id UUID NOT NULL,
