@@ -103,7 +103,8 @@ func containsInt(l []int, n int) bool {
 }
 
 // resourcesMatch reports whether every rendered container has the live container's requests and
-// limits.
+// limits. A lone rendered container is compared with a lone live one whatever their names (Rill's
+// documented template calls it cloud-runtime, the default here runtime).
 func resourcesMatch(live *appsv1.Deployment, rendered *unstructured.Unstructured) bool {
 	want := &appsv1.Deployment{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(rendered.Object, want); err != nil {
@@ -113,8 +114,12 @@ func resourcesMatch(live *appsv1.Deployment, rendered *unstructured.Unstructured
 	for _, ct := range live.Spec.Template.Spec.Containers {
 		byName[ct.Name] = ct
 	}
+	lone := len(live.Spec.Template.Spec.Containers) == 1 && len(want.Spec.Template.Spec.Containers) == 1
 	for _, wc := range want.Spec.Template.Spec.Containers {
 		lc, ok := byName[wc.Name]
+		if !ok && lone {
+			lc, ok = live.Spec.Template.Spec.Containers[0], true
+		}
 		if !ok || len(resourceDrift("", wc.Name, "requests", lc.Resources.Requests, wc.Resources.Requests)) > 0 ||
 			len(resourceDrift("", wc.Name, "limits", lc.Resources.Limits, wc.Resources.Limits)) > 0 {
 			return false
