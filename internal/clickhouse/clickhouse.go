@@ -4,7 +4,7 @@
 // Spec (JSON):
 //
 //	{
-//	  "dsn":           "clickhouse://admin:secret@host:9000",  // or "dsn_env": "VAR" (exactly one)
+//	  "dsn":           "clickhouse://admin:secret@host:9000",  // or "dsn_env": "VAR" (which wins, as in Rill)
 //	  "write_dsn":     "clickhouse://admin:secret@writer:9000", // optional, or "write_dsn_env"
 //	  "cluster":       "my_cluster"                             // optional: DDL runs ON CLUSTER
 //	}
@@ -38,7 +38,10 @@ import (
 // Type is the provisioner type name in a provisioner set.
 const Type = "clickhouse-static"
 
-var _ provisioner.Provisioner = (*Provisioner)(nil)
+var (
+	_ provisioner.Provisioner = (*Provisioner)(nil)
+	_ provisioner.SpecWarner  = (*Provisioner)(nil)
+)
 
 func init() {
 	provisioner.Register(Type, New)
@@ -46,12 +49,13 @@ func init() {
 
 // Spec is the JSON spec of a clickhouse-static provisioner.
 type Spec struct {
-	// DSN of a user that can create databases and users. Exactly one of DSN and DSNEnv is set.
+	// DSN of a user that can create databases and users. One of DSN and DSNEnv is set; with both,
+	// DSNEnv wins and DSN is ignored with a warning (Rill's admin service gives DSNEnv precedence).
 	DSN string `json:"dsn"`
 	// DSNEnv names an environment variable holding the DSN (read when the provisioner is built).
 	DSNEnv string `json:"dsn_env"`
 	// WriteDSN, optional, is a DSN for writes (a separate writer endpoint). Resources get a write_dsn
-	// with their own credentials and database. At most one of WriteDSN and WriteDSNEnv is set.
+	// with their own credentials and database. WriteDSNEnv wins over WriteDSN, as DSNEnv over DSN.
 	WriteDSN    string `json:"write_dsn"`
 	WriteDSNEnv string `json:"write_dsn_env"`
 	// Cluster, optional, makes every DDL statement run ON CLUSTER.
@@ -64,6 +68,7 @@ type Provisioner struct {
 	dsn      string // admin DSN, resolved from dsn or dsn_env
 	writeDSN string // resolved from write_dsn or write_dsn_env; may be empty
 	cluster  string
+	warnings []provisioner.FieldWarning
 
 	dial        dialFunc
 	newPassword func() (string, error)
@@ -90,8 +95,21 @@ type serverFeatures struct {
 // and validates DSNs but does not connect.
 func New(specJSON []byte, _ database.DB, logger *zap.Logger) (provisioner.Provisioner, error) {
 	var spec Spec
-	if err := provisioner.DecodeSpec(specJSON, &spec); err != nil {
+	warnings, err := provisioner.DecodeSpecCompat(specJSON, &spec)
+	if err != nil {
 		return nil, err
+	}
+	// Rill's precedence: an environment variable named in *_env wins over the inline DSN.
+	for _, pair := range []struct {
+		inline *string
+		env    string
+		field  string
+	}{{&spec.DSN, spec.DSNEnv, "dsn"}, {&spec.WriteDSN, spec.WriteDSNEnv, "write_dsn"}} {
+		if *pair.inline != "" && pair.env != "" {
+			*pair.inline = ""
+			warnings = append(warnings, provisioner.FieldWarning{Path: pair.field,
+				Message: "ignored: " + pair.field + "_env is set too and takes precedence (as in Rill's admin service)"})
+		}
 	}
 	dsn, err := resolveDSN(spec.DSN, spec.DSNEnv, "dsn", "dsn_env", true)
 	if err != nil {
@@ -116,6 +134,7 @@ func New(specJSON []byte, _ database.DB, logger *zap.Logger) (provisioner.Provis
 		dsn:         dsn,
 		writeDSN:    writeDSN,
 		cluster:     cluster,
+		warnings:    warnings,
 		dial:        dialClickHouse,
 		newPassword: newPassword,
 	}, nil
@@ -155,6 +174,9 @@ func resolveDSN(inline, envName, field, envField string, required bool) (string,
 
 // Type implements provisioner.Provisioner.
 func (p *Provisioner) Type() string { return Type }
+
+// SpecWarnings implements provisioner.SpecWarner.
+func (p *Provisioner) SpecWarnings() []provisioner.FieldWarning { return p.warnings }
 
 // Supports implements provisioner.Provisioner: ClickHouse resources only.
 func (p *Provisioner) Supports(rt provisioner.ResourceType) bool {

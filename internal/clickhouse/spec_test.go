@@ -23,6 +23,38 @@ func TestRegisteredAsClickHouseStatic(t *testing.T) {
 	}
 }
 
+// Rill's precedence: with both, dsn_env (write_dsn_env) is used and dsn (write_dsn) ignored, with a
+// warning that never shows the ignored DSN; a field Rill ignores is ignored with a warning.
+func TestSpecDSNEnvWinsOverDSNAsInRill(t *testing.T) {
+	t.Setenv("RILL_TEST_CH_SET", "clickhouse://admin:pw@from-env:9000")
+	t.Setenv("RILL_TEST_CH_WRITE", "clickhouse://admin:pw@writer-env:9000")
+	p, err := New([]byte(`{"dsn":"clickhouse://a:inlinesecret@inline:9000","dsn_env":"RILL_TEST_CH_SET",
+		"write_dsn":"not even a dsn","write_dsn_env":"RILL_TEST_CH_WRITE","dns":"typo"}`), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ch := p.(*Provisioner)
+	if !strings.Contains(ch.dsn, "from-env") || !strings.Contains(ch.writeDSN, "writer-env") {
+		t.Fatalf("dsn %q, write dsn %q: the *_env variables must win", ch.dsn, ch.writeDSN)
+	}
+	var got []string
+	for _, w := range ch.SpecWarnings() {
+		got = append(got, w.String())
+	}
+	want := []string{
+		"dns: " + provisioner.IgnoredFieldMessage,
+		"dsn: ignored: dsn_env is set too and takes precedence (as in Rill's admin service)",
+		"write_dsn: ignored: write_dsn_env is set too and takes precedence (as in Rill's admin service)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if strings.Contains(strings.Join(got, " "), "inlinesecret") {
+		t.Fatal("a warning shows the ignored DSN")
+	}
+}
+
 func TestSpecErrorsNameTheField(t *testing.T) {
 	t.Setenv("RILL_TEST_CH_SET", "clickhouse://admin:pw@ch:9000")
 	t.Setenv("RILL_TEST_CH_EMPTY", "  ")
@@ -31,7 +63,6 @@ func TestSpecErrorsNameTheField(t *testing.T) {
 		name, spec, field, want string
 	}{
 		{"neither dsn nor dsn_env", `{}`, "dsn", "is required"},
-		{"both dsn and dsn_env", `{"dsn":"clickhouse://a@h:9000","dsn_env":"RILL_TEST_CH_SET"}`, "dsn_env", "not both"},
 		{"dsn_env unset", `{"dsn_env":"RILL_TEST_CH_UNSET_XYZ"}`, "dsn_env", `"RILL_TEST_CH_UNSET_XYZ" is not set`},
 		{"dsn_env empty", `{"dsn_env":"RILL_TEST_CH_EMPTY"}`, "dsn_env", "is empty"},
 		{"dsn_env holds a bad DSN", `{"dsn_env":"RILL_TEST_CH_BAD"}`, "dsn_env", "must start with one of clickhouse://"},
@@ -39,8 +70,6 @@ func TestSpecErrorsNameTheField(t *testing.T) {
 		{"no host", `{"dsn":"clickhouse://admin:topsecretpw@/db"}`, "dsn", "has no host"},
 		{"https without secure", `{"dsn":"https://admin:topsecretpw@h:8443"}`, "dsn", "not accepted by the ClickHouse client"},
 		{"dsn not a string", `{"dsn":42}`, "dsn", "string"},
-		{"unknown field", `{"dsn":"clickhouse://a@h:9000","dns":"x"}`, "dns", "unknown field"},
-		{"both write_dsn forms", `{"dsn":"clickhouse://a@h:9000","write_dsn":"clickhouse://a@w:9000","write_dsn_env":"RILL_TEST_CH_SET"}`, "write_dsn_env", "not both"},
 		{"bad write_dsn", `{"dsn":"clickhouse://a@h:9000","write_dsn":"ftp://w"}`, "write_dsn", "must start with one of"},
 		{"write_dsn_env unset", `{"dsn":"clickhouse://a@h:9000","write_dsn_env":"RILL_TEST_CH_UNSET_XYZ"}`, "write_dsn_env", "is not set"},
 		{"blank cluster", `{"dsn":"clickhouse://a@h:9000","cluster":"  "}`, "cluster", "only spaces"},

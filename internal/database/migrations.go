@@ -1,6 +1,7 @@
 package database
 
 import (
+	"context"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/hosturl"
 )
 
 // Schema migrations live in migrations/<driver>/NNNN_description.sql, numbered from 1 without gaps.
@@ -26,6 +29,47 @@ type migration struct {
 	Version int
 	Name    string // file name without directory
 	SQL     string
+	// Step, when set, is the migration's Go part (see goSteps).
+	Step goStep
+}
+
+// goStep is the Go part of a migration, for a change SQL cannot express portably (such as URL
+// canonicalization). It runs right after the migration's SQL, in the same transaction, so that the
+// version is recorded only when both succeeded.
+type goStep func(ctx context.Context, tx stepTx) error
+
+// stepTx is what a Go step may do inside the migration's transaction; each backend adapts its own.
+type stepTx interface {
+	// queryStrings returns the first column of the rows of a query.
+	queryStrings(ctx context.Context, query string) ([]string, error)
+	// exec runs one statement whose placeholders are written "?".
+	exec(ctx context.Context, stmt string, args ...any) error
+}
+
+// goSteps holds the Go part of migrations by description (the file name without its number and
+// ".sql"), so that renumbering a migration before it ships only renames its files.
+var goSteps = map[string]goStep{
+	"canonical_hosts": canonicalizeHosts,
+}
+
+// canonicalizeHosts rewrites every allocation's host in canonical form (hosturl.Canonical): the static
+// pool compares and records hosts so from now on, and rows in another spelling would be another host.
+// A host that does not parse is left as it is.
+func canonicalizeHosts(ctx context.Context, tx stepTx) error {
+	hosts, err := tx.queryStrings(ctx, `SELECT DISTINCT host FROM allocations`)
+	if err != nil {
+		return err
+	}
+	for _, h := range hosts {
+		c, err := hosturl.Canonical(h)
+		if err != nil || c == h {
+			continue
+		}
+		if err := tx.exec(ctx, `UPDATE allocations SET host = ? WHERE host = ?`, c, h); err != nil {
+			return fmt.Errorf("host %q -> %q: %w", h, c, err)
+		}
+	}
+	return nil
 }
 
 // loadMigrations returns the migrations of a driver ("sqlite" or "postgres"), ordered by version.
@@ -49,7 +93,7 @@ func loadMigrations(driver string) ([]migration, error) {
 		if err != nil {
 			return nil, err
 		}
-		ms = append(ms, migration{Version: v, Name: e.Name(), SQL: string(b)})
+		ms = append(ms, migration{Version: v, Name: e.Name(), SQL: string(b), Step: goSteps[migrationDescription(e.Name())]})
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
 	for i, m := range ms {
@@ -61,6 +105,12 @@ func loadMigrations(driver string) ([]migration, error) {
 		return nil, fmt.Errorf("migrations for %s: none found", driver)
 	}
 	return ms, nil
+}
+
+// migrationDescription returns "canonical_hosts" for "0002_canonical_hosts.sql".
+func migrationDescription(name string) string {
+	_, desc, _ := strings.Cut(strings.TrimSuffix(name, ".sql"), "_")
+	return desc
 }
 
 // pendingMigrations returns the migrations not yet recorded in applied (the versions found in

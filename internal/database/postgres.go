@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -207,6 +208,11 @@ func (p *postgresDB) migrate(ctx context.Context) error {
 		if _, err := tx.Exec(ctx, m.SQL); err != nil {
 			return fmt.Errorf("migration %s: %w", m.Name, err)
 		}
+		if m.Step != nil {
+			if err := m.Step(ctx, pgStepTx{tx}); err != nil {
+				return fmt.Errorf("migration %s: %w", m.Name, err)
+			}
+		}
 		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
 			return fmt.Errorf("record migration %s: %w", m.Name, err)
 		}
@@ -218,6 +224,32 @@ func (p *postgresDB) migrate(ctx context.Context) error {
 		p.logger.Info("ledger schema migrated", zap.Int("version", m.Version), zap.String("migration", m.Name))
 	}
 	return nil
+}
+
+// pgStepTx adapts a migration transaction for Go steps; "?" placeholders become $1, $2, ...
+type pgStepTx struct{ tx pgx.Tx }
+
+func (t pgStepTx) queryStrings(ctx context.Context, query string) ([]string, error) {
+	rows, err := t.tx.Query(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+func (t pgStepTx) exec(ctx context.Context, stmt string, args ...any) error {
+	var b strings.Builder
+	n := 0
+	for _, r := range stmt {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	_, err := t.tx.Exec(ctx, b.String(), args...)
+	return err
 }
 
 func pgAppliedVersions(ctx context.Context, q pgQueryer) (map[int]bool, error) {

@@ -350,6 +350,11 @@ func (s *sqliteDB) migrate(ctx context.Context) error {
 			if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 				return fmt.Errorf("migration %s: %w", m.Name, err)
 			}
+			if m.Step != nil {
+				if err := m.Step(ctx, sqliteStepTx{tx}); err != nil {
+					return fmt.Errorf("migration %s: %w", m.Name, err)
+				}
+			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
 				m.Version, m.Name, time.Now().UnixMicro()); err != nil {
 				return fmt.Errorf("record migration %s: %w", m.Name, err)
@@ -363,6 +368,31 @@ func (s *sqliteDB) migrate(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// sqliteStepTx adapts a migration transaction for Go steps.
+type sqliteStepTx struct{ tx *sql.Tx }
+
+func (t sqliteStepTx) queryStrings(ctx context.Context, query string) ([]string, error) {
+	rows, err := t.tx.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+func (t sqliteStepTx) exec(ctx context.Context, stmt string, args ...any) error {
+	_, err := t.tx.ExecContext(ctx, stmt, args...)
+	return err
 }
 
 func sqliteAppliedVersions(ctx context.Context, q sqlQueryer) (map[int]bool, error) {

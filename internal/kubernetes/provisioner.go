@@ -46,6 +46,7 @@ type Provisioner struct {
 var (
 	_ provisioner.Provisioner = (*Provisioner)(nil)
 	_ provisioner.Named       = (*Provisioner)(nil)
+	_ provisioner.SpecWarner  = (*Provisioner)(nil)
 )
 
 // SetName implements provisioner.Named: the name is stamped on every object as its owner, so that an
@@ -62,7 +63,10 @@ func (p *Provisioner) provisionerName() string {
 	return p.name
 }
 
-// New is the initializer: it decodes the spec strictly, and reads, parses and test-renders the
+// SpecWarnings implements provisioner.SpecWarner.
+func (p *Provisioner) SpecWarnings() []provisioner.FieldWarning { return p.spec.warnings }
+
+// New is the initializer: it decodes and validates the spec, and reads, parses and test-renders the
 // templates, so that every mistake in them surfaces during `terraform plan`. It does not contact the
 // cluster: clients are built on first use.
 func New(specJSON []byte, _ database.DB, logger *zap.Logger) (provisioner.Provisioner, error) {

@@ -55,6 +55,10 @@ type Spec struct {
 	// want the time a scale-up takes. Pods waiting for their volume to bind are always waited for.
 	UnschedulableGraceSeconds int           `json:"unschedulable_grace_seconds"`
 	TemplatePaths             TemplatePaths `json:"template_paths"`
+
+	// warnings are what parsing found worth a warning (fields Rill ignores too, values Rill accepts
+	// that behave differently from what one may expect); the provisioner's SpecWarnings returns them.
+	warnings []provisioner.FieldWarning
 }
 
 // TemplatePaths points at manifest templates on disk. An empty path selects the embedded default
@@ -73,13 +77,15 @@ var (
 	imageName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._/:-]*$`)
 )
 
-// ParseSpec decodes and validates a spec strictly, filling in defaults. Errors are
-// *provisioner.FieldError naming the offending field.
+// ParseSpec decodes and validates a spec, filling in defaults. Errors are *provisioner.FieldError
+// naming the offending field. Fields Rill ignores are ignored here too, with a warning.
 func ParseSpec(specJSON []byte) (*Spec, error) {
 	s := &Spec{}
-	if err := provisioner.DecodeSpec(specJSON, s); err != nil {
+	warnings, err := provisioner.DecodeSpecCompat(specJSON, s)
+	if err != nil {
 		return nil, err
 	}
+	s.warnings = warnings
 	if err := s.applyDefaultsAndValidate(); err != nil {
 		return nil, err
 	}
@@ -103,7 +109,10 @@ func (s *Spec) applyDefaultsAndValidate() error {
 		return provisioner.Errorf("host", "is required: the runtime URL with '*' standing for the provision ID, e.g. \"https://*.runtime.example.com\"")
 	}
 	if !strings.Contains(s.Host, "*") {
-		return provisioner.Errorf("host", "must contain '*', which is replaced by each runtime's provision ID so that runtimes get distinct hosts; got %q", s.Host)
+		// Rill accepts it (its host is then the same for every runtime), so it is not refused.
+		s.warnings = append(s.warnings, provisioner.FieldWarning{Path: "host", Message: fmt.Sprintf("%q has no '*' (which each runtime's provision ID "+
+			"replaces): every runtime of this provisioner gets this same URL and Ingress host, so only one of them can be reached "+
+			"(Rill's admin service does the same)", s.Host)})
 	}
 	u, err := url.Parse(strings.ReplaceAll(s.Host, "*", "x"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -122,10 +131,20 @@ func (s *Spec) applyDefaultsAndValidate() error {
 
 	if s.Image == "" {
 		s.Image = DefaultImage
-	} else if !imageName.MatchString(s.Image) {
+	} else if !imageName.MatchString(s.Image) && !strings.Contains(s.Image, "@") {
 		return provisioner.Errorf("image", "must be an image repository such as \"rilldata/rill\", got %q", s.Image)
-	} else if i := strings.LastIndex(s.Image, ":"); i > strings.LastIndex(s.Image, "/") || strings.Contains(s.Image, "@") {
-		return provisioner.Errorf("image", "must not carry a tag or digest (the tag comes from the runtime's version), got %q", s.Image)
+	} else if imageHasTag(s.Image) {
+		// Rill hands the image to the templates as .Image unchanged and the version as .ImageTag;
+		// so does this provisioner. Templates that write "{{ .Image }}:{{ .ImageTag }}" (the default
+		// one does) then render an invalid reference such as "rilldata/rill:v1:v2".
+		if s.TemplatePaths.Deployment == "" {
+			return provisioner.Errorf("image", "%q carries a tag or digest, and the default deployment template appends the runtime's "+
+				"version to it (\"{{ .Image }}:{{ .ImageTag }}\"), which makes an invalid image reference; give the repository only and set "+
+				"the tag with rill_runtime's version or the provider's rill_version, or use a deployment template that writes {{ .Image }} alone", s.Image)
+		}
+		s.warnings = append(s.warnings, provisioner.FieldWarning{Path: "image", Message: fmt.Sprintf("%q carries a tag or digest: it reaches "+
+			"the templates unchanged as .Image, and the runtime's version as .ImageTag (as in Rill's admin service); a template that "+
+			"writes \"{{ .Image }}:{{ .ImageTag }}\" renders an invalid image reference", s.Image)})
 	}
 
 	if s.KubeconfigPath != "" {
@@ -172,6 +191,11 @@ func (s *Spec) applyDefaultsAndValidate() error {
 		*p = exp
 	}
 	return nil
+}
+
+// imageHasTag reports whether an image reference carries a tag (a ':' after the last '/') or a digest.
+func imageHasTag(image string) bool {
+	return strings.LastIndex(image, ":") > strings.LastIndex(image, "/") || strings.Contains(image, "@")
 }
 
 // PingEnabled reports whether AwaitReady probes the runtime over HTTP.

@@ -59,17 +59,15 @@ func TestSpecErrorsNameTheField(t *testing.T) {
 		name, spec, field, want string
 	}{
 		{"not an object", `[1]`, "", "JSON object"},
-		{"unknown field", `{"host": "http://*.x", "hots": 1}`, "hots", "unknown field"},
-		{"unknown template", `{"host": "http://*.x", "template_paths": {"ingress": "a.yaml"}}`, "template_paths.ingress", "unknown field"},
 		{"timeout as string", `{"host": "http://*.x", "timeout_seconds": "30"}`, "timeout_seconds", "whole number"},
 		{"fractional timeout", `{"host": "http://*.x", "timeout_seconds": 1.5}`, "timeout_seconds", "whole number"},
 		{"negative timeout", `{"host": "http://*.x", "timeout_seconds": -1}`, "timeout_seconds", "positive"},
 		{"missing host", `{}`, "host", "required"},
-		{"host without wildcard", `{"host": "http://rt.example.com"}`, "host", "'*'"},
 		{"host without scheme", `{"host": "*.example.com"}`, "host", "http"},
 		{"host with path", `{"host": "http://*.example.com/rill"}`, "host", "no path"},
 		{"bad namespace", `{"host": "http://*.x", "namespace": "Rill_NS"}`, "namespace", "namespace name"},
-		{"image with tag", `{"host": "http://*.x", "image": "rilldata/rill:v1"}`, "image", "tag"},
+		{"image with tag and the default template", `{"host": "http://*.x", "image": "rilldata/rill:v1"}`, "image", "the default deployment template appends the runtime's version"},
+		{"image with digest and the default template", `{"host": "http://*.x", "image": "rilldata/rill@sha256:abc"}`, "image", "tag or digest"},
 		{"relative data_dir", `{"host": "http://*.x", "data_dir": "data"}`, "data_dir", "absolute"},
 		{"ping path without slash", `{"host": "http://*.x", "ping_path": "v1/ping"}`, "ping_path", "start with '/'"},
 		{"ping path number", `{"host": "http://*.x", "ping_path": 1}`, "ping_path", "string"},
@@ -92,6 +90,36 @@ func TestSpecErrorsNameTheField(t *testing.T) {
 				t.Fatalf("error %q: want field %q and text %q", err, tc.field, tc.want)
 			}
 		})
+	}
+}
+
+// What Rill's admin service accepts is accepted, with a warning naming the field: fields it ignores,
+// a host without '*', an image with a tag when a deployment template of one's own is used.
+func TestSpecWarnsWhereRillAccepts(t *testing.T) {
+	cases := []struct{ name, spec, field, want string }{
+		{"unknown field", `{"host": "http://*.x", "hots": 1}`, "hots", "unknown field, ignored (Rill's admin service ignores it too)"},
+		{"unknown template", `{"host": "http://*.x", "template_paths": {"ingress": "a.yaml"}}`, "template_paths.ingress", "unknown field, ignored"},
+		{"host without wildcard", `{"host": "http://rt.example.com"}`, "host", "every runtime of this provisioner gets this same URL"},
+		{"image with tag and an own template", `{"host": "http://*.x", "image": "rilldata/rill:v1", "template_paths": {"deployment": "d.yaml"}}`, "image",
+			"it reaches the templates unchanged as .Image, and the runtime's version as .ImageTag"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := ParseSpec([]byte(tc.spec))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range s.warnings {
+				if w.Path == tc.field && strings.Contains(w.Message, tc.want) {
+					return
+				}
+			}
+			t.Fatalf("want a warning on %s containing %q, got %v", tc.field, tc.want, s.warnings)
+		})
+	}
+	s, err := ParseSpec([]byte(`{"host": "http://rt.example.com", "image": "rilldata/rill:v1", "template_paths": {"deployment": "d.yaml"}}`))
+	if err != nil || s.Image != "rilldata/rill:v1" || s.RuntimeURL("abc") != "http://rt.example.com" {
+		t.Fatalf("the values are kept as Rill keeps them: %+v %v", s, err)
 	}
 }
 

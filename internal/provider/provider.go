@@ -178,6 +178,9 @@ func (p *RillProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 		resp.Diagnostics.AddAttributeError(setPath, summary, logging.MaskString(err.Error()))
 		return
 	}
+	for _, w := range built.warnings {
+		resp.Diagnostics.AddAttributeWarning(setPath, fmt.Sprintf("Provisioner %q: %s", w.Provisioner, setWarningSummary(w)), logging.MaskString(w.String()))
+	}
 	client := &resources.Client{Set: built.set, Types: built.types, RillVersion: rillVersion}
 	switch {
 	case defaultName != "":
@@ -208,6 +211,14 @@ func (p *RillProvider) DataSources(context.Context) []func() datasource.DataSour
 		resources.NewProvisionersDataSource,
 		resources.NewAllocationsDataSource,
 	}
+}
+
+// setWarningSummary names the JSON field of a warning in its summary, so that each reads on its own.
+func setWarningSummary(w provisioner.SetWarning) string {
+	if w.Field == "" {
+		return "set warning"
+	}
+	return w.Field
 }
 
 func valueOrEnv(v types.String, env string) string {

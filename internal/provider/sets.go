@@ -19,6 +19,8 @@ type builtSet struct {
 	ledger         *lazyLedger
 	ledgerRedacted string
 	bridge         *logging.Bridge
+	// warnings are shown by every Configure that uses this set (each Terraform command).
+	warnings []provisioner.SetWarning
 }
 
 // setCache builds each distinct provider configuration once per process: Terraform configures the
@@ -52,7 +54,7 @@ func (c *setCache) get(ctx context.Context, setJSON, ledgerDSN string) (*builtSe
 		}
 	}
 	ledger := newLazyLedger(dsn, logger.Named("ledger"))
-	set, err := provisioner.NewSet(setJSON, ledger, logger)
+	set, warnings, err := provisioner.NewSetWithWarnings(setJSON, ledger, logger)
 	if err != nil {
 		_ = ledger.Close()
 		return nil, err
@@ -62,7 +64,7 @@ func (c *setCache) get(ctx context.Context, setJSON, ledgerDSN string) (*builtSe
 	for name, s := range specs {
 		types[name] = s.Type
 	}
-	b := &builtSet{set: set, types: types, ledger: ledger, ledgerRedacted: database.Redact(dsn), bridge: bridge}
+	b := &builtSet{set: set, types: types, ledger: ledger, ledgerRedacted: database.Redact(dsn), bridge: bridge, warnings: warnings}
 	c.built[key] = b
 	return b, nil
 }

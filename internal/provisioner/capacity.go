@@ -8,6 +8,9 @@ type HostCapacity struct {
 	Slots     int
 	UsedSlots int
 	Runtimes  int
+	// Removed marks a host that is no longer in the pool's spec but on which the pool still holds
+	// allocations (Slots is 0): destroying or replacing those runtimes frees them.
+	Removed bool
 }
 
 // CapacityReporter is implemented by provisioners with a fixed capacity (the static pool). The Terraform

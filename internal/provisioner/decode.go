@@ -48,6 +48,31 @@ func joinPath(prefix, path string) string {
 // DecodeSpec decodes a provisioner's JSON spec into out (a pointer to a struct with `json` tags).
 // Unknown fields, wrong types and fractional numbers for integer fields are errors naming the field.
 func DecodeSpec(specJSON []byte, out any) error {
+	m, err := specObject(specJSON)
+	if err != nil {
+		return err
+	}
+	_, err = decodeMap(m, out, "json", true)
+	return err
+}
+
+// DecodeSpecCompat decodes a spec like DecodeSpec, except that unknown fields are ignored, as Rill's
+// admin service ignores them, and returned as warnings naming each one, so that a set written for
+// Rill is accepted and a typo is still pointed out. Wrong types and fractions remain errors (Rill
+// refuses those too).
+func DecodeSpecCompat(specJSON []byte, out any) ([]FieldWarning, error) {
+	m, err := specObject(specJSON)
+	if err != nil {
+		return nil, err
+	}
+	unused, err := decodeMap(m, out, "json", false)
+	if err != nil {
+		return nil, err
+	}
+	return unknownFieldWarnings(unused), nil
+}
+
+func specObject(specJSON []byte) (map[string]any, error) {
 	if len(specJSON) == 0 {
 		specJSON = []byte("{}")
 	}
@@ -55,28 +80,29 @@ func DecodeSpec(specJSON []byte, out any) error {
 	dec.UseNumber()
 	var m map[string]any
 	if err := dec.Decode(&m); err != nil {
-		return &FieldError{Err: fmt.Errorf("must be a JSON object: %w", err)}
+		return nil, &FieldError{Err: fmt.Errorf("must be a JSON object: %w", err)}
 	}
-	return decodeMap(m, out, "json")
+	return m, nil
 }
 
 // decodeMap decodes a plain map into out with strict rules; tag selects the struct tag to read.
-func decodeMap(in map[string]any, out any, tag string) error {
+// Unknown keys are an error when errorUnused is set, and are returned otherwise.
+func decodeMap(in map[string]any, out any, tag string, errorUnused bool) ([]string, error) {
 	var md mapstructure.Metadata
 	d, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
 		TagName:     tag,
 		Result:      out,
 		Metadata:    &md,
-		ErrorUnused: true,
+		ErrorUnused: errorUnused,
 		DecodeHook:  strictNumberHook,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := d.Decode(in); err != nil {
-		return stripRootName(fieldErrorFromMapstructure(err), out)
+		return nil, stripRootName(fieldErrorFromMapstructure(err), out)
 	}
-	return nil
+	return md.Unused, nil
 }
 
 // stripRootName removes the Go type name that mapstructure uses for the root in some messages.

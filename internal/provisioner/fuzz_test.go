@@ -3,6 +3,7 @@ package provisioner
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"go.uber.org/zap"
@@ -24,6 +25,9 @@ func FuzzParseSet(f *testing.F) {
 		`{"": {"type": "fuzz"}}`,
 		`[1, 2]`, `null`, `"x"`, `{"a": null}`, `{"a": {"type": "fuzz", "spec": null}}`,
 		`{"a": {"type": "fuzz", "spec": "s"}}`, `{"a": {"type": ["fuzz"]}}`, `{`, `/*`, "",
+		`{"a": {"type": "fuzz", "spec": {}, "x": 1}}`, `{"a": {"Type": "fuzz", "SPEC": {}}}`, `{"a": {"type": "fuzz", "Type": "x"}}`,
+		"{\"a\": {\"type\": \"fuzz\", \"spec\": {\"h\": \"\xff\"}}}", `{"a": {"type": "fuzz", "spec": {"h": "\ud800"}}}`,
+		`{"a": {"type": "fuzz", "spec": {"h": "\ud83d\ude00"}}}`, strings.Repeat("[", 100), strings.Repeat(`{"a":`, 40),
 	} {
 		f.Add(seed)
 	}
@@ -53,14 +57,14 @@ func FuzzParseSet(f *testing.F) {
 	})
 }
 
-// FuzzNewRuntimeArgs: args decoded from arbitrary JSON either decode to slots >= 1 or fail with a
+// FuzzNewRuntimeArgs: args decoded from arbitrary JSON either decode to 1 <= slots <= MaxSlots or fail with a
 // FieldError; never a panic.
 func FuzzNewRuntimeArgs(f *testing.F) {
 	for _, seed := range []string{
 		`{"slots": 1}`, `{"slots": 2, "version": "v0.50.1"}`, `{"slots": 0}`, `{"slots": -1}`,
 		`{"slots": 1.5}`, `{"slots": "2"}`, `{"slots": 1e300}`, `{"slots": 9007199254740993}`,
 		`{"slots": true}`, `{"slots": null}`, `{"slots": [1]}`, `{"slots": {"n": 1}}`,
-		`{"slots": 1, "extra": 1}`, `{"slots": 1, "version": 5}`, `{"slots": 1, "hibernated": "yes"}`, `{}`,
+		`{"slots": 2147483648}`, `{"slots": 214748365}`, `{"slots": 9223372036854775807}`, `{"slots": 1, "extra": 1}`, `{"slots": 1, "version": 5}`, `{"slots": 1, "hibernated": "yes"}`, `{}`,
 	} {
 		f.Add(seed)
 	}
@@ -77,7 +81,7 @@ func FuzzNewRuntimeArgs(f *testing.F) {
 			}
 			return
 		}
-		if args.Slots < 1 {
+		if args.Slots < 1 || args.Slots > MaxSlots {
 			t.Fatalf("accepted slots %d", args.Slots)
 		}
 		again, err := NewRuntimeArgs(args.AsMap())

@@ -57,60 +57,95 @@ func (e *SetError) Unwrap() error { return e.Err }
 // ParseSet parses a set specification: a JSON object of names to ProvisionerSpecs. Comments (`//`,
 // `/* */`) and trailing commas are accepted, so the documented example can be pasted as it is.
 // It checks the shape of every entry and that its type is registered, but does not build anything.
+// Findings that are only warnings (see ParseSetWithWarnings) are dropped.
 func ParseSet(setSpecJSON string) (map[string]ProvisionerSpec, error) {
+	specs, _, err := ParseSetWithWarnings(setSpecJSON)
+	return specs, err
+}
+
+// ParseSetWithWarnings is ParseSet that also returns its warnings: fields of an entry other than
+// "type" and "spec", which Rill's admin service ignores (and so does this provider). The set's size,
+// nesting depth and UTF-8 encoding are checked before any parser reads it.
+func ParseSetWithWarnings(setSpecJSON string) (map[string]ProvisionerSpec, []SetWarning, error) {
+	if err := checkSetText(setSpecJSON); err != nil {
+		return nil, nil, err
+	}
 	std, err := hujson.Standardize([]byte(setSpecJSON))
 	if err != nil {
-		return nil, fmt.Errorf("provisioner set is not valid JSON: %w", err)
+		return nil, nil, fmt.Errorf("provisioner set is not valid JSON: %w", err)
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(std, &raw); err != nil {
-		return nil, fmt.Errorf("provisioner set must be a JSON object of provisioner names to {\"type\": ..., \"spec\": {...}}: %w", err)
+		return nil, nil, fmt.Errorf("provisioner set must be a JSON object of provisioner names to {\"type\": ..., \"spec\": {...}}: %w", err)
 	}
 	if raw == nil {
-		return nil, errors.New("provisioner set must be a JSON object of provisioner names to {\"type\": ..., \"spec\": {...}}, got null")
+		return nil, nil, errors.New("provisioner set must be a JSON object of provisioner names to {\"type\": ..., \"spec\": {...}}, got null")
 	}
 	specs := make(map[string]ProvisionerSpec, len(raw))
+	var warnings []SetWarning
 	for _, name := range sortedKeys(raw) {
 		if strings.TrimSpace(name) == "" {
-			return nil, &SetError{Provisioner: name, Err: errors.New("provisioner names must not be empty")}
+			return nil, nil, &SetError{Provisioner: name, Err: errors.New("provisioner names must not be empty")}
 		}
 		var entry map[string]json.RawMessage
 		if err := json.Unmarshal(raw[name], &entry); err != nil || entry == nil {
-			return nil, &SetError{Provisioner: name, Err: errors.New("must be an object {\"type\": ..., \"spec\": {...}}")}
+			return nil, nil, &SetError{Provisioner: name, Err: errors.New("must be an object {\"type\": ..., \"spec\": {...}}")}
 		}
-		for k := range entry {
-			if k != "type" && k != "spec" {
-				return nil, &SetError{Provisioner: name, Field: k, Err: errors.New("unknown field; expected only \"type\" and \"spec\"")}
+		// Rill decodes an entry with encoding/json: keys match "type" and "spec" case-insensitively,
+		// an exact match wins, and any other key is ignored.
+		var typeJSON, spec json.RawMessage
+		for _, k := range sortedKeys(entry) {
+			switch {
+			case k == "type" || (strings.EqualFold(k, "type") && entry["type"] == nil):
+				typeJSON = entry[k]
+			case k == "spec" || (strings.EqualFold(k, "spec") && entry["spec"] == nil):
+				spec = entry[k]
+			case strings.EqualFold(k, "type") || strings.EqualFold(k, "spec"):
+				warnings = append(warnings, SetWarning{Provisioner: name, Field: k, Message: fmt.Sprintf("ignored: %q is given too, and the exact spelling wins", strings.ToLower(k))})
+			default:
+				warnings = append(warnings, SetWarning{Provisioner: name, Field: k, Message: IgnoredFieldMessage + "; an entry has only \"type\" and \"spec\""})
 			}
 		}
 		var typ string
-		if t, ok := entry["type"]; !ok {
-			return nil, &SetError{Provisioner: name, Field: "type", Err: fmt.Errorf("is required; known types: %s", strings.Join(KnownTypes(), ", "))}
-		} else if err := json.Unmarshal(t, &typ); err != nil {
-			return nil, &SetError{Provisioner: name, Field: "type", Err: errors.New("must be a string")}
+		if typeJSON == nil {
+			return nil, nil, &SetError{Provisioner: name, Field: "type", Err: fmt.Errorf("is required; known types: %s", strings.Join(KnownTypes(), ", "))}
+		} else if err := json.Unmarshal(typeJSON, &typ); err != nil {
+			return nil, nil, &SetError{Provisioner: name, Field: "type", Err: errors.New("must be a string")}
 		}
 		if _, ok := Initializers[typ]; !ok {
-			return nil, &SetError{Provisioner: name, Field: "type", Err: fmt.Errorf("unknown provisioner type %q; known types: %s", typ, strings.Join(KnownTypes(), ", "))}
+			return nil, nil, &SetError{Provisioner: name, Field: "type", Err: fmt.Errorf("unknown provisioner type %q; known types: %s", typ, strings.Join(KnownTypes(), ", "))}
 		}
-		spec := entry["spec"]
 		if len(spec) == 0 || string(spec) == "null" {
 			spec = json.RawMessage("{}")
 		}
 		if spec[0] != '{' {
-			return nil, &SetError{Provisioner: name, Field: "spec", Err: errors.New("must be a JSON object")}
+			return nil, nil, &SetError{Provisioner: name, Field: "spec", Err: errors.New("must be a JSON object")}
 		}
 		specs[name] = ProvisionerSpec{Type: typ, Spec: spec}
 	}
-	return specs, nil
+	return specs, warnings, nil
 }
 
 // NewSet initializes a set of provisioners from a JSON specification. The JSON specification should be
 // a map of names to ProvisionerSpecs. Every error names the provisioner it concerns. When one
-// provisioner fails, those already built are closed.
+// provisioner fails, those already built are closed. Warnings (see NewSetWithWarnings) are logged.
 func NewSet(setSpecJSON string, db database.DB, logger *zap.Logger) (map[string]Provisioner, error) {
-	specs, err := ParseSet(setSpecJSON)
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	set, warnings, err := NewSetWithWarnings(setSpecJSON, db, logger)
+	for _, w := range warnings {
+		logger.Warn("provisioner set", zap.String("provisioner", w.Provisioner), zap.String("field", w.Field), zap.String("warning", w.Message))
+	}
+	return set, err
+}
+
+// NewSetWithWarnings is NewSet that also returns the warnings of the set and of every provisioner's
+// spec (from provisioners implementing SpecWarner), sorted by provisioner and field.
+func NewSetWithWarnings(setSpecJSON string, db database.DB, logger *zap.Logger) (map[string]Provisioner, []SetWarning, error) {
+	specs, warnings, err := ParseSetWithWarnings(setSpecJSON)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if logger == nil {
 		logger = zap.NewNop()
@@ -125,16 +160,20 @@ func NewSet(setSpecJSON string, db database.DB, logger *zap.Logger) (map[string]
 			}
 			var fe *FieldError
 			if errors.As(err, &fe) {
-				return nil, &SetError{Provisioner: name, Field: joinPath("spec", fe.Path), Err: fe.Err}
+				return nil, nil, &SetError{Provisioner: name, Field: joinPath("spec", fe.Path), Err: fe.Err}
 			}
-			return nil, &SetError{Provisioner: name, Field: "spec", Err: err}
+			return nil, nil, &SetError{Provisioner: name, Field: "spec", Err: err}
 		}
 		if n, ok := p.(Named); ok {
 			n.SetName(name)
 		}
+		if sw, ok := p.(SpecWarner); ok {
+			warnings = append(warnings, prefixWarnings(name, "spec", sw.SpecWarnings())...)
+		}
 		set[name] = p
 	}
-	return set, nil
+	sortWarnings(warnings)
+	return set, warnings, nil
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

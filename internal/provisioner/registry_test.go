@@ -24,7 +24,7 @@ func TestRegisterRefusesADuplicateType(t *testing.T) {
 func TestNewSetErrorsNameTheProvisionerAndField(t *testing.T) {
 	cases := map[string]struct{ set, provisioner, field, text string }{
 		"unknown type lists known types": {`{"k8s": {"type": "kube", "spec": {}}}`, "k8s", "type", `unknown provisioner type "kube"; known types: `},
-		"spec field":                     {`{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://a", "slots": -1}]}}}`, "pool", "spec.runtimes[0].slots", "must be at least 1"},
+		"spec field":                     {`{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://a", "slots": -1}]}}}`, "pool", "spec.runtimes[0].slots", "must be between 0"},
 		"initializer error":              {`{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://a", "slots": 1}]}}}`, "pool", "spec", "ledger"},
 	}
 	for name, tc := range cases {

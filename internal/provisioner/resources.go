@@ -3,6 +3,7 @@ package provisioner
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
@@ -49,6 +50,10 @@ const DefaultEnvironment = "prod"
 // known; it is also what an empty version means.
 const LatestVersion = "latest"
 
+// MaxSlots is the most slots one runtime may have: storage_bytes (40 GiB per slot) must fit in 64
+// bits, which also keeps the count within what the ledger stores (a 32-bit INTEGER in PostgreSQL).
+const MaxSlots = int(math.MaxInt64 / StorageBytesPerSlot) // 214,748,364
+
 // RuntimeArgs describe the expected arguments for provisioning a runtime resource.
 type RuntimeArgs struct {
 	Slots   int    `mapstructure:"slots"`
@@ -67,14 +72,17 @@ type RuntimeArgs struct {
 
 // NewRuntimeArgs decodes runtime args from a plain map. Numbers may be Go ints, int64 (as Terraform
 // hands them), float64 or json.Number (as JSON decoders hand them); fractions, wrong types and unknown
-// keys are errors naming the field, and slots must be at least 1.
+// keys are errors naming the field, and slots must be between 1 and MaxSlots.
 func NewRuntimeArgs(args map[string]any) (*RuntimeArgs, error) {
 	res := &RuntimeArgs{}
-	if err := decodeMap(args, res, "mapstructure"); err != nil {
+	if _, err := decodeMap(args, res, "mapstructure", true); err != nil {
 		return nil, err
 	}
 	if res.Slots < 1 {
 		return nil, Errorf("slots", "must be at least 1, got %d", res.Slots)
+	}
+	if res.Slots > MaxSlots {
+		return nil, Errorf("slots", "must be at most %d, got %d", MaxSlots, res.Slots)
 	}
 	if res.OverrideDiskGB < 0 {
 		return nil, Errorf("override_disk_gb", "must be 0 (no override) or more, got %d", res.OverrideDiskGB)
@@ -222,7 +230,7 @@ type ClickhouseArgs struct {
 // NewClickhouseArgs decodes ClickHouse args from a plain map; unknown keys are errors naming the field.
 func NewClickhouseArgs(args map[string]any) (*ClickhouseArgs, error) {
 	res := &ClickhouseArgs{}
-	if err := decodeMap(args, res, "mapstructure"); err != nil {
+	if _, err := decodeMap(args, res, "mapstructure", true); err != nil {
 		return nil, err
 	}
 	return res, nil

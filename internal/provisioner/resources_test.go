@@ -38,6 +38,7 @@ func TestNewRuntimeArgsErrorsNameTheField(t *testing.T) {
 		{"bool slots", map[string]any{"slots": true}, "slots", "whole number"},
 		{"numeric version", map[string]any{"slots": 1, "version": 2}, "version", "string"},
 		{"unknown key", map[string]any{"slots": 1, "slotz": 2}, "slotz", "unknown field"},
+		{"slots beyond MaxSlots", map[string]any{"slots": int64(2147483648)}, "slots", "must be at most 214748364, got 2147483648"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package resources_test
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -34,18 +35,26 @@ var malformedCases = []malformedCase{
 	{name: "entry without type", set: `{"p": {"spec": {}}}`, want: wordsRegexp(`provisioner "p": type: is required; known types:`)},
 	{name: "unknown type lists known ones", set: `{"p": {"type": "statik", "spec": {}}}`, want: regexp.MustCompile(`provisioner "p": type: unknown provisioner type "statik";\s+known\s+types:\s+.*static`)},
 	{name: "type is a number", set: `{"p": {"type": 7, "spec": {}}}`, want: wordsRegexp(`provisioner "p": type: must be a string`)},
-	{name: "unknown entry field", set: `{"p": {"type": "static", "spec": {}, "sepc": {}}}`, want: wordsRegexp(`provisioner "p": sepc: unknown field`)},
 	{name: "spec is a list", set: `{"p": {"type": "static", "spec": []}}`, want: wordsRegexp(`provisioner "p": spec: must be a JSON object`)},
+	{name: "set nested a million deep", set: strings.Repeat("[", 1_000_000), want: wordsRegexp(`provisioner set is nested more than 32 levels deep at line 1, column 33 (byte 32)`)},
+	{name: "set larger than 1 MiB", set: `{"p": {"type": "static", "spec": {"x": "` + strings.Repeat("x", 1<<20) + `"}}}`, want: wordsRegexp(`provisioner set is 1048620 bytes; at most 1048576 are accepted`)},
+	{name: "half a surrogate pair in a host", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h\ud8001:9091", "slots": 1}]}}}`, want: wordsRegexp(`provisioner set is not valid UTF-8 at line 1, column 66 (byte 65): \ud800 is half of a surrogate pair`)},
+	// The Kubernetes spec: an image with a tag cannot work with the default deployment template.
+	{name: "kubernetes image with a tag and the default template", set: `{"p": {"type": "kubernetes", "spec": {"host": "http://*.rt.test", "image": "rilldata/rill:v1"}}}`, want: wordsRegexp(`provisioner "p": spec.image: "rilldata/rill:v1" carries a tag or digest, and the default deployment template appends the runtime's version`)},
 	// The static spec.
-	{name: "no runtimes", set: `{"p": {"type": "static", "spec": {}}}`, want: wordsRegexp(`provisioner "p": spec.runtimes: must list at least one runtime host`)},
 	{name: "runtimes is an object", set: `{"p": {"type": "static", "spec": {"runtimes": {"host": "http://h"}}}}`, want: wordsRegexp(`provisioner "p": spec.runtimes:`)},
-	{name: "zero slots", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test", "slots": 0}]}}}`, want: wordsRegexp(`provisioner "p": spec.runtimes[0].slots: must be at least 1, got 0`)},
+	{name: "negative slots", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test", "slots": -1}]}}}`, want: wordsRegexp(`provisioner "p": spec.runtimes[0].slots: must be between 0 (a drained host) and 2147483647, got -1`)},
+	{name: "host slots above the bound", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test", "slots": 2147483648}]}}}`, want: wordsRegexp(`spec.runtimes[0].slots: must be between 0 (a drained host) and 2147483647, got 2147483648`)},
+	{name: "host slots 2^63", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test", "slots": 9223372036854775808}]}}}`, want: wordsRegexp(`spec.runtimes[0].slots: number 9.223372036854776e+18 is out of range`)},
 	{name: "slots as a string", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test", "slots": "4"}]}}}`, want: wordsRegexp(`spec.runtimes[0].slots: expected a whole number, got string "4"`)},
 	{name: "fractional slots", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test", "slots": 1.5}]}}}`, want: wordsRegexp(`spec.runtimes[0].slots: expected a whole number, got 1.5`)},
 	{name: "missing host", set: `{"p": {"type": "static", "spec": {"runtimes": [{"slots": 2}]}}}`, want: wordsRegexp(`spec.runtimes[0].host: is required`)},
 	{name: "host without scheme", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "localhost:9091", "slots": 2}]}}}`, want: wordsRegexp(`spec.runtimes[0].host: must be an http:// or https:// URL`)},
-	{name: "duplicate host", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test", "slots": 2}, {"host": "http://h.test/", "slots": 1}]}}}`, want: wordsRegexp(`spec.runtimes[1].host: "http://h.test" is already listed at runtimes[0]`)},
-	{name: "unknown runtime field", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test", "slots": 2, "slot": 3}]}}}`, want: wordsRegexp(`spec.runtimes[0].slot: unknown field`)},
+	{name: "duplicate host", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test", "slots": 2}, {"host": "http://h.test/", "slots": 1}]}}}`, want: wordsRegexp(`spec.runtimes[1].host: "http://h.test" is the same host as runtimes[0]`)},
+	{name: "duplicate host in upper case", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h1.test:9091", "slots": 1}, {"host": "HTTP://H1.test:9091", "slots": 1}]}}}`, want: wordsRegexp(`spec.runtimes[1].host: "http://h1.test:9091" is the same host as runtimes[0]`)},
+	{name: "duplicate host with /.", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h1.test:9091", "slots": 1}, {"host": "http://h1.test:9091/.", "slots": 1}]}}}`, want: wordsRegexp(`spec.runtimes[1].host: "http://h1.test:9091" is the same host as runtimes[0]`)},
+	{name: "duplicate host with a trailing dot", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h1.test:9091", "slots": 1}, {"host": "http://h1.test.:9091", "slots": 1}]}}}`, want: wordsRegexp(`spec.runtimes[1].host: "http://h1.test:9091" is the same host as runtimes[0]`)},
+	{name: "duplicate host with the default port", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h1.test", "slots": 1}, {"host": "http://h1.test:80", "slots": 1}]}}}`, want: wordsRegexp(`spec.runtimes[1].host: "http://h1.test" is the same host as runtimes[0]`)},
 	{name: "bad audience_url", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test", "slots": 2, "audience_url": "aud"}]}}}`, want: wordsRegexp(`spec.runtimes[0].audience_url: must be an http:// or https:// URL`)},
 	{name: "unknown placement", set: `{"p": {"type": "static", "spec": {"placement": "random", "runtimes": [{"host": "http://h.test", "slots": 2}]}}}`, want: wordsRegexp(`spec.placement: must be "spread" or "pack", got "random"`)},
 	// Other provider attributes.
@@ -53,7 +62,10 @@ var malformedCases = []malformedCase{
 	{name: "ledger with unknown scheme", extraProvider: `ledger_dsn = "mysql://root@localhost/ledger"`, want: wordsRegexp(`Invalid ledger DSN`)},
 	{name: "empty set", set: " ", want: wordsRegexp(`Missing provisioner set`)},
 	// The resource.
-	{name: "zero slots on the resource", resource: runtimeWith(`slots = 0`), want: wordsRegexp(`Attribute slots value must be at least 1, got: 0`)},
+	{name: "zero slots on the resource", resource: runtimeWith(`slots = 0`), want: wordsRegexp(`slots must be a whole number from 1 to 214748364, got 0.`)},
+	{name: "fractional slots on the resource", resource: runtimeWith(`slots = 1.5`), want: wordsRegexp(`slots must be a whole number from 1 to 214748364, got 1.5.`)},
+	{name: "slots 2^63 on the resource", resource: runtimeWith(`slots = 9223372036854775808`), want: wordsRegexp(`slots must be a whole number from 1 to 214748364, got 9223372036854775808.`)},
+	{name: "slots beyond the ledger on the resource", resource: runtimeWith(`slots = 2147483648`), want: wordsRegexp(`slots must be a whole number from 1 to 214748364, got 2147483648.`)},
 	{name: "slots missing", resource: runtimeWith(`version = "v1"`), want: wordsRegexp(`The argument "slots" is required`)},
 	{name: "unknown provisioner_name", resource: runtimeWith("slots = 1\nprovisioner_name = \"nope\""), want: wordsRegexp(`provisioner "nope" is not in the provider's provisioner set; known provisioners: p`)},
 	{name: "empty version", resource: runtimeWith("slots = 1\nversion = \"\""), want: wordsRegexp(`Attribute version string length must be at least 1`)},

@@ -3,6 +3,7 @@ package resources
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
@@ -49,6 +50,7 @@ type hostModel struct {
 	UsedSlots types.Int64  `tfsdk:"used_slots"`
 	FreeSlots types.Int64  `tfsdk:"free_slots"`
 	Runtimes  types.Int64  `tfsdk:"runtimes"`
+	InSpec    types.Bool   `tfsdk:"in_spec"`
 }
 
 // Metadata implements datasource.DataSource.
@@ -64,6 +66,8 @@ func (d *ProvisionersDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 		"used_slots": schema.Int64Attribute{Computed: true, MarkdownDescription: "Slots allocated in the ledger."},
 		"free_slots": schema.Int64Attribute{Computed: true, MarkdownDescription: "Slots still free (never negative)."},
 		"runtimes":   schema.Int64Attribute{Computed: true, MarkdownDescription: "Runtimes allocated on the host."},
+		"in_spec": schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the host is in the pool's spec. `false` for a host " +
+			"removed from the spec on which this pool still holds runtimes (`slots` 0): destroy or replace them to free it."},
 	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The provider's provisioner set and, for static pools, the capacity and use of every host, " +
@@ -83,7 +87,7 @@ func (d *ProvisionersDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 					"free_slots": schema.Int64Attribute{Computed: true, MarkdownDescription: "Free slots of a fixed-capacity pool; null otherwise."},
 					"hosts": schema.ListNestedAttribute{
 						Computed:            true,
-						MarkdownDescription: "Capacity and use per host, in spec order (static pools only; empty otherwise).",
+						MarkdownDescription: "Capacity and use per host, in spec order, then hosts removed from the spec that still hold this pool's runtimes (static pools only; empty otherwise).",
 						NestedObject:        schema.NestedAttributeObject{Attributes: hostAttrs},
 					},
 				}},
@@ -126,15 +130,18 @@ func (d *ProvisionersDataSource) Read(ctx context.Context, _ datasource.ReadRequ
 				resp.Diagnostics.AddError("Reading pool capacity failed", fmt.Sprintf("Provisioner %q: %v", name, err))
 				return
 			}
+			// Totals saturate instead of wrapping around: no real pool comes near, but a sum must
+			// never print a negative number (two hosts of 2^63-1 slots once made it -2).
 			var total, used, free int64
 			for _, h := range hosts {
-				f := max(int64(h.Slots-h.UsedSlots), 0)
-				total += int64(h.Slots)
-				used += int64(h.UsedSlots)
-				free += f
+				f := max(int64(h.Slots)-int64(h.UsedSlots), 0)
+				total = addSaturating(total, int64(h.Slots))
+				used = addSaturating(used, int64(h.UsedSlots))
+				free = addSaturating(free, f)
 				m.Hosts = append(m.Hosts, hostModel{
 					Host: types.StringValue(h.Host), Slots: types.Int64Value(int64(h.Slots)),
 					UsedSlots: types.Int64Value(int64(h.UsedSlots)), FreeSlots: types.Int64Value(f), Runtimes: types.Int64Value(int64(h.Runtimes)),
+					InSpec: types.BoolValue(!h.Removed),
 				})
 			}
 			m.Slots, m.UsedSlots, m.FreeSlots = types.Int64Value(total), types.Int64Value(used), types.Int64Value(free)
@@ -143,4 +150,12 @@ func (d *ProvisionersDataSource) Read(ctx context.Context, _ datasource.ReadRequ
 		out.Provisioners = append(out.Provisioners, m)
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &out)...)
+}
+
+// addSaturating adds two non-negative int64s, stopping at math.MaxInt64.
+func addSaturating(a, b int64) int64 {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }

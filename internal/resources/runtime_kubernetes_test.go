@@ -307,9 +307,11 @@ func (e *kubeEnv) managedObjects() ([]string, error) {
 // and durations of ApplyResourceChange and ReadResource, which the testing framework does not
 // expose (warnings in particular).
 type rpcRecorder struct {
-	mu      sync.Mutex
-	applies []rpcCall
-	reads   []rpcCall
+	mu         sync.Mutex
+	applies    []rpcCall
+	reads      []rpcCall
+	configures []rpcCall // ConfigureProvider (recorder_test.go)
+	plans      []rpcCall // PlanResourceChange (recorder_test.go)
 }
 
 type rpcCall struct {
@@ -366,9 +368,7 @@ func (s recordingServer) ApplyResourceChange(ctx context.Context, req *tfprotov6
 	start := time.Now()
 	resp, err := s.ProviderServer.ApplyResourceChange(ctx, req)
 	if resp != nil {
-		s.rec.mu.Lock()
-		s.rec.applies = append(s.rec.applies, rpcCall{dur: time.Since(start), diags: resp.Diagnostics})
-		s.rec.mu.Unlock()
+		s.rec.add(&s.rec.applies, start, resp.Diagnostics)
 	}
 	return resp, err
 }
@@ -377,9 +377,7 @@ func (s recordingServer) ReadResource(ctx context.Context, req *tfprotov6.ReadRe
 	start := time.Now()
 	resp, err := s.ProviderServer.ReadResource(ctx, req)
 	if resp != nil {
-		s.rec.mu.Lock()
-		s.rec.reads = append(s.rec.reads, rpcCall{dur: time.Since(start), diags: resp.Diagnostics})
-		s.rec.mu.Unlock()
+		s.rec.add(&s.rec.reads, start, resp.Diagnostics)
 	}
 	return resp, err
 }

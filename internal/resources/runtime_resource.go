@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -60,7 +62,7 @@ type runtimeModel struct {
 	ID           types.String   `tfsdk:"id"`
 	Provisioner  types.String   `tfsdk:"provisioner_name"`
 	Name         types.String   `tfsdk:"name"`
-	Slots        types.Int64    `tfsdk:"slots"`
+	Slots        types.Number   `tfsdk:"slots"`
 	Version      types.String   `tfsdk:"version"`
 	Environment  types.String   `tfsdk:"environment"`
 	DiskGB       types.Int64    `tfsdk:"override_disk_gb"`
@@ -114,10 +116,13 @@ func (r *RuntimeResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				Validators:    []validator.String{nameValidator{}},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
-			"slots": schema.Int64Attribute{
-				Required:            true,
-				MarkdownDescription: "Number of slots. Changing it resizes the runtime in place when its host or cluster has room.",
-				Validators:          []validator.Int64{int64validator.AtLeast(1)},
+			"slots": schema.NumberAttribute{
+				Required: true,
+				MarkdownDescription: "Number of slots: a whole number from 1 to " + strconv.Itoa(provisioner.MaxSlots) + " (the most whose storage, 40 GiB " +
+					"per slot, fits in 64 bits). Changing it resizes the runtime in place when its host or cluster has room.",
+				// A number, not an int64: Terraform hands 1.5 or 2^63 to the provider, and only a
+				// number attribute lets a validator name the attribute instead of failing the read.
+				Validators: []validator.Number{slotsValidator{}},
 			},
 			"version": schema.StringAttribute{
 				Optional: true,
@@ -216,7 +221,8 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("provisioner_name"), &configName)...)
 	var stateName *string
-	var stateSlots, stateStorage, stateDiskGB types.Int64
+	var stateSlots types.Number
+	var stateStorage, stateDiskGB types.Int64
 	if !req.State.Raw.IsNull() {
 		var name types.String
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("provisioner_name"), &name)...)
@@ -237,13 +243,18 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if (stateName == nil || replace) && !plan.Name.IsNull() && !plan.Name.IsUnknown() {
 		plan.ID = types.StringValue(provisioner.NamedResourceID(resolved, plan.Name.ValueString()))
 	}
+	if (stateName == nil || replace) && !plan.Slots.IsUnknown() && !plan.Slots.IsNull() {
+		if _, p, err := r.client.Resolve(resolved, provisioner.ResourceTypeRuntime); err == nil {
+			warnIfNoRoom(ctx, p, resolved, slotsOf(plan.Slots), &resp.Diagnostics)
+		}
+	}
 
 	// Whatever drift the last refresh found, the apply repairs: plan it away (a change only when there
 	// was drift, which makes the update visible).
 	plan.Drift = types.ListValueMust(types.StringType, nil)
 
 	if !plan.Slots.IsUnknown() && !plan.Slots.IsNull() && !plan.DiskGB.IsUnknown() {
-		args := provisioner.RuntimeArgs{Slots: int(plan.Slots.ValueInt64()), OverrideDiskGB: plan.DiskGB.ValueInt64()}
+		args := provisioner.RuntimeArgs{Slots: slotsOf(plan.Slots), OverrideDiskGB: plan.DiskGB.ValueInt64()}
 		cpu, mem, _ := provisioner.NewRuntimeSizes(args.Slots)
 		storage := args.StorageBytes()
 		plan.CPU, plan.MemoryGB = types.Int64Value(int64(cpu)), types.Int64Value(int64(mem))
@@ -286,7 +297,7 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	tflog.Info(c.ctx, "provisioning runtime", map[string]any{"slots": plan.Slots.ValueInt64()})
+	tflog.Info(c.ctx, "provisioning runtime", map[string]any{"slots": slotsOf(plan.Slots)})
 
 	res, err := c.p.Provision(c.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, opts)
 	var conflict *provisioner.IDConflictError
@@ -386,7 +397,7 @@ func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest
 		return
 	}
 	plan.ID = state.ID
-	tflog.Info(c.ctx, "updating runtime", map[string]any{"slots": plan.Slots.ValueInt64(), "previous_slots": state.Slots.ValueInt64()})
+	tflog.Info(c.ctx, "updating runtime", map[string]any{"slots": slotsOf(plan.Slots), "previous_slots": slotsOf(state.Slots)})
 
 	res, err := c.p.Provision(c.ctx, &provisioner.Resource{ID: state.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: c.privState, Config: configOf(&state)}, opts)
 	if err != nil {
@@ -448,7 +459,7 @@ func (r *RuntimeResource) options(ctx context.Context, m *runtimeModel) (*provis
 		annotations[provisioner.AnnotationEnvironment] = m.Environment.ValueString()
 	}
 	args := &provisioner.RuntimeArgs{
-		Slots: int(m.Slots.ValueInt64()), Version: m.Version.ValueString(), Hibernated: m.Hibernated.ValueBool(),
+		Slots: slotsOf(m.Slots), Version: m.Version.ValueString(), Hibernated: m.Hibernated.ValueBool(),
 		Environment: m.Environment.ValueString(), OverrideDiskGB: m.DiskGB.ValueInt64(),
 	}
 	return &provisioner.ResourceOptions{Args: args.AsMap(), Annotations: annotations, RillVersion: r.client.RillVersion, Name: m.Name.ValueString()}, diags
@@ -476,7 +487,7 @@ func (r *RuntimeResource) applyResult(ctx context.Context, m *runtimeModel, name
 	// What the provisioner observed wins over what was asked for, so drift shows up in the next plan.
 	observed := provisioner.NewRuntimeObservation(res.State)
 	if observed.Slots > 0 {
-		m.Slots = types.Int64Value(int64(observed.Slots))
+		m.Slots = types.NumberValue(new(big.Float).SetInt64(int64(observed.Slots)))
 	}
 	if observed.Version != "" {
 		m.Version = types.StringValue(observed.Version)

@@ -4,11 +4,12 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/hosturl"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
 
-// FuzzParseSpec: a static spec either validates (every host a URL, slots >= 1, hosts unique) or fails
-// with a FieldError naming the field; never a panic.
+// FuzzParseSpec: a static spec either validates (every host a canonical URL, slots within bounds,
+// hosts unique) or fails with a FieldError naming the field; never a panic.
 func FuzzParseSpec(f *testing.F) {
 	for _, seed := range []string{
 		`{"runtimes": [{"host": "http://localhost:9091", "slots": 50, "data_dir": "/mnt/data", "audience_url": "http://localhost:8081"}]}`,
@@ -17,6 +18,8 @@ func FuzzParseSpec(f *testing.F) {
 		`{"runtimes": []}`, `{}`, `{"runtimes": [{}]}`, `{"runtimes": [{"host": "a", "slots": 1}]}`,
 		`{"runtimes": [{"host": "http://a", "slots": "1"}]}`, `{"runtimes": [{"host": "http://a", "slots": 1.5}]}`,
 		`{"runtimes": [{"host": "http://a", "slots": 1, "x": 1}]}`, `{"placement": 3}`, `[]`, `null`, `{"runtimes": null}`,
+		`{"runtimes": [{"host": "http://H1:9091", "slots": 1}, {"host": "http://h1.:9091/.", "slots": 1}]}`,
+		`{"runtimes": [{"host": "http://a", "slots": 9223372036854775807}]}`, `{"runtimes": [{"host": "http://[::1]:80", "slots": 0}]}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -31,7 +34,8 @@ func FuzzParseSpec(f *testing.F) {
 		}
 		seen := map[string]bool{}
 		for _, rt := range spec.Runtimes {
-			if rt.Slots < 1 || checkURL(rt.Host) != nil || seen[rt.Host] {
+			canonical, err := hosturl.Canonical(rt.Host)
+			if rt.Slots < 0 || rt.Slots > MaxHostSlots || err != nil || canonical != rt.Host || seen[rt.Host] {
 				t.Fatalf("accepted an invalid runtime %+v", rt)
 			}
 			seen[rt.Host] = true

@@ -3,6 +3,7 @@ package static
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"sort"
 	"strings"
 )
@@ -68,14 +69,14 @@ func choose(spec *Spec, used map[string]int, slots int) (string, string, error) 
 	if len(eligible) == 0 {
 		return "", "", &CapacityError{Requested: slots, Free: freeByHost(spec, used)}
 	}
-	// Compare shares of capacity in use without floating point: a.used/a.cap vs b.used/b.cap.
+	// Compare shares of capacity in use without floating point: a.used/a.cap vs b.used/b.cap, as
+	// 128-bit products so that no host size can overflow them.
 	less := func(a, b candidate) bool {
-		l, r := a.used*b.cap, b.used*a.cap
-		if l != r {
+		if c := compareProducts(a.used, b.cap, b.used, a.cap); c != 0 {
 			if spec.Placement == PlacementPack {
-				return l > r
+				return c > 0
 			}
-			return l < r
+			return c < 0
 		}
 		return a.idx < b.idx
 	}
@@ -95,4 +96,26 @@ func freeByHost(spec *Spec, used map[string]int) []HostFree {
 		free = append(free, HostFree{Host: rt.Host, Free: f, Slots: rt.Slots})
 	}
 	return free
+}
+
+// compareProducts compares a*b with c*d for non-negative ints without overflow: -1, 0 or 1.
+func compareProducts(a, b, c, d int) int {
+	lh, ll := bits.Mul64(uint64(max(a, 0)), uint64(max(b, 0)))
+	rh, rl := bits.Mul64(uint64(max(c, 0)), uint64(max(d, 0)))
+	switch {
+	case lh != rh:
+		return cmpUint(lh, rh)
+	default:
+		return cmpUint(ll, rl)
+	}
+}
+
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 
 	"go.uber.org/zap"
@@ -30,6 +31,7 @@ const (
 	stateVersion    = provisioner.StateKeyVersion
 	stateHibernated = provisioner.StateKeyHibernated
 	stateDiskGB     = "override_disk_gb"
+	stateWarnings   = provisioner.StateKeyWarnings
 )
 
 // Provisioner allocates runtimes on a static pool.
@@ -47,6 +49,7 @@ var (
 	_ provisioner.CapacityReporter = (*Provisioner)(nil)
 	_ provisioner.Named            = (*Provisioner)(nil)
 	_ provisioner.Inventory        = (*Provisioner)(nil)
+	_ provisioner.SpecWarner       = (*Provisioner)(nil)
 )
 
 // New is the static provisioner's initializer. It validates the spec and touches nothing.
@@ -66,6 +69,9 @@ func New(specJSON []byte, db database.DB, logger *zap.Logger) (provisioner.Provi
 
 // Type implements provisioner.Provisioner.
 func (p *Provisioner) Type() string { return Type }
+
+// SpecWarnings implements provisioner.SpecWarner.
+func (p *Provisioner) SpecWarnings() []provisioner.FieldWarning { return p.spec.warnings }
 
 // SetName implements provisioner.Named: the name is recorded with each allocation.
 func (p *Provisioner) SetName(name string) {
@@ -111,6 +117,7 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 	owner := p.provisionerName()
 	alloc, err := p.db.Allocate(ctx, r.ID, func(current *database.Allocation, used map[string]int) (*database.Allocation, error) {
 		var next database.Allocation
+		used = canonicalUsed(used)
 		if current != nil {
 			// A retried or interrupted earlier Provision of this resource left its allocation: adopt it,
 			// but only when it is this resource's (same provisioner, same name).
@@ -204,13 +211,13 @@ func nameOf(opts *provisioner.ResourceOptions) string {
 
 // resize keeps an existing allocation on its host and grows or shrinks it when the host has room.
 func (p *Provisioner) resize(log *zap.Logger, current *database.Allocation, used map[string]int, slots int) (*database.Allocation, error) {
-	rt := p.spec.host(current.Host)
-	if rt == nil {
-		return nil, &HostRemovedError{ResourceID: current.ResourceID, Host: current.Host}
-	}
 	if current.Slots == slots {
 		log.Debug("allocation unchanged", zap.String("host", current.Host))
 		return current, nil
+	}
+	rt := p.spec.host(current.Host)
+	if rt == nil {
+		return nil, &HostRemovedError{ResourceID: current.ResourceID, Host: current.Host}
 	}
 	delta := slots - current.Slots
 	if delta > 0 && used[rt.Host]+delta > rt.Slots {
@@ -261,9 +268,13 @@ func (p *Provisioner) Check(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	removedHosts := map[string]bool{}
 	for _, h := range hosts {
+		removedHosts[h.Host] = h.Removed
 		fields := []zap.Field{zap.String("host", h.Host), zap.Int("used_slots", h.UsedSlots), zap.Int("slots", h.Slots)}
-		if h.UsedSlots*5 >= h.Slots*4 {
+		if h.Removed {
+			p.logger.Warn("this pool holds allocations on a host removed from its spec; destroy or replace those runtimes to free them", fields...)
+		} else if h.Slots > 0 && int64(h.UsedSlots)*5 >= int64(h.Slots)*4 {
 			p.logger.Warn("static pool host is at or above 80% of its slots", fields...)
 		} else {
 			p.logger.Debug("static pool host use", fields...)
@@ -274,14 +285,15 @@ func (p *Provisioner) Check(ctx context.Context) error {
 		return err
 	}
 	for host, n := range used {
-		if p.spec.host(host) == nil {
+		if p.spec.host(host) == nil && !removedHosts[canonicalHost(host)] {
 			p.logger.Warn("the ledger holds allocations on a host that is not in this pool's spec (another pool's host, or one removed from the spec)", zap.String("host", host), zap.Int("used_slots", n))
 		}
 	}
 	return nil
 }
 
-// Capacity implements provisioner.CapacityReporter: slots and use per host, in spec order.
+// Capacity implements provisioner.CapacityReporter: slots and use per host, in spec order, then the
+// hosts no longer in the spec on which this pool still holds allocations (Removed, 0 slots), sorted.
 func (p *Provisioner) Capacity(ctx context.Context) ([]provisioner.HostCapacity, error) {
 	allocs, err := p.db.ListAllocations(ctx)
 	if err != nil {
@@ -289,21 +301,37 @@ func (p *Provisioner) Capacity(ctx context.Context) ([]provisioner.HostCapacity,
 	}
 	used := map[string]int{}
 	count := map[string]int{}
+	removed := map[string]bool{}
+	name := p.provisionerName()
 	for _, a := range allocs {
-		used[a.Host] += a.Slots
-		count[a.Host]++
+		h := canonicalHost(a.Host)
+		used[h] += a.Slots
+		count[h]++
+		if p.spec.host(h) == nil && a.Provisioner == name {
+			removed[h] = true
+		}
 	}
-	out := make([]provisioner.HostCapacity, 0, len(p.spec.Runtimes))
+	out := make([]provisioner.HostCapacity, 0, len(p.spec.Runtimes)+len(removed))
 	for _, rt := range p.spec.Runtimes {
 		out = append(out, provisioner.HostCapacity{Host: rt.Host, Slots: rt.Slots, UsedSlots: used[rt.Host], Runtimes: count[rt.Host]})
+	}
+	gone := make([]string, 0, len(removed))
+	for h := range removed {
+		gone = append(gone, h)
+	}
+	sort.Strings(gone)
+	for _, h := range gone {
+		out = append(out, provisioner.HostCapacity{Host: h, UsedSlots: used[h], Runtimes: count[h], Removed: true})
 	}
 	return out, nil
 }
 
 // CheckResource reads the runtime's allocation from the ledger and changes nothing. A runtime without
-// an allocation, or whose host left the spec, is reported as not found (wrapping
-// provisioner.ErrResourceNotFound); a ledger that cannot be read is a plain error; a ledger that does
-// not exist, or is another than the one the runtime was allocated in, is a *LedgerMismatchError.
+// an allocation is reported as not found (wrapping provisioner.ErrResourceNotFound); a ledger that
+// cannot be read is a plain error; a ledger that does not exist, or is another than the one the
+// runtime was allocated in, is a *LedgerMismatchError. A runtime whose host left the spec still exists
+// and still holds its slots: it is reported with a warning, so that it stays in state and destroy (or
+// a replacement) frees it; reading it as gone would leave its allocation in the ledger forever.
 func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource, opts *provisioner.ResourceOptions) (*provisioner.Resource, error) {
 	if err := checkRuntime(r); err != nil {
 		return nil, err
@@ -321,9 +349,6 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the allocation of runtime %s from the ledger: %w", r.ID, err)
-	}
-	if p.spec.host(alloc.Host) == nil {
-		return nil, &HostRemovedError{ResourceID: r.ID, Host: alloc.Host}
 	}
 	// Version and hibernation are not observable on a static host: the ledger records what was asked
 	// for (older rows do not: then the caller's state has it).
@@ -349,16 +374,28 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 			args.OverrideDiskGB = int64(n)
 		}
 	}
-	return p.resource(r, alloc, args, ledger), nil
+	res := p.resource(r, alloc, args, ledger)
+	if p.spec.host(alloc.Host) == nil {
+		removed := &HostRemovedError{ResourceID: r.ID, Host: alloc.Host}
+		p.logger.Warn("runtime is on a host removed from the spec", zap.String("resource_id", r.ID), zap.String("host", alloc.Host))
+		res.State[stateWarnings] = []string{removed.Error() + "; it keeps its slots there until it is destroyed or replaced (terraform apply -replace)"}
+	}
+	return res, nil
 }
 
 func (p *Provisioner) resource(r *provisioner.Resource, alloc *database.Allocation, args *provisioner.RuntimeArgs, ledger database.Identity) *provisioner.Resource {
-	rt := p.spec.host(alloc.Host)
+	host := canonicalHost(alloc.Host)
+	audience := host
+	if rt := p.spec.host(host); rt != nil {
+		audience = rt.AudienceURL
+	} else if a, ok := r.Config["audience"].(string); ok && a != "" {
+		audience = a // the host left the spec: keep the audience the runtime was given
+	}
 	cpu, mem, _ := provisioner.NewRuntimeSizes(alloc.Slots)
 	sized := provisioner.RuntimeArgs{Slots: alloc.Slots, OverrideDiskGB: args.OverrideDiskGB}
-	cfg := &provisioner.RuntimeConfig{Host: alloc.Host, Audience: rt.AudienceURL, CPU: cpu, MemoryGB: mem, StorageBytes: sized.StorageBytes()}
+	cfg := &provisioner.RuntimeConfig{Host: host, Audience: audience, CPU: cpu, MemoryGB: mem, StorageBytes: sized.StorageBytes()}
 	state := map[string]any{
-		stateHost:                       alloc.Host,
+		stateHost:                       host,
 		stateSlots:                      alloc.Slots,
 		stateVersion:                    args.Version,
 		stateHibernated:                 args.Hibernated,
@@ -377,19 +414,17 @@ func (p *Provisioner) resource(r *provisioner.Resource, alloc *database.Allocati
 	return &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeRuntime, State: state, Config: cfg.AsMap()}
 }
 
-// HostRemovedError says that a runtime's allocation is on a host that is no longer in the pool's spec.
-// It wraps provisioner.ErrResourceNotFound: for this pool the runtime is gone, and Terraform plans to
-// create it again on a host that is in the spec.
+// HostRemovedError says that a runtime's allocation is on a host that is no longer in the pool's spec:
+// it cannot be resized there. (CheckResource reports such a runtime with a warning, not as gone: it
+// still holds its slots until it is destroyed.)
 type HostRemovedError struct {
 	ResourceID string
 	Host       string
 }
 
 func (e *HostRemovedError) Error() string {
-	return fmt.Sprintf("runtime %s is allocated on host %s, which is no longer in the static pool's spec: %v", e.ResourceID, e.Host, provisioner.ErrResourceNotFound)
+	return fmt.Sprintf("runtime %s is allocated on host %s, which is no longer in the static pool's spec", e.ResourceID, e.Host)
 }
-
-func (e *HostRemovedError) Unwrap() error { return provisioner.ErrResourceNotFound }
 
 func checkRuntime(r *provisioner.Resource) error {
 	if r == nil || r.ID == "" {
@@ -429,4 +464,14 @@ func (p *Provisioner) Allocated(ctx context.Context) ([]provisioner.Allocated, e
 		out = append(out, item)
 	}
 	return out, nil
+}
+
+// canonicalUsed merges the slots in use per host under canonical host names (the migration to
+// canonical hosts makes this a copy; it guards against a row written in another spelling).
+func canonicalUsed(used map[string]int) map[string]int {
+	out := make(map[string]int, len(used))
+	for h, n := range used {
+		out[canonicalHost(h)] += n
+	}
+	return out
 }

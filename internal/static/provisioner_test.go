@@ -163,32 +163,58 @@ func TestDeprovisionFreesSlotsAndIsIdempotent(t *testing.T) {
 
 func TestCheckResourceReportsGoneAndRemovedHostsWithoutWriting(t *testing.T) {
 	p, db, _ := newPool(t, twoHosts)
+	p.SetName("pool")
 	r, err := provision(t, p, "rt", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := p.CheckResource(context.Background(), r, runtimeOpts(1))
-	if err != nil || hostOf(got) != hostOf(r) || got.State["slots"] != 1 {
+	if err != nil || hostOf(got) != hostOf(r) || got.State["slots"] != 1 || got.State[stateWarnings] != nil {
 		t.Fatalf("check of a live runtime: %+v %v", got, err)
 	}
 
-	// Same ledger, the runtime's host dropped from the spec.
+	// Same ledger, the runtime's host dropped from the spec: the runtime still exists and holds its
+	// slots (so that destroy frees them), with a warning; a resize there is refused, the same slots are not.
 	var remaining string
 	if hostOf(r) == "http://a" {
 		remaining = `{"runtimes": [{"host": "http://b", "slots": 2}]}`
 	} else {
 		remaining = `{"runtimes": [{"host": "http://a", "slots": 4}]}`
 	}
-	shrunkPool, err := New([]byte(remaining), db, nil)
+	shrunk, err := New([]byte(remaining), db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = shrunkPool.CheckResource(context.Background(), r, runtimeOpts(1))
+	shrunkPool := shrunk.(*Provisioner)
+	shrunkPool.SetName("pool")
+	got, err = shrunkPool.CheckResource(context.Background(), r, runtimeOpts(1))
+	if err != nil || hostOf(got) != hostOf(r) || got.Config["audience"] != r.Config["audience"] {
+		t.Fatalf("removed host: %+v %v", got, err)
+	}
+	if w, _ := got.State[stateWarnings].([]string); len(w) != 1 || !strings.Contains(w[0], "no longer in the static pool's spec") {
+		t.Fatalf("removed host: want one warning, got %v", got.State[stateWarnings])
+	}
+	caps, err := shrunkPool.Capacity(context.Background())
+	if err != nil || len(caps) != 2 || !caps[1].Removed || caps[1].Host != hostOf(r) || caps[1].UsedSlots != 1 || caps[1].Slots != 0 {
+		t.Fatalf("capacity must list the removed host with its allocation: %+v %v", caps, err)
+	}
+	if _, err := shrunkPool.Provision(context.Background(), r, runtimeOpts(1)); err != nil {
+		t.Fatalf("an unchanged runtime on a removed host: %v", err)
+	}
 	var hr *HostRemovedError
-	if !errors.As(err, &hr) || !errors.Is(err, provisioner.ErrResourceNotFound) || !strings.Contains(err.Error(), "no longer in the static pool's spec") {
-		t.Fatalf("removed host: %v", err)
+	if _, err := shrunkPool.Provision(context.Background(), r, runtimeOpts(2)); !errors.As(err, &hr) || errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Fatalf("resize on a removed host: %v", err)
+	}
+	if err := shrunkPool.Deprovision(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.FindAllocation(context.Background(), "rt"); !errors.Is(err, database.ErrNotFound) {
+		t.Fatalf("destroy must free a runtime on a removed host: %v", err)
 	}
 
+	if _, err := provision(t, p, "rt", 1); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := db.DeleteAllocation(context.Background(), "rt"); err != nil {
 		t.Fatal(err)
 	}

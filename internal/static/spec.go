@@ -1,10 +1,11 @@
 package static
 
 import (
-	"net/url"
+	"math"
 	"strconv"
 	"strings"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/hosturl"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
 
@@ -18,17 +19,26 @@ const (
 	PlacementPack = "pack"
 )
 
+// MaxHostSlots is the most slots a host may offer. Rill accepts any int; this bound keeps every sum
+// over a pool (rill_provisioners' totals, the placement's share comparison) far from overflowing,
+// and no host runs two billion runtimes.
+const MaxHostSlots = math.MaxInt32
+
 // Spec is the JSON spec of a static pool.
 type Spec struct {
 	Runtimes  []RuntimeSpec `json:"runtimes"`
 	Placement string        `json:"placement"`
+
+	// warnings are what parsing found worth a warning (fields Rill ignores too, an empty pool).
+	warnings []provisioner.FieldWarning
 }
 
 // RuntimeSpec is one pre-provisioned runtime host of the pool.
 type RuntimeSpec struct {
-	// Host is the runtime's base URL, e.g. "http://localhost:9091".
+	// Host is the runtime's base URL, e.g. "http://localhost:9091", in canonical form after ParseSpec
+	// (see hosturl.Canonical): the ledger records it so.
 	Host string `json:"host"`
-	// Slots is how many slots the host offers.
+	// Slots is how many slots the host offers; 0 drains it (its runtimes stay, no new one is placed).
 	Slots int `json:"slots"`
 	// DataDir is where the runtime keeps its data (informational for static pools).
 	DataDir string `json:"data_dir"`
@@ -36,12 +46,15 @@ type RuntimeSpec struct {
 	AudienceURL string `json:"audience_url"`
 }
 
-// ParseSpec decodes and validates a static pool spec. Errors are provisioner.FieldErrors naming the field.
+// ParseSpec decodes and validates a static pool spec. Errors are provisioner.FieldErrors naming the
+// field. Fields Rill ignores are ignored here too, and reported by the provisioner's SpecWarnings.
 func ParseSpec(specJSON []byte) (*Spec, error) {
 	spec := &Spec{}
-	if err := provisioner.DecodeSpec(specJSON, spec); err != nil {
+	warnings, err := provisioner.DecodeSpecCompat(specJSON, spec)
+	if err != nil {
 		return nil, err
 	}
+	spec.warnings = warnings
 	switch spec.Placement {
 	case "":
 		spec.Placement = PlacementSpread
@@ -50,28 +63,32 @@ func ParseSpec(specJSON []byte) (*Spec, error) {
 		return nil, provisioner.Errorf("placement", "must be %q or %q, got %q", PlacementSpread, PlacementPack, spec.Placement)
 	}
 	if len(spec.Runtimes) == 0 {
-		return nil, provisioner.Errorf("runtimes", "must list at least one runtime host")
+		spec.warnings = append(spec.warnings, provisioner.FieldWarning{Path: "runtimes",
+			Message: "lists no runtime host: no runtime can be placed in this pool (Rill accepts an empty pool too)"})
 	}
 	seen := make(map[string]int, len(spec.Runtimes))
 	for i := range spec.Runtimes {
 		rt := &spec.Runtimes[i]
 		path := func(field string) string { return "runtimes[" + strconv.Itoa(i) + "]." + field }
-		rt.Host = strings.TrimRight(strings.TrimSpace(rt.Host), "/")
-		if rt.Host == "" {
+		written := strings.TrimRight(strings.TrimSpace(rt.Host), "/")
+		if written == "" {
 			return nil, provisioner.Errorf(path("host"), "is required (the runtime's base URL, e.g. \"http://localhost:9091\")")
 		}
-		if err := checkURL(rt.Host); err != nil {
-			return nil, provisioner.Errorf(path("host"), "%v", err)
+		canonical, err := hosturl.Canonical(rt.Host)
+		if err != nil {
+			return nil, provisioner.Errorf(path("host"), "%v", &urlError{rt.Host})
 		}
+		rt.Host = canonical
 		if prev, dup := seen[rt.Host]; dup {
-			return nil, provisioner.Errorf(path("host"), "%q is already listed at runtimes[%d]", rt.Host, prev)
+			return nil, provisioner.Errorf(path("host"), "%q is the same host as runtimes[%d] (host URLs are compared in canonical form: lower-case scheme and host, no trailing dot, default port or trailing slash)", rt.Host, prev)
 		}
 		seen[rt.Host] = i
-		if rt.Slots < 1 {
-			return nil, provisioner.Errorf(path("slots"), "must be at least 1, got %d", rt.Slots)
+		if rt.Slots < 0 || rt.Slots > MaxHostSlots {
+			return nil, provisioner.Errorf(path("slots"), "must be between 0 (a drained host) and %d, got %d", MaxHostSlots, rt.Slots)
 		}
 		if rt.AudienceURL == "" {
-			rt.AudienceURL = rt.Host
+			// The audience is compared verbatim by the runtime: keep the host as written.
+			rt.AudienceURL = written
 		} else if err := checkURL(rt.AudienceURL); err != nil {
 			return nil, provisioner.Errorf(path("audience_url"), "%v", err)
 		}
@@ -80,8 +97,7 @@ func ParseSpec(specJSON []byte) (*Spec, error) {
 }
 
 func checkURL(s string) error {
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if _, err := hosturl.Canonical(s); err != nil {
 		return &urlError{s}
 	}
 	return nil
@@ -93,12 +109,24 @@ func (e *urlError) Error() string {
 	return "must be an http:// or https:// URL with a host, got \"" + e.value + "\""
 }
 
-// host returns the spec of a host, or nil when it is not in the pool.
+// host returns the spec of a host, or nil when it is not in the pool. A host recorded by an older
+// provider in another spelling ("http://H1:9091/") is found too: plans read the ledger before the
+// migration that canonicalizes its hosts has run (it runs on the first write).
 func (s *Spec) host(h string) *RuntimeSpec {
+	c := canonicalHost(h)
 	for i := range s.Runtimes {
-		if s.Runtimes[i].Host == h {
+		if s.Runtimes[i].Host == c {
 			return &s.Runtimes[i]
 		}
 	}
 	return nil
+}
+
+// canonicalHost is hosturl.Canonical for hosts read from the ledger: one that does not parse is
+// returned as it is.
+func canonicalHost(h string) string {
+	if c, err := hosturl.Canonical(h); err == nil {
+		return c
+	}
+	return h
 }

@@ -1,0 +1,156 @@
+package provisioner
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+)
+
+// The set's size, depth and encoding are refused before any parser sees them, saying where.
+func TestParseSetRefusesHostileTextBeforeParsing(t *testing.T) {
+	registerFuzzType()
+	deep := strings.Repeat("[", 1_000_000)
+	cases := []struct{ name, set, want string }{
+		{"nested a million deep", deep, "provisioner set is nested more than 32 levels deep at line 1, column 33 (byte 32)"},
+		{"two million brackets", deep + deep, "bytes; at most 1048576 are accepted"},
+		{"nested objects", `{"a": {"type": "fuzz", "spec": ` + strings.Repeat(`{"x": `, 40) + `1` + strings.Repeat(`}`, 40) + `}}`, "nested more than 32 levels deep"},
+		{"too large", `{"a": {"type": "fuzz", "spec": {"x": "` + strings.Repeat("x", MaxSetBytes) + `"}}}`, "bytes; at most 1048576 are accepted"},
+		{"raw invalid UTF-8 in a host", "{\"a\": {\"type\": \"fuzz\",\n \"spec\": {\"host\": \"http://h\xff1:9091\"}}}", "not valid UTF-8 at line 2, column 28 (byte 50) (byte 0xff)"},
+		{"raw invalid UTF-8 in a comment", "{// caf\xe9\n}", "not valid UTF-8 at line 1, column 8 (byte 7) (byte 0xe9)"},
+		{"lone high surrogate", `{"a": {"type": "fuzz", "spec": {"host": "http://h\ud8001"}}}`, `not valid UTF-8 at line 1, column 50 (byte 49): \ud800 is half of a surrogate pair`},
+		{"lone low surrogate", `{"a": {"type": "fuzz", "spec": {"host": "\uDC00"}}}`, `\uDC00 is half of a surrogate pair`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			_, err := ParseSet(tc.set)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("want an error containing %q, got %v", tc.want, err)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Logf("took %v", d) // informational: correctness is the assertion above
+			}
+		})
+	}
+}
+
+// What the limits let through still parses: a valid surrogate pair, characters outside ASCII, "//"
+// and brackets inside strings, and nesting up to the bound.
+func TestParseSetAcceptsWhatTheLimitsAllow(t *testing.T) {
+	registerFuzzType()
+	for _, set := range []string{
+		`{"a": {"type": "fuzz", "spec": {"x": "\ud83d\ude00 é [[[[ // not a comment"}}}`,
+		`{"a": {"type": "fuzz", "spec": ` + strings.Repeat(`{"x": `, 29) + `1` + strings.Repeat(`}`, 29) + `}}`,
+		"{\"a\": {\"type\": \"fuzz\", /* ünïcode comment {{{{ */ \"spec\": {}}}",
+	} {
+		if _, err := ParseSet(set); err != nil {
+			t.Errorf("%.60s: %v", set, err)
+		}
+	}
+}
+
+// Fields next to "type" and "spec" are ignored with a warning naming them (Rill ignores them too);
+// keys match case-insensitively as encoding/json matches them in Rill.
+func TestParseSetWarnsAboutEntryFieldsRillIgnores(t *testing.T) {
+	registerFuzzType()
+	specs, warnings, err := ParseSetWithWarnings(`{
+		"b": {"type": "fuzz", "spec": {}, "sepc": {}, "description": "x"},
+		"a": {"Type": "fuzz", "SPEC": {"k": 1}},
+		"c": {"type": "fuzz", "Type": "other"}
+	}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if specs["a"].Type != "fuzz" || string(specs["a"].Spec) != `{"k": 1}` || specs["c"].Type != "fuzz" {
+		t.Fatalf("specs: %+v", specs)
+	}
+	var got []string
+	for _, w := range warnings {
+		got = append(got, w.String())
+	}
+	want := []string{
+		`provisioner "b": description: unknown field, ignored (Rill's admin service ignores it too); check its spelling; an entry has only "type" and "spec"`,
+		`provisioner "b": sepc: unknown field, ignored (Rill's admin service ignores it too); check its spelling; an entry has only "type" and "spec"`,
+		`provisioner "c": Type: ignored: "type" is given too, and the exact spelling wins`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+type warningProvisioner struct{ fuzzProvisioner }
+
+func (warningProvisioner) SpecWarnings() []FieldWarning {
+	return []FieldWarning{{Path: "b.c", Message: "second"}, {Path: "a", Message: "first"}}
+}
+
+// NewSetWithWarnings gathers the set's warnings and every provisioner's spec warnings, prefixed with
+// "spec." and sorted; NewSet keeps its signature and builds the same set.
+func TestNewSetWithWarningsCollectsSpecWarnings(t *testing.T) {
+	if _, ok := Initializers["warns"]; !ok {
+		Register("warns", func([]byte, database.DB, *zap.Logger) (Provisioner, error) { return warningProvisioner{}, nil })
+	}
+	set, warnings, err := NewSetWithWarnings(`{"p": {"type": "warns", "spec": {}, "x": 1}}`, nil, nil)
+	if err != nil || len(set) != 1 {
+		t.Fatal(set, err)
+	}
+	var got []string
+	for _, w := range warnings {
+		got = append(got, w.Field+"="+w.Message)
+	}
+	if want := "spec.a=first spec.b.c=second x=" + IgnoredFieldMessage + `; an entry has only "type" and "spec"`; strings.Join(got, " ") != want {
+		t.Fatalf("got %q\nwant %q", strings.Join(got, " "), want)
+	}
+	if set, err := NewSet(`{"p": {"type": "warns", "spec": {}, "x": 1}}`, nil, nil); err != nil || len(set) != 1 {
+		t.Fatal(set, err)
+	}
+}
+
+// DecodeSpecCompat ignores unknown fields at any depth and names each; DecodeSpec still refuses them.
+func TestDecodeSpecCompatWarnsWhereDecodeSpecRefuses(t *testing.T) {
+	type inner struct {
+		PVC string `json:"pvc"`
+	}
+	type spec struct {
+		Host  string  `json:"host"`
+		Paths inner   `json:"template_paths"`
+		List  []inner `json:"list"`
+	}
+	in := []byte(`{"host": "h", "hots": 1, "template_paths": {"pvc": "p", "pvcs": "x"}, "list": [{"pvc": "a", "z": 1}]}`)
+	var s spec
+	warnings, err := DecodeSpecCompat(in, &s)
+	if err != nil || s.Host != "h" || s.Paths.PVC != "p" || s.List[0].PVC != "a" {
+		t.Fatalf("%+v %v", s, err)
+	}
+	var paths []string
+	for _, w := range warnings {
+		paths = append(paths, w.Path)
+	}
+	if strings.Join(paths, " ") != "hots list[0].z template_paths.pvcs" {
+		t.Fatalf("warning paths: %v", paths)
+	}
+	if err := DecodeSpec(in, &spec{}); err == nil || !strings.Contains(err.Error(), "unknown field") {
+		t.Fatalf("DecodeSpec must stay strict: %v", err)
+	}
+	if _, err := DecodeSpecCompat([]byte(`{"host": 1}`), &spec{}); err == nil || !strings.Contains(err.Error(), "host: expected a string") {
+		t.Fatalf("a wrong type stays an error: %v", err)
+	}
+}
+
+// Entry shapes where this provider differs from Rill's json.Unmarshal of the set: a missing or null
+// spec is an empty object (Rill's initializers fail on it), an empty name is refused (no resource
+// could name it), comments and trailing commas are accepted (Rill's parser refuses them).
+func TestParseSetEntryShapes(t *testing.T) {
+	registerFuzzType()
+	specs, err := ParseSet(`{"a": {"type": "fuzz"}, "b": {"type": "fuzz", "spec": null}, /* c */ "c": {"type": "fuzz", "spec": {},},}`)
+	if err != nil || string(specs["a"].Spec) != "{}" || string(specs["b"].Spec) != "{}" || len(specs) != 3 {
+		t.Fatalf("%+v %v", specs, err)
+	}
+	if _, err := ParseSet(`{"": {"type": "fuzz"}}`); err == nil || !strings.Contains(err.Error(), "provisioner names must not be empty") {
+		t.Fatalf("empty name: %v", err)
+	}
+}

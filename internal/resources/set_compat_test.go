@@ -1,0 +1,171 @@
+package resources_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+)
+
+// repoFile returns the absolute path of a file of this repository.
+func repoFile(t *testing.T, rel string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", "..", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A set written for Rill's admin service, with fields Rill ignores next to "type" and inside every
+// kind of spec, a Kubernetes host without '*', a tagged image with Rill-style template paths, and a
+// ClickHouse spec with both dsn and dsn_env, plans: each difference is a warning naming its JSON
+// field, none an error.
+func TestAccSet_rillStyleSetPlansWithWarnings(t *testing.T) {
+	requireAcc(t)
+	t.Setenv("RILL_TEST_COMPAT_CH_DSN", "clickhouse://admin:pw@127.0.0.1:9000")
+	tpl := func(name string) string { return repoFile(t, "templates/"+name+".yaml") }
+	set := fmt.Sprintf(`{
+  "pool": {"type": "static", "description": "shared pool", "spec": {
+    "runtimes": [{"host": "http://H1.test:9091/", "slots": 2, "audience_url": "http://h1.test:8081", "region": "eu"}],
+    "owner": "platform"}},
+  "k8s": {"type": "kubernetes", "spec": {
+    "host": "https://runtime.rill.test", "image": "rilldata/rill:v0.50.0", "namespace": "rill",
+    "timeout_seconds": 600, "kubeconfig_path": "/nonexistent/kubeconfig", "node_selector": {"pool": "rill"},
+    "template_paths": {"http_ingress": %q, "grpc_ingress": %q, "service": %q, "deployment": %q, "pvc": %q}}},
+  "ch": {"type": "clickhouse-static", "spec": {"dsn": "clickhouse://admin:inlinepw@inline:9000", "dsn_env": "RILL_TEST_COMPAT_CH_DSN"}}
+}`, tpl("http_ingress"), tpl("grpc_ingress"), tpl("service"), tpl("deployment"), tpl("pvc"))
+	rec := &rpcRecorder{}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: rec.factories(),
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf(`
+provider "rill" {
+  ledger_dsn           = %q
+  provisioner_set_json = %q
+  default_provisioner  = "pool"
+}
+resource "rill_runtime" "rt" {
+  slots = 1
+}
+`, sqliteLedger(t), set),
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		}},
+	})
+	warnings := strings.Join(rec.takeWarnings(&rec.configures), "\n")
+	for _, want := range []string{
+		`provisioner "pool": description: unknown field, ignored (Rill's admin service ignores it too)`,
+		`provisioner "pool": spec.owner: unknown field, ignored`,
+		`provisioner "pool": spec.runtimes[0].region: unknown field, ignored`,
+		`provisioner "k8s": spec.node_selector: unknown field, ignored`,
+		`provisioner "k8s": spec.host: "https://runtime.rill.test" has no '*'`,
+		`provisioner "k8s": spec.image: "rilldata/rill:v0.50.0" carries a tag or digest: it reaches the templates unchanged as .Image`,
+		`provisioner "ch": spec.dsn: ignored: dsn_env is set too and takes precedence (as in Rill's admin service)`,
+	} {
+		if !strings.Contains(warnings, want) {
+			t.Errorf("no plan-time warning %q; warnings:\n%s", want, warnings)
+		}
+	}
+	if strings.Contains(warnings, "inlinepw") {
+		t.Error("a warning shows the ignored DSN")
+	}
+}
+
+// Invalid UTF-8 in a set (here from RILL_ADMIN_PROVISIONER_SET_JSON, as HCL cannot hold it) is
+// refused at plan time, saying where, instead of becoming a host with U+FFFD in its name.
+func TestAccSet_invalidUTF8IsRefusedSayingWhere(t *testing.T) {
+	requireAcc(t)
+	t.Setenv("RILL_ADMIN_PROVISIONER_SET_JSON", "{\"p\": {\"type\": \"static\", \"spec\": {\"runtimes\": [{\"host\": \"http://h\xff1:9091\", \"slots\": 1}]}}}")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories,
+		Steps: []resource.TestStep{{
+			Config:      fmt.Sprintf("provider \"rill\" {\n  ledger_dsn = %q\n}\n", sqliteLedger(t)) + runtimeWith(`slots = 1`),
+			PlanOnly:    true,
+			ExpectError: wordsRegexp(`provisioner set is not valid UTF-8 at line 1, column 66 (byte 65) (byte 0xff)`),
+		}},
+	})
+}
+
+// A runtime no host has room for is a warning at plan time (the plan still succeeds: the same apply
+// may free slots first), and the plan writes nothing to the ledger.
+func TestAccRuntime_noRoomWarnsAtPlan(t *testing.T) {
+	requireAcc(t)
+	dir := t.TempDir()
+	ledger := "sqlite://" + filepath.Join(dir, "ledger.db")
+	rec := &rpcRecorder{}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: rec.factories(),
+		Steps: []resource.TestStep{{
+			Config:             providerBlock(ledger, "", pool("small", host{URL: "http://h1.test:9091", Slots: 1}, host{URL: "http://h2.test:9091", Slots: 1})) + runtimeWith(`slots = 2`),
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		}},
+	})
+	warnings := strings.Join(rec.takeWarnings(&rec.plans), "\n")
+	if want := `No host has room for this runtime: Provisioner "small" has no host with 2 free slot(s) right now (free slots per host: http://h1.test:9091 1 of 1, http://h2.test:9091 1 of 1)`; !strings.Contains(warnings, want) {
+		t.Fatalf("no plan-time warning %q; warnings:\n%s", want, warnings)
+	}
+	if allocs, err := ledgerAllocations(t, ledger); err != nil || len(allocs) != 0 {
+		t.Fatalf("the plan wrote to the ledger: %v %v", allocs, err)
+	}
+}
+
+// A runtime on a host later removed from the spec stays in state (with a warning) instead of being
+// read as gone, rill_provisioners shows the host with in_spec = false and its slots, and destroy frees
+// it. Hosts are recorded in canonical form.
+func TestAccRuntime_removedHostIsShownAndFreedByDestroy(t *testing.T) {
+	requireAcc(t)
+	ledger := sqliteLedger(t)
+	rec := &rpcRecorder{}
+	first := `"p": {"type": "static", "spec": {"runtimes": [{"host": "HTTP://Gone.test.:80/", "slots": 2}]}}`
+	second := `"p": {"type": "static", "spec": {"runtimes": [{"host": "http://kept.test:9091", "slots": 2}]}}`
+	ds := `
+data "rill_provisioners" "all" {
+  depends_on = [rill_runtime.rt]
+}
+`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: rec.factories(),
+		CheckDestroy:             checkLedgerEmpty(t, ledger),
+		Steps: []resource.TestStep{
+			{
+				Config: providerBlock(ledger, "", first) + runtimeWith(`slots = 1`),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("rill_runtime.rt", "host", "http://gone.test"),
+					checkLedgerMatchesState(t, ledger),
+				),
+			},
+			{
+				Config: providerBlock(ledger, "", second) + runtimeWith(`slots = 1`) + ds,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("rill_runtime.rt", plancheck.ResourceActionNoop)},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("rill_runtime.rt", "host", "http://gone.test"),
+					resource.TestCheckResourceAttr("data.rill_provisioners.all", "provisioners.0.hosts.#", "2"),
+					resource.TestCheckResourceAttr("data.rill_provisioners.all", "provisioners.0.hosts.0.host", "http://kept.test:9091"),
+					resource.TestCheckResourceAttr("data.rill_provisioners.all", "provisioners.0.hosts.0.in_spec", "true"),
+					resource.TestCheckResourceAttr("data.rill_provisioners.all", "provisioners.0.hosts.1.host", "http://gone.test"),
+					resource.TestCheckResourceAttr("data.rill_provisioners.all", "provisioners.0.hosts.1.in_spec", "false"),
+					resource.TestCheckResourceAttr("data.rill_provisioners.all", "provisioners.0.hosts.1.used_slots", "1"),
+					resource.TestCheckResourceAttr("data.rill_provisioners.all", "provisioners.0.hosts.1.slots", "0"),
+					resource.TestCheckResourceAttr("data.rill_provisioners.all", "provisioners.0.slots", "2"),
+					resource.TestCheckResourceAttr("data.rill_provisioners.all", "provisioners.0.free_slots", "2"),
+					func(*terraform.State) error {
+						w := strings.Join(rec.takeWarnings(&rec.reads), "\n")
+						if !regexp.MustCompile(`runtime \S+ is allocated on host http://gone.test, which is no longer in the static pool's spec; it keeps its slots there`).MatchString(w) {
+							return fmt.Errorf("no refresh warning about the removed host; warnings:\n%s", w)
+						}
+						return nil
+					},
+				),
+			},
+		},
+	})
+}

@@ -1,0 +1,95 @@
+package static
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// Hosts are compared, placed and recorded in canonical form: three spellings of one host are one
+// host, so a 1-slot host cannot take a runtime per spelling.
+func TestParseSpecCanonicalizesHostsBeforeTheDuplicateCheck(t *testing.T) {
+	for _, second := range []string{"http://H1:9091", "http://h1:9091/.", "http://h1.:9091", "HTTP://h1:9091/", "http://h1:9091//"} {
+		_, err := ParseSpec([]byte(`{"runtimes": [{"host": "http://h1:9091", "slots": 1}, {"host": "` + second + `", "slots": 1}]}`))
+		var fe *provisioner.FieldError
+		if !errors.As(err, &fe) || fe.Path != "runtimes[1].host" || !strings.Contains(err.Error(), `"http://h1:9091" is the same host as runtimes[0]`) {
+			t.Errorf("%s: want a duplicate error on runtimes[1].host, got %v", second, err)
+		}
+	}
+	spec, err := ParseSpec([]byte(`{"runtimes": [{"host": "http://H1.:80/.", "slots": 1}]}`))
+	if err != nil || spec.Runtimes[0].Host != "http://h1" {
+		t.Fatalf("canonical host: %+v %v", spec, err)
+	}
+	// The audience is compared verbatim by the runtime: it defaults to the host as written.
+	if spec.Runtimes[0].AudienceURL != "http://H1.:80/." {
+		t.Fatalf("audience: %q", spec.Runtimes[0].AudienceURL)
+	}
+}
+
+func TestParseSpecErrorsAndWarningsNameTheField(t *testing.T) {
+	cases := []struct {
+		name, spec, field, text string
+		warning                 bool
+	}{
+		{"negative slots", `{"runtimes": [{"host": "http://a", "slots": -1}]}`, "runtimes[0].slots", "must be between 0 (a drained host) and 2147483647, got -1", false},
+		{"slots above the bound", `{"runtimes": [{"host": "http://a", "slots": 2147483648}]}`, "runtimes[0].slots", "must be between 0 (a drained host) and 2147483647, got 2147483648", false},
+		{"slots 2^63", `{"runtimes": [{"host": "http://a", "slots": 9223372036854775808}]}`, "runtimes[0].slots", "out of range", false},
+		{"fractional slots", `{"runtimes": [{"host": "http://a", "slots": 1.5}]}`, "runtimes[0].slots", "expected a whole number, got 1.5", false},
+		{"host without scheme", `{"runtimes": [{"host": "localhost:9091", "slots": 1}]}`, "runtimes[0].host", "must be an http:// or https:// URL", false},
+		{"unknown runtime field", `{"runtimes": [{"host": "http://a", "slots": 1, "slot": 3}]}`, "runtimes[0].slot", "unknown field, ignored (Rill's admin service ignores it too)", true},
+		{"unknown top-level field", `{"runtimes": [{"host": "http://a", "slots": 1}], "region": "eu"}`, "region", "unknown field, ignored", true},
+		{"empty pool", `{"runtimes": []}`, "runtimes", "lists no runtime host", true},
+		{"no runtimes at all", `{}`, "runtimes", "lists no runtime host", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			spec, err := ParseSpec([]byte(tc.spec))
+			if !tc.warning {
+				var fe *provisioner.FieldError
+				if !errors.As(err, &fe) || fe.Path != tc.field || !strings.Contains(err.Error(), tc.text) {
+					t.Fatalf("want an error on %s containing %q, got %v", tc.field, tc.text, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("want only a warning, got %v", err)
+			}
+			for _, w := range spec.warnings {
+				if w.Path == tc.field && strings.Contains(w.Message, tc.text) {
+					return
+				}
+			}
+			t.Fatalf("want a warning on %s containing %q, got %v", tc.field, tc.text, spec.warnings)
+		})
+	}
+}
+
+// A drained host (0 slots, as Rill allows) keeps its runtimes and takes no new one.
+func TestDrainedHostTakesNoNewRuntime(t *testing.T) {
+	p, _, _ := newPool(t, `{"runtimes": [{"host": "http://a", "slots": 0}, {"host": "http://b", "slots": 1}]}`)
+	r, err := provision(t, p, "rt-1", 1)
+	if err != nil || hostOf(r) != "http://b" {
+		t.Fatalf("placed %v, %v", r, err)
+	}
+	if _, err := provision(t, p, "rt-2", 1); !errors.Is(err, ErrInsufficientCapacity) {
+		t.Fatalf("want no capacity, got %v", err)
+	}
+}
+
+// The share comparison of placement cannot overflow, whatever the host sizes.
+func TestCompareProductsDoesNotOverflow(t *testing.T) {
+	big := math.MaxInt64
+	if compareProducts(big, big, big, big-1) != 1 || compareProducts(big-1, big, big, big) != -1 || compareProducts(big, 2, 2, big) != 0 {
+		t.Fatal("128-bit comparison is wrong")
+	}
+	p, _, _ := newPool(t, `{"runtimes": [{"host": "http://a", "slots": 2147483647}, {"host": "http://b", "slots": 2147483647}]}`)
+	for i, want := range []string{"http://a", "http://b", "http://a"} {
+		r, err := provision(t, p, "rt-"+string(rune('0'+i)), 214748364)
+		if err != nil || hostOf(r) != want {
+			t.Fatalf("provision %d: %v %v, want %s", i, r, err, want)
+		}
+	}
+}
