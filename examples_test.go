@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ci"
 )
 
 // registryAddress is the provider's source address (main.go serves it; the registry manifest and
@@ -28,7 +30,7 @@ const registryAddress = "rill-provisioner/rill"
 // docs are fragments meant to sit beside a configuration: they only pass `terraform fmt -check`.
 //
 // The CLI is TF_ACC_TERRAFORM_PATH (as for the acceptance tests; scripts/test-all.sh sets it), else
-// `terraform` on PATH; with neither the test skips, or fails with CI=true.
+// `terraform` on PATH; with neither the test skips, or fails with CI=true (internal/testutil/ci).
 func TestExamplesFormatAndValidate(t *testing.T) {
 	tf := terraformCLI(t)
 	plugins := pluginDir(t, providerBinary(t))
@@ -226,10 +228,7 @@ func terraformCLI(t *testing.T) string {
 	if p, err := exec.LookPath("terraform"); err == nil {
 		return p
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("CI=true but no Terraform CLI: set TF_ACC_TERRAFORM_PATH (scripts/terraform-cli.sh prints one)")
-	}
-	t.Skip("no Terraform CLI: set TF_ACC_TERRAFORM_PATH or put terraform on PATH")
+	ci.Skip(t, "no Terraform CLI: set TF_ACC_TERRAFORM_PATH (scripts/terraform-cli.sh prints one) or put terraform on PATH")
 	return ""
 }
 
