@@ -33,7 +33,7 @@ func TestSpecDSNEnvWinsOverDSNAsInRill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
+	defer func() { _ = p.Close() }()
 	ch := p.(*Provisioner)
 	if !strings.Contains(ch.dsn, "from-env") || !strings.Contains(ch.writeDSN, "writer-env") {
 		t.Fatalf("dsn %q, write dsn %q: the *_env variables must win", ch.dsn, ch.writeDSN)

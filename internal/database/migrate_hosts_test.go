@@ -29,7 +29,7 @@ func storeAtVersion(t *testing.T, driver, dsn string, version int, stmts ...stri
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer db.Close()
+		defer func() { _ = db.Close() }()
 		exec = func(q string, args ...any) error { _, err := db.ExecContext(ctx, q, args...); return err }
 		if err := exec(`CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
 			t.Fatal(err)
@@ -39,7 +39,7 @@ func storeAtVersion(t *testing.T, driver, dsn string, version int, stmts ...stri
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer conn.Close(context.WithoutCancel(ctx))
+		defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
 		exec = func(q string, args ...any) error { _, err := conn.Exec(ctx, q, args...); return err }
 		if err := exec(`CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
 			t.Fatal(err)

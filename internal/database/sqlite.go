@@ -378,7 +378,7 @@ func (t sqliteStepTx) queryStrings(ctx context.Context, query string) ([]string,
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var out []string
 	for rows.Next() {
 		var s string

@@ -73,11 +73,10 @@ func checkSetText(s string) error {
 // scanString checks the JSON string starting at s[start] (a '"') and returns the index after it.
 func scanString(s string, start int) (int, error) {
 	for i := start + 1; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '"':
+		switch s[i] {
+		case '"':
 			return i + 1, nil
-		case c == '\\':
+		case '\\':
 			if i+1 < len(s) && s[i+1] == 'u' {
 				r, ok := hex4(s, i+2)
 				if ok && r >= 0xD800 && r <= 0xDBFF {
