@@ -19,8 +19,8 @@ var Mutants = []Mutant{
 	{
 		Name: "spread-inverted", Breaks: "spread places on the least used host",
 		File:    "internal/static/placement.go",
-		Search:  "return l < r",
-		Replace: "return l > r",
+		Search:  "\t\t\treturn c < 0\n",
+		Replace: "\t\t\treturn c > 0\n",
 		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestSpreadPlacesOnTheLeastUsedShareThenSpecOrder"}}},
 	},
 	{
@@ -169,7 +169,7 @@ var Mutants = []Mutant{
 	{
 		Name: "free-slots-not-subtracting-used", Breaks: "rill_provisioners reports the free slots of a pool",
 		File:    "internal/resources/provisioners_data_source.go",
-		Search:  "f := max(int64(h.Slots-h.UsedSlots), 0)",
+		Search:  "f := max(int64(h.Slots)-int64(h.UsedSlots), 0)",
 		Replace: "f := max(int64(h.Slots), 0)",
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccProvisionersDataSource_reportsUseAndFreeSlotsPerHost"}}},
 	},
