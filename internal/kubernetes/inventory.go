@@ -27,7 +27,7 @@ func (p *Provisioner) Allocated(ctx context.Context) ([]provisioner.Allocated, e
 	if err != nil {
 		return nil, fmt.Errorf("listing the runtimes' Deployments in namespace %s: %w", ns, err)
 	}
-	owner := p.provisionerName()
+	owner := p.NameInSet()
 	out := []provisioner.Allocated{}
 	for _, d := range list.Items {
 		pid := d.Labels[LabelInstance]

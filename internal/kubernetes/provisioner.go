@@ -39,8 +39,9 @@ type Provisioner struct {
 	clusterMu  sync.Mutex
 	clusterUID *string // the cluster's identity once read (see clusterID)
 
-	mu   sync.RWMutex
-	name string // in the set (provisioner.Named), stamped on the objects as their owner
+	// SetMember holds the name in the set (provisioner.Named), stamped on every object as its owner, so
+	// that an import through another provisioner of the set is refused.
+	provisioner.SetMember
 }
 
 var (
@@ -48,20 +49,6 @@ var (
 	_ provisioner.Named       = (*Provisioner)(nil)
 	_ provisioner.SpecWarner  = (*Provisioner)(nil)
 )
-
-// SetName implements provisioner.Named: the name is stamped on every object as its owner, so that an
-// import through another provisioner of the set is refused.
-func (p *Provisioner) SetName(name string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.name = name
-}
-
-func (p *Provisioner) provisionerName() string {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return p.name
-}
 
 // SpecWarnings implements provisioner.SpecWarner.
 func (p *Provisioner) SpecWarnings() []provisioner.FieldWarning { return p.spec.warnings }
@@ -152,7 +139,7 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 	}
 	data := newTemplateData(p.spec, pid, args, opts)
 	data.Namespace = ns
-	data.Provisioner = p.provisionerName()
+	data.Provisioner = p.NameInSet()
 	objs, err := p.templates.render(data)
 	if err != nil {
 		return nil, err
@@ -229,7 +216,7 @@ func (p *Provisioner) checkAdoptable(ctx context.Context, c *clients, ns, id, pi
 	if err != nil {
 		return err
 	}
-	owner := p.provisionerName()
+	owner := p.NameInSet()
 	for _, u := range live {
 		a := u.GetAnnotations()
 		conflict := &provisioner.IDConflictError{ID: id, Provisioner: a[AnnotationProvisioner], Name: a[AnnotationName]}

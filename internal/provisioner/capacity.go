@@ -1,6 +1,9 @@
 package provisioner
 
-import "context"
+import (
+	"context"
+	"sync"
+)
 
 // HostCapacity is the use of one host of a pool.
 type HostCapacity struct {
@@ -23,4 +26,27 @@ type CapacityReporter interface {
 // right after building them.
 type Named interface {
 	SetName(name string)
+}
+
+// SetMember implements Named for a provisioner that embeds it, and gives the provisioner its name back
+// through NameInSet. The name can be set after the provisioner has started serving calls (NewSet sets
+// it right after building), so it is guarded.
+type SetMember struct {
+	mu   sync.RWMutex
+	name string
+}
+
+// SetName implements Named.
+func (m *SetMember) SetName(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.name = name
+}
+
+// NameInSet is the name NewSet gave the provisioner ("" before that, e.g. in a provisioner built
+// outside a set).
+func (m *SetMember) NameInSet() string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.name
 }

@@ -58,7 +58,7 @@ func (p *Provisioner) Import(ctx context.Context, assignments []Assignment) (*Im
 				return nil, fmt.Errorf("runtime %s: host %s has %d of %d slots in use, %d more would double-book it",
 					a.ResourceID, a.Host, used[a.Host], rt.Slots, a.Slots)
 			}
-			return &database.Allocation{ResourceID: a.ResourceID, Provisioner: p.provisionerName(), Host: a.Host, Slots: a.Slots}, nil
+			return &database.Allocation{ResourceID: a.ResourceID, Provisioner: p.NameInSet(), Host: a.Host, Slots: a.Slots}, nil
 		})
 		switch {
 		case err != nil:

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
 
 	"go.uber.org/zap"
 
@@ -40,8 +39,8 @@ type Provisioner struct {
 	db     database.DB
 	logger *zap.Logger
 
-	mu   sync.RWMutex
-	name string
+	// SetMember holds the name in the set (provisioner.Named), recorded with each allocation.
+	provisioner.SetMember
 }
 
 var (
@@ -73,19 +72,6 @@ func (p *Provisioner) Type() string { return Type }
 // SpecWarnings implements provisioner.SpecWarner.
 func (p *Provisioner) SpecWarnings() []provisioner.FieldWarning { return p.spec.warnings }
 
-// SetName implements provisioner.Named: the name is recorded with each allocation.
-func (p *Provisioner) SetName(name string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.name = name
-}
-
-func (p *Provisioner) provisionerName() string {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return p.name
-}
-
 // Close implements provisioner.Provisioner. The ledger belongs to the caller and stays open.
 func (p *Provisioner) Close() error { return nil }
 
@@ -114,7 +100,7 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 	}
 
 	name := nameOf(opts)
-	owner := p.provisionerName()
+	owner := p.NameInSet()
 	alloc, err := p.db.Allocate(ctx, r.ID, func(current *database.Allocation, used map[string]int) (*database.Allocation, error) {
 		var next database.Allocation
 		used = canonicalUsed(used)
@@ -302,7 +288,7 @@ func (p *Provisioner) Capacity(ctx context.Context) ([]provisioner.HostCapacity,
 	used := map[string]int{}
 	count := map[string]int{}
 	removed := map[string]bool{}
-	name := p.provisionerName()
+	name := p.NameInSet()
 	for _, a := range allocs {
 		h := canonicalHost(a.Host)
 		used[h] += a.Slots
@@ -450,7 +436,7 @@ func (p *Provisioner) Allocated(ctx context.Context) ([]provisioner.Allocated, e
 	if err != nil {
 		return nil, fmt.Errorf("reading the ledger: %w", err)
 	}
-	owner := p.provisionerName()
+	owner := p.NameInSet()
 	out := []provisioner.Allocated{}
 	for _, a := range all {
 		if a.Provisioner != owner {
