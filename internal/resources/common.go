@@ -16,9 +16,8 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
 
-// resourceBase is embedded by every resource: the provider's client, set by Configure, and the
-// (still empty) state upgraders. Schema version 0 is the first; a later version adds an upgrader
-// from every earlier version in the resource's own UpgradeState.
+// resourceBase is embedded by every resource: the provider's client, set by Configure. Each resource
+// keeps its schema versions and state upgraders in its own <resource>_schema.go.
 type resourceBase struct {
 	client *Client
 }
@@ -26,11 +25,6 @@ type resourceBase struct {
 // Configure implements resource.ResourceWithConfigure.
 func (b *resourceBase) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	b.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
-// UpgradeState implements resource.ResourceWithUpgradeState.
-func (b *resourceBase) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
-	return map[int64]resource.StateUpgrader{}
 }
 
 // clientFrom takes the provider's data in a resource's or data source's Configure.

@@ -5,23 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
-	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -45,10 +35,6 @@ const (
 	defaultDeleteTimeout = 10 * time.Minute
 )
 
-// runtimeSchemaVersion is the version of rill_runtime's schema. Every later version must come with an
-// upgrader from each earlier one (UpgradeState).
-const runtimeSchemaVersion = 0
-
 // RuntimeResource is `rill_runtime`: a Rill runtime from a provisioner. Create = Provision + AwaitReady,
 // Read = CheckResource, Update = Provision (+ AwaitReady), Delete = Deprovision.
 type RuntimeResource struct {
@@ -58,139 +44,14 @@ type RuntimeResource struct {
 // NewRuntimeResource is the resource factory.
 func NewRuntimeResource() resource.Resource { return &RuntimeResource{} }
 
-type runtimeModel struct {
-	ID           types.String   `tfsdk:"id"`
-	Provisioner  types.String   `tfsdk:"provisioner_name"`
-	Name         types.String   `tfsdk:"name"`
-	Slots        types.Number   `tfsdk:"slots"`
-	Version      types.String   `tfsdk:"version"`
-	Environment  types.String   `tfsdk:"environment"`
-	DiskGB       types.Int64    `tfsdk:"override_disk_gb"`
-	Annotations  types.Map      `tfsdk:"annotations"`
-	Hibernated   types.Bool     `tfsdk:"hibernated"`
-	Host         types.String   `tfsdk:"host"`
-	Audience     types.String   `tfsdk:"audience"`
-	CPU          types.Int64    `tfsdk:"cpu"`
-	MemoryGB     types.Int64    `tfsdk:"memory_gb"`
-	StorageBytes types.Int64    `tfsdk:"storage_bytes"`
-	Drift        types.List     `tfsdk:"drift"`
-	Timeouts     timeouts.Value `tfsdk:"timeouts"`
-}
-
 // Metadata implements resource.Resource.
 func (r *RuntimeResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_runtime"
 }
 
-// Schema implements resource.Resource.
+// Schema implements resource.Resource: the current version of the schema (runtime_schema.go).
 func (r *RuntimeResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	resp.Schema = schema.Schema{
-		Version: runtimeSchemaVersion,
-		MarkdownDescription: "A Rill runtime, provisioned by one of the provider's provisioners: slots on a host of a static pool, " +
-			"or a dedicated Deployment on Kubernetes. Each slot grants 1 CPU, 4 GB of memory and 40 GiB of storage.",
-		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed: true,
-				MarkdownDescription: "The resource ID the provisioner knows the runtime by: a random UUID chosen at creation, or for a " +
-					"named runtime the UUIDv5 of `<provisioner_name>/<name>` in the namespace UUIDv5(URL, " +
-					"`https://registry.terraform.io/providers/rill-provisioner/rill/names`), known at plan time.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"provisioner_name": schema.StringAttribute{
-				Optional: true,
-				Computed: true,
-				MarkdownDescription: "Name of the provisioner in the provider's set. Defaults to the provider's default provisioner " +
-					"at creation. Changing it re-creates the runtime. (Called `provisioner_name` because Terraform reserves " +
-					"`provisioner` in resources.)",
-				Validators:    []validator.String{stringvalidator.LengthAtLeast(1)},
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"name": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "A name for the runtime, unique per provisioner: letters, digits, `.`, `_` and `-`, starting and " +
-					"ending with a letter or digit, at most 253 characters. With a name the runtime's `id` is derived from the " +
-					"provisioner and the name (a UUIDv5), so an apply that was interrupted (terraform or the provider killed) " +
-					"leaves nothing behind: the next apply finds the runtime at that ID and adopts it. Two configurations " +
-					"that give the same name to runtimes of one provisioner manage the same runtime. Without a name, see the " +
-					"guide on recovering orphaned runtimes. Changing it re-creates the runtime.",
-				Validators:    []validator.String{nameValidator{}},
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			},
-			"slots": schema.NumberAttribute{
-				Required: true,
-				MarkdownDescription: "Number of slots: a whole number from 1 to " + strconv.Itoa(provisioner.MaxSlots) + " (the most whose storage, 40 GiB " +
-					"per slot, fits in 64 bits). Changing it resizes the runtime in place when its host or cluster has room.",
-				// A number, not an int64: Terraform hands 1.5 or 2^63 to the provider, and only a
-				// number attribute lets a validator name the attribute instead of failing the read.
-				Validators: []validator.Number{slotsValidator{}},
-			},
-			"version": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "Rill version of the runtime (the image tag on Kubernetes). Defaults to the provider's `rill_version`, " +
-					"then `latest`. Static hosts run the version they were deployed with; it is recorded only.",
-				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
-			},
-			"environment": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "Environment of the project the runtime serves (e.g. `prod`, `dev`); unset means `prod`, as in Rill. " +
-					"Passed to the provisioner as the runtime's `environment` argument (Kubernetes templates see it as `.Environment`) and as the `environment` annotation.",
-				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
-			},
-			"override_disk_gb": schema.Int64Attribute{
-				Optional: true,
-				MarkdownDescription: "Disk size in GB (2^30 bytes) that replaces the 40 GiB per slot, as Rill's `override_disk_gb`. " +
-					"A Kubernetes volume grows to it but never shrinks; a static pool only reports it.",
-				Validators: []validator.Int64{int64validator.AtLeast(1)},
-			},
-			"annotations": schema.MapAttribute{
-				Optional:            true,
-				ElementType:         types.StringType,
-				MarkdownDescription: "Annotations of the owning project (e.g. `organization_name`, `project_name`), passed to the provisioner.",
-				Validators:          []validator.Map{mapvalidator.KeysAre(stringvalidator.LengthAtLeast(1))},
-			},
-			"hibernated": schema.BoolAttribute{
-				Optional: true,
-				Computed: true,
-				Default:  booldefault.StaticBool(false),
-				MarkdownDescription: "Stop the runtime but keep its data: Kubernetes scales the Deployment to zero and keeps the " +
-					"volume and Service; a static pool keeps the slots reserved. Defaults to `false`.",
-			},
-			"host": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "URL clients reach the runtime at.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"audience": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "JWT audience of the runtime.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"cpu": schema.Int64Attribute{
-				Computed:            true,
-				MarkdownDescription: "CPU cores granted (1 per slot).",
-			},
-			"memory_gb": schema.Int64Attribute{
-				Computed:            true,
-				MarkdownDescription: "Memory granted, in GB (4 per slot).",
-			},
-			"storage_bytes": schema.Int64Attribute{
-				Computed: true,
-				MarkdownDescription: "Storage granted, in bytes (40 GiB per slot). A Kubernetes volume never shrinks: after a " +
-					"resize down it keeps its larger size, and this shows the size it really has.",
-			},
-			"drift": schema.ListAttribute{
-				Computed:    true,
-				ElementType: types.StringType,
-				MarkdownDescription: "How the live runtime differed from what the provisioner would apply, as found by the last " +
-					"refresh (for example templates changed on disk, an image edited by hand, or a Kubernetes Deployment deleted by " +
-					"hand while its volume remains). A non-empty list is planned as an in-place update that repairs it under the " +
-					"same ID; after apply it is empty.",
-			},
-		},
-		Blocks: map[string]schema.Block{
-			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Read: true, Update: true, Delete: true}),
-		},
-	}
+	resp.Schema = runtimeSchemaV0(ctx)
 }
 
 // ValidateConfig checks what needs no provisioner: annotation keys reserved for other attributes.
