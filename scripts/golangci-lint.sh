@@ -15,16 +15,5 @@
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib-tools.sh"
-no_args_but_help golangci-lint.sh "$@"
-print_override golangci-lint.sh RILL_GOLANGCI_LINT_PATH
-
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
-mod="$root/tools/golangci-lint"
-modpath="github.com/golangci/golangci-lint/v2"
-version="$(pinned_version golangci-lint.sh "$mod/go.mod" "$modpath")"
-
-build_golangci_lint() {
-  GOWORK=off CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -buildvcs=false -mod=readonly" \
-    go -C "$mod" build -trimpath -o "$1" "$modpath/cmd/golangci-lint"
-}
-cached_build golangci-lint.sh "golangci-lint v$version" "$root/.tools/golangci-lint/$version" golangci-lint build_golangci_lint
+wrapper_tool golangci-lint.sh RILL_GOLANGCI_LINT_PATH golangci-lint golangci-lint golangci-lint \
+  github.com/golangci/golangci-lint/v2 github.com/golangci/golangci-lint/v2/cmd/golangci-lint "" "$@"

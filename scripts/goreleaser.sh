@@ -17,18 +17,7 @@
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib-tools.sh"
-no_args_but_help goreleaser.sh "$@"
-print_override goreleaser.sh RILL_GORELEASER_PATH
-
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
-mod="$root/tools/goreleaser"
-modpath="github.com/goreleaser/goreleaser/v2"
-version="$(pinned_version goreleaser.sh "$mod/go.mod" "$modpath")"
-
-build_goreleaser() {
-  # goreleaser's own release sets main.version the same way; without it `goreleaser --version`
-  # would say "unknown".
-  GOWORK=off CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -buildvcs=false -mod=readonly" \
-    go -C "$mod" build -trimpath -ldflags="-s -w -X main.version=$version" -o "$1" "$modpath"
-}
-cached_build goreleaser.sh "goreleaser v$version" "$root/.tools/goreleaser/$version" goreleaser build_goreleaser
+# goreleaser's own release sets main.version the same way; without it `goreleaser --version` would say
+# "unknown".
+wrapper_tool goreleaser.sh RILL_GORELEASER_PATH goreleaser goreleaser goreleaser \
+  github.com/goreleaser/goreleaser/v2 github.com/goreleaser/goreleaser/v2 "-s -w -X main.version={version}" "$@"

@@ -1,4 +1,5 @@
-# Shared by scripts/terraform-cli.sh, tofu-cli.sh, tfplugindocs.sh and postgres.sh, and by
+# Shared by scripts/terraform-cli.sh, tofu-cli.sh, tfplugindocs.sh, golangci-lint.sh, goreleaser.sh and
+# postgres.sh, and by
 # lib-bench.sh (sourced, not run): help and arguments of the tool scripts, resolve an
 # override, read a pinned version from a wrapper go.mod, and build a tool once into the git-ignored
 # .tools/<tool>/<version>/ folder, serialised between concurrent callers.
@@ -75,4 +76,31 @@ cached_build() {
     echo "$script: built $bin in $((SECONDS - start))s" >&2
   fi
   echo "$bin"
+}
+
+# wrapper_tool SCRIPT OVERRIDE_VAR NAME LABEL TOOLS_SUBDIR MODULE PACKAGE LDFLAGS [SCRIPT ARGS...]: the
+# whole of a script that prints a tool built from a wrapper module under tools/ (a go.mod whose
+# `tool` directive pins MODULE): -h/--help, the OVERRIDE_VAR override, the pinned version, and a
+# cached static build of PACKAGE into .tools/NAME/<version>/NAME. "{version}" in LDFLAGS becomes the
+# pinned version.
+wrapper_tool() {
+  local script=$1 var=$2 name=$3 label=$4 subdir=$5 module=$6 root
+  _wrapper_tool_pkg=$7
+  _wrapper_tool_ldflags=$8
+  shift 8
+  no_args_but_help "$script" "$@"
+  print_override "$script" "$var"
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
+  _wrapper_tool_mod="$root/tools/$subdir"
+  local version
+  version="$(pinned_version "$script" "$_wrapper_tool_mod/go.mod" "$module")"
+  _wrapper_tool_ldflags="${_wrapper_tool_ldflags//\{version\}/$version}"
+  cached_build "$script" "$label v$version" "$root/.tools/$name/$version" "$name" _build_wrapper_tool
+}
+
+# GOWORK=off keeps any go.work in the checkout out of it; -buildvcs=false because the build is not of
+# this repository; -mod=readonly so that the wrapper's go.sum is the whole truth.
+_build_wrapper_tool() {
+  GOWORK=off CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -buildvcs=false -mod=readonly" \
+    go -C "$_wrapper_tool_mod" build -trimpath -ldflags="$_wrapper_tool_ldflags" -o "$1" "$_wrapper_tool_pkg"
 }

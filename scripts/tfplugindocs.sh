@@ -38,16 +38,5 @@
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib-tools.sh"
-no_args_but_help tfplugindocs.sh "$@"
-print_override tfplugindocs.sh RILL_TFPLUGINDOCS_PATH
-
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
-mod="$root/tools/docs"
-modpath="github.com/hashicorp/terraform-plugin-docs"
-version="$(pinned_version tfplugindocs.sh "$mod/go.mod" "$modpath")"
-
-build_tfplugindocs() {
-  GOWORK=off CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -buildvcs=false -mod=readonly" \
-    go -C "$mod" build -trimpath -o "$1" "$modpath/cmd/tfplugindocs"
-}
-cached_build tfplugindocs.sh "tfplugindocs v$version" "$root/.tools/tfplugindocs/$version" tfplugindocs build_tfplugindocs
+wrapper_tool tfplugindocs.sh RILL_TFPLUGINDOCS_PATH tfplugindocs tfplugindocs docs \
+  github.com/hashicorp/terraform-plugin-docs github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs "" "$@"

@@ -43,20 +43,7 @@
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib-tools.sh"
-no_args_but_help tofu-cli.sh "$@"
-print_override tofu-cli.sh RILL_TOFU_PATH
-
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
-mod="$root/tools/opentofu"
-# The pinned version comes straight from the wrapper's go.mod, so the cache key can never drift from
-# what is built.
-version="$(pinned_version tofu-cli.sh "$mod/go.mod" github.com/opentofu/opentofu)"
-
-build_tofu() {
-  # Flags mirror OpenTofu's .goreleaser.yaml (static, -trimpath, -s -w, and version.dev=no so
-  # `tofu version` says v$version rather than v$version-dev); GOWORK=off keeps any go.work out of it.
-  GOWORK=off CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -buildvcs=false -mod=readonly" \
-    go -C "$mod" build -trimpath -ldflags="-s -w -X github.com/opentofu/opentofu/version.dev=no" \
-      -o "$1" github.com/opentofu/opentofu/cmd/tofu
-}
-cached_build tofu-cli.sh "OpenTofu v$version" "$root/.tools/tofu/$version" tofu build_tofu
+# Flags mirror OpenTofu's .goreleaser.yaml (static, -trimpath, -s -w, and version.dev=no so `tofu version`
+# says v<version> rather than v<version>-dev).
+wrapper_tool tofu-cli.sh RILL_TOFU_PATH tofu OpenTofu opentofu \
+  github.com/opentofu/opentofu github.com/opentofu/opentofu/cmd/tofu "-s -w -X github.com/opentofu/opentofu/version.dev=no" "$@"
