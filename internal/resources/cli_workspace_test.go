@@ -82,6 +82,17 @@ func (w *workspace) must(args ...string) string {
 // runtimesInState returns the rill_runtime IDs in the workspace's state, by address.
 func (w *workspace) runtimesInState() map[string]string {
 	w.t.Helper()
+	ids := map[string]string{}
+	for addr, v := range w.runtimeAttributeInState("id") {
+		ids[addr], _ = v.(string)
+	}
+	return ids
+}
+
+// runtimeAttributeInState returns an attribute of every rill_runtime in the workspace's state, by
+// address, as `terraform show -json` gives it (numbers are float64).
+func (w *workspace) runtimeAttributeInState(name string) map[string]any {
+	w.t.Helper()
 	out := w.must("show", "-json")
 	var doc struct {
 		Values struct {
@@ -97,13 +108,13 @@ func (w *workspace) runtimesInState() map[string]string {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		w.t.Fatalf("terraform show -json: %v\n%s", err, out)
 	}
-	ids := map[string]string{}
+	values := map[string]any{}
 	for _, r := range doc.Values.RootModule.Resources {
 		if r.Type == "rill_runtime" {
-			ids[r.Address], _ = r.Values["id"].(string)
+			values[r.Address] = r.Values[name]
 		}
 	}
-	return ids
+	return values
 }
 
 // checkStateEqualsLedger fails unless the workspace's runtimes are exactly the ledger's allocations,

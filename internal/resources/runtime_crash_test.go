@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
 )
 
@@ -85,6 +86,94 @@ func TestAccRuntime_interruptedApplyLeavesStateEqualToLedger(t *testing.T) {
 	w.checkStateEqualsLedger(ledger, crashRuntimes)
 }
 
+// An in-place update (slots 1 -> 2 of 40 named runtimes, on a pool of exactly 80 slots) is
+// interrupted once a quarter of the runtimes are resized in the ledger: by a single Ctrl-C (terraform
+// saves a state equal to the ledger), and by kill -9 of terraform (the state may be lost whole; the
+// names bring the runtimes back). A resize can reach the ledger and not the state; the refresh of the
+// next apply reads the ledger's slots, so one plain apply converges: every runtime at 2 slots in state
+// and ledger, nothing tainted, an empty plan after. A slot leaked by the interruption would leave the
+// pool short, and that apply would fail.
+func TestAccRuntime_interruptedUpdateConverges(t *testing.T) {
+	requireAcc(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("signals")
+	}
+	for _, who := range []victim{interruptTerraform, killTerraform} {
+		t.Run(who.String(), func(t *testing.T) {
+			ledger := sqliteLedger(t)
+			w := newWorkspace(t)
+			w.write("main.tf", resizeConfig(ledger, 1))
+			t.Cleanup(func() {
+				if out, err := w.run("destroy", "-auto-approve"); err != nil {
+					t.Errorf("destroy: %v\n%s", err, out)
+				}
+			})
+			w.must("apply", "-auto-approve")
+			w.write("main.tf", resizeConfig(ledger, 2))
+			at := killApplyWhen(t, w, ledger, who, func(allocs map[string]*database.Allocation) bool {
+				return allocationsWithSlots(allocs, 2) >= resizeRuntimes/4
+			}, 2*time.Minute)
+			allocs, err := ledgerAllocations(t, ledger)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inState := 0
+			for _, slots := range w.runtimeAttributeInState("slots") {
+				if slots == float64(2) {
+					inState++
+				}
+			}
+			t.Logf("interrupted %s; resized: %d in the ledger, %d in the state", at, allocationsWithSlots(allocs, 2), inState)
+			if inState == resizeRuntimes {
+				t.Fatalf("the interruption came after the update had completed: nothing left to recover, so this run proves nothing")
+			}
+			if who == interruptTerraform {
+				// Terraform saves the state when it stops. (Killed, it may leave none at all: the local
+				// backend truncates the file before it writes it. The names bring the runtimes back.)
+				w.checkStateEqualsLedger(ledger, resizeRuntimes)
+				checkNothingTainted(t, w)
+			}
+
+			w.must("apply", "-auto-approve")
+			w.checkStateEqualsLedger(ledger, resizeRuntimes)
+			checkNothingTainted(t, w)
+			if allocs, err = ledgerAllocations(t, ledger); err != nil {
+				t.Fatal(err)
+			}
+			if n := allocationsWithSlots(allocs, 2); n != resizeRuntimes {
+				t.Errorf("after the apply %d of %d allocations have 2 slots", n, resizeRuntimes)
+			}
+			if out, err := w.run("plan", "-detailed-exitcode"); err != nil {
+				t.Fatalf("the plan after convergence is not empty (%v):\n%s", err, out)
+			}
+		})
+	}
+}
+
+const resizeRuntimes = 40
+
+func resizeConfig(ledger string, slots int) string {
+	set := fmt.Sprintf(`{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://resize-0.test:9091", "slots": %d}, {"host": "http://resize-1.test:9091", "slots": %d}]}}}`,
+		resizeRuntimes, resizeRuntimes)
+	return cliHeader(ledger, set) + fmt.Sprintf(`
+resource "rill_runtime" "rt" {
+  count = %d
+  name  = format("rt-%%03d", count.index)
+  slots = %d
+}
+`, resizeRuntimes, slots)
+}
+
+func allocationsWithSlots(allocs map[string]*database.Allocation, slots int) int {
+	n := 0
+	for _, a := range allocs {
+		if a.Slots == slots {
+			n++
+		}
+	}
+	return n
+}
+
 func crashConfig(ledger string) string {
 	var hosts []string
 	for i := 0; i < crashHosts; i++ {
@@ -151,6 +240,12 @@ func runKilledApplies(t *testing.T, ledger string, who victim, kills int) {
 // terraform is the victim, its provider process must exit within 10 s.
 func killApply(t *testing.T, w *workspace, ledger string, who victim, target int, after time.Duration) string {
 	t.Helper()
+	return killApplyWhen(t, w, ledger, who, func(allocs map[string]*database.Allocation) bool { return len(allocs) >= target }, after)
+}
+
+// killApplyWhen is killApply with the moment given by a condition on the ledger's allocations.
+func killApplyWhen(t *testing.T, w *workspace, ledger string, who victim, ready func(map[string]*database.Allocation) bool, after time.Duration) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
@@ -170,7 +265,7 @@ func killApply(t *testing.T, w *workspace, ledger string, who victim, target int
 		case <-time.After(50 * time.Millisecond):
 		}
 		if allocs, err := ledgerAllocations(t, ledger); err == nil {
-			if count = len(allocs); count >= target {
+			if count = len(allocs); ready(allocs) {
 				break
 			}
 		}
