@@ -9,8 +9,8 @@
 #    dev_overrides CLI config (like scripts/quickstart.sh), and times `terraform apply -auto-approve`
 #    of these configurations in temporary directories, interleaved round by round with the same
 #    Terraform CLI (scripts/terraform-cli.sh) and the same -parallelism:
-#      a) COUNT `rill_runtime` (slots = 1) on a static pool of 4 hosts x 100 slots, with a fresh SQLite
-#         ledger in the temporary directory;
+#      a) COUNT `rill_runtime` (slots = 1) on a static pool of 4 hosts x 100 slots (COUNT/100 hosts
+#         above 400), with a fresh SQLite ledger in the temporary directory;
 #      b) COUNT `terraform_data` (built in, no provider process);
 #      c) with --pg: (a) with a PostgreSQL ledger (a throwaway cluster, scripts/bench/pgcluster);
 #      d) with --calibrate: COUNT `noop_item` of a do-nothing plugin-framework provider
@@ -164,6 +164,8 @@ RC
 
 write_runtime_config() { # $1 = dir, $2 = ledger DSN
   mkdir -p "$1"
+  # 100 slots per host, at least 4 hosts, enough for every runtime (count = 1,000: 10 hosts).
+  local hosts=$(( count > 400 ? (count + 99) / 100 : 4 ))
   cat > "$1/main.tf" <<TF
 terraform {
   required_providers {
@@ -172,12 +174,12 @@ terraform {
 }
 
 provider "rill" {
-  # 4 hosts x 100 slots: room for $count one-slot runtimes up to 400.
+  # $hosts hosts x 100 slots: room for $count one-slot runtimes.
   provisioner_set_json = jsonencode({
     pool = {
       type = "static"
       spec = {
-        runtimes = [for i in range(4) : {
+        runtimes = [for i in range($hosts) : {
           host         = "http://runtime-\${i}.bench.invalid:9091"
           slots        = 100
           data_dir     = "/mnt/data"
