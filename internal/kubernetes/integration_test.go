@@ -299,7 +299,7 @@ func TestIntegrationVersionChangeUpdatesTheImage(t *testing.T) {
 	if img := dep.Spec.Template.Spec.Containers[0].Image; img != "rilldata/rill:v2" {
 		t.Fatalf("image %s", img)
 	}
-	if dep.Status.UpdatedReplicas != 1 || dep.Status.AvailableReplicas != 1 {
+	if !RolledOut(dep, false) {
 		t.Fatalf("AwaitReady returned before the rollout finished: %+v", dep.Status)
 	}
 	if out.State[StateVersion] != "" || out.State[StateImageTag] != "v2" {
@@ -333,7 +333,7 @@ func TestIntegrationHibernateScalesToZeroAndBack(t *testing.T) {
 	e.provision(e.p, r, args(1, "v1", false))
 	e.awaitReady(r)
 	dep, _ = e.c.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pidOf(r), metav1.GetOptions{})
-	if dep.Status.AvailableReplicas != 1 {
+	if !RolledOut(dep, false) {
 		t.Fatalf("woken up: %+v", dep.Status)
 	}
 }

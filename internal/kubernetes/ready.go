@@ -317,6 +317,17 @@ func (w *rolloutWatch) describe() string {
 	return strings.Join(parts, "; ")
 }
 
+// RolledOut is the rollout-complete rule AwaitReady waits for, the one home of it: the controller
+// has seen the latest spec (observedGeneration >= generation) and every replica is updated and
+// available with no surge pod left (updated = available = total = spec.replicas); a hibernated
+// runtime's Deployment is rolled out once no pod is left. A Deployment whose replica count
+// contradicts hibernated, or whose progress deadline passed, is not. Tests and benchmarks that
+// check a Deployment the way the provisioner does call this rather than restating it.
+func RolledOut(dep *appsv1.Deployment, hibernated bool) bool {
+	done, _, err := deploymentStatus(dep, hibernated)
+	return done && err == nil
+}
+
 // deploymentStatus decides whether a Deployment is rolled out. hibernated means scaled to zero.
 func deploymentStatus(dep *appsv1.Deployment, hibernated bool) (done bool, status string, err error) {
 	replicas := int32(1)

@@ -114,12 +114,19 @@ func TestDeploymentStatus(t *testing.T) {
 		{"hibernated and gone", dep(0, 2, 2, 0, 0, 0), true, true, ""},
 		{"hibernated, pod terminating", dep(0, 2, 2, 0, 0, 1), true, false, ""},
 		{"zero but not hibernated", dep(0, 2, 2, 0, 0, 0), false, false, "scaled to 0"},
+		{"hibernated but replicas in the spec", dep(1, 2, 2, 1, 1, 1), true, false, "is hibernated"},
+		{"two replicas, one updated", dep(2, 2, 2, 1, 2, 2), false, false, ""},
+		{"two replicas rolled out", dep(2, 2, 2, 2, 2, 2), false, true, ""},
+		{"observed a later generation", dep(1, 2, 3, 1, 1, 1), false, true, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			done, status, err := deploymentStatus(tc.dep, tc.hibernated)
 			if done != tc.done || (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
 				t.Fatalf("done %v err %v (status %s)", done, err, status)
+			}
+			if got, want := RolledOut(tc.dep, tc.hibernated), tc.done && tc.err == ""; got != want {
+				t.Fatalf("RolledOut %v, want %v (status %s)", got, want, status)
 			}
 		})
 	}
@@ -128,6 +135,9 @@ func TestDeploymentStatus(t *testing.T) {
 		Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "d-1" has timed out progressing.`}}
 	if _, _, err := deploymentStatus(d, false); err == nil || !strings.Contains(err.Error(), "progress deadline") {
 		t.Fatalf("got %v", err)
+	}
+	if RolledOut(d, false) {
+		t.Fatal("RolledOut past the progress deadline")
 	}
 }
 

@@ -24,7 +24,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	k8sresource "k8s.io/apimachinery/pkg/api/resource"
@@ -238,7 +237,7 @@ func (e *kubeEnv) checkRuntime(name string, want runtimeWant) resource.TestCheck
 		if dep.Spec.Replicas == nil || *dep.Spec.Replicas != replicas {
 			return fmt.Errorf("%s: spec.replicas %v, want %d", name, dep.Spec.Replicas, replicas)
 		}
-		if !want.hibernated && !rolledOut(dep) {
+		if !want.hibernated && !kubernetes.RolledOut(dep, false) {
 			return fmt.Errorf("%s: apply returned before the rollout finished: generation %d, status %+v", name, dep.Generation, dep.Status)
 		}
 		pvc, err := e.core.PersistentVolumeClaims(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
@@ -259,16 +258,6 @@ func (e *kubeEnv) checkRuntime(name string, want runtimeWant) resource.TestCheck
 			resource.TestCheckResourceAttr(name, "drift.#", "0"),
 		)(s)
 	}
-}
-
-// rolledOut: the controller saw the latest spec and every replica is updated and available.
-func rolledOut(dep *appsv1.Deployment) bool {
-	want := int32(1)
-	if dep.Spec.Replicas != nil {
-		want = *dep.Spec.Replicas
-	}
-	st := dep.Status
-	return st.ObservedGeneration >= dep.Generation && st.UpdatedReplicas == want && st.AvailableReplicas == want && st.Replicas == want
 }
 
 // checkNoObjectLeft is a CheckDestroy: no Deployment, ReplicaSet, Pod, Service, claim or Ingress

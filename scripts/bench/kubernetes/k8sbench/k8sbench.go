@@ -18,8 +18,8 @@
 //	    two ways:
 //	      - audit (with -audit-log, the primary figure): the requestReceivedTimestamp (µs) of the
 //	        controller manager's first successful Deployment status write whose body shows the
-//	        Deployment rolled out by AwaitReady's own criterion (observedGeneration >= generation,
-//	        updated = available = total = spec.replicas, Available=True); the audit policy must log
+//	        Deployment rolled out by AwaitReady's own criterion (kubernetes.RolledOut: observedGeneration
+//	        >= generation, updated = available = total = spec.replicas); the audit policy must log
 //	        that write at level Request (see audit-policy.yaml). The API server stored the write
 //	        after it received it, so this overstates the latency by the write's own duration
 //	        (a few ms; its stageTimestamp would understate it: watchers may get the event before
@@ -73,7 +73,6 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	k8s "k8s.io/client-go/kubernetes"
@@ -300,7 +299,7 @@ func cmdReady(args []string) error {
 			if !ok || (ev.Type != watch.Added && ev.Type != watch.Modified) {
 				continue
 			}
-			if rolledOut(d) {
+			if kubernetes.RolledOut(d, false) {
 				obsMu.Lock()
 				if _, seen := available[d.Name]; !seen {
 					available[d.Name] = now
@@ -445,7 +444,7 @@ func auditRolledOut(path, ns string) (map[string]time.Time, error) {
 			ev.RequestObject == nil || ev.ResponseStatus == nil || ev.ResponseStatus.Code >= 300 {
 			continue
 		}
-		if _, seen := out[r.Name]; seen || !rolledOut(ev.RequestObject) {
+		if _, seen := out[r.Name]; seen || !kubernetes.RolledOut(ev.RequestObject, false) {
 			continue
 		}
 		t, err := time.Parse(time.RFC3339Nano, ev.RequestReceivedTimestamp)
@@ -455,25 +454,6 @@ func auditRolledOut(path, ns string) (map[string]time.Time, error) {
 		out[r.Name] = t
 	}
 	return out, sc.Err()
-}
-
-// rolledOut is AwaitReady's criterion for a Deployment that is not hibernated, and its Available
-// condition.
-func rolledOut(d *appsv1.Deployment) bool {
-	replicas := int32(1)
-	if d.Spec.Replicas != nil {
-		replicas = *d.Spec.Replicas
-	}
-	s := d.Status
-	if s.ObservedGeneration < d.Generation || s.UpdatedReplicas != replicas || s.AvailableReplicas != replicas || s.Replicas != replicas {
-		return false
-	}
-	for _, c := range s.Conditions {
-		if c.Type == appsv1.DeploymentAvailable {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
