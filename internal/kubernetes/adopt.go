@@ -22,7 +22,7 @@ import (
 // Adopting the runtimes of Rill's admin service. Its objects have the names and the instance label
 // that this provisioner uses, but are labelled managed-by rill-cloud-admin, were applied by another
 // field manager, and carry none of our annotations. Importing `<provisioner>/<resource ID>` finds
-// them (the batched LIST selects both managed-by values), CheckResource reads slots and version from
+// them (the snapshots' LISTs select both managed-by values), CheckResource reads slots and version from
 // the objects themselves and reports the adoption as drift, and the next Provision takes the objects
 // over with a forced server-side apply, keeping the Deployment's immutable selector when Rill's
 // templates chose another one.

@@ -106,7 +106,7 @@ func TestIntegrationAdoptRuntimeOfRillAdmin(t *testing.T) {
 				t.Fatalf("drift %q: want the adoption", d)
 			}
 			if n := gets.Load(); n != 0 {
-				t.Errorf("%d GETs of single objects: the batched LIST must find Rill's objects", n)
+				t.Errorf("%d GETs of single objects: the snapshot's LIST must find Rill's objects", n)
 			}
 			if got := imported.Config["storage_bytes"]; got != 120*gib {
 				t.Errorf("storage_bytes %v, want the live 120 GiB", got)

@@ -3,8 +3,6 @@ package kubernetes
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"sync"
 	"time"
 
@@ -15,177 +13,206 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/pager"
 )
 
-// batchReader serves the object reads of concurrent CheckResource calls with one LIST per kind and
-// namespace instead of one GET per object. Terraform refreshes up to ten resources at once (its
-// -parallelism), so a refresh of 50 runtimes, five objects each, takes a few dozen LISTs instead of
-// 250 GETs.
+// snapshotReader serves the object reads of CheckResource from snapshots: one LIST per kind and
+// namespace (paged, label-selected: the objects managed by this provider or by Rill's admin service,
+// whose runtimes are imported and adopted), shared by every read of a refresh. A refresh of N
+// runtimes, five objects each, costs four LISTs (plus one page per pageSize objects) instead of 5 × N
+// GETs.
 //
-// Reads are never served from the past: a call joins the next round that has not started yet, and a
-// round's LIST starts after every call in it was made. So a CheckResource sees the cluster as it was
-// at some point after it was called, exactly as with a GET, and there is no cache to invalidate
-// (Provision, Deprovision, a kubectl edit between two plans: none of them can be hidden by it).
+// A snapshot answers from the moment its LIST ran, so its staleness is bounded:
 //
-// A round lists only the objects of its callers (label selector instance in (...), managed-by ours or
-// Rill's admin service's, whose runtimes are imported and adopted),
-// so its cost does not grow with the rest of the namespace, and it pages through the result.
-// Anything the LIST does not return (a label edited by hand, say) is read with a GET by name, whose
-// 404 is the authority on "missing". A LIST that fails (RBAC that allows get but not list, say)
-// falls back to the GETs as well.
-type batchReader struct {
-	// linger is how long a round waits for more callers before it lists.
-	linger time.Duration
-	// maxInstances bounds the instances in one label selector (the request URL grows with them).
-	maxInstances int
-	// pageSize is the LIST page size.
+//   - it serves only reads that keep arriving: none more than idle after the previous one (or after
+//     its LIST returned), and none more than maxAge after its LIST started;
+//   - any write this process makes in its cluster and namespace (Provision, Deprovision, by any
+//     provisioner of the process) drops it: a CheckResource after a Provision never sees the objects
+//     from before;
+//   - ForgetReads drops every snapshot; the provider calls it whenever Terraform configures it, i.e.
+//     at the start of every Terraform command, so no snapshot outlives the command that took it
+//     (the provider process and its provisioners outlive commands in the acceptance tests).
+//
+// Within those bounds a refresh reads the cluster as of one instant after the command started, rather
+// than each runtime at its own instant; Terraform's refresh is not atomic either, and an object
+// changed behind Terraform's back during a refresh may or may not be seen.
+//
+// An object the snapshot lacks (a runtime deleted outside Terraform, a label edited by hand, an
+// object created after the LIST) is read with a GET by name, whose 404 stays the authority on
+// "missing". A LIST that fails (RBAC that allows get but not list, say) falls back to the GETs too,
+// and is not retried before the snapshot expires.
+type snapshotReader struct {
+	idle     time.Duration
+	maxAge   time.Duration
 	pageSize int64
-	logger   *zap.Logger
+	// now is the clock of the staleness bounds; replaceable in tests.
+	now    func() time.Time
+	logger *zap.Logger
 
-	mu     sync.Mutex
-	queues map[batchKey]*batchQueue
+	mu    sync.Mutex
+	snaps map[batchKey]*snapshot
 }
 
-// batchKey is what one LIST can cover: a resource in a namespace.
+// batchKey is what one snapshot covers: a resource in a namespace.
 type batchKey struct {
 	namespace string
 	gvr       schema.GroupVersionResource
 }
 
-type batchQueue struct {
-	next    *batchRound // collecting callers; nil when none waits
-	running bool        // a goroutine is serving this queue
-}
-
-// batchRound is one LIST and the callers it answers.
-type batchRound struct {
-	instances map[string]struct{}
-	done      chan struct{}
-	// objects by name; set before done is closed.
+// snapshot is one LIST and the reads it answers.
+type snapshot struct {
+	gen   uint64    // the scope's write generation when the LIST started
+	taken time.Time // when the LIST started
+	last  time.Time // the last read it served, or when the LIST returned if later
+	done  chan struct{}
+	// objects by name, and err; set before done is closed.
 	objects map[string]*unstructured.Unstructured
 	err     error
 }
 
-func newBatchReader(logger *zap.Logger) *batchReader {
-	return &batchReader{
-		logger:       logger,
-		linger:       2 * time.Millisecond,
-		maxInstances: 100,
-		pageSize:     500,
-		queues:       map[batchKey]*batchQueue{},
+func newSnapshotReader(logger *zap.Logger) *snapshotReader {
+	return &snapshotReader{
+		logger:   logger,
+		idle:     time.Second,
+		maxAge:   10 * time.Second,
+		pageSize: 500,
+		now:      time.Now,
+		snaps:    map[batchKey]*snapshot{},
 	}
 }
 
-// get reads one object of one runtime (instance is its LabelInstance value). A missing object is an
-// error for which apierrors.IsNotFound holds, from a GET.
-func (b *batchReader) get(ctx context.Context, c *clients, key batchKey, instance, name string) (*unstructured.Unstructured, error) {
-	if len(validation.IsValidLabelValue(instance)) == 0 { // else no selector can name it: GET
-		round := b.join(ctx, c, key, instance)
-		select {
-		case <-round.done:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		if round.err == nil {
-			if obj, ok := round.objects[name]; ok {
-				return obj, nil
-			}
+// get reads one object. A missing object is an error for which apierrors.IsNotFound holds, from a
+// GET. The object is the caller's to modify.
+func (b *snapshotReader) get(ctx context.Context, c *clients, key batchKey, name string) (*unstructured.Unstructured, error) {
+	s := b.snapshot(ctx, c, key)
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if s.err == nil {
+		if obj, ok := s.objects[name]; ok {
+			return obj.DeepCopy(), nil
 		}
 	}
 	return c.dynamic.Resource(key.gvr).Namespace(key.namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
-// join adds instance to the round that will start next for key, starting a server for the queue if
-// none runs.
-func (b *batchReader) join(ctx context.Context, c *clients, key batchKey, instance string) *batchRound {
+// snapshot returns the snapshot that serves a read of key now: the current one if it is still
+// within its bounds, else a new one whose LIST it starts.
+func (b *snapshotReader) snapshot(ctx context.Context, c *clients, key batchKey) *snapshot {
+	gen := writeGeneration(c.config.Host, key.namespace)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	q := b.queues[key]
-	if q == nil {
-		q = &batchQueue{}
-		b.queues[key] = q
+	now := b.now()
+	if s := b.snaps[key]; s != nil && s.gen == gen && now.Sub(s.taken) <= b.maxAge && (s.pending() || now.Sub(s.last) <= b.idle) {
+		s.last = later(s.last, now)
+		return s
 	}
-	if q.next == nil {
-		q.next = &batchRound{instances: map[string]struct{}{}, done: make(chan struct{})}
-	}
-	round := q.next
-	round.instances[instance] = struct{}{}
-	if !q.running {
-		q.running = true
-		// The server outlives the caller that started it (it answers the others too), so it keeps
-		// the caller's values (loggers) but not its cancellation, and has a deadline of its own.
-		go b.serve(context.WithoutCancel(ctx), c, key, q)
-	}
-	return round
+	s := &snapshot{gen: gen, taken: now, last: now, done: make(chan struct{})}
+	b.snaps[key] = s
+	// The LIST outlives the read that started it (it answers the others too), so it keeps the
+	// caller's values (loggers) but not its cancellation, and has a deadline of its own.
+	go b.fill(context.WithoutCancel(ctx), c, key, s)
+	return s
 }
 
-// serve runs rounds for one queue until no caller waits.
-func (b *batchReader) serve(ctx context.Context, c *clients, key batchKey, q *batchQueue) {
-	for {
-		if b.linger > 0 {
-			time.Sleep(b.linger)
-		}
-		b.mu.Lock()
-		round := q.next
-		q.next = nil
-		if round == nil {
-			q.running = false
-			b.mu.Unlock()
-			return
-		}
-		b.mu.Unlock()
-		lctx, cancel := context.WithTimeout(ctx, time.Minute)
-		round.objects, round.err = b.list(lctx, c, key, slices.Sorted(maps.Keys(round.instances)))
-		cancel()
-		if round.err != nil {
-			b.logger.Debug("batched read failed; reading each object with a GET instead",
-				zap.String("namespace", key.namespace), zap.String("resource", key.gvr.Resource), zap.Error(round.err))
-		}
-		close(round.done)
+func (s *snapshot) pending() bool {
+	select {
+	case <-s.done:
+		return false
+	default:
+		return true
 	}
 }
 
-// list returns the managed objects of the given instances by name, paging through each LIST.
-func (b *batchReader) list(ctx context.Context, c *clients, key batchKey, instances []string) (map[string]*unstructured.Unstructured, error) {
-	out := map[string]*unstructured.Unstructured{}
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func (b *snapshotReader) fill(ctx context.Context, c *clients, key batchKey, s *snapshot) {
+	lctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	objects, err := b.list(lctx, c, key)
+	if err != nil {
+		b.logger.Debug("listing failed; reading each object with a GET instead",
+			zap.String("namespace", key.namespace), zap.String("resource", key.gvr.Resource), zap.Error(err))
+	}
+	b.mu.Lock()
+	s.objects, s.err = objects, err
+	s.last = later(s.last, b.now())
+	b.mu.Unlock()
+	close(s.done)
+}
+
+// list returns the managed objects of a resource in a namespace by name, paging through the LIST.
+// Their managed fields are dropped: CheckResource does not read them, and they are most of an
+// object's size.
+func (b *snapshotReader) list(ctx context.Context, c *clients, key batchKey) (map[string]*unstructured.Unstructured, error) {
+	sel, err := managedSelector()
+	if err != nil {
+		return nil, err
+	}
 	ri := c.dynamic.Resource(key.gvr).Namespace(key.namespace)
 	p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 		return ri.List(ctx, opts)
 	})
 	p.PageSize = b.pageSize
-	for start := 0; start < len(instances); start += b.maxInstances {
-		chunk := instances[start:min(start+b.maxInstances, len(instances))]
-		sel, err := instanceRequirement(chunk)
-		if err != nil {
-			return nil, err
+	out := map[string]*unstructured.Unstructured{}
+	err = p.EachListItem(ctx, metav1.ListOptions{LabelSelector: sel}, func(obj runtime.Object) error {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return fmt.Errorf("unexpected item type %T", obj)
 		}
-		err = p.EachListItem(ctx, metav1.ListOptions{LabelSelector: sel}, func(obj runtime.Object) error {
-			u, ok := obj.(*unstructured.Unstructured)
-			if !ok {
-				return fmt.Errorf("listing %s: unexpected item type %T", key.gvr.Resource, obj)
-			}
-			out[u.GetName()] = u.DeepCopy()
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("listing %s in namespace %s: %w", key.gvr.Resource, key.namespace, err)
-		}
+		u = u.DeepCopy()
+		u.SetManagedFields(nil)
+		out[u.GetName()] = u
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing %s in namespace %s: %w", key.gvr.Resource, key.namespace, err)
 	}
 	return out, nil
 }
 
-// instanceRequirement is the label selector of the objects of the given instances (valid label
-// values: get sends the others to GETs), ours or Rill's admin service's (not yet adopted).
-func instanceRequirement(instances []string) (string, error) {
+// forget drops every snapshot.
+func (b *snapshotReader) forget() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	clear(b.snaps)
+}
+
+// managedSelector selects the objects of this provider and of Rill's admin service (not yet adopted).
+func managedSelector() (string, error) {
 	managed, err := labels.NewRequirement(LabelManagedBy, selection.In, []string{ManagedByValue, RillManagedByValue})
 	if err != nil {
 		return "", err
 	}
-	inst, err := labels.NewRequirement(LabelInstance, selection.In, instances)
-	if err != nil {
-		return "", err
-	}
-	return labels.NewSelector().Add(*managed, *inst).String(), nil
+	return labels.NewSelector().Add(*managed).String(), nil
+}
+
+// writes counts the writes this process made per cluster (API server URL) and namespace: a snapshot
+// taken before one of them is not used after it, whichever provisioner made it.
+var writes = struct {
+	sync.Mutex
+	gen map[writeScope]uint64
+}{gen: map[writeScope]uint64{}}
+
+type writeScope struct{ host, namespace string }
+
+func writeGeneration(host, namespace string) uint64 {
+	writes.Lock()
+	defer writes.Unlock()
+	return writes.gen[writeScope{host, namespace}]
+}
+
+// wrote records a write (or an attempt: it may have changed something before it failed) in a
+// namespace of the clients' cluster. Provision and Deprovision call it when they return.
+func wrote(c *clients, namespace string) {
+	writes.Lock()
+	defer writes.Unlock()
+	writes.gen[writeScope{c.config.Host, namespace}]++
 }

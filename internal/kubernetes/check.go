@@ -56,7 +56,7 @@ func serverVersion(ctx context.Context, c *clients) error {
 //     warnings are as Provision reports them (see StateWarnings).
 //   - Config storage_bytes is the volume's live requested size.
 //
-// The reads of concurrent calls are batched into LISTs (see batchReader).
+// The objects are read from a snapshot shared by the calls of a refresh (see snapshotReader).
 func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource, opts *provisioner.ResourceOptions) (*provisioner.Resource, error) {
 	st, pid, names, err := p.resolve(r)
 	if err != nil {
@@ -74,7 +74,7 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 		return nil, err
 	}
 	ns := st.Namespace
-	live, err := p.readLive(ctx, c, ns, pid, names)
+	live, err := p.readLive(ctx, c, ns, names, p.reads.get)
 	if err != nil {
 		return nil, err
 	}
@@ -219,9 +219,18 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 	}, nil
 }
 
-// readLive reads every object of a runtime at once (through the batch reader), keyed by template
-// slot (its template_paths key); a missing object has no entry.
-func (p *Provisioner) readLive(ctx context.Context, c *clients, ns, pid string, names Names) (map[string]*unstructured.Unstructured, error) {
+// objectReader reads one object; a missing one is an error for which apierrors.IsNotFound holds.
+type objectReader func(ctx context.Context, c *clients, key batchKey, name string) (*unstructured.Unstructured, error)
+
+// getObject reads one object with a GET: the reads of writes (Provision's), which must not answer
+// from a snapshot.
+func getObject(ctx context.Context, c *clients, key batchKey, name string) (*unstructured.Unstructured, error) {
+	return c.dynamic.Resource(key.gvr).Namespace(key.namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+// readLive reads every object of a runtime at once with read, keyed by template slot (its
+// template_paths key); a missing object has no entry.
+func (p *Provisioner) readLive(ctx context.Context, c *clients, ns string, names Names, read objectReader) (map[string]*unstructured.Unstructured, error) {
 	type result struct {
 		field string
 		obj   *unstructured.Unstructured
@@ -243,7 +252,7 @@ func (p *Provisioner) readLive(ctx context.Context, c *clients, ns, pid string, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			obj, err := p.reads.get(ctx, c, batchKey{namespace: ns, gvr: gvrs[i]}, pid, name)
+			obj, err := read(ctx, c, batchKey{namespace: ns, gvr: gvrs[i]}, name)
 			if err != nil && !apierrors.IsNotFound(err) {
 				err = fmt.Errorf("reading %s %s/%s: %w", mt.gvk.Kind, ns, name, err)
 			}

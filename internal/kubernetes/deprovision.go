@@ -33,6 +33,7 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 	if _, err := p.checkCluster(ctx, c, r.ID, st); err != nil {
 		return err
 	}
+	defer wrote(c, st.Namespace)
 	log := p.logger.With(zap.String("resource_id", r.ID), zap.String("namespace", st.Namespace))
 
 	type target struct {

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -379,13 +380,10 @@ func TestIntegrationDeletedDeploymentIsDriftAndAllObjectsDeletedIsNotFound(t *te
 		t.Fatalf("after the repair: err %v, state %v", err, checked.State)
 	}
 
-	// Every object deleted by hand: gone.
-	for _, o := range []struct{ resource, name string }{
-		{"deployments", name}, {"services", name}, {"persistentvolumeclaims", name},
-		{"ingresses", "http-" + name}, {"ingresses", "grpc-" + name},
-	} {
-		e.deleteAndWait(gvrOf(o.resource), o.name)
-	}
+	// Every object deleted by hand: gone (in the next Terraform command, which starts with
+	// ForgetReads; TestIntegrationChecksShareOneSnapshot shows how long a snapshot serves without it).
+	e.deleteRuntimeByHand(r)
+	e.p.ForgetReads()
 	_, err = e.p.CheckResource(e.ctx, r, args(1, "v1", false))
 	if !errors.Is(err, provisioner.ErrResourceNotFound) {
 		t.Fatalf("want ErrResourceNotFound, got %v", err)
@@ -408,39 +406,44 @@ func (e *env) deleteAndWait(gvr schema.GroupVersionResource, name string) {
 	k8stest.DeleteAndWait(e.t, e.ctx, e.c.dynamic, gvr, e.ns, name)
 }
 
-// Concurrent CheckResource calls share LISTs: far fewer requests than one GET per object, the same
-// answers as one call at a time, an object whose labels were edited by hand is still found (by the
-// GET fallback), and an object deleted right after a check is seen missing by the next one (no
-// answer comes from before the call).
-func TestIntegrationConcurrentChecksShareLists(t *testing.T) {
+// The CheckResource calls of a refresh share one snapshot per kind: 12 runtimes cost exactly one
+// paged LIST per kind (plus the cluster identity, once), whether the calls run at once or one after
+// the other, with the answers Provision gave; an object the LIST does not select (its managed-by
+// label edited by hand) is still found with a GET. Staleness is bounded: a read within the idle
+// window answers from the snapshot, one after it (or after maxAge, though reads keep coming) lists
+// anew; and a write of this process (another provisioner's Provision or Deprovision in the
+// namespace) or ForgetReads (each Terraform command) drops the snapshot.
+func TestIntegrationChecksShareOneSnapshot(t *testing.T) {
 	e := newEnv(t, "")
-	const n = 12
+	const n, page = 12, 5
 	rs := make([]*provisioner.Resource, n)
+	want := make([]map[string]any, n)
 	for i := range rs {
 		rs[i] = e.newRuntime()
-		e.provision(e.p, rs[i], args(1, "v1", false))
+		want[i] = e.provision(e.p, rs[i], args(1, "v1", false)).State
 	}
-	// A label edited by hand on one runtime's Service: the LIST no longer selects it.
-	patch := []byte(`{"metadata":{"labels":{"app.kubernetes.io/instance":"edited-by-hand"}}}`)
-	if _, err := e.c.core.Services(e.ns).Patch(e.ctx, "runtime-"+pidOf(rs[0]), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	// The managed-by label edited by hand on one runtime's Service: the LIST no longer selects it.
+	edited := "runtime-" + pidOf(rs[0])
+	patch := []byte(`{"metadata":{"labels":{"app.kubernetes.io/managed-by":"edited-by-hand"}}}`)
+	if _, err := e.c.core.Services(e.ns).Patch(e.ctx, edited, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
-	// One at a time: the reference answers.
-	want := make([]map[string]any, n)
-	for i, r := range rs {
-		checked, err := e.p.CheckResource(e.ctx, r, args(1, "v1", false))
+	p, log := e.recordingProvisioner("")
+	p.reads.pageSize = page
+	clock := time.Now()
+	p.reads.now = func() time.Time { return clock }
+	pages := func(objects int) int { return (objects + page - 1) / page }
+	// Deployments, claims, Services (one not selected), Ingresses (two per runtime).
+	lists := pages(n) + pages(n) + pages(n-1) + pages(2*n)
+	check := func(r *provisioner.Resource, opts *provisioner.ResourceOptions) (map[string]any, error) {
+		checked, err := p.CheckResource(e.ctx, r, opts)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
-		if d := checked.State[StateDrift].([]string); len(d) != 0 {
-			t.Fatalf("runtime %d: drift %q", i, d)
-		}
-		want[i] = checked.State
+		return checked.State, nil
 	}
 
-	// All at once, through a provisioner that counts its requests.
-	p, reqs, _ := e.countingProvisioner("")
 	got := make([]map[string]any, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -448,11 +451,7 @@ func TestIntegrationConcurrentChecksShareLists(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			checked, err := p.CheckResource(e.ctx, r, args(1, "v1", false))
-			if err == nil {
-				got[i] = checked.State
-			}
-			errs[i] = err
+			got[i], errs[i] = check(r, args(1, "v1", false))
 		}()
 	}
 	wg.Wait()
@@ -461,24 +460,162 @@ func TestIntegrationConcurrentChecksShareLists(t *testing.T) {
 			t.Fatalf("runtime %d: %v", i, errs[i])
 		}
 		if !reflect.DeepEqual(got[i], want[i]) {
-			t.Errorf("runtime %d: batched %v, one at a time %v", i, got[i], want[i])
+			t.Errorf("runtime %d: checked %v, provisioned %v", i, got[i], want[i])
 		}
 	}
-	perRuntime := float64(reqs.Load()) / n
-	t.Logf("%d concurrent checks: %d requests (%.2f per runtime; one GET per object would be %d)", n, reqs.Load(), perRuntime, 5*n)
-	if perRuntime > 2 {
-		t.Errorf("%.2f requests per runtime, want at most 2", perRuntime)
+	for i, r := range rs { // and one after the other, from the same snapshot
+		if st, err := check(r, args(1, "v1", false)); err != nil || !reflect.DeepEqual(st, want[i]) {
+			t.Errorf("runtime %d, sequential: %v / %v", i, err, st)
+		}
+	}
+	t.Logf("%d concurrent and %d sequential checks: %d requests: %v", n, n, log.len(), log.summary())
+	if l, g, all := log.lists(e.ns), log.gets(e.ns), log.len(); l != lists || g != 2 || all != lists+2+1 {
+		t.Fatalf("%d LISTs (want %d), %d GETs of single objects (want 2, the edited Service's), %d requests (want %d: and the cluster identity)", l, lists, g, all, lists+3)
 	}
 
-	// No answer from before the call: a Service deleted between two checks is missing in the second.
-	e.deleteAndWait(gvrOf("services"), "runtime-"+pidOf(rs[1]))
-	checked, err := p.CheckResource(e.ctx, rs[1], args(1, "v1", false))
-	if err != nil {
+	// Within the idle window a read answers from the snapshot: a Service deleted by hand since is
+	// still there (at most idle old, and never older than the command). After the window: missing.
+	svc := "runtime-" + pidOf(rs[1])
+	e.deleteAndWait(gvrOf("services"), svc)
+	before := log.len()
+	clock = clock.Add(p.reads.idle)
+	if st, err := check(rs[1], args(1, "v1", false)); err != nil || len(st[StateDrift].([]string)) != 0 || log.len() != before {
+		t.Fatalf("within the idle window: %v, drift %v, %d requests (want none)", err, st, log.len()-before)
+	}
+	clock = clock.Add(p.reads.idle + time.Millisecond)
+	wantMissing := "Service " + e.ns + "/" + svc + " is missing"
+	if st, err := check(rs[1], args(1, "v1", false)); err != nil || !slices.Contains(st[StateDrift].([]string), wantMissing) {
+		t.Fatalf("after the idle window: %v, state %v; want drift %q", err, st, wantMissing)
+	}
+
+	// Reads that keep coming (every idle/2) do not keep a snapshot beyond maxAge: over 2 × maxAge
+	// after one was taken, one more is.
+	before = log.listsOf(e.ns, "deployments")
+	for range int(4 * p.reads.maxAge / p.reads.idle) {
+		clock = clock.Add(p.reads.idle / 2)
+		if _, err := check(rs[2], args(1, "v1", false)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l := log.listsOf(e.ns, "deployments") - before; l != pages(n) {
+		t.Fatalf("reads every idle/2 for 2 × maxAge: %d LISTs of deployments, want %d (one more snapshot)", l, pages(n))
+	}
+
+	// Writes of another provisioner of this process drop the snapshot: an update is seen at once...
+	other := e.provisioner("", zaptest.NewLogger(t))
+	e.provision(other, rs[2], args(1, "v2", false))
+	if st, err := check(rs[2], args(1, "v2", false)); err != nil || st[StateVersion] != "v2" || len(st[StateDrift].([]string)) != 0 {
+		t.Fatalf("after another provisioner's update: %v, state %v", err, st)
+	}
+	// ... and so is a Deprovision.
+	if err := other.Deprovision(e.ctx, rs[3]); err != nil {
 		t.Fatal(err)
 	}
-	if d := strings.Join(checked.State[StateDrift].([]string), "\n"); !strings.Contains(d, "Service "+e.ns+"/runtime-"+pidOf(rs[1])+" is missing") {
-		t.Fatalf("drift %q", d)
+	if _, err := check(rs[3], args(1, "v1", false)); !errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Fatalf("after another provisioner's Deprovision: want ErrResourceNotFound, got %v", err)
 	}
+
+	// ForgetReads (the next Terraform command) drops it too: a runtime deleted by hand is gone.
+	if _, err := check(rs[4], args(1, "v1", false)); err != nil {
+		t.Fatal(err)
+	}
+	e.deleteRuntimeByHand(rs[4])
+	p.ForgetReads()
+	if _, err := check(rs[4], args(1, "v1", false)); !errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Fatalf("after ForgetReads: want ErrResourceNotFound, got %v", err)
+	}
+}
+
+// deleteRuntimeByHand deletes every object of a runtime and waits until they are gone.
+func (e *env) deleteRuntimeByHand(r *provisioner.Resource) {
+	e.t.Helper()
+	name := "runtime-" + pidOf(r)
+	for _, o := range []struct{ resource, name string }{
+		{"deployments", name}, {"services", name}, {"persistentvolumeclaims", name},
+		{"ingresses", "http-" + name}, {"ingresses", "grpc-" + name},
+	} {
+		e.deleteAndWait(gvrOf(o.resource), o.name)
+	}
+}
+
+// requestLog records the requests of a provisioner to the API server as "METHOD path".
+type requestLog struct {
+	mu   sync.Mutex
+	reqs []string
+}
+
+func (l *requestLog) add(req *http.Request) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reqs = append(l.reqs, req.Method+" "+req.URL.Path)
+}
+
+func (l *requestLog) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.reqs)
+}
+
+// count counts the GETs of paths under namespace ns whose last segments after it are depth many:
+// 1 for a LIST (.../namespaces/<ns>/<resource>), 2 for one object.
+func (l *requestLog) count(ns string, depth int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, r := range l.reqs {
+		method, path, _ := strings.Cut(r, " ")
+		parts := strings.Split(strings.Trim(path, "/"), "/")
+		if method == http.MethodGet && len(parts) > depth && parts[len(parts)-1-depth] == ns {
+			n++
+		}
+	}
+	return n
+}
+
+func (l *requestLog) lists(ns string) int { return l.count(ns, 1) }
+func (l *requestLog) gets(ns string) int  { return l.count(ns, 2) }
+
+// listsOf counts the LISTs of one resource in namespace ns.
+func (l *requestLog) listsOf(ns, resource string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, r := range l.reqs {
+		if strings.HasSuffix(r, "/namespaces/"+ns+"/"+resource) && strings.HasPrefix(r, http.MethodGet+" ") {
+			n++
+		}
+	}
+	return n
+}
+
+func (l *requestLog) summary() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[string]int{}
+	for _, r := range l.reqs {
+		out[r]++
+	}
+	return out
+}
+
+// recordingProvisioner returns a provisioner for the env's namespace that records its requests.
+func (e *env) recordingProvisioner(extraSpec string) (*Provisioner, *requestLog) {
+	log := &requestLog{}
+	p := e.provisioner(extraSpec, zaptest.NewLogger(e.t))
+	p.clients.build = func(spec *Spec) (*clients, error) {
+		cfg, err := restConfig(spec)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+			return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+				log.add(req)
+				return rt.RoundTrip(req)
+			})
+		})
+		return clientsFor(cfg)
+	}
+	return p, log
 }
 
 // countingProvisioner returns a provisioner for the env's namespace that counts its requests to the

@@ -33,8 +33,8 @@ type Provisioner struct {
 	logger    *zap.Logger
 	// httpClient probes runtimes in AwaitReady; replaceable in tests.
 	httpClient *http.Client
-	// reads batches the object reads of concurrent CheckResource calls.
-	reads *batchReader
+	// reads serves CheckResource's object reads from snapshots shared by the calls of a refresh.
+	reads *snapshotReader
 
 	clusterMu  sync.Mutex
 	clusterUID *string // the cluster's identity once read (see clusterID)
@@ -78,7 +78,7 @@ func newProvisioner(specJSON []byte, logger *zap.Logger) (*Provisioner, error) {
 		clients:    &lazyClients{spec: spec, build: buildClients},
 		logger:     logger,
 		httpClient: &http.Client{Timeout: 10 * time.Second},
-		reads:      newBatchReader(logger),
+		reads:      newSnapshotReader(logger),
 	}, nil
 }
 
@@ -91,6 +91,10 @@ func (p *Provisioner) Close() error {
 	p.clients.close()
 	return nil
 }
+
+// ForgetReads implements provisioner.ReadCacher: CheckResource calls after it list the cluster anew
+// (see snapshotReader).
+func (p *Provisioner) ForgetReads() { p.reads.forget() }
 
 // Supports implements provisioner.Provisioner: runtimes only.
 func (p *Provisioner) Supports(rt provisioner.ResourceType) bool {
@@ -124,6 +128,8 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 	if err != nil {
 		return nil, err
 	}
+	// No CheckResource after this one may answer from a snapshot taken before its writes.
+	defer wrote(c, ns)
 	// An update must reach the cluster the runtime was provisioned in, or it would apply a new
 	// runtime in another one.
 	cluster, err := p.checkCluster(ctx, c, r.ID, prev)
@@ -212,7 +218,7 @@ func (p *Provisioner) resolve(r *provisioner.Resource) (runtimeState, string, Na
 // checkAdoptable reads the objects at a named runtime's ID and reports, as an
 // *provisioner.IDConflictError, any that another provisioner of the set or another name owns.
 func (p *Provisioner) checkAdoptable(ctx context.Context, c *clients, ns, id, pid, name string) error {
-	live, err := p.readLive(ctx, c, ns, pid, NamesFor(pid))
+	live, err := p.readLive(ctx, c, ns, NamesFor(pid), getObject)
 	if err != nil {
 		return err
 	}

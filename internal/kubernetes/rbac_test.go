@@ -30,7 +30,7 @@ import (
 // The RBAC of examples/kubernetes/rbac.yaml is enough for a runtime's whole lifecycle: the local
 // control plane runs with --authorization-mode=RBAC, and the provisioner runs as that ServiceAccount
 // (a token from the TokenRequest API). Then, with "list" taken away from every rule, CheckResource
-// still reads everything (one GET per object instead of the batched LISTs).
+// still reads everything (one GET per object instead of the snapshots' LISTs).
 func TestIntegrationTheExampleRBACIsEnough(t *testing.T) {
 	e := newEnv(t, "")
 	e.applyExampleRBAC(nil)
@@ -60,7 +60,7 @@ func TestIntegrationTheExampleRBACIsEnough(t *testing.T) {
 		t.Fatalf("AwaitReady after the update: %v", err)
 	}
 
-	// Without "list": the batched reads fail with 403 and fall back to GETs.
+	// Without "list": the snapshots' LISTs fail with 403 and the reads fall back to GETs.
 	e.applyExampleRBAC(func(verb string) bool { return verb != "list" })
 	e.waitUntilAllowed("rill-provisioner", "list", "apps", "deployments", false)
 	p = e.provisionerAs("rill-provisioner")
@@ -70,7 +70,7 @@ func TestIntegrationTheExampleRBACIsEnough(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CheckResource without list: %v", err)
 	}
-	if n := logs.FilterMessage("batched read failed; reading each object with a GET instead").Len(); n == 0 {
+	if n := logs.FilterMessage("listing failed; reading each object with a GET instead").Len(); n == 0 {
 		t.Fatal("the LISTs did not fail without the list verb: the fallback was not exercised")
 	}
 	if d := checked.State[StateDrift].([]string); len(d) != 0 || checked.State[StateSlots] != 2 {

@@ -178,6 +178,13 @@ func (p *RillProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 		resp.Diagnostics.AddAttributeError(setPath, summary, logging.MaskString(err.Error()))
 		return
 	}
+	// A new command: reads cached during the previous one may be out of date (an object deleted by
+	// hand between two plans must read as gone).
+	for _, prov := range built.set {
+		if rc, ok := prov.(provisioner.ReadCacher); ok {
+			rc.ForgetReads()
+		}
+	}
 	for _, w := range built.warnings {
 		resp.Diagnostics.AddAttributeWarning(setPath, fmt.Sprintf("Provisioner %q: %s", w.Provisioner, setWarningSummary(w)), logging.MaskString(w.String()))
 	}

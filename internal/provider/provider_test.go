@@ -14,7 +14,9 @@ import (
 	fwprovider "github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"go.uber.org/zap"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/resources"
 )
@@ -200,5 +202,40 @@ func TestLedgerIsOpenedOnFirstUse(t *testing.T) {
 	}
 	if _, err := os.Stat(file); err != nil {
 		t.Fatalf("the first write did not create the ledger: %v", err)
+	}
+}
+
+// forgetful is a provisioner that counts ForgetReads calls; only Close and Type are otherwise called.
+type forgetful struct {
+	provisioner.Provisioner
+	forgets int
+}
+
+func (f *forgetful) Type() string { return "forgetful-test" }
+func (f *forgetful) Close() error { return nil }
+func (f *forgetful) ForgetReads() { f.forgets++ }
+
+// Every Configure (every Terraform command) makes the set's provisioners forget cached reads, also when
+// the set itself is reused from an earlier command of the same process.
+func TestConfigureMakesProvisionersForgetCachedReads(t *testing.T) {
+	provisioner.Initializers["forgetful-test"] = func([]byte, database.DB, *zap.Logger) (provisioner.Provisioner, error) {
+		return &forgetful{}, nil
+	}
+	t.Cleanup(func() { delete(provisioner.Initializers, "forgetful-test") })
+	attrs := map[string]any{
+		"provisioner_set_json": `{"f": {"type": "forgetful-test", "spec": {}}}`,
+		"ledger_dsn":           "sqlite://" + filepath.Join(t.TempDir(), "ledger.db"),
+	}
+	first, diags := configure(t, attrs)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	second, diags := configure(t, attrs)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	f := second.Set["f"].(*forgetful)
+	if first.Set["f"] != second.Set["f"] || f.forgets != 2 {
+		t.Fatalf("same provisioner: %v; ForgetReads calls: %d, want 2", first.Set["f"] == second.Set["f"], f.forgets)
 	}
 }

@@ -22,6 +22,16 @@ type CapacityReporter interface {
 	Capacity(ctx context.Context) ([]HostCapacity, error)
 }
 
+// ReadCacher is implemented by provisioners whose CheckResource may answer from what an earlier call
+// read (the kubernetes provisioner's snapshots, which serve every read of a refresh). The provider
+// calls ForgetReads whenever Terraform configures it, at the start of every Terraform command, so that
+// no cached read outlives the command that made it: the provider process, and the provisioners it
+// builds once per configuration, can outlive many commands (the acceptance tests run them all in one
+// process).
+type ReadCacher interface {
+	ForgetReads()
+}
+
 // Named is implemented by provisioners that want to know their name in the set; NewSet calls SetName
 // right after building them.
 type Named interface {
