@@ -1,6 +1,6 @@
 // Command k8sbench is the Go half of scripts/bench-kubernetes.sh. It uses the real kubernetes
 // provisioner (internal/kubernetes, through the provisioner contract, exactly as the provider
-// does) and has three subcommands:
+// does) and has these subcommands:
 //
 //	k8sbench render -namespace NS -count N -out FILE
 //	    Renders the objects of N one-slot runtimes (fresh UUIDs) as the provider would apply them in
@@ -46,6 +46,15 @@
 //	    and, with the audit log, the detection latency of each ("runtime ready" minus the status
 //	    write that made its Deployment Available, as in ready).
 //
+//	k8sbench probe -kubeconfig K -out FILE [-interval 50ms]
+//	    Until SIGTERM: GET /api/v1/namespaces/default every interval, one at a time (user agent
+//	    k8sbench-probe); appends "<start Unix ns> <latency µs> <HTTP code>" per request to FILE.
+//
+//	k8sbench latency -audit-log F -probe FILE -window LABEL:FROM:TO [-window ...]
+//	    The probe's latencies in the windows (Unix ns), pooled per label: as the API server measured
+//	    them (audit log: stageTimestamp of ResponseComplete minus requestReceivedTimestamp) and as the
+//	    probe did. Prints "server|client LABEL n=N p50_ms=X p95_ms=Y" per label.
+//
 // An ordinary package, so `go build ./...` and `go vet ./...` keep it compiling with the provisioner:
 //
 //	go build -o /tmp/k8sbench ./scripts/bench/kubernetes/k8sbench
@@ -85,7 +94,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: k8sbench render|ready|audit|tflog [flags]")
+		fmt.Fprintln(os.Stderr, "usage: k8sbench render|ready|audit|tflog|probe|latency [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -98,6 +107,10 @@ func main() {
 		err = cmdAudit(os.Args[2:])
 	case "tflog":
 		err = cmdTFLog(os.Args[2:])
+	case "probe":
+		err = cmdProbe(os.Args[2:])
+	case "latency":
+		err = cmdLatency(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown subcommand %q", os.Args[1])
 	}
@@ -487,6 +500,7 @@ type auditEvent struct {
 	Verb                     string `json:"verb"`
 	UserAgent                string `json:"userAgent"`
 	RequestReceivedTimestamp string `json:"requestReceivedTimestamp"`
+	StageTimestamp           string `json:"stageTimestamp"`
 	RequestURI               string `json:"requestURI"`
 	ObjectRef                *struct {
 		Resource    string `json:"resource"`
