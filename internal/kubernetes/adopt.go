@@ -147,12 +147,16 @@ func keepLiveSelector(ctx context.Context, c *clients, objs []*renderedObject, l
 	if dep == nil {
 		return false, nil
 	}
-	live, err := c.apps.Deployments(dep.GetNamespace()).Get(ctx, dep.GetName(), metav1.GetOptions{})
+	u, err := c.dynamic.Resource(deploymentsResource).Namespace(dep.GetNamespace()).Get(ctx, dep.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("reading Deployment %s/%s: %w", dep.GetNamespace(), dep.GetName(), err)
+	}
+	live, err := fromUnstructured[appsv1.Deployment](u)
+	if err != nil {
+		return false, err
 	}
 	if live.Spec.Selector == nil {
 		return false, nil
@@ -196,7 +200,7 @@ func takeOverFromRill(ctx context.Context, c *clients, objs []*renderedObject, l
 		if ro.slot.field == "pvc" {
 			continue
 		}
-		gvr, err := c.resourceFor(ro.obj.GroupVersionKind())
+		gvr, err := c.resourceFor(ctx, ro.obj.GroupVersionKind())
 		if err != nil {
 			return err
 		}

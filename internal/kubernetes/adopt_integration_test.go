@@ -39,7 +39,7 @@ func TestIntegrationRillShapedTemplatesApply(t *testing.T) {
 	e.provision(e.p, r, opts)
 	e.awaitReady(r)
 
-	dep, err := e.c.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
+	dep, err := e.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestIntegrationAdoptRuntimeOfRillAdmin(t *testing.T) {
 			if after := e.uids(pid); !reflect.DeepEqual(after, before) {
 				t.Fatalf("objects replaced: UIDs %v, before %v", after, before)
 			}
-			dep, err := e.c.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
+			dep, err := e.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,7 +141,7 @@ func TestIntegrationAdoptRuntimeOfRillAdmin(t *testing.T) {
 			if !reflect.DeepEqual(dep.Spec.Selector.MatchLabels, rillSelector) {
 				t.Errorf("selector %v: Rill's %v must be kept (it is immutable)", dep.Spec.Selector.MatchLabels, rillSelector)
 			}
-			svc, err := e.c.core.Services(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
+			svc, err := e.core.Services(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -167,17 +167,17 @@ func TestIntegrationAdoptRuntimeOfRillAdmin(t *testing.T) {
 func (e *env) uids(pid string) map[string]string {
 	e.t.Helper()
 	out := map[string]string{}
-	dep, err := e.c.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
+	dep, err := e.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	out["deployment"] = string(dep.UID)
-	pvc, err := e.c.core.PersistentVolumeClaims(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
+	pvc, err := e.core.PersistentVolumeClaims(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	out["pvc"] = string(pvc.UID)
-	svc, err := e.c.core.Services(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
+	svc, err := e.core.Services(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*rendered
 				res.warnings = append(res.warnings, warning)
 			}
 		}
-		gvr, err := c.resourceFor(obj.GroupVersionKind())
+		gvr, err := c.resourceFor(ctx, obj.GroupVersionKind())
 		if err != nil {
 			return nil, fmt.Errorf("applying %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 		}
@@ -63,12 +63,16 @@ func keepLargerVolume(ctx context.Context, c *clients, obj *unstructured.Unstruc
 	if err != nil {
 		return 0, "", err
 	}
-	live, err := c.core.PersistentVolumeClaims(obj.GetNamespace()).Get(ctx, obj.GetName(), metav1.GetOptions{})
+	u, err := c.dynamic.Resource(pvcsResource).Namespace(obj.GetNamespace()).Get(ctx, obj.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return want.Value(), "", nil
 	}
 	if err != nil {
 		return 0, "", fmt.Errorf("reading PersistentVolumeClaim %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
+	}
+	live, err := fromUnstructured[corev1.PersistentVolumeClaim](u)
+	if err != nil {
+		return 0, "", err
 	}
 	have, ok := live.Spec.Resources.Requests[corev1.ResourceStorage]
 	if !ok || have.Cmp(want) <= 0 {

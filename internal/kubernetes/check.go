@@ -29,14 +29,14 @@ func (p *Provisioner) Check(ctx context.Context) error {
 	if err := serverVersion(ctx, c); err != nil {
 		return fmt.Errorf("cannot reach the Kubernetes API server at %s: %w", c.config.Host, err)
 	}
-	if _, err := c.apps.Deployments(p.spec.Namespace).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+	if _, err := c.dynamic.Resource(deploymentsResource).Namespace(p.spec.Namespace).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
 		return fmt.Errorf("cannot list deployments in namespace %q: %w", p.spec.Namespace, err)
 	}
 	return nil
 }
 
 func serverVersion(ctx context.Context, c *clients) error {
-	_, err := c.discovery.RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
+	_, err := c.rest.Get().AbsPath("/version").Do(ctx).Raw()
 	return err
 }
 
@@ -238,7 +238,7 @@ func (p *Provisioner) readLive(ctx context.Context, c *clients, ns string, names
 	}
 	gvrs := make([]schema.GroupVersionResource, len(p.templates.templates))
 	for i, mt := range p.templates.templates {
-		gvr, err := c.resourceFor(mt.gvk)
+		gvr, err := c.resourceFor(ctx, mt.gvk)
 		if err != nil {
 			return nil, err
 		}

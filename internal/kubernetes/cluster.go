@@ -25,11 +25,11 @@ func (p *Provisioner) clusterID(ctx context.Context, c *clients) (string, error)
 	if p.clusterUID != nil {
 		return *p.clusterUID, nil
 	}
-	ns, err := c.core.Namespaces().Get(ctx, identityNamespace, metav1.GetOptions{})
+	ns, err := c.dynamic.Resource(namespacesResource).Get(ctx, identityNamespace, metav1.GetOptions{})
 	var uid string
 	switch {
 	case err == nil:
-		uid = string(ns.UID)
+		uid = string(ns.GetUID())
 	case apierrors.IsForbidden(err), apierrors.IsNotFound(err):
 		// Credentials without that right, or an API server without kube-system (not a full cluster).
 		p.logger.Warn("cannot read the cluster's identity (the UID of namespace kube-system), so runtimes are not checked against "+

@@ -18,7 +18,7 @@ import (
 // that pair of UIDs. A state from before identities adopts the cluster on the next refresh.
 func TestIntegrationARuntimeInAnotherClusterIsAnErrorNeverGone(t *testing.T) {
 	e := newEnv(t, "")
-	ks, err := e.c.core.Namespaces().Get(e.ctx, "kube-system", metav1.GetOptions{})
+	ks, err := e.core.Namespaces().Get(e.ctx, "kube-system", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 	for i := len(p.templates.templates) - 1; i >= 0; i-- {
 		mt := p.templates.templates[i]
 		name := mt.slot.name(names)
-		gvr, err := c.resourceFor(mt.gvk)
+		gvr, err := c.resourceFor(ctx, mt.gvk)
 		if err != nil {
 			if meta.IsNoMatchError(errors.Unwrap(err)) {
 				continue // the cluster does not serve the kind: no such object can exist

@@ -26,6 +26,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ci"
@@ -41,6 +43,9 @@ type env struct {
 	ns  string
 	p   *Provisioner
 	c   *clients
+	// Typed clients for the tests' own reads and edits (the provisioner has none: see clients).
+	core corev1client.CoreV1Interface
+	apps appsv1client.AppsV1Interface
 }
 
 // newEnv creates a namespace and a provisioner for it; extraSpec is appended to the spec object.
@@ -57,11 +62,17 @@ func newEnv(t *testing.T, extraSpec string) *env {
 		t.Fatal(err)
 	}
 	e.c = c
-	if _, err := c.core.Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+	if e.core, err = corev1client.NewForConfig(c.config); err != nil {
+		t.Fatal(err)
+	}
+	if e.apps, err = appsv1client.NewForConfig(c.config); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.core.Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = c.core.Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+		_ = e.core.Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 	})
 	return e
 }
@@ -128,7 +139,7 @@ func pidOf(r *provisioner.Resource) string {
 
 func (e *env) pvcSize(r *provisioner.Resource) int64 {
 	e.t.Helper()
-	pvc, err := e.c.core.PersistentVolumeClaims(e.ns).Get(e.ctx, "runtime-"+pidOf(r), metav1.GetOptions{})
+	pvc, err := e.core.PersistentVolumeClaims(e.ns).Get(e.ctx, "runtime-"+pidOf(r), metav1.GetOptions{})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -149,7 +160,7 @@ func TestIntegrationProvisionTwoRuntimes(t *testing.T) {
 		tag   string
 	}{{r1, out1, 1, "v0.50.0"}, {r2, out2, 2, "latest"}} {
 		pid := pidOf(tc.r)
-		dep, err := e.c.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
+		dep, err := e.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,9 +230,9 @@ func TestIntegrationProvisionTwoRuntimes(t *testing.T) {
 	}
 
 	// Idempotent: the same args again change nothing, and CheckResource agrees with Provision.
-	before, _ := e.c.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pidOf(r1), metav1.GetOptions{})
+	before, _ := e.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pidOf(r1), metav1.GetOptions{})
 	again := e.provision(e.p, r1, args(1, "v0.50.0", false))
-	after, _ := e.c.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pidOf(r1), metav1.GetOptions{})
+	after, _ := e.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pidOf(r1), metav1.GetOptions{})
 	if before.ResourceVersion != after.ResourceVersion {
 		t.Errorf("a repeated Provision changed the Deployment (resourceVersion %s -> %s)", before.ResourceVersion, after.ResourceVersion)
 	}
@@ -272,7 +283,7 @@ func TestIntegrationSlotsGrowTheVolumeButNeverShrinkIt(t *testing.T) {
 	if out.Config["storage_bytes"] != 80*gib || out.Config["cpu"] != 1 || out.Config["memory_gb"] != 4 {
 		t.Fatalf("config %v", out.Config)
 	}
-	dep, _ := e.c.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pidOf(r), metav1.GetOptions{})
+	dep, _ := e.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pidOf(r), metav1.GetOptions{})
 	if cpu := dep.Spec.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU]; cpu.Value() != 1 {
 		t.Fatalf("cpu %s after going back to 1 slot", cpu.String())
 	}
@@ -293,7 +304,7 @@ func TestIntegrationVersionChangeUpdatesTheImage(t *testing.T) {
 	e.awaitReady(r)
 	out := e.provision(e.p, r, &provisioner.ResourceOptions{Args: args(1, "", false).Args, RillVersion: "v2"})
 	e.awaitReady(r)
-	dep, err := e.c.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pidOf(r), metav1.GetOptions{})
+	dep, err := e.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pidOf(r), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +327,7 @@ func TestIntegrationHibernateScalesToZeroAndBack(t *testing.T) {
 
 	e.provision(e.p, r, args(1, "v1", true))
 	e.awaitReady(r)
-	dep, _ := e.c.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pidOf(r), metav1.GetOptions{})
+	dep, _ := e.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pidOf(r), metav1.GetOptions{})
 	if *dep.Spec.Replicas != 0 || dep.Status.Replicas != 0 {
 		t.Fatalf("hibernated: spec %d replicas, status %d", *dep.Spec.Replicas, dep.Status.Replicas)
 	}
@@ -333,7 +344,7 @@ func TestIntegrationHibernateScalesToZeroAndBack(t *testing.T) {
 
 	e.provision(e.p, r, args(1, "v1", false))
 	e.awaitReady(r)
-	dep, _ = e.c.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pidOf(r), metav1.GetOptions{})
+	dep, _ = e.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pidOf(r), metav1.GetOptions{})
 	if !RolledOut(dep, false) {
 		t.Fatalf("woken up: %+v", dep.Status)
 	}
@@ -347,7 +358,7 @@ func TestIntegrationDeletedDeploymentIsDriftAndAllObjectsDeletedIsNotFound(t *te
 	e.provision(e.p, r, args(1, "v1", false))
 	pid := pidOf(r)
 	name := "runtime-" + pid
-	pvc, err := e.c.core.PersistentVolumeClaims(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+	pvc, err := e.core.PersistentVolumeClaims(e.ns).Get(e.ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +379,7 @@ func TestIntegrationDeletedDeploymentIsDriftAndAllObjectsDeletedIsNotFound(t *te
 
 	e.provision(e.p, r, args(1, "v1", false))
 	e.awaitReady(r)
-	after, err := e.c.core.PersistentVolumeClaims(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+	after, err := e.core.PersistentVolumeClaims(e.ns).Get(e.ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +436,7 @@ func TestIntegrationChecksShareOneSnapshot(t *testing.T) {
 	// The managed-by label edited by hand on one runtime's Service: the LIST no longer selects it.
 	edited := "runtime-" + pidOf(rs[0])
 	patch := []byte(`{"metadata":{"labels":{"app.kubernetes.io/managed-by":"edited-by-hand"}}}`)
-	if _, err := e.c.core.Services(e.ns).Patch(e.ctx, edited, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if _, err := e.core.Services(e.ns).Patch(e.ctx, edited, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -656,11 +667,11 @@ func TestIntegrationCheckResourceReportsDriftAndProvisionRepairsIt(t *testing.T)
 
 	// An image edited by hand shows as a different version, and as drift.
 	patch := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"runtime","image":"rilldata/rill:hacked"}]}}}}`)
-	if _, err := e.c.apps.Deployments(e.ns).Patch(e.ctx, "runtime-"+pid, types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+	if _, err := e.apps.Deployments(e.ns).Patch(e.ctx, "runtime-"+pid, types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
 		t.Fatal(err)
 	}
 	// A Service deleted by hand shows as drift.
-	if err := e.c.core.Services(e.ns).Delete(e.ctx, "runtime-"+pid, metav1.DeleteOptions{}); err != nil {
+	if err := e.core.Services(e.ns).Delete(e.ctx, "runtime-"+pid, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	checked, err := e.p.CheckResource(e.ctx, r, args(1, "v1", false))
@@ -869,7 +880,7 @@ func TestIntegrationCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	const sa = "no-permissions"
-	if _, err := e.c.core.ServiceAccounts(e.ns).Create(e.ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
+	if _, err := e.core.ServiceAccounts(e.ns).Create(e.ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	err := e.provisionerAs(sa).Check(e.ctx)

@@ -23,21 +23,21 @@ func (p *Provisioner) Allocated(ctx context.Context) ([]provisioner.Allocated, e
 		return nil, err
 	}
 	ns := p.spec.Namespace
-	list, err := c.apps.Deployments(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelManagedBy + "=" + ManagedByValue})
+	list, err := c.dynamic.Resource(deploymentsResource).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelManagedBy + "=" + ManagedByValue})
 	if err != nil {
 		return nil, fmt.Errorf("listing the runtimes' Deployments in namespace %s: %w", ns, err)
 	}
 	owner := p.NameInSet()
 	out := []provisioner.Allocated{}
 	for _, d := range list.Items {
-		pid := d.Labels[LabelInstance]
-		if pid == "" || (d.Annotations[AnnotationProvisioner] != "" && d.Annotations[AnnotationProvisioner] != owner) {
+		pid, annotations := d.GetLabels()[LabelInstance], d.GetAnnotations()
+		if pid == "" || (annotations[AnnotationProvisioner] != "" && annotations[AnnotationProvisioner] != owner) {
 			continue
 		}
-		slots, _ := strconv.Atoi(d.Annotations[AnnotationSlots])
+		slots, _ := strconv.Atoi(annotations[AnnotationSlots])
 		out = append(out, provisioner.Allocated{
-			ID: resourceIDFor(pid), Type: provisioner.ResourceTypeRuntime, Name: d.Annotations[AnnotationName],
-			Provisioner: owner, Host: p.spec.RuntimeURL(pid), Slots: slots, CreatedAt: d.CreationTimestamp.UTC(),
+			ID: resourceIDFor(pid), Type: provisioner.ResourceTypeRuntime, Name: annotations[AnnotationName],
+			Provisioner: owner, Host: p.spec.RuntimeURL(pid), Slots: slots, CreatedAt: d.GetCreationTimestamp().UTC(),
 		})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })

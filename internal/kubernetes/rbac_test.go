@@ -16,7 +16,6 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 	authenticationv1 "k8s.io/api/authentication/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -42,7 +41,7 @@ func TestIntegrationTheExampleRBACIsEnough(t *testing.T) {
 	if err := p.AwaitReady(e.ctx, r); err != nil {
 		t.Fatalf("AwaitReady as the ServiceAccount: %v", err)
 	}
-	if ks, err := e.c.core.Namespaces().Get(e.ctx, identityNamespace, metav1.GetOptions{}); err != nil || r.State[StateClusterID] != string(ks.UID) {
+	if ks, err := e.core.Namespaces().Get(e.ctx, identityNamespace, metav1.GetOptions{}); err != nil || r.State[StateClusterID] != string(ks.UID) {
 		t.Fatalf("as the ServiceAccount, the runtime recorded cluster %v; want the kube-system UID (%v)", r.State[StateClusterID], err)
 	}
 	if err := p.Check(e.ctx); err != nil {
@@ -108,11 +107,11 @@ func (e *env) applyExampleRBAC(keepVerb func(string) bool) {
 		if len(obj.Object) == 0 {
 			continue
 		}
-		mapping, err := e.c.mapper.RESTMapping(obj.GroupVersionKind().GroupKind(), obj.GroupVersionKind().Version)
+		mapping, err := e.c.mapper.mapping(e.ctx, obj.GroupVersionKind())
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		clusterScoped := mapping.Scope.Name() != meta.RESTScopeNameNamespace
+		clusterScoped := !mapping.namespaced
 		if clusterScoped {
 			obj.SetName(obj.GetName() + "-" + e.ns)
 		} else {
@@ -144,9 +143,9 @@ func (e *env) applyExampleRBAC(keepVerb func(string) bool) {
 			}
 			_ = unstructured.SetNestedSlice(obj.Object, keptRules, "rules")
 		}
-		client := e.c.dynamic.Resource(mapping.Resource).Namespace(e.ns)
+		client := e.c.dynamic.Resource(mapping.resource).Namespace(e.ns)
 		if clusterScoped {
-			client = e.c.dynamic.Resource(mapping.Resource)
+			client = e.c.dynamic.Resource(mapping.resource)
 			name := obj.GetName()
 			e.t.Cleanup(func() { _ = client.Delete(context.Background(), name, metav1.DeleteOptions{}) })
 		}
@@ -161,7 +160,7 @@ func (e *env) applyExampleRBAC(keepVerb func(string) bool) {
 func (e *env) provisionerAs(serviceAccount string) *Provisioner {
 	e.t.Helper()
 	expiry := int64(600)
-	tok, err := e.c.core.ServiceAccounts(e.ns).CreateToken(e.ctx, serviceAccount,
+	tok, err := e.core.ServiceAccounts(e.ns).CreateToken(e.ctx, serviceAccount,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
 	if err != nil {
 		e.t.Fatalf("TokenRequest for %s: %v", serviceAccount, err)

@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
@@ -113,7 +114,7 @@ var (
 )
 
 func (w *rolloutWatch) listAndWatch(ctx context.Context) error {
-	deps := w.c.apps.Deployments(w.ns)
+	deps := w.c.dynamic.Resource(deploymentsResource).Namespace(w.ns)
 	list, err := deps.List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", w.name).String()})
 	if err != nil {
 		return w.apiError(ctx, err)
@@ -121,7 +122,9 @@ func (w *rolloutWatch) listAndWatch(ctx context.Context) error {
 	if len(list.Items) == 0 {
 		return fmt.Errorf("deployment %s/%s does not exist (deleted while waiting?)", w.ns, w.name)
 	}
-	w.dep = &list.Items[0]
+	if w.dep, err = fromUnstructured[appsv1.Deployment](&list.Items[0]); err != nil {
+		return err
+	}
 	selector, err := metav1.LabelSelectorAsSelector(w.dep.Spec.Selector)
 	if err != nil {
 		return fmt.Errorf("deployment %s/%s has an invalid selector: %w", w.ns, w.name, err)
@@ -148,7 +151,7 @@ func (w *rolloutWatch) listAndWatch(ctx context.Context) error {
 
 	dw, err := deps.Watch(ctx, metav1.ListOptions{
 		FieldSelector:   fields.OneTermEqualSelector("metadata.name", w.name).String(),
-		ResourceVersion: list.ResourceVersion,
+		ResourceVersion: list.GetResourceVersion(),
 	})
 	if err != nil {
 		return w.apiError(ctx, err)
@@ -175,8 +178,10 @@ func (w *rolloutWatch) listAndWatch(ctx context.Context) error {
 			case watch.Deleted:
 				return fmt.Errorf("deployment %s/%s was deleted while waiting for it", w.ns, w.name)
 			case watch.Added, watch.Modified:
-				if d, ok := ev.Object.(*appsv1.Deployment); ok {
-					w.dep = d
+				if u, ok := ev.Object.(*unstructured.Unstructured); ok {
+					if w.dep, err = fromUnstructured[appsv1.Deployment](u); err != nil {
+						return err
+					}
 					w.refreshHash(ctx, false)
 				}
 			}
@@ -188,11 +193,15 @@ func (w *rolloutWatch) listAndWatch(ctx context.Context) error {
 			case watch.Error:
 				return errRelist
 			case watch.Deleted:
-				if pod, ok := ev.Object.(*corev1.Pod); ok {
-					delete(w.pods, pod.Name)
+				if u, ok := ev.Object.(*unstructured.Unstructured); ok {
+					delete(w.pods, u.GetName())
 				}
 			case watch.Added, watch.Modified:
-				if pod, ok := ev.Object.(*corev1.Pod); ok {
+				if u, ok := ev.Object.(*unstructured.Unstructured); ok {
+					pod, err := fromUnstructured[corev1.Pod](u)
+					if err != nil {
+						return err
+					}
 					w.pods[pod.Name] = pod
 					if w.hash == "" {
 						w.refreshHash(ctx, false)
@@ -209,7 +218,7 @@ func (w *rolloutWatch) listAndWatch(ctx context.Context) error {
 // watchPods lists the Deployment's pods and opens a watch on them. It returns a nil watch (and
 // disables pod checks) when the credentials may not read pods.
 func (w *rolloutWatch) watchPods(ctx context.Context, selector labels.Selector) (watch.Interface, error) {
-	pods := w.c.core.Pods(w.ns)
+	pods := w.c.dynamic.Resource(podsResource).Namespace(w.ns)
 	opts := metav1.ListOptions{LabelSelector: selector.String()}
 	list, err := pods.List(ctx, opts)
 	if apierrors.IsForbidden(err) {
@@ -222,9 +231,13 @@ func (w *rolloutWatch) watchPods(ctx context.Context, selector labels.Selector) 
 	}
 	w.pods = make(map[string]*corev1.Pod, len(list.Items))
 	for i := range list.Items {
-		w.pods[list.Items[i].Name] = &list.Items[i]
+		pod, err := fromUnstructured[corev1.Pod](&list.Items[i])
+		if err != nil {
+			return nil, err
+		}
+		w.pods[pod.Name] = pod
 	}
-	opts.ResourceVersion = list.ResourceVersion
+	opts.ResourceVersion = list.GetResourceVersion()
 	pw, err := pods.Watch(ctx, opts)
 	if err != nil {
 		return nil, w.apiError(ctx, err)
@@ -257,16 +270,17 @@ func (w *rolloutWatch) refreshHash(ctx context.Context, force bool) {
 	if err != nil {
 		return
 	}
-	rsList, err := w.c.apps.ReplicaSets(w.ns).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	rsList, err := w.c.dynamic.Resource(replicaSetsResource).Namespace(w.ns).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
 	if err != nil {
 		w.log.Debug("cannot list ReplicaSets; pod checks wait until the current one is known", zap.Error(err))
 		return
 	}
-	for _, rs := range rsList.Items {
-		if !metav1.IsControlledBy(&rs, w.dep) || rs.Annotations[revisionAnnotation] != rev {
+	for i := range rsList.Items {
+		rs := &rsList.Items[i]
+		if !metav1.IsControlledBy(rs, w.dep) || rs.GetAnnotations()[revisionAnnotation] != rev {
 			continue
 		}
-		w.hash = rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+		w.hash = rs.GetLabels()[appsv1.DefaultDeploymentUniqueLabelKey]
 	}
 }
 
