@@ -633,7 +633,20 @@ func (e *env) recordingProvisioner(extraSpec string) (*Provisioner, *requestLog)
 // API server, and among them the GETs of a single object.
 func (e *env) countingProvisioner(extraSpec string) (p *Provisioner, requests, singleGets *atomic.Int64) {
 	requests, singleGets = &atomic.Int64{}, &atomic.Int64{}
-	p = e.provisioner(extraSpec, zaptest.NewLogger(e.t))
+	p = e.observedProvisioner(extraSpec, func(req *http.Request) {
+		requests.Add(1)
+		// .../namespaces/<ns>/<resource>/<name>: a GET of one object (a LIST ends at <resource>).
+		if parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/"); req.Method == http.MethodGet && len(parts) >= 3 && parts[len(parts)-3] == e.ns {
+			singleGets.Add(1)
+		}
+	})
+	return p, requests, singleGets
+}
+
+// observedProvisioner returns a provisioner for the env's namespace that calls observe with each of
+// its requests to the API server before sending it.
+func (e *env) observedProvisioner(extraSpec string, observe func(*http.Request)) *Provisioner {
+	p := e.provisioner(extraSpec, zaptest.NewLogger(e.t))
 	p.clients.build = func(spec *Spec) (*clients, error) {
 		cfg, err := restConfig(spec)
 		if err != nil {
@@ -641,17 +654,13 @@ func (e *env) countingProvisioner(extraSpec string) (p *Provisioner, requests, s
 		}
 		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 			return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-				requests.Add(1)
-				// .../namespaces/<ns>/<resource>/<name>: a GET of one object (a LIST ends at <resource>).
-				if parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/"); req.Method == http.MethodGet && len(parts) >= 3 && parts[len(parts)-3] == e.ns {
-					singleGets.Add(1)
-				}
+				observe(req)
 				return rt.RoundTrip(req)
 			})
 		})
 		return clientsFor(cfg)
 	}
-	return p, requests, singleGets
+	return p
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
