@@ -3,6 +3,7 @@ package resources_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -113,6 +114,7 @@ func TestAccRuntime_interruptedUpdateConverges(t *testing.T) {
 			at := killApplyWhen(t, w, ledger, who, func(allocs map[string]*database.Allocation) bool {
 				return allocationsWithSlots(allocs, 2) >= resizeRuntimes/4
 			}, 2*time.Minute)
+			recoverUnreadableState(t, w)
 			allocs, err := ledgerAllocations(t, ledger)
 			if err != nil {
 				t.Fatal(err)
@@ -224,6 +226,7 @@ func runKilledApplies(t *testing.T, ledger string, who victim, kills int) {
 		}
 		at := killApply(t, w, ledger, who, target, after)
 		t.Logf("round %d: killed %s %s", round, who, at)
+		recoverUnreadableState(t, w)
 	}
 
 	// One plain apply converges.
@@ -366,4 +369,70 @@ func checkNothingTainted(t *testing.T, w *workspace) {
 	if strings.Contains(state, `"status": "tainted"`) {
 		t.Errorf("the state holds tainted runtimes:\n%s", state)
 	}
+}
+
+// The guide's recovery from a state file a kill cut short, made deterministic: after applies of 5 and
+// then 10 named runtimes, terraform.tfstate is cut in half as a kill during Terraform's write leaves it.
+// Terraform then refuses to run; the guide's steps (the backup, with 5 runtimes, back in place) and one
+// plain apply bring state == ledger == 10, and an empty plan.
+func TestAccRuntime_stateCutShortByAKillIsRecoveredAsTheGuideSays(t *testing.T) {
+	requireAcc(t)
+	ledger := sqliteLedger(t)
+	w := newWorkspace(t)
+	t.Cleanup(func() {
+		if out, err := w.run("destroy", "-auto-approve"); err != nil {
+			t.Errorf("destroy: %v\n%s", err, out)
+		}
+	})
+	config := func(n int) string {
+		return strings.Replace(resizeConfig(ledger, 1), fmt.Sprintf("count = %d", resizeRuntimes), fmt.Sprintf("count = %d", n), 1)
+	}
+	w.write("main.tf", config(5))
+	w.must("apply", "-auto-approve")
+	w.write("main.tf", config(10))
+	w.must("apply", "-auto-approve")
+
+	path := filepath.Join(w.dir, "terraform.tfstate")
+	state, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, state[:len(state)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := w.run("plan", "-no-color"); err == nil || !strings.Contains(out, "Unsupported state file format") {
+		t.Fatalf("plan on a state cut in half: want Terraform's \"Unsupported state file format\", got (%v):\n%s", err, out)
+	}
+	recoverUnreadableState(t, w)
+	if n := len(w.runtimesInState()); n != 5 {
+		t.Fatalf("the backup holds %d runtimes, want the 5 of the apply before", n)
+	}
+	w.must("apply", "-auto-approve")
+	w.checkStateEqualsLedger(ledger, 10)
+	if out, err := w.run("plan", "-detailed-exitcode"); err != nil {
+		t.Fatalf("the plan after recovery is not empty (%v):\n%s", err, out)
+	}
+}
+
+// recoverUnreadableState does what docs/guides/recovering-orphaned-runtimes.md says when a kill cut
+// Terraform's own state write short (the local backend rewrites terraform.tfstate in place,
+// hashicorp/terraform#34266, so the file can end mid-JSON): the broken file moves aside and the backup
+// Terraform keeps of the state before that write takes its place (none when that is unreadable too).
+func recoverUnreadableState(t *testing.T, w *workspace) {
+	t.Helper()
+	state, err := os.ReadFile(filepath.Join(w.dir, "terraform.tfstate"))
+	if err != nil || len(state) == 0 || json.Valid(state) {
+		return
+	}
+	if err := os.Rename(filepath.Join(w.dir, "terraform.tfstate"), filepath.Join(w.dir, "terraform.tfstate.broken")); err != nil {
+		t.Fatal(err)
+	}
+	restored := "no state"
+	if backup, err := os.ReadFile(filepath.Join(w.dir, "terraform.tfstate.backup")); err == nil && json.Valid(backup) {
+		if err := os.WriteFile(filepath.Join(w.dir, "terraform.tfstate"), backup, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		restored = "terraform.tfstate.backup"
+	}
+	t.Logf("the kill left terraform.tfstate unreadable (%d bytes, cut mid-JSON): moved aside, continuing from %s as the guide says", len(state), restored)
 }
