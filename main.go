@@ -2,17 +2,15 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"log"
 	"os"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
-
 	"github.com/rill-provisioner/terraform-provider-rill/internal/gctune"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/lifeline"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/pluginserver"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provider"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/rillmigrate"
 )
@@ -49,10 +47,9 @@ func main() {
 	if !debug {
 		exitWhenTerraformIsGone()
 	}
-	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
-		Address: "registry.terraform.io/rill-provisioner/rill",
-		Debug:   debug,
-	})
+	// providerserver.Serve, with each per-resource RPC's context released when it returns (see
+	// internal/pluginserver: the framework keeps them otherwise).
+	err := pluginserver.Serve("registry.terraform.io/rill-provisioner/rill", provider.New(version), debug)
 	// Close provisioners and ledger connections once Terraform is done with the plugin.
 	provider.CloseAll()
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/pluginserver"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provider"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ci"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
@@ -28,9 +29,11 @@ func TestMain(m *testing.M) {
 }
 
 // providerFactories serve the provider in-process, so the real Terraform CLI (TF_ACC_TERRAFORM_PATH)
-// talks to the code under test.
+// talks to the code under test, through the same wrapper as main.go (internal/pluginserver).
 var providerFactories = map[string]func() (tfprotov6.ProviderServer, error){
-	"rill": providerserver.NewProtocol6WithError(provider.New("test")()),
+	"rill": func() (tfprotov6.ProviderServer, error) {
+		return pluginserver.Wrap(providerserver.NewProtocol6(provider.New("test")())()), nil
+	},
 }
 
 // host is a static pool host for the tests' pools.

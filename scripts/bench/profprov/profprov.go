@@ -11,7 +11,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"log"
@@ -22,9 +21,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
-
 	"github.com/rill-provisioner/terraform-provider-rill/internal/gctune"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/pluginserver"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provider"
 )
 
@@ -47,10 +45,7 @@ func main() {
 		go sampleHeap(filepath.Join(dir, fmt.Sprintf("heap-%d.pprof", os.Getpid())))
 	}
 
-	err := providerserver.Serve(context.Background(), provider.New("bench"), providerserver.ServeOpts{
-		Address: "registry.terraform.io/rill-provisioner/rill",
-		Debug:   debug,
-	})
+	err := pluginserver.Serve("registry.terraform.io/rill-provisioner/rill", provider.New("bench"), debug)
 	provider.CloseAll()
 
 	if prof != nil {
