@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -17,20 +18,91 @@ import (
 // not hold a plan up.
 const planCapacityTimeout = 30 * time.Second
 
+// capacityMaxAge is how old a pool's capacity read may be for the plan-time check to use it again.
+// Reading the pool's use is a read of its whole ledger, so one read per planned runtime made the
+// plans of N new runtimes cost O(N^2) (at 1,000 runtimes, 42% of the provider's CPU in an apply,
+// BENCHMARKS.md): the plans of a command share a read instead, at most this old.
+const capacityMaxAge = time.Second
+
+// capacityReads shares the plan-time capacity reads of one Terraform command (the Client a Configure
+// builds) per provisioner. Nothing in a plan writes to a ledger, so within a plan a shared read is
+// what each plan would have read. In an apply, the Creates between two plans only take slots: a read
+// up to capacityMaxAge old can miss a warning that the Create's own error then replaces, never warn
+// wrongly. Updates and Deletes can free slots, and drop the provisioner's read (forget).
+type capacityReads struct {
+	mu     sync.Mutex
+	reads  map[string]*capacityRead
+	maxAge time.Duration // capacityMaxAge unless a test sets it
+}
+
+// capacityRead is one Capacity call, shared by the callers that came while it was running or fresh.
+type capacityRead struct {
+	done    chan struct{} // closed when hosts and err are set
+	started time.Time
+	hosts   []provisioner.HostCapacity
+	err     error
+}
+
+// get returns the capacity of provisioner name: a read at most maxAge old (waiting for one in
+// progress), else a new one.
+func (c *capacityReads) get(ctx context.Context, name string, cr provisioner.CapacityReporter) ([]provisioner.HostCapacity, error) {
+	maxAge := c.maxAge
+	if maxAge == 0 {
+		maxAge = capacityMaxAge
+	}
+	c.mu.Lock()
+	r, ok := c.reads[name]
+	if !ok || (isClosed(r.done) && time.Since(r.started) > maxAge) {
+		r = &capacityRead{done: make(chan struct{}), started: time.Now()}
+		if c.reads == nil {
+			c.reads = map[string]*capacityRead{}
+		}
+		c.reads[name] = r
+		c.mu.Unlock()
+		r.hosts, r.err = cr.Capacity(ctx)
+		close(r.done)
+		return r.hosts, r.err
+	}
+	c.mu.Unlock()
+	select {
+	case <-r.done:
+		return r.hosts, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// forget drops the read of provisioner name: its ledger changed in a way that may have freed slots.
+func (c *capacityReads) forget(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.reads, name)
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
 // warnIfNoRoom warns at plan time when a new runtime of `slots` slots fits on no host of a
 // fixed-capacity pool (provisioner.CapacityReporter) as the ledger stands, so that a pool that is too
 // small shows in the plan rather than half-way through the apply. It is a warning, not an error: the
 // same apply may free slots before it creates (a replacement, a destroyed runtime) and another
 // pipeline may free or take slots between plan and apply. Each runtime is checked on its own, not
-// the sum of the plan. It only reads; a ledger that cannot be read skips the check (Read reports it).
-func warnIfNoRoom(ctx context.Context, p provisioner.Provisioner, name string, slots int, diags *diag.Diagnostics) {
+// the sum of the plan. It only reads, through the command's shared reads (capacityReads); a ledger
+// that cannot be read skips the check (Read reports it).
+func warnIfNoRoom(ctx context.Context, reads *capacityReads, p provisioner.Provisioner, name string, slots int, diags *diag.Diagnostics) {
 	cr, ok := p.(provisioner.CapacityReporter)
 	if !ok || slots < 1 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, planCapacityTimeout)
 	defer cancel()
-	hosts, err := cr.Capacity(ctx)
+	hosts, err := reads.get(ctx, name, cr)
 	if err != nil {
 		tflog.Debug(ctx, "plan-time capacity check skipped: the ledger could not be read", map[string]any{"provisioner": name, "error": err.Error()})
 		return

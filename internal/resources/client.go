@@ -25,6 +25,10 @@ type Client struct {
 	RillVersion string
 	// Unknown is set when the provider block depends on values not known until apply.
 	Unknown bool
+
+	// capacity shares the plan-time capacity reads of the command this Client serves (Configure
+	// builds one Client per Terraform command).
+	capacity capacityReads
 }
 
 // Names returns the provisioner names, sorted.

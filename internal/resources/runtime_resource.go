@@ -106,7 +106,7 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	}
 	if (stateName == nil || replace) && !plan.Slots.IsUnknown() && !plan.Slots.IsNull() {
 		if _, p, err := r.client.Resolve(resolved, provisioner.ResourceTypeRuntime); err == nil {
-			warnIfNoRoom(ctx, p, resolved, slotsOf(plan.Slots), &resp.Diagnostics)
+			warnIfNoRoom(ctx, &r.client.capacity, p, resolved, slotsOf(plan.Slots), &resp.Diagnostics)
 		}
 	}
 
@@ -261,6 +261,7 @@ func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest
 	tflog.Info(c.ctx, "updating runtime", map[string]any{"slots": slotsOf(plan.Slots), "previous_slots": slotsOf(state.Slots)})
 
 	res, err := c.p.Provision(c.ctx, &provisioner.Resource{ID: state.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: c.privState, Config: configOf(&state)}, opts)
+	r.client.capacity.forget(c.name) // a resize may have freed slots
 	if err != nil {
 		resp.Diagnostics.AddError("Updating the runtime failed", fmt.Sprintf("Provisioner %q, runtime %s (unchanged): %v", c.name, state.ID.ValueString(), err))
 		return
@@ -293,7 +294,9 @@ func (r *RuntimeResource) Delete(ctx context.Context, req resource.DeleteRequest
 	}
 	defer c.cancel()
 	tflog.Info(c.ctx, "deprovisioning runtime")
-	if err := c.p.Deprovision(c.ctx, &provisioner.Resource{ID: state.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: c.privState, Config: configOf(&state)}); err != nil {
+	err := c.p.Deprovision(c.ctx, &provisioner.Resource{ID: state.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: c.privState, Config: configOf(&state)})
+	r.client.capacity.forget(c.name) // slots freed: the next plan-time check must see them
+	if err != nil {
 		resp.Diagnostics.AddError("Deprovisioning the runtime failed", fmt.Sprintf("Provisioner %q, runtime %s: %v", c.name, state.ID.ValueString(), err))
 	}
 }

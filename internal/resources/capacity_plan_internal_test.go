@@ -1,0 +1,97 @@
+package resources
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	_ "github.com/rill-provisioner/terraform-provider-rill/internal/static" // the "static" provisioner type
+)
+
+// countingPool is a real static pool that counts its Capacity reads (each a read of the whole ledger).
+type countingPool struct {
+	provisioner.Provisioner
+	reads atomic.Int32
+}
+
+func (p *countingPool) Capacity(ctx context.Context) ([]provisioner.HostCapacity, error) {
+	p.reads.Add(1)
+	return p.Provisioner.(provisioner.CapacityReporter).Capacity(ctx)
+}
+
+// onePool is a static pool of one host with one slot, on a fresh SQLite ledger.
+func onePool(t *testing.T) *countingPool {
+	t.Helper()
+	ctx := context.Background()
+	db, err := database.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "ledger.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	set, err := provisioner.NewSet(`{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://h1.test:9091", "slots": 1}]}}}`, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &countingPool{Provisioner: set["pool"]}
+}
+
+func noRoomWarning(t *testing.T, reads *capacityReads, p provisioner.Provisioner) bool {
+	t.Helper()
+	var diags diag.Diagnostics
+	warnIfNoRoom(context.Background(), reads, p, "pool", 1, &diags)
+	for _, d := range diags {
+		if strings.HasPrefix(d.Summary(), "No host has room") {
+			return true
+		}
+	}
+	return false
+}
+
+// The plans of one command share a capacity read (one ledger read, not one per planned runtime); a
+// Delete or Update (forget) and age make the next plan read again.
+func TestPlanCapacityReadsAreShared(t *testing.T) {
+	pool := onePool(t)
+	reads := &capacityReads{maxAge: time.Hour}
+
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			if noRoomWarning(t, reads, pool) {
+				t.Error("a warning for an empty pool")
+			}
+		})
+	}
+	wg.Wait()
+	if n := pool.reads.Load(); n != 1 {
+		t.Fatalf("20 plans read the ledger %d times, want once", n)
+	}
+
+	// The one slot is taken: a shared read does not know yet (a Create only takes slots, and its own
+	// error reports a full pool); after forget, the plan reads again and warns.
+	if _, err := pool.Provision(context.Background(), &provisioner.Resource{ID: "7d1f1e0a-4c55-4b8e-9a59-0c1b1e6f0a01", Type: provisioner.ResourceTypeRuntime},
+		&provisioner.ResourceOptions{Args: (&provisioner.RuntimeArgs{Slots: 1}).AsMap()}); err != nil {
+		t.Fatal(err)
+	}
+	if noRoomWarning(t, reads, pool) || pool.reads.Load() != 1 {
+		t.Fatalf("a fresh shared read was not used (%d reads)", pool.reads.Load())
+	}
+	reads.forget("pool")
+	if !noRoomWarning(t, reads, pool) || pool.reads.Load() != 2 {
+		t.Fatalf("after forget: no warning for a full pool, or no new read (%d reads)", pool.reads.Load())
+	}
+
+	reads.maxAge = time.Nanosecond
+	time.Sleep(time.Millisecond)
+	noRoomWarning(t, reads, pool)
+	if n := pool.reads.Load(); n != 3 {
+		t.Fatalf("a read older than maxAge was used again (%d reads, want 3)", n)
+	}
+}
