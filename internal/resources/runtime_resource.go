@@ -79,7 +79,7 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	}
 	var plan runtimeModel
 	var configName types.String
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(runtimeCodec.get(ctx, req.Plan.Raw, &plan)...)
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("provisioner_name"), &configName)...)
 	var stateName *string
 	var stateSlots types.Number
@@ -130,13 +130,13 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 			}
 		}
 	}
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(runtimeCodec.set(ctx, &resp.Plan.Raw, &plan)...)
 }
 
 // Create provisions the runtime and waits until it is ready.
 func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan runtimeModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(runtimeCodec.get(ctx, req.Plan.Raw, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -177,7 +177,7 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 			plan.ID = types.StringValue(id)
 			plan.Provisioner = types.StringValue(c.name)
 			plan.Host, plan.Audience = types.StringNull(), types.StringNull() // never known: nothing was provisioned for sure
-			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+			resp.Diagnostics.Append(runtimeCodec.set(ctx, &resp.State.Raw, &plan)...)
 			resp.Diagnostics.AddWarning("Cleanup after a failed provision failed", fmt.Sprintf("Runtime %s was kept in state as tainted: %v", id, cleanupErr))
 		}
 		resp.Diagnostics.AddError("Provisioning the runtime failed", fmt.Sprintf("Provisioner %q: %v", c.name, err))
@@ -185,7 +185,7 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 	}
 	resp.Diagnostics.Append(r.applyResult(c.ctx, &plan, c.name, res, resp.Private)...)
 	plan.Drift = types.ListValueMust(types.StringType, nil) // Provision applied the desired objects
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(runtimeCodec.set(ctx, &resp.State.Raw, &plan)...)
 	if resp.Diagnostics.HasError() || plan.Hibernated.ValueBool() {
 		return
 	}
@@ -206,7 +206,7 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 // and the state is kept.
 func (r *RuntimeResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state runtimeModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(runtimeCodec.get(ctx, req.State.Raw, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -234,15 +234,15 @@ func (r *RuntimeResource) Read(ctx context.Context, req resource.ReadRequest, re
 		}
 	}
 	resp.Diagnostics.Append(r.applyResult(c.ctx, &state, c.name, res, resp.Private)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(runtimeCodec.set(ctx, &resp.State.Raw, &state)...)
 }
 
 // Update provisions the runtime again with the new args (the provisioner resizes or rolls it), then
 // waits until it is ready.
 func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state runtimeModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(runtimeCodec.get(ctx, req.Plan.Raw, &plan)...)
+	resp.Diagnostics.Append(runtimeCodec.get(ctx, req.State.Raw, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -268,7 +268,7 @@ func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest
 	}
 	resp.Diagnostics.Append(r.applyResult(c.ctx, &plan, c.name, res, resp.Private)...)
 	plan.Drift = types.ListValueMust(types.StringType, nil) // Provision applied the desired objects
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(runtimeCodec.set(ctx, &resp.State.Raw, &plan)...)
 	if resp.Diagnostics.HasError() || plan.Hibernated.ValueBool() {
 		return
 	}
@@ -283,7 +283,7 @@ func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest
 // Delete deprovisions the runtime; one that is already gone is deleted.
 func (r *RuntimeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state runtimeModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(runtimeCodec.get(ctx, req.State.Raw, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}

@@ -59,6 +59,9 @@ type runtimeModel struct {
 	Timeouts     timeouts.Value `tfsdk:"timeouts"`
 }
 
+// runtimeCodec reads and writes runtimeModel in the current schema, for the resource's Plan and State.
+var runtimeCodec = newModelCodec[runtimeModel](context.Background(), runtimeSchemaV0(context.Background()))
+
 // runtimeSchemaV0 is version 0 of rill_runtime's schema, the current one.
 func runtimeSchemaV0(ctx context.Context) schema.Schema {
 	return schema.Schema{
