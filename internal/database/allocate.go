@@ -83,7 +83,17 @@ func decide(ctx context.Context, reads allocationReads, resourceID string, place
 	return next, nil, nil
 }
 
-// hostSumRows are the rows of "SELECT host, SUM(slots) ... GROUP BY host" from either driver.
+// sqliteUsedQuery and pgUsedQuery read the slots in use per host from the running totals that the
+// triggers of migration 0005 (host_usage) keep in the same transaction as every write to allocations:
+// one row per host, whatever the number of allocations (summing allocations instead costs O(N) per
+// Allocate, O(N^2) per apply). PostgreSQL reads them through a SECURITY DEFINER function, so that a
+// role granted only allocations (before host_usage existed) still can.
+const (
+	sqliteUsedQuery = `SELECT host, slots FROM host_usage WHERE allocations > 0`
+	pgUsedQuery     = `SELECT host, slots FROM rill_host_usage()`
+)
+
+// hostSumRows are the rows of sqliteUsedQuery or pgUsedQuery.
 type hostSumRows interface {
 	Next() bool
 	Scan(dest ...any) error

@@ -11,19 +11,21 @@ import (
 // BenchmarkAllocate measures Allocate throughput: each op is one Allocate of a fresh resource ID
 // (one slot, least-used of 4 hosts with room to spare), reported as allocs/s. writers=N runs N
 // goroutines sharing one handle (a Terraform process with parallelism); handles=N gives each
-// writer a handle of its own (N processes sharing the ledger). PostgreSQL is skipped when pgtest
-// cannot run a server.
+// writer a handle of its own (N processes sharing the ledger); rows=N starts from a ledger that
+// already holds N allocations (what the 5,001st runtime of a pool pays). PostgreSQL is skipped when
+// pgtest cannot run a server.
 func BenchmarkAllocate(b *testing.B) {
 	pool := map[string]int{"h1": 1 << 30, "h2": 1 << 30, "h3": 1 << 30, "h4": 1 << 30}
 	for _, be := range backends() {
 		b.Run(be.name, func(b *testing.B) {
 			for _, c := range []struct {
-				name             string
-				writers, handles int
+				name                   string
+				writers, handles, rows int
 			}{
-				{"writers=1", 1, 1},
-				{"writers=8", 8, 1},
-				{"writers=8,handles=8", 8, 8},
+				{"writers=1", 1, 1, 0},
+				{"writers=8", 8, 1, 0},
+				{"writers=8,handles=8", 8, 8, 0},
+				{"writers=1,rows=5000", 1, 1, 5000},
 			} {
 				b.Run(c.name, func(b *testing.B) {
 					dsn := be.newDSN(b)
@@ -31,6 +33,7 @@ func BenchmarkAllocate(b *testing.B) {
 					for i := range dbs {
 						dbs[i] = mustOpen(b, dsn)
 					}
+					prefill(b, dbs[0], c.rows)
 					// Warm up with every writer at once, so that connections are established (and
 					// statements prepared) before the clock starts.
 					warmup := make([]string, c.writers)
@@ -67,6 +70,57 @@ func BenchmarkAllocate(b *testing.B) {
 						b.Fatal(*e)
 					}
 					b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "allocs/s")
+				})
+			}
+		})
+	}
+}
+
+// prefill stores n one-slot allocations spread over the benchmark's 4 hosts, in one statement.
+func prefill(b testing.TB, db DB, n int) {
+	b.Helper()
+	if n == 0 {
+		return
+	}
+	ctx := testContext(b)
+	var err error
+	switch d := db.(type) {
+	case *sqliteDB:
+		_, err = d.db.ExecContext(ctx, `WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ?)
+			INSERT INTO allocations (resource_id, provisioner, host, slots, created_at, updated_at)
+			SELECT 'prefill-' || i, 'static', 'h' || (1 + i % 4), 1, 0, 0 FROM s`, n)
+	case *postgresDB:
+		_, err = d.pool.Exec(ctx, `INSERT INTO allocations (resource_id, provisioner, host, slots, created_at, updated_at)
+			SELECT 'prefill-' || i, 'static', 'h' || (1 + i % 4), 1, now(), now() FROM generate_series(1, $1::int) AS i`, n)
+	default:
+		b.Fatalf("unknown DB type %T", db)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkUsedSlotsByHost measures the read Allocate makes under the ledger's lock before every
+// placement (the slots in use per host), on a ledger of rows=N allocations over 4 hosts: it should
+// not grow with N.
+func BenchmarkUsedSlotsByHost(b *testing.B) {
+	for _, be := range backends() {
+		b.Run(be.name, func(b *testing.B) {
+			for _, rows := range []int{200, 5000} {
+				b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
+					db := mustOpen(b, be.newDSN(b))
+					prefill(b, db, rows)
+					ctx := context.Background()
+					b.ResetTimer()
+					for range b.N {
+						used, err := db.UsedSlotsByHost(ctx)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if len(used) != 4 {
+							b.Fatalf("UsedSlotsByHost = %v, want 4 hosts", used)
+						}
+					}
 				})
 			}
 		})

@@ -116,7 +116,7 @@ func (p *postgresDB) Identity(ctx context.Context) (Identity, error) {
 		var exists bool
 		err := p.pool.QueryRow(ctx, `SELECT to_regclass('ledger_meta') IS NOT NULL`).Scan(&exists)
 		if err == nil && exists { // else a ledger from before identities: none yet
-			err = p.pool.QueryRow(ctx, `SELECT value FROM ledger_meta WHERE key = $1`, identityKey).Scan(&id)
+			err = p.pool.QueryRow(ctx, pgIdentityQuery, identityKey).Scan(&id)
 		}
 		if errors.Is(err, pgx.ErrNoRows) {
 			err = nil
@@ -270,6 +270,28 @@ func pgAppliedVersions(ctx context.Context, q pgQueryer) (map[int]bool, error) {
 
 const pgColumns = `resource_id, provisioner, host, slots, created_at, updated_at, name, version, hibernated, environment, annotations::text`
 
+// The ledger's queries (the per-runtime ones are checked for index use by TestHotQueriesUseIndexes).
+// ListAllocations sorts COLLATE "C": byte order, as SQLite sorts, whatever the database's locale.
+const (
+	pgFindQuery   = `SELECT ` + pgColumns + ` FROM allocations WHERE resource_id = $1`
+	pgDeleteQuery = `DELETE FROM allocations WHERE resource_id = $1`
+	pgListQuery   = `SELECT ` + pgColumns + ` FROM allocations ORDER BY host COLLATE "C", resource_id COLLATE "C"`
+	pgUpsertQuery = `INSERT INTO allocations (resource_id, provisioner, host, slots, created_at, updated_at, name, version, hibernated, environment, annotations)
+		VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8, $9, $10::text::jsonb)
+		ON CONFLICT (resource_id) DO UPDATE SET
+			provisioner = excluded.provisioner,
+			host        = excluded.host,
+			slots       = excluded.slots,
+			updated_at  = excluded.updated_at,
+			name        = excluded.name,
+			version     = excluded.version,
+			hibernated  = excluded.hibernated,
+			environment = excluded.environment,
+			annotations = excluded.annotations
+		RETURNING ` + pgColumns
+	pgIdentityQuery = `SELECT value FROM ledger_meta WHERE key = $1`
+)
+
 func scanPGAllocation(r pgx.Row) (*Allocation, error) {
 	var a Allocation
 	var slots int32
@@ -289,7 +311,7 @@ type pgQueryer interface {
 }
 
 func pgFind(ctx context.Context, q pgQueryer, resourceID string) (*Allocation, error) {
-	a, err := scanPGAllocation(q.QueryRow(ctx, `SELECT `+pgColumns+` FROM allocations WHERE resource_id = $1`, resourceID))
+	a, err := scanPGAllocation(q.QueryRow(ctx, pgFindQuery, resourceID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -297,7 +319,7 @@ func pgFind(ctx context.Context, q pgQueryer, resourceID string) (*Allocation, e
 }
 
 func pgUsed(ctx context.Context, q pgQueryer) (map[string]int, error) {
-	rows, err := q.Query(ctx, `SELECT host, SUM(slots) FROM allocations GROUP BY host`)
+	rows, err := q.Query(ctx, pgUsedQuery)
 	if err != nil {
 		return nil, err
 	}
@@ -346,20 +368,7 @@ func (p *postgresDB) allocate(ctx context.Context, resourceID string, place Plac
 		return nil, nil, err
 	}
 	now := nowMicros()
-	stored, err := scanPGAllocation(tx.QueryRow(ctx, `
-		INSERT INTO allocations (resource_id, provisioner, host, slots, created_at, updated_at, name, version, hibernated, environment, annotations)
-		VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8, $9, $10::text::jsonb)
-		ON CONFLICT (resource_id) DO UPDATE SET
-			provisioner = excluded.provisioner,
-			host        = excluded.host,
-			slots       = excluded.slots,
-			updated_at  = excluded.updated_at,
-			name        = excluded.name,
-			version     = excluded.version,
-			hibernated  = excluded.hibernated,
-			environment = excluded.environment,
-			annotations = excluded.annotations
-		RETURNING `+pgColumns,
+	stored, err := scanPGAllocation(tx.QueryRow(ctx, pgUpsertQuery,
 		resourceID, next.Provisioner, next.Host, int32(next.Slots), now, rec.name, rec.version, rec.hibernated, rec.environment, rec.annotations))
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation: only the name index can raise it
@@ -383,8 +392,7 @@ func (p *postgresDB) FindAllocation(ctx context.Context, resourceID string) (*Al
 }
 
 func (p *postgresDB) ListAllocations(ctx context.Context) ([]*Allocation, error) {
-	// COLLATE "C": byte order, as SQLite sorts, whatever the database's locale.
-	rows, err := p.pool.Query(ctx, `SELECT `+pgColumns+` FROM allocations ORDER BY host COLLATE "C", resource_id COLLATE "C"`)
+	rows, err := p.pool.Query(ctx, pgListQuery)
 	if err != nil {
 		return nil, p.wrap("list allocations", err)
 	}
@@ -415,7 +423,7 @@ func (p *postgresDB) DeleteAllocation(ctx context.Context, resourceID string) (b
 	if p.readOnly {
 		return false, p.wrap("delete allocation "+strconv.Quote(resourceID), ErrReadOnly)
 	}
-	tag, err := p.pool.Exec(ctx, `DELETE FROM allocations WHERE resource_id = $1`, resourceID)
+	tag, err := p.pool.Exec(ctx, pgDeleteQuery, resourceID)
 	if err != nil {
 		return false, p.wrap("delete allocation "+strconv.Quote(resourceID), err)
 	}

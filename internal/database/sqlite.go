@@ -189,7 +189,7 @@ func (s *sqliteDB) Identity(ctx context.Context) (Identity, error) {
 				`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ledger_meta'`).Scan(&n); err != nil || n == 0 {
 				return err // a ledger from before identities: none yet
 			}
-			err := s.db.QueryRowContext(ctx, `SELECT value FROM ledger_meta WHERE key = ?`, identityKey).Scan(&id)
+			err := s.db.QueryRowContext(ctx, sqliteIdentityQuery, identityKey).Scan(&id)
 			if errors.Is(err, sql.ErrNoRows) {
 				return nil
 			}
@@ -414,6 +414,27 @@ func sqliteAppliedVersions(ctx context.Context, q sqlQueryer) (map[int]bool, err
 
 const sqliteColumns = `resource_id, provisioner, host, slots, created_at, updated_at, name, version, hibernated, environment, annotations`
 
+// The ledger's queries (the per-runtime ones are checked for index use by TestHotQueriesUseIndexes).
+const (
+	sqliteFindQuery   = `SELECT ` + sqliteColumns + ` FROM allocations WHERE resource_id = ?`
+	sqliteDeleteQuery = `DELETE FROM allocations WHERE resource_id = ?`
+	sqliteListQuery   = `SELECT ` + sqliteColumns + ` FROM allocations ORDER BY host, resource_id`
+	sqliteUpsertQuery = `INSERT INTO allocations (resource_id, provisioner, host, slots, created_at, updated_at, name, version, hibernated, environment, annotations)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (resource_id) DO UPDATE SET
+			provisioner = excluded.provisioner,
+			host        = excluded.host,
+			slots       = excluded.slots,
+			updated_at  = excluded.updated_at,
+			name        = excluded.name,
+			version     = excluded.version,
+			hibernated  = excluded.hibernated,
+			environment = excluded.environment,
+			annotations = excluded.annotations
+		RETURNING ` + sqliteColumns
+	sqliteIdentityQuery = `SELECT value FROM ledger_meta WHERE key = ?`
+)
+
 type rowScanner interface {
 	Scan(dest ...any) error
 }
@@ -436,8 +457,7 @@ type sqlQueryer interface {
 }
 
 func sqliteFind(ctx context.Context, q sqlQueryer, resourceID string) (*Allocation, error) {
-	a, err := scanSQLiteAllocation(q.QueryRowContext(ctx,
-		`SELECT `+sqliteColumns+` FROM allocations WHERE resource_id = ?`, resourceID))
+	a, err := scanSQLiteAllocation(q.QueryRowContext(ctx, sqliteFindQuery, resourceID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -445,7 +465,7 @@ func sqliteFind(ctx context.Context, q sqlQueryer, resourceID string) (*Allocati
 }
 
 func sqliteUsed(ctx context.Context, q sqlQueryer) (map[string]int, error) {
-	rows, err := q.QueryContext(ctx, `SELECT host, SUM(slots) FROM allocations GROUP BY host`)
+	rows, err := q.QueryContext(ctx, sqliteUsedQuery)
 	if err != nil {
 		return nil, err
 	}
@@ -502,20 +522,7 @@ func (s *sqliteDB) allocateOnce(ctx context.Context, resourceID string, place Pl
 		return nil, nil, err
 	}
 	now := nowMicros().UnixMicro()
-	stored, err := scanSQLiteAllocation(tx.QueryRowContext(ctx, `
-		INSERT INTO allocations (resource_id, provisioner, host, slots, created_at, updated_at, name, version, hibernated, environment, annotations)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (resource_id) DO UPDATE SET
-			provisioner = excluded.provisioner,
-			host        = excluded.host,
-			slots       = excluded.slots,
-			updated_at  = excluded.updated_at,
-			name        = excluded.name,
-			version     = excluded.version,
-			hibernated  = excluded.hibernated,
-			environment = excluded.environment,
-			annotations = excluded.annotations
-		RETURNING `+sqliteColumns,
+	stored, err := scanSQLiteAllocation(tx.QueryRowContext(ctx, sqliteUpsertQuery,
 		resourceID, next.Provisioner, next.Host, next.Slots, now, now, rec.name, rec.version, rec.hibernated, rec.environment, rec.annotations))
 	if isSQLiteUnique(err) {
 		return nil, nil, fmt.Errorf("%w: provisioner %q already has a resource named %q", ErrNameTaken, next.Provisioner, next.Name)
@@ -546,7 +553,7 @@ func (s *sqliteDB) ListAllocations(ctx context.Context) ([]*Allocation, error) {
 	var list []*Allocation
 	err := s.retryBusy(ctx, func() error {
 		list = nil
-		rows, err := s.db.QueryContext(ctx, `SELECT `+sqliteColumns+` FROM allocations ORDER BY host, resource_id`)
+		rows, err := s.db.QueryContext(ctx, sqliteListQuery)
 		if err != nil {
 			return err
 		}
@@ -589,7 +596,7 @@ func (s *sqliteDB) DeleteAllocation(ctx context.Context, resourceID string) (boo
 	defer s.unlockWriter()
 	var deleted bool
 	err := s.retryBusy(ctx, func() error {
-		res, err := s.db.ExecContext(ctx, `DELETE FROM allocations WHERE resource_id = ?`, resourceID)
+		res, err := s.db.ExecContext(ctx, sqliteDeleteQuery, resourceID)
 		if err != nil {
 			return err
 		}
