@@ -4,6 +4,8 @@
 #   scripts/bench.sh                 # apply + ledger benchmarks; Markdown table on stdout
 #   scripts/bench.sh --update        # ... and write the results into BENCHMARKS.md
 #   scripts/bench.sh --pg --profile  # also a PostgreSQL-ledger apply, and a profile of one apply
+#   scripts/bench.sh --calibrate --count 200,1000   # `make bench`: issue 11's ratios at 200 and 1,000
+#   scripts/bench.sh --no-apply --no-ledger --scale 200,1000,5000   # scale only
 #
 # 1. Apply benchmark. Builds the provider (CGO_ENABLED=0), wires it into Terraform with a
 #    dev_overrides CLI config (like scripts/quickstart.sh), and times `terraform apply -auto-approve`
@@ -23,11 +25,19 @@
 #         (f)/(d, logging off) for the applies and the refresh plans.
 #    Before every timed apply the state and the ledger are reset (state file and SQLite files removed,
 #    a fresh PostgreSQL database), so every round is a fresh create of all COUNT resources; each apply
-#    is followed by a timed refresh plan (`terraform plan`, which must report no changes). One
-#    untimed warm-up round comes first. Reported, for the applies and the plans: median, min and max
+#    is followed by a timed refresh plan (`terraform plan`, which must report no changes) and a timed
+#    `terraform destroy` (which must destroy all COUNT). One untimed warm-up round comes first. With
+#    several counts (--count 200,1000) all of this runs per count, one section each; with
+#    --calibrate each section has issue 11's targets as a table of ratios (apply and refresh plan;
+#    wall, CPU of terraform + provider, CPU of the provider) and the provider's peak RSS against the
+#    memory targets (60 MB at 200, 120 MB at 1,000). Reported, for the applies and the plans: median, min and max
 #    wall time, median CPU time (user+sys of terraform and its provider processes), median(x) /
 #    median(b), and the provider processes' peak RSS and CPU time (each provider process runs under
 #    scripts/bench/rsswrap, which records the kernel's rusage of it).
+# 1b. --scale N1,N2,...: per N, one apply, refresh plan and destroy of N `rill_runtime` (one pool of
+#    N/100 hosts x 100 slots, fresh SQLite ledger) and of N `terraform_data`: wall times, the
+#    provider's CPU per runtime and Terraform's own CPU per resource (terraform_data beside it), and
+#    the growth of the provider's CPU per runtime from the smallest N to the largest (flat = 1.0x).
 # 2. Ledger benchmark: `go test ./internal/database -run '^$' -bench BenchmarkAllocate -benchtime 300x
 #    -count 3`, reported as the median allocs/s of the counts per backend and writers.
 # 3. --profile: one more (a) apply with TF_LOG=trace (per-RPC timings from the log) and with a provider
@@ -37,7 +47,8 @@
 # Options (environment variable in parentheses):
 #   -n, --rounds N        timed rounds (BENCH_ROUNDS, 5)
 #   -p, --parallelism N   terraform -parallelism (BENCH_PARALLELISM, 10)
-#   -c, --count N         resources per configuration (BENCH_COUNT, 200)
+#   -c, --count N[,N...]  resources per configuration (BENCH_COUNT, 200); several: a section each
+#       --scale N,N,...   the scale run (BENCH_SCALE; off by default)
 #       --ledger-count N  -count of the ledger benchmark (BENCH_LEDGER_COUNT, 3)
 #       --pg              also the PostgreSQL-ledger apply (BENCH_PG=1)
 #       --calibrate       also the no-op provider and the SDK-logging-off applies (BENCH_CALIBRATE=1)
@@ -59,7 +70,8 @@ cd "$root"
 
 rounds="${BENCH_ROUNDS:-5}"
 parallelism="${BENCH_PARALLELISM:-10}"
-count="${BENCH_COUNT:-200}"
+count_list="${BENCH_COUNT:-200}"
+scale="${BENCH_SCALE:-}"
 ledger_count="${BENCH_LEDGER_COUNT:-3}"
 with_pg="${BENCH_PG:-0}"
 calibrate="${BENCH_CALIBRATE:-0}"
@@ -74,7 +86,8 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     -n|--rounds) rounds="$2"; shift ;;
     -p|--parallelism) parallelism="$2"; shift ;;
-    -c|--count) count="$2"; shift ;;
+    -c|--count) count_list="$2"; shift ;;
+    --scale) scale="$2"; shift ;;
     --ledger-count) ledger_count="$2"; shift ;;
     --pg) with_pg=1 ;;
     --calibrate) calibrate=1 ;;
@@ -91,7 +104,14 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-check_counts bench.sh rounds parallelism count ledger_count
+check_counts bench.sh rounds parallelism ledger_count
+IFS=, read -r -a counts <<<"$count_list"
+IFS=, read -r -a scale_check <<<"$scale"
+for c in "${counts[@]}" "${scale_check[@]}"; do
+  [[ "$c" =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: --count and --scale take positive integers separated by commas, got ${count_list} / ${scale}" >&2; exit 2; }
+done
+[[ ${#counts[@]} -gt 0 ]] || { echo "bench.sh: --count needs at least one number" >&2; exit 2; }
+count="${counts[0]}"
 
 log() { printf 'bench: %s\n' "$*" >&2; }
 export CGO_ENABLED=0 CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
@@ -252,7 +272,7 @@ timed_tf() { # CMD DIR LOG [VAR=VALUE...]
   local cmd="$1" dir="$2" logf="$3" t
   shift 3
   local args=(-input=false -no-color -parallelism="$parallelism")
-  [[ "$cmd" == apply ]] && args+=(-auto-approve)
+  [[ "$cmd" == plan ]] || args+=(-auto-approve)
   local TIMEFORMAT='%3R %3U %3S'
   rm -f "$logf.rusage"
   if ! t="$( { time env RILL_BENCH_RUSAGE_FILE="$logf.rusage" "$@" "$tf" -chdir="$dir" "$cmd" "${args[@]}" \
@@ -279,7 +299,7 @@ reset_dir() { # remove state (and an SQLite ledger) so that the next apply creat
     "$1"/ledger.db "$1"/ledger.db-wal "$1"/ledger.db-shm "$1"/ledger.db-journal
 }
 
-if [[ "$do_apply" == 1 ]]; then
+if [[ "$do_apply" == 1 || -n "$scale" ]]; then
   bindir="$work/provider"
   mkdir -p "$bindir"
   mkdir -p "$bindir/real"
@@ -290,110 +310,142 @@ if [[ "$do_apply" == 1 ]]; then
   rc="$work/terraformrc"
   write_cli_config "$rc" "$bindir"
   export TF_CLI_CONFIG_FILE="$rc"
-
-  names=(runtime data)
-  write_runtime_config "$work/runtime" "sqlite://$work/runtime/ledger.db"
-  write_data_config "$work/data"
   if [[ "$calibrate" == 1 ]]; then
     log "building the no-op calibration provider (scripts/bench/noopprov)"
     (cd "$src" && go build -trimpath -o "$bindir/real/terraform-provider-noop" ./scripts/bench/noopprov)
-    names+=(noop noop_quiet noop_schema runtime_quiet)
-    write_noop_config "$work/noop" noop_item
-    write_noop_config "$work/noop_quiet" noop_item
-    write_noop_config "$work/noop_schema" noop_runtime
-    write_runtime_config "$work/runtime_quiet" "sqlite://$work/runtime_quiet/ledger.db"
   fi
+fi
 
-  pg_dsns=()
-  pg_note=""
-  if [[ "$with_pg" == 1 ]]; then
-    log "starting a throwaway PostgreSQL cluster (internal/testutil/pgtest)"
-    (cd "$src" && go build -trimpath -o "$work/pgcluster" ./scripts/bench/pgcluster)
-    "$work/pgcluster" -databases "$((rounds + 1))" -out "$work/pg.dsns" 2>"$work/pgcluster.log" &
-    pg_pid=$!
-    for _ in $(seq 1 240); do
-      [[ -s "$work/pg.dsns" ]] && break
-      kill -0 "$pg_pid" 2>/dev/null || break
-      sleep 0.5
-    done
-    if [[ -s "$work/pg.dsns" ]]; then
-      mapfile -t pg_dsns < <(grep -v '^ready$' "$work/pg.dsns")
-      names+=(runtime_pg)
-      write_runtime_config "$work/runtime_pg" "${pg_dsns[0]}"
-    else
-      pg_rc=0
-      wait "$pg_pid" 2>/dev/null || pg_rc=$?
-      pg_pid=""
-      pg_note="PostgreSQL-ledger apply skipped: the cluster did not start (exit $pg_rc: $(tail -1 "$work/pgcluster.log"))"
-      log "$pg_note"
-    fi
+describe() { echo "wall $1 s, cpu $2 s, provider peak RSS $3 MB, provider cpu $4 s"; }
+label() {
+  case "$1" in
+    runtime) echo "$count × \`rill_runtime\` (SQLite ledger)" ;;
+    runtime_pg) echo "$count × \`rill_runtime\` (PostgreSQL ledger)" ;;
+    data) echo "$count × \`terraform_data\`" ;;
+    noop) echo "calibration: $count × \`noop_item\` (no-op framework provider)" ;;
+    noop_quiet) echo "calibration: $count × \`noop_item\`, SDK trace logging off" ;;
+    noop_schema) echo "calibration: $count × \`noop_runtime\` (no-op, rill_runtime's schema), SDK trace logging off" ;;
+    runtime_quiet) echo "calibration: $count × \`rill_runtime\` (SQLite), SDK trace logging off" ;;
+  esac
+}
+# stat NAME FIELD FUNC: FUNC (median, minof, maxof) of field FIELD of $w/NAME.times, the lines
+# "wall cpu provider_rss provider_cpu" of the timed rounds ("nan" when there were none).
+stat() { { [[ -f "$w/$1.times" ]] && cut -d' ' -f"$2" "$w/$1.times"; } | grep -v nan | "$3"; }
+fmt() { awk -v v="$1" 'BEGIN { if (v == "nan") print "–"; else printf "%.2f", v }'; }
+fmt0() { awk -v v="$1" 'BEGIN { if (v == "nan") print "–"; else printf "%.0f", v }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "nan" || b == "nan" || b == 0) print "–"; else printf "%.2f", a / b }'; }
+# per_item SECONDS N: milliseconds per resource.
+per_item() { awk -v v="$1" -v n="$2" 'BEGIN { if (v == "nan") print "–"; else printf "%.2f", 1000 * v / n }'; }
+
+# table PHASE SUFFIX: one row per configuration; SUFFIX "" = the applies, ".plan" = the refresh plans,
+# ".destroy" = the destroys.
+table() {
+  local phase="$1" sfx="$2" n med vs dmed
+  dmed="$(stat "data$sfx" 1 median)"
+  echo "| Configuration (\`terraform $phase\`, -parallelism=$parallelism, rounds=$rounds) | median wall (s) | min (s) | max (s) | median CPU (s) | wall vs terraform_data | provider peak RSS (MB, median) | provider CPU (s, median) |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+  for n in "${names[@]}"; do
+    med="$(stat "$n$sfx" 1 median)"
+    vs="1.00"
+    [[ "$n" == data ]] || vs="**$(ratio "$med" "$dmed")**"
+    echo "| $(label "$n") | $(fmt "$med") | $(fmt "$(stat "$n$sfx" 1 minof)") | $(fmt "$(stat "$n$sfx" 1 maxof)") | $(fmt "$(stat "$n$sfx" 2 median)") | $vs | $(fmt0 "$(stat "$n$sfx" 3 median)") | $(fmt "$(stat "$n$sfx" 4 median)") |"
+  done
+}
+
+# run_cycle NAME DIR LOGPREFIX COUNT [VAR=VALUE...]: apply (fresh), refresh plan, destroy of DIR; checks
+# that each touched COUNT resources; prints three lines "wall cpu provider_rss provider_cpu" (apply,
+# plan, destroy).
+run_cycle() {
+  local n="$1" dir="$2" lp="$3" want="$4" res pres dres got
+  shift 4
+  reset_dir "$dir"
+  res="$(timed_apply "$dir" "$lp.apply.log" "$@")" || return 1
+  got="$(grep -c '^\(rill_runtime\|terraform_data\|noop_item\|noop_runtime\)\.bench\[[0-9]*\]: Creation complete' "$lp.apply.log" || true)"
+  [[ "$got" == "$want" ]] || { log "$n created $got resources, expected $want (see $lp.apply.log)"; return 1; }
+  # A refresh plan of what was just created: what every later plan of the configuration costs.
+  pres="$(timed_plan "$dir" "$lp.plan.log" "$@")" || return 1
+  dres="$(timed_tf destroy "$dir" "$lp.destroy.log" "$@")" || return 1
+  got="$(grep -c '^\(rill_runtime\|terraform_data\|noop_item\|noop_runtime\)\.bench\[[0-9]*\]: Destruction complete' "$lp.destroy.log" || true)"
+  [[ "$got" == "$want" ]] || { log "$n destroyed $got resources, expected $want (see $lp.destroy.log)"; return 1; }
+  echo "$res $(provider_usage "$lp.apply.log")"
+  echo "$pres $(provider_usage "$lp.plan.log")"
+  echo "$dres $(provider_usage "$lp.destroy.log")"
+}
+
+# The PostgreSQL cluster, when asked for: one fresh database per timed round and count (and warm-up).
+pg_dsns=()
+pg_note=""
+if [[ "$do_apply" == 1 && "$with_pg" == 1 ]]; then
+  log "starting a throwaway PostgreSQL cluster (internal/testutil/pgtest)"
+  (cd "$src" && go build -trimpath -o "$work/pgcluster" ./scripts/bench/pgcluster)
+  "$work/pgcluster" -databases "$(((rounds + 1) * ${#counts[@]}))" -out "$work/pg.dsns" 2>"$work/pgcluster.log" &
+  pg_pid=$!
+  for _ in $(seq 1 240); do
+    [[ -s "$work/pg.dsns" ]] && break
+    kill -0 "$pg_pid" 2>/dev/null || break
+    sleep 0.5
+  done
+  if [[ -s "$work/pg.dsns" ]]; then
+    mapfile -t pg_dsns < <(grep -v '^ready$' "$work/pg.dsns")
+  else
+    pg_rc=0
+    wait "$pg_pid" 2>/dev/null || pg_rc=$?
+    pg_pid=""
+    pg_note="PostgreSQL-ledger apply skipped: the cluster did not start (exit $pg_rc: $(tail -1 "$work/pgcluster.log"))"
+    log "$pg_note"
+  fi
+fi
+
+# The memory targets of issue 11 (provider peak RSS), by count.
+rss_target() { case "$1" in 200) echo 60 ;; 1000) echo 120 ;; *) echo "" ;; esac; }
+
+ci=0
+for count in "${counts[@]}"; do
+  [[ "$do_apply" == 1 ]] || break
+  w="$work/n$count"
+  mkdir -p "$w"
+  names=(runtime data)
+  write_runtime_config "$w/runtime" "sqlite://$w/runtime/ledger.db"
+  write_data_config "$w/data"
+  if [[ "$calibrate" == 1 ]]; then
+    names+=(noop noop_quiet noop_schema runtime_quiet)
+    write_noop_config "$w/noop" noop_item
+    write_noop_config "$w/noop_quiet" noop_item
+    write_noop_config "$w/noop_schema" noop_runtime
+    write_runtime_config "$w/runtime_quiet" "sqlite://$w/runtime_quiet/ledger.db"
+  fi
+  if [[ ${#pg_dsns[@]} -gt 0 ]]; then
+    names+=(runtime_pg)
+    write_runtime_config "$w/runtime_pg" "${pg_dsns[$((ci * (rounds + 1)))]}"
   fi
 
   # The dev override needs no `terraform init` (Terraform advises against it); terraform_data is built
   # in, and init is a formality, done once, untimed.
-  "$tf" -chdir="$work/data" init -input=false -no-color >"$work/data.init.log" 2>&1 ||
-    { log "terraform init failed for terraform_data:"; tail -20 "$work/data.init.log" >&2; exit 1; }
+  "$tf" -chdir="$w/data" init -input=false -no-color >"$w/data.init.log" 2>&1 ||
+    { log "terraform init failed for terraform_data:"; tail -20 "$w/data.init.log" >&2; exit 1; }
 
-  describe() { echo "wall $1 s, cpu $2 s, provider peak RSS $3 MB, provider cpu $4 s"; }
   # Round 0 is the untimed warm-up (page cache, first provider start, Go runtime).
   for r in $(seq 0 "$rounds"); do
     for n in "${names[@]}"; do
-      reset_dir "$work/$n"
       vars=()
       case "$n" in
-        runtime_pg) vars=("TF_VAR_ledger_dsn=${pg_dsns[$r]}") ;;
+        runtime_pg) vars=("TF_VAR_ledger_dsn=${pg_dsns[$((ci * (rounds + 1) + r))]}") ;;
         runtime_quiet|noop_quiet|noop_schema) vars=("${quiet_env[@]}") ;;
       esac
-      res="$(timed_apply "$work/$n" "$work/$n.apply.$r.log" "${vars[@]}")"
-      got="$(grep -c '^\(rill_runtime\|terraform_data\|noop_item\|noop_runtime\)\.bench\[[0-9]*\]: Creation complete' "$work/$n.apply.$r.log" || true)"
-      if [[ "$got" != "$count" ]]; then
-        log "$n round $r created $got resources, expected $count (see $work/$n.apply.$r.log)"
-        exit 1
-      fi
-      res="$res $(provider_usage "$work/$n.apply.$r.log")"
-      # A refresh plan of what was just created: what every later plan of the configuration costs.
-      pres="$(timed_plan "$work/$n" "$work/$n.plan.$r.log" "${vars[@]}")"
-      pres="$pres $(provider_usage "$work/$n.plan.$r.log")"
+      out="$(run_cycle "$n" "$w/$n" "$w/$n.$r" "$count" "${vars[@]}")" || exit 1
+      { read -r res; read -r pres; read -r dres; } <<<"$out"
       if [[ "$r" == 0 ]]; then
-        log "warm-up $n: apply $(describe $res); plan $(describe $pres)"
+        log "N=$count warm-up $n: apply $(describe $res); plan $(describe $pres); destroy $(describe $dres)"
       else
-        log "round $r/$rounds $n: apply $(describe $res); plan $(describe $pres) (load $(loadavg))"
-        echo "$res" >>"$work/$n.times"
-        echo "$pres" >>"$work/$n.plan.times"
+        log "N=$count round $r/$rounds $n: apply $(describe $res); plan $(describe $pres); destroy $(describe $dres) (load $(loadavg))"
+        echo "$res" >>"$w/$n.times"
+        echo "$pres" >>"$w/$n.plan.times"
+        echo "$dres" >>"$w/$n.destroy.times"
       fi
     done
   done
 
-  label() {
-    case "$1" in
-      runtime) echo "$count × \`rill_runtime\` (SQLite ledger)" ;;
-      runtime_pg) echo "$count × \`rill_runtime\` (PostgreSQL ledger)" ;;
-      data) echo "$count × \`terraform_data\`" ;;
-      noop) echo "calibration: $count × \`noop_item\` (no-op framework provider)" ;;
-      noop_quiet) echo "calibration: $count × \`noop_item\`, SDK trace logging off" ;;
-      noop_schema) echo "calibration: $count × \`noop_runtime\` (no-op, rill_runtime's schema), SDK trace logging off" ;;
-      runtime_quiet) echo "calibration: $count × \`rill_runtime\` (SQLite), SDK trace logging off" ;;
-    esac
-  }
-  stat() { cut -d' ' -f"$2" "$work/$1.times" | grep -v nan | "$3"; }
-  fmt() { awk -v v="$1" 'BEGIN { if (v == "nan") print "–"; else printf "%.2f", v }'; }
-  fmt0() { awk -v v="$1" 'BEGIN { if (v == "nan") print "–"; else printf "%.0f", v }'; }
-  ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-
-  # table PHASE SUFFIX: one row per configuration; SUFFIX "" = the applies, ".plan" = the refresh plans.
-  table() {
-    local phase="$1" sfx="$2" n med vs dmed
-    dmed="$(stat "data$sfx" 1 median)"
-    echo "| Configuration (\`terraform $phase\`, -parallelism=$parallelism, rounds=$rounds) | median wall (s) | min (s) | max (s) | median CPU (s) | wall vs terraform_data | provider peak RSS (MB, median) | provider CPU (s, median) |"
-    echo "|---|---:|---:|---:|---:|---:|---:|---:|"
-    for n in "${names[@]}"; do
-      med="$(stat "$n$sfx" 1 median)"
-      vs="1.00"
-      [[ "$n" == data ]] || vs="**$(ratio "$med" "$dmed")**"
-      echo "| $(label "$n") | $(fmt "$med") | $(fmt "$(stat "$n$sfx" 1 minof)") | $(fmt "$(stat "$n$sfx" 1 maxof)") | $(fmt "$(stat "$n$sfx" 2 median)") | $vs | $(fmt0 "$(stat "$n$sfx" 3 median)") | $(fmt "$(stat "$n$sfx" 4 median)") |"
-    done
-  }
-
+  apply_md+="### $count resources"$'\n\n'
   data_med="$(stat data 1 median)"
   data_cpu="$(stat data 2 median)"
   apply_md+="$(table apply "")"$'\n'
@@ -405,31 +457,98 @@ if [[ "$do_apply" == 1 ]]; then
   if [[ "$calibrate" == 1 ]]; then
     apply_md+=$'\n'"For scale: a provider that does nothing costs $(ratio "$(stat noop 1 median)" "$data_med")× terraform_data"
     apply_md+=" ($(ratio "$(stat noop_quiet 1 median)" "$data_med")× with the SDK's trace logging off);"
-    apply_md+=" rill_runtime with the SDK's trace logging off is $(ratio "$(stat runtime_quiet 1 median)" "$data_med")×."$'\n'
+    apply_md+=" rill_runtime with the SDK's trace logging off is $(ratio "$(stat runtime_quiet 1 median)" "$data_med")×."$'\n\n'
     # The targets of issue 11: rill_runtime within 1.25x of the same-schema no-op, 1.5x of the plain one.
+    apply_md+="| Targets at $count (rill_runtime, SDK trace logging off as in \`main.go\`; medians) | vs same-schema no-op (<= 1.25) | vs plain no-op (<= 1.5) | vs terraform_data |"$'\n'
+    apply_md+="|---|---:|---:|---:|"$'\n'
     for sfx in "" .plan; do
       phase=apply
       [[ "$sfx" == .plan ]] && phase="refresh plan"
-      apply_md+=$'\n'"rill_runtime ($phase, median wall, SDK trace logging off as in \`main.go\`): **$(ratio "$(stat "runtime_quiet$sfx" 1 median)" "$(stat "noop_schema$sfx" 1 median)")×**"
-      apply_md+=" the no-op provider with the same schema (target <= 1.25), **$(ratio "$(stat "runtime_quiet$sfx" 1 median)" "$(stat "noop_quiet$sfx" 1 median)")×** the plain no-op provider (target <= 1.5),"
-      apply_md+=" $(ratio "$(stat "runtime_quiet$sfx" 1 median)" "$(stat "data$sfx" 1 median)")× terraform_data;"
-      apply_md+=" provider CPU $(ratio "$(stat "runtime_quiet$sfx" 4 median)" "$(stat "noop_schema$sfx" 4 median)")× the same-schema no-op's."$'\n'
+      for f in 1 2 4; do
+        what="wall"
+        [[ "$f" == 2 ]] && what="CPU, terraform + provider"
+        [[ "$f" == 4 ]] && what="CPU, provider only"
+        a="$(stat "runtime_quiet$sfx" "$f" median)"
+        s="$(ratio "$a" "$(stat "noop_schema$sfx" "$f" median)")"
+        p="$(ratio "$a" "$(stat "noop_quiet$sfx" "$f" median)")"
+        d="–"
+        [[ "$f" == 4 ]] || d="$(ratio "$a" "$(stat "data$sfx" "$f" median)")"
+        [[ "$f" == 4 ]] || { above "$s" 1.25 && s="$s ✗" || s="$s ✓"; above "$p" 1.5 && p="$p ✗" || p="$p ✓"; }
+        apply_md+="| $phase, $what | $s | $p | $d |"$'\n'
+      done
     done
   fi
-  apply_md+=$'\n'"Each apply is followed by a refresh plan of what it created (\`terraform plan\`, which must report no changes):"$'\n\n'
+  apply_md+=$'\n'"Each apply is followed by a refresh plan of what it created (\`terraform plan\`, which must report no changes), then a destroy:"$'\n\n'
   apply_md+="$(table plan .plan)"$'\n\n'
-  apply_md+="Provider memory at $count runtimes (target: peak RSS <= 60 MB at 200, <= 120 MB at 1,000): $(fmt0 "$(stat runtime 3 median)") MB in the apply,"
-  apply_md+=" $(fmt0 "$(stat runtime.plan 3 median)") MB in the refresh plan. Peak RSS counts the pages of the provider's binary that the process touched (file-backed, shared with the page cache) as well as its own memory."$'\n'
-  if [[ "$with_pg" == 1 && -n "$pg_note" ]]; then
-    apply_md+=$'\n'"$pg_note."$'\n'
-  elif [[ "$with_pg" != 1 ]]; then
-    apply_md+=$'\n'"PostgreSQL-ledger apply not run (pass \`--pg\`)."$'\n'
+  apply_md+="$(table destroy .destroy)"$'\n\n'
+  apply_md+="Provider memory at $count runtimes: peak RSS $(fmt0 "$(stat runtime 3 median)") MB in the apply,"
+  apply_md+=" $(fmt0 "$(stat runtime.plan 3 median)") MB in the refresh plan"
+  if [[ -n "$(rss_target "$count")" ]]; then
+    t="$(rss_target "$count")"
+    verdict="meets"
+    { above "$(stat runtime 3 median)" "$t" || above "$(stat runtime.plan 3 median)" "$t"; } && verdict="misses"
+    apply_md+=" ($verdict the target of <= $t MB at $count)"
   fi
+  apply_md+=". Peak RSS counts the pages of the provider's binary that the process touched (file-backed, shared with the page cache) as well as its own memory."$'\n\n'
+  ci=$((ci + 1))
+done
+if [[ "$do_apply" == 1 && "$with_pg" == 1 && -n "$pg_note" ]]; then
+  apply_md+="$pg_note."$'\n'
+elif [[ "$do_apply" == 1 && "$with_pg" != 1 ]]; then
+  apply_md+="PostgreSQL-ledger apply not run (pass \`--pg\`)."$'\n'
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# Scale: one apply, refresh plan and destroy of N rill_runtime and of N terraform_data per N, each
+# round a fresh ledger and state; what grows with N, per resource.
+scale_md=""
+if [[ -n "$scale" ]]; then
+  IFS=, read -r -a scale_counts <<<"$scale"
+  scale_md+="| N | configuration | apply wall (s) | plan wall (s) | destroy wall (s) | provider CPU per runtime, apply / plan / destroy (ms) | terraform's own CPU per resource, apply / plan / destroy (ms) | provider peak RSS, apply / plan (MB) |"$'\n'
+  scale_md+="|---:|---|---:|---:|---:|---:|---:|---:|"$'\n'
+  first_pcpu="" last_pcpu="" first_dcpu="" last_dcpu=""
+  for count in "${scale_counts[@]}"; do
+    w="$work/scale$count"
+    mkdir -p "$w"
+    write_runtime_config "$w/runtime" "sqlite://$w/runtime/ledger.db"
+    write_data_config "$w/data"
+    "$tf" -chdir="$w/data" init -input=false -no-color >"$w/data.init.log" 2>&1 ||
+      { log "terraform init failed for terraform_data:"; tail -20 "$w/data.init.log" >&2; exit 1; }
+    for n in runtime data; do
+      log "scale N=$count $n: apply, refresh plan, destroy (load $(loadavg))"
+      out="$(run_cycle "$n" "$w/$n" "$w/$n" "$count")" || exit 1
+      { read -r res; read -r pres; read -r dres; } <<<"$out"
+      log "scale N=$count $n: apply $(describe $res); plan $(describe $pres); destroy $(describe $dres)"
+      # "wall cpu rss provider_cpu": terraform's own CPU = cpu - provider_cpu (all of it for terraform_data).
+      own() { awk -v c="$1" -v p="$2" -v n="$count" 'BEGIN { if (p == "nan") p = 0; printf "%.2f", 1000 * (c - p) / n }'; }
+      set -- $res; aw=$1 ac=$2 ar=$3 ap=$4
+      set -- $pres; pw=$1 pc=$2 pr=$3 pp=$4
+      set -- $dres; dw=$1 dc=$2 dp=$4
+      if [[ "$n" == runtime ]]; then
+        cfg="\`rill_runtime\` (SQLite ledger, $(( count > 400 ? (count + 99) / 100 : 4 )) hosts × 100 slots)"
+        pcpu="$(per_item "$ap" "$count") / $(per_item "$pp" "$count") / $(per_item "$dp" "$count")"
+        rss="$(fmt0 "$ar") / $(fmt0 "$pr")"
+        [[ -n "$first_pcpu" ]] || { first_pcpu="$(per_item "$ap" "$count")"; first_ppcpu="$(per_item "$pp" "$count")"; first_n=$count; }
+        last_pcpu="$(per_item "$ap" "$count")"; last_ppcpu="$(per_item "$pp" "$count")"; last_n=$count
+      else
+        cfg="\`terraform_data\` (no provider)"
+        pcpu="–"
+        rss="–"
+        [[ -n "$first_dcpu" ]] || first_dcpu="$(own "$ac" nan)"
+        last_dcpu="$(own "$ac" nan)"
+      fi
+      scale_md+="| $count | $cfg | $(fmt "$aw") | $(fmt "$pw") | $(fmt "$dw") | $pcpu | $(own "$ac" "$ap") / $(own "$pc" "$pp") / $(own "$dc" "$dp") | $rss |"$'\n'
+    done
+  done
+  scale_md+=$'\n'"Provider CPU per runtime from $first_n to $last_n runtimes: apply $first_pcpu → $last_pcpu ms (**$(ratio "$last_pcpu" "$first_pcpu")×**),"
+  scale_md+=" refresh plan $first_ppcpu → $last_ppcpu ms (**$(ratio "$last_ppcpu" "$first_ppcpu")×**); flat is 1.0×."
+  scale_md+=" Terraform core's own growth beside it: terraform_data's apply CPU per resource $first_dcpu → $last_dcpu ms ($(ratio "$last_dcpu" "$first_dcpu")×)."$'\n'
 fi
 
 # ---------------------------------------------------------------------------------------------------
 # Profile of one rill_runtime apply (SQLite ledger).
 profile_md=""
+count="${counts[0]}"
 if [[ "$profile" == 1 && "$do_apply" == 1 ]]; then
   pdir="$work/profile"
   mkdir -p "$pdir/bin" "$pdir/pprof" "$pdir/pprof-quiet"
@@ -508,6 +627,7 @@ results="$(
   echo "Load average (1, 5, 15 min): $load_note; $load_end at the end."
   echo
   if [[ -n "$apply_md" ]]; then echo "$apply_md"; fi
+  if [[ -n "$scale_md" ]]; then echo "### Scale: one pool, ${scale//,/, } runtimes (one round each, \`--scale $scale\`)"; echo; echo "$scale_md"; fi
   if [[ -n "$ledger_md" ]]; then echo "$ledger_md"; fi
   if [[ -n "$profile_md" ]]; then echo "$profile_md"; fi
 )"
