@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
@@ -205,39 +206,61 @@ func takeOverFromRill(ctx context.Context, c *clients, objs []*renderedObject, l
 			return err
 		}
 		ri := c.dynamic.Resource(gvr).Namespace(ro.obj.GetNamespace())
-		live, err := ri.Get(ctx, ro.obj.GetName(), metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("reading %s %s/%s: %w", ro.obj.GetKind(), ro.obj.GetNamespace(), ro.obj.GetName(), err)
-		}
-		rill, ours := -1, false
-		for i, f := range live.GetManagedFields() {
-			if f.Operation != metav1.ManagedFieldsOperationApply {
-				continue
+		// The patch tests the resourceVersion it read, so that it renames the entry it looked at; a
+		// controller's status write in between (Rill's Deployments were often applied moments ago)
+		// fails that test, and the object is read again.
+		for attempt := 1; ; attempt++ {
+			err = takeOverObject(ctx, ri, ro, log)
+			changed := apierrors.IsInvalid(err) || apierrors.IsConflict(err)
+			if err == nil || attempt == takeOverAttempts || !changed {
+				break
 			}
-			switch f.Manager {
-			case RillFieldManager:
-				rill = i
-			case FieldManager:
-				ours = true
-			}
+			log.Debug("the object changed between its read and the take-over patch; reading it again", zap.Int("attempt", attempt), zap.Error(err))
 		}
-		if rill < 0 || ours {
-			continue
-		}
-		patch, err := json.Marshal([]map[string]any{
-			{"op": "test", "path": "/metadata/resourceVersion", "value": live.GetResourceVersion()},
-			{"op": "replace", "path": fmt.Sprintf("/metadata/managedFields/%d/manager", rill), "value": FieldManager},
-		})
 		if err != nil {
 			return err
 		}
-		if _, err := ri.Patch(ctx, live.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
-			return fmt.Errorf("taking over %s %s/%s from %s: %w", live.GetKind(), live.GetNamespace(), live.GetName(), RillFieldManager, err)
-		}
-		log.Info("took over the fields Rill's admin service applied", zap.String("kind", live.GetKind()), zap.String("name", live.GetName()))
 	}
+	return nil
+}
+
+// takeOverAttempts bounds the reads and patches of one object in takeOverFromRill.
+const takeOverAttempts = 5
+
+// takeOverObject renames the rill-cloud-admin Apply entry of one object's managed fields to ours.
+func takeOverObject(ctx context.Context, ri dynamic.ResourceInterface, ro *renderedObject, log *zap.Logger) error {
+	live, err := ri.Get(ctx, ro.obj.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s %s/%s: %w", ro.obj.GetKind(), ro.obj.GetNamespace(), ro.obj.GetName(), err)
+	}
+	rill, ours := -1, false
+	for i, f := range live.GetManagedFields() {
+		if f.Operation != metav1.ManagedFieldsOperationApply {
+			continue
+		}
+		switch f.Manager {
+		case RillFieldManager:
+			rill = i
+		case FieldManager:
+			ours = true
+		}
+	}
+	if rill < 0 || ours {
+		return nil
+	}
+	patch, err := json.Marshal([]map[string]any{
+		{"op": "test", "path": "/metadata/resourceVersion", "value": live.GetResourceVersion()},
+		{"op": "replace", "path": fmt.Sprintf("/metadata/managedFields/%d/manager", rill), "value": FieldManager},
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := ri.Patch(ctx, live.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("taking over %s %s/%s from %s: %w", live.GetKind(), live.GetNamespace(), live.GetName(), RillFieldManager, err)
+	}
+	log.Info("took over the fields Rill's admin service applied", zap.String("kind", live.GetKind()), zap.String("name", live.GetName()))
 	return nil
 }

@@ -94,7 +94,7 @@ func TestIntegrationAdoptRuntimeOfRillAdmin(t *testing.T) {
 			before := e.uids(pid)
 
 			// Import: neither a state nor args, as Terraform's Read after `terraform import`.
-			p, _, gets := e.countingProvisioner(extra)
+			p, log := e.recordingProvisioner(extra)
 			imported, err := p.CheckResource(e.ctx, &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeRuntime}, &provisioner.ResourceOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -105,7 +105,7 @@ func TestIntegrationAdoptRuntimeOfRillAdmin(t *testing.T) {
 			if d := strings.Join(imported.State[StateDrift].([]string), "\n"); !strings.Contains(d, "adopting runtime "+pid+" from Rill's admin service") {
 				t.Fatalf("drift %q: want the adoption", d)
 			}
-			if n := gets.Load(); n != 0 {
+			if n := log.gets(e.ns); n != 0 {
 				t.Errorf("%d GETs of single objects: the snapshot's LIST must find Rill's objects", n)
 			}
 			if got := imported.Config["storage_bytes"]; got != 120*gib {

@@ -612,35 +612,7 @@ func (l *requestLog) summary() map[string]int {
 // recordingProvisioner returns a provisioner for the env's namespace that records its requests.
 func (e *env) recordingProvisioner(extraSpec string) (*Provisioner, *requestLog) {
 	log := &requestLog{}
-	p := e.provisioner(extraSpec, zaptest.NewLogger(e.t))
-	p.clients.build = func(spec *Spec) (*clients, error) {
-		cfg, err := restConfig(spec)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-			return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-				log.add(req)
-				return rt.RoundTrip(req)
-			})
-		})
-		return clientsFor(cfg)
-	}
-	return p, log
-}
-
-// countingProvisioner returns a provisioner for the env's namespace that counts its requests to the
-// API server, and among them the GETs of a single object.
-func (e *env) countingProvisioner(extraSpec string) (p *Provisioner, requests, singleGets *atomic.Int64) {
-	requests, singleGets = &atomic.Int64{}, &atomic.Int64{}
-	p = e.observedProvisioner(extraSpec, func(req *http.Request) {
-		requests.Add(1)
-		// .../namespaces/<ns>/<resource>/<name>: a GET of one object (a LIST ends at <resource>).
-		if parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/"); req.Method == http.MethodGet && len(parts) >= 3 && parts[len(parts)-3] == e.ns {
-			singleGets.Add(1)
-		}
-	})
-	return p, requests, singleGets
+	return e.observedProvisioner(extraSpec, log.add), log
 }
 
 // observedProvisioner returns a provisioner for the env's namespace that calls observe with each of
