@@ -2,18 +2,20 @@
 // (scripts/bench/profprov) call Apply, so that what the benchmarks measure is what users run.
 //
 // A provider process lives for one Terraform command and allocates mostly short-lived RPC garbage;
-// what is live at any time is the requests in flight (about 15 MB during a refresh of 200 runtimes,
-// 30 to 60 MB for 1,000 on a loaded machine: the plugin SDK's per-request loggers and decoded
-// values; nothing of the provider's own grows with the number of runtimes). Measured in
-// BENCHMARKS.md ("Memory"):
+// what is live at any time is the requests in flight: 4 to 8 MB during a refresh of 200 or 1,000
+// runtimes, once internal/pluginserver stopped the framework from keeping every request (before, the
+// live heap grew by about 11.5 KB per RPC, to 70 MB at 1,000 runtimes). Measured in BENCHMARKS.md
+// ("Memory"):
 //   - GOGC=400 alone takes about a third of the provider's CPU off compared with Go's default 100, but
-//     lets the heap grow to five times what is live: 130 MB peak RSS at 200 runtimes, 360 MB at 1,000;
-//   - a fixed soft memory limit of 48 MiB keeps the CPU of GOGC=400 at 200 runtimes with the RSS of
-//     GOGC=100, but once the live heap nears the limit the collector runs almost continuously: at
-//     1,000 runtimes 18 s of CPU instead of 4.7 s (15 to 21 s with 32 or 64 MiB).
+//     lets the heap grow to five times what is live;
+//   - a soft memory limit the live heap comes near makes the collector run almost continuously (with
+//     the old leak: 18 s of CPU instead of 4.7 s at 1,000 runtimes with a fixed 48 MiB limit);
+//   - with the small live heap, a 32 MiB limit keeps the provider's peak RSS under 60 MB at 200
+//     runtimes (58 MB against 66 MB with 48 MiB, the binary's own pages being about 33 MB of it) for
+//     about 10% more of the provider's CPU, still well below GOGC=100's 40%.
 //
-// So Apply sets GOGC=400 with a 48 MiB limit, and after every collection raises the limit to twice
-// the live heap plus the runtime's own overhead when that is more: the heap never grows past 48 MiB
+// So Apply sets GOGC=400 with a 32 MiB limit, and after every collection raises the limit to twice
+// the live heap plus the runtime's own overhead when that is more: the heap never grows past 32 MiB
 // while less is live, and never collects more often than Go's default would when more is.
 package gctune
 
@@ -31,7 +33,7 @@ const (
 
 	// MemoryLimit is the soft limit on the Go runtime's memory used when the user sets no GOMEMLIMIT,
 	// as long as twice the live heap plus limitOverhead is below it.
-	MemoryLimit = 48 << 20
+	MemoryLimit = 32 << 20
 
 	// limitOverhead is what the limit allows beyond twice the live heap: goroutine stacks, the
 	// runtime's own structures and the heap's fragmentation (about 10 MB in a provider process).

@@ -87,8 +87,9 @@ func TestLimitFor(t *testing.T) {
 		want int64
 	}{
 		{0, MemoryLimit},
-		{15 << 20, MemoryLimit}, // a refresh of 200 runtimes
-		{16 << 20, MemoryLimit},
+		{6 << 20, MemoryLimit}, // a refresh of 200 or 1,000 runtimes
+		{8 << 20, MemoryLimit},
+		{15 << 20, 46 << 20},
 		{40 << 20, 96 << 20},
 	} {
 		if got := limitFor(c.live); got != c.want {
