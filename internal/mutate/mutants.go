@@ -183,6 +183,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationAwaitReadyFailsFastWithThePodsReason"}}},
 	},
 	{
+		Name: "mapper-ignores-scope", Breaks: "templates must render namespaced objects (a cluster-scoped kind is refused)",
+		File:    "internal/kubernetes/mapper.go",
+		Search:  "namespaced: r.Namespaced}",
+		Replace: "namespaced: true}",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationTemplatesMayRenderOtherKinds"}}},
+	},
+	{
 		Name: "empty-clickhouse-password", Breaks: "every ClickHouse user gets a long random password",
 		File:    "internal/clickhouse/naming.go",
 		Search:  "\treturn string(out), nil\n",
