@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 )
 
 // Version and commit stamped into the binary that the tests of this package build, the way the
@@ -36,12 +38,10 @@ var built struct {
 	once sync.Once
 	bin  string
 	err  error
-	out  []byte
 }
 
 // providerBinary builds the provider once per test binary with the release build's -ldflags -X and
-// CGO off, and returns its path. Without -trimpath, so that it reuses the packages `go test` and
-// `go vet` already compiled.
+// CGO off, and returns its path.
 func providerBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
@@ -49,13 +49,10 @@ func providerBinary(t *testing.T) string {
 	}
 	built.once.Do(func() {
 		built.bin = filepath.Join(buildDir, "terraform-provider-rill")
-		cmd := exec.Command("go", "build", "-o", built.bin,
-			"-ldflags", "-X main.version="+testVersion+" -X main.commit="+testCommit, ".")
-		cmd.Env = append(cmd.Environ(), "CGO_ENABLED=0")
-		built.out, built.err = cmd.CombinedOutput()
+		built.err = acctest.BuildProvider(".", built.bin, "-ldflags", "-X main.version="+testVersion+" -X main.commit="+testCommit)
 	})
 	if built.err != nil {
-		t.Fatalf("go build: %v\n%s", built.err, built.out)
+		t.Fatal(built.err)
 	}
 	return built.bin
 }

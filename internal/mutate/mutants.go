@@ -140,14 +140,14 @@ var Mutants = []Mutant{
 		File:    "internal/resources/common.go",
 		Search:  "if errors.Is(err, provisioner.ErrResourceNotFound) {",
 		Replace: "if errors.Is(err, provisioner.ErrResourceNotFound) || err != nil {",
-		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_unreachableAPIServerIsAnErrorAndKeepsTheState"}}},
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_anotherOrUnreachableClusterIsAnErrorNeverGone"}}},
 	},
 	{
 		Name: "drift-never-reported", Breaks: "drift found by refresh is planned as an update",
 		File:    "internal/resources/runtime_resource.go",
 		Search:  "for _, d := range observed.Drift {",
 		Replace: "for _, d := range observed.Drift[:0] {",
-		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_editedTemplateIsPlannedAsAnUpdate"}}},
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_deploymentDeletedByHandIsPlannedForRecreation"}}},
 	},
 	{
 		Name: "create-skips-cleanup", Breaks: "a Provision failing part-way leaves nothing behind",

@@ -1,20 +1,20 @@
 package resources_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/chdbtest"
 )
 
@@ -26,7 +26,7 @@ import (
 // refused before any statement, with the reason, and the state is kept. No password appears in
 // TF_LOG=trace output or in the plan.
 func TestAccClickHouse_importAdoptsTheUserAndDatabaseAndPlansANewPassword(t *testing.T) {
-	requireAcc(t)
+	acctest.RequireAcc(t)
 	id := uuid.NewString()
 	idPart := strings.ReplaceAll(id, "-", "_")
 	user, db := "rill_"+idPart, "rill_acme_web_"+idPart
@@ -39,16 +39,16 @@ func TestAccClickHouse_importAdoptsTheUserAndDatabaseAndPlansANewPassword(t *tes
 	}
 
 	set := fmt.Sprintf(`{"ch": {"type": "clickhouse-static", "spec": {"dsn": %q}}}`, srv.AdminDSN)
-	_, tf := cliWorkspace(t, set, "", clickhouseBlock)
+	tf := cliWorkspace(t, set, clickhouseBlock).Run
 
 	// Nothing behind the ID: refused.
 	if out, err := tf("import", "-no-color", "rill_clickhouse.db", "ch/"+uuid.NewString()); err == nil || !strings.Contains(out, "Cannot import non-existent remote object") {
-		t.Fatalf("import of an ID with nothing behind it: err %v\n%s", err, tail(out))
+		t.Fatalf("import of an ID with nothing behind it: err %v\n%s", err, acctest.Tail(out))
 	}
 
 	out, err := tf("import", "-no-color", "rill_clickhouse.db", "ch/"+id)
 	if err != nil {
-		t.Fatalf("import: %v\n%s", err, tail(out))
+		t.Fatalf("import: %v\n%s", err, acctest.Tail(out))
 	}
 	t.Cleanup(func() { _, _ = tf("state", "rm", "rill_clickhouse.db") })
 	shown, err := tf("state", "show", "-no-color", "rill_clickhouse.db")
@@ -66,11 +66,11 @@ func TestAccClickHouse_importAdoptsTheUserAndDatabaseAndPlansANewPassword(t *tes
 
 	plan, err := tf("plan", "-no-color")
 	if err != nil {
-		t.Fatalf("plan: %v\n%s", err, tail(plan))
+		t.Fatalf("plan: %v\n%s", err, acctest.Tail(plan))
 	}
 	for _, want := range []string{"rill_clickhouse.db will be updated in-place", "The ClickHouse user gets a new password", "Plan: 0 to add, 1 to change, 0 to destroy"} {
 		if !strings.Contains(plan, want) {
-			t.Errorf("plan lacks %q:\n%s", want, tail(plan))
+			t.Errorf("plan lacks %q:\n%s", want, acctest.Tail(plan))
 		}
 	}
 	// The plan wrote nothing: the database is still the only one of the resource, and nothing else.
@@ -80,7 +80,7 @@ func TestAccClickHouse_importAdoptsTheUserAndDatabaseAndPlansANewPassword(t *tes
 
 	apply, err := tf("apply", "-no-color", "-auto-approve")
 	if err == nil || !strings.Contains(apply, "cannot manage users by SQL") || !strings.Contains(apply, "no writable user directory") {
-		t.Fatalf("apply on chDB should be refused with the reason; err %v\n%s", err, tail(apply))
+		t.Fatalf("apply on chDB should be refused with the reason; err %v\n%s", err, acctest.Tail(apply))
 	}
 	if list, err := tf("state", "list"); err != nil || !strings.Contains(list, "rill_clickhouse.db") {
 		t.Errorf("the refused apply dropped the resource from state: %q (%v)", list, err)
@@ -103,53 +103,6 @@ resource "rill_clickhouse" "db" {
 }
 `
 
-// cliWorkspace writes main.tf into a fresh directory: the provider (a SQLite ledger in that
-// directory, the given set and default provisioner) and body; it returns the directory and a runner
-// of the CLI there (cliRunner).
-func cliWorkspace(t *testing.T, set, defaultProvisioner, body string) (string, func(args ...string) (string, error)) {
-	t.Helper()
-	dir := t.TempDir()
-	def := ""
-	if defaultProvisioner != "" {
-		def = fmt.Sprintf("  default_provisioner  = %q\n", defaultProvisioner)
-	}
-	cfg := fmt.Sprintf(`
-terraform {
-  required_providers {
-    rill = { source = "rill-provisioner/rill" }
-  }
-}
-provider "rill" {
-  ledger_dsn           = "sqlite://%s/ledger.db"
-%s  provisioner_set_json = %q
-}
-%s`, dir, def, set, body)
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir, cliRunner(t, dir)
-}
-
-// cliRunner returns a function that runs the Terraform (or OpenTofu) CLI of TF_ACC_TERRAFORM_PATH in
-// dir against this checkout's provider (dev_overrides), with TF_LOG=trace and the extra environment
-// variables env ("NAME=value").
-func cliRunner(t *testing.T, dir string, env ...string) func(args ...string) (string, error) {
-	tfPath := terraformCLI()
-	cliConfig := devOverrideCLIConfig(t)
-	return func(args ...string) (string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, tfPath, args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+cliConfig, "TF_LOG=trace", "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
-		cmd.Env = append(cmd.Env, env...)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		return out.String(), err
-	}
-}
-
 // The whole rill_clickhouse lifecycle through the CLI, with the real clickhouse-static provisioner
 // talking to a stand-in for ClickHouse (the provider is built with -tags rill_fake_clickhouse; no
 // ClickHouse that can create users runs on these machines): apply, a second plan that is empty (its
@@ -157,12 +110,12 @@ func cliRunner(t *testing.T, dir string, env ...string) func(args ...string) (st
 // dropped outside Terraform (planned for re-creation, with the reason), and destroy. The
 // generated password and DSN never appear in TF_LOG=trace output, plan output or `terraform show`.
 func TestAccClickHouse_fakeServerLifecycleKeepsGeneratedSecretsOutOfLogsAndPlans(t *testing.T) {
-	requireAcc(t)
+	acctest.RequireAcc(t)
 	state := filepath.Join(t.TempDir(), "fake-clickhouse.json")
 	t.Setenv("RILL_FAKE_CLICKHOUSE_STATE", state)
 	const adminPassword = "Fake-Adm1n-Pa55"
 	set := fmt.Sprintf(`{"ch": {"type": "clickhouse-static-fake", "spec": {"dsn": "clickhouse://admin:%s@ch.fake:9000/default", "write_dsn": "http://admin:%s@ch-writer.fake:8123"}}}`, adminPassword, adminPassword)
-	_, tf := cliWorkspace(t, set, "", clickhouseBlock+`
+	tf := cliWorkspace(t, set, clickhouseBlock+`
 output "dsn" {
   value     = rill_clickhouse.db.dsn
   sensitive = true
@@ -174,13 +127,13 @@ output "write_dsn" {
 output "dsn_without_password" {
   value = rill_clickhouse.db.dsn_without_password
 }
-`)
+`).Run
 	logs := map[string]string{}
 	step := func(name string, args ...string) string {
 		t.Helper()
 		out, err := tf(args...)
 		if err != nil {
-			t.Fatalf("%s: %v\n%s", name, err, tail(out))
+			t.Fatalf("%s: %v\n%s", name, err, acctest.Tail(out))
 		}
 		logs[name] = out
 		return out
@@ -208,7 +161,7 @@ output "dsn_without_password" {
 		t.Fatalf("dsn_without_password %q", got)
 	}
 	if plan := step("second plan", "plan", "-no-color", "-detailed-exitcode"); !strings.Contains(plan, "No changes.") {
-		t.Fatalf("second plan is not empty:\n%s", tail(plan))
+		t.Fatalf("second plan is not empty:\n%s", acctest.Tail(plan))
 	}
 	step("show", "show", "-no-color")
 
@@ -221,7 +174,7 @@ output "dsn_without_password" {
 	step("state rm", "state", "rm", "rill_clickhouse.db")
 	step("import", "import", "-no-color", "rill_clickhouse.db", "ch/"+m[1])
 	if plan := step("plan after import", "plan", "-no-color"); !strings.Contains(plan, "The ClickHouse user gets a new password") {
-		t.Fatalf("plan after import:\n%s", tail(plan))
+		t.Fatalf("plan after import:\n%s", acctest.Tail(plan))
 	}
 	step("apply after import", "apply", "-no-color", "-auto-approve")
 	newDSN := output("dsn")
@@ -233,7 +186,7 @@ output "dsn_without_password" {
 		t.Fatalf("dsn_without_password after the import's apply: %q", got)
 	}
 	if plan := step("plan after the new password", "plan", "-no-color"); !strings.Contains(plan, "No changes.") {
-		t.Fatalf("plan after the new password is not empty:\n%s", tail(plan))
+		t.Fatalf("plan after the new password is not empty:\n%s", acctest.Tail(plan))
 	}
 
 	// The user and database dropped outside Terraform: the refresh says so and the plan re-creates them.
@@ -243,7 +196,7 @@ output "dsn_without_password" {
 	plan := step("plan after an outside drop", "plan", "-no-color")
 	for _, want := range []string{"ClickHouse database no longer exists", "rill_clickhouse.db will be created", "Plan: 1 to add, 0 to change, 0 to destroy"} {
 		if !strings.Contains(plan, want) {
-			t.Fatalf("plan after an outside drop lacks %q:\n%s", want, tail(plan))
+			t.Fatalf("plan after an outside drop lacks %q:\n%s", want, acctest.Tail(plan))
 		}
 	}
 	step("apply after an outside drop", "apply", "-no-color", "-auto-approve")
@@ -258,7 +211,7 @@ output "dsn_without_password" {
 
 	// The logs are there to be searched: the provisioner's own lines reach TF_LOG through the bridge.
 	if !strings.Contains(logs["apply"], "provisioned a ClickHouse database and user") || !strings.Contains(logs["apply"], "[TRACE]") {
-		t.Fatalf("the apply's TF_LOG=trace output lacks the provisioner's lines:\n%s", tail(logs["apply"]))
+		t.Fatalf("the apply's TF_LOG=trace output lacks the provisioner's lines:\n%s", acctest.Tail(logs["apply"]))
 	}
 	for name, text := range logs {
 		for what, secret := range map[string]string{"password": password, "new password": newPassword, "admin password": adminPassword, "dsn": dsn} {
@@ -278,4 +231,13 @@ func passwordOf(t *testing.T, dsn string) string {
 	}
 	pw, _ := u.User.Password()
 	return pw
+}
+
+// cliWorkspace is a workspace (TF_LOG=trace) whose main.tf holds the provider (a SQLite ledger in the
+// workspace, the given set) and body.
+func cliWorkspace(t *testing.T, set, body string) *acctest.Workspace {
+	t.Helper()
+	w := acctest.NewWorkspace(t, acctest.TraceLog)
+	w.Write("main.tf", acctest.CLIHeader(strconv.Quote("sqlite://"+filepath.Join(w.Dir, "ledger.db")), set)+body)
+	return w
 }

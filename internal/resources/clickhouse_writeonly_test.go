@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 )
 
 // The secrets-out-of-state user story, through the real CLI: the provider's ledger_dsn and
@@ -28,7 +30,7 @@ import (
 // Write-only attributes need Terraform 1.11 (OpenTofu 1.11), ephemeral variables Terraform 1.10
 // (OpenTofu 1.11): older CLIs skip, saying so.
 func TestAccClickHouse_writeOnlyPasswordAndEphemeralProviderInputsKeepSecretsOutOfState(t *testing.T) {
-	requireAcc(t)
+	acctest.RequireAcc(t)
 	requireCLIVersion(t, 1, 11, "write-only attributes (password_wo) and ephemeral variables")
 
 	fakeState := filepath.Join(t.TempDir(), "fake-clickhouse.json")
@@ -77,14 +79,14 @@ output "dsn_without_password" {
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tf := cliRunner(t, dir)
+	tf := acctest.WorkspaceIn(t, dir, acctest.TraceLog).Run
 	var logs []string
 	step := func(name string, args ...string) string {
 		t.Helper()
 		out, err := tf(args...)
 		logs = append(logs, out)
 		if err != nil {
-			t.Fatalf("%s: %v\n%s", name, err, tail(out))
+			t.Fatalf("%s: %v\n%s", name, err, acctest.Tail(out))
 		}
 		return out
 	}
@@ -134,7 +136,7 @@ output "dsn_without_password" {
 	t.Cleanup(func() { _, _ = tf("destroy", "-no-color", "-auto-approve") })
 	checkState("after the first apply", 1)
 	if plan := step("second plan", "plan", "-no-color", "-detailed-exitcode"); !strings.Contains(plan, "No changes.") {
-		t.Fatalf("second plan is not empty:\n%s", tail(plan))
+		t.Fatalf("second plan is not empty:\n%s", acctest.Tail(plan))
 	}
 
 	// Rotation: a new password and version; the plan shows an in-place update of the version only.
@@ -143,7 +145,7 @@ output "dsn_without_password" {
 	step("plan -out", "plan", "-no-color", "-out=tfplan")
 	plan := step("show plan", "show", "-no-color", "tfplan")
 	if !strings.Contains(plan, "rill_clickhouse.db will be updated in-place") || !strings.Contains(plan, "password_wo_version") {
-		t.Fatalf("the rotation's plan:\n%s", tail(plan))
+		t.Fatalf("the rotation's plan:\n%s", acctest.Tail(plan))
 	}
 	noSecretIn("the saved plan file", planFileContents(t, filepath.Join(dir, "tfplan")))
 	noSecretIn("`terraform show -json tfplan`", step("show -json plan", "show", "-json", "tfplan"))
@@ -151,7 +153,7 @@ output "dsn_without_password" {
 	step("apply the saved plan", "apply", "-no-color", "tfplan")
 	checkState("after the rotation", 2)
 	if plan := step("plan after the rotation", "plan", "-no-color", "-detailed-exitcode"); !strings.Contains(plan, "No changes.") {
-		t.Fatalf("plan after the rotation is not empty:\n%s", tail(plan))
+		t.Fatalf("plan after the rotation is not empty:\n%s", acctest.Tail(plan))
 	}
 
 	// Import into a fresh state: nobody knows the password, and the configured one is set, without the
@@ -161,7 +163,7 @@ output "dsn_without_password" {
 	step("import", "import", "-no-color", "rill_clickhouse.db", "ch/"+id)
 	plan = step("plan after import", "plan", "-no-color")
 	if !strings.Contains(plan, "rill_clickhouse.db will be updated in-place") || strings.Contains(plan, "gets a new password") {
-		t.Fatalf("plan after import:\n%s", tail(plan))
+		t.Fatalf("plan after import:\n%s", acctest.Tail(plan))
 	}
 	step("apply after import", "apply", "-no-color", "-auto-approve")
 	checkState("after the import's apply", 2)
@@ -179,7 +181,7 @@ output "dsn_without_password" {
 		"  password_wo_version = var.clickhouse_password_version\n", "", 1)
 	writeMain(generated)
 	if plan := step("plan to a generated password", "plan", "-no-color"); !strings.Contains(plan, "The ClickHouse user gets a new password") {
-		t.Fatalf("plan to a generated password:\n%s", tail(plan))
+		t.Fatalf("plan to a generated password:\n%s", acctest.Tail(plan))
 	}
 	step("apply to a generated password", "apply", "-no-color", "-auto-approve")
 	attrs := stateAttributes(t, step("show -json generated", "show", "-json"), "rill_clickhouse.db")
@@ -194,7 +196,7 @@ output "dsn_without_password" {
 		t.Fatalf("after the switch to a generated password: dsn set %v, %d passwords, version %v", dsn != "", len(got), attrs["password_wo_version"])
 	}
 	if plan := step("plan after the switch", "plan", "-no-color", "-detailed-exitcode"); !strings.Contains(plan, "No changes.") {
-		t.Fatalf("plan after the switch to a generated password is not empty:\n%s", tail(plan))
+		t.Fatalf("plan after the switch to a generated password is not empty:\n%s", acctest.Tail(plan))
 	}
 	writeMain(main)
 	step("apply back to password_wo", "apply", "-no-color", "-auto-approve")
@@ -211,7 +213,7 @@ output "dsn_without_password" {
 	}
 	plan = step("plan after an outside drop", "plan", "-no-color")
 	if !strings.Contains(plan, "rill_clickhouse.db will be created") {
-		t.Fatalf("plan after the user and database were dropped outside Terraform:\n%s", tail(plan))
+		t.Fatalf("plan after the user and database were dropped outside Terraform:\n%s", acctest.Tail(plan))
 	}
 
 	step("destroy", "destroy", "-no-color", "-auto-approve")
@@ -227,7 +229,7 @@ output "dsn_without_password" {
 // older than major.minor, naming the feature that needs it.
 func requireCLIVersion(t *testing.T, major, minor int, feature string) {
 	t.Helper()
-	tfPath := terraformCLI()
+	tfPath := acctest.TerraformCLI()
 	out, err := exec.Command(tfPath, "version").Output()
 	if err != nil {
 		t.Fatalf("%s version: %v", tfPath, err)

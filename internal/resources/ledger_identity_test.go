@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/silentserver"
@@ -27,17 +27,7 @@ import (
 func ledgerWorkspace(t *testing.T, set, body string) string {
 	t.Helper()
 	dir := t.TempDir()
-	cfg := fmt.Sprintf(`
-terraform {
-  required_providers {
-    rill = { source = "rill-provisioner/rill" }
-  }
-}
-provider "rill" {
-  provisioner_set_json = %q
-}
-%s`, set, body)
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(cfg), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(acctest.CLIHeader("", set)+body), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -59,7 +49,7 @@ func mustRun(t *testing.T, tf func(args ...string) (string, error), args ...stri
 	t.Helper()
 	out, err := tf(args...)
 	if err != nil {
-		t.Fatalf("terraform %s: %v\n%s", strings.Join(args, " "), err, tail(out))
+		t.Fatalf("terraform %s: %v\n%s", strings.Join(args, " "), err, acctest.Tail(out))
 	}
 	return out
 }
@@ -74,15 +64,15 @@ func refusedPlan(t *testing.T, dir string, tf func(args ...string) (string, erro
 	}
 	out, err := tf("plan", "-no-color")
 	if err == nil {
-		t.Fatalf("plan against another ledger or cluster succeeded:\n%s", tail(out))
+		t.Fatalf("plan against another ledger or cluster succeeded:\n%s", acctest.Tail(out))
 	}
 	for _, w := range append(want, "Runtime was provisioned in another ledger or cluster", "terraform state rm") {
 		if !strings.Contains(out, w) {
-			t.Errorf("plan output lacks %q:\n%s", w, tail(out))
+			t.Errorf("plan output lacks %q:\n%s", w, acctest.Tail(out))
 		}
 	}
 	if strings.Contains(out, "removed outside Terraform") || strings.Contains(out, "to add") {
-		t.Errorf("plan read the runtimes as gone:\n%s", tail(out))
+		t.Errorf("plan read the runtimes as gone:\n%s", acctest.Tail(out))
 	}
 	after, err := os.ReadFile(filepath.Join(dir, "terraform.tfstate"))
 	if err != nil || !bytes.Equal(before, after) {
@@ -110,15 +100,15 @@ func ledgerID(t *testing.T, dsn string) string {
 // and the fix, writes nothing to the state or to disk, and the runtimes stay in their own ledger,
 // where the next plan is empty.
 func TestAccRuntime_newRunnerWithAnotherDefaultLedgerIsRefused(t *testing.T) {
-	requireAcc(t)
+	acctest.RequireAcc(t)
 	dir := ledgerWorkspace(t, identityPool, twoRuntimes)
 	homeA, homeB, homeC := t.TempDir(), t.TempDir(), t.TempDir()
-	tfA := cliRunner(t, dir, "XDG_DATA_HOME="+homeA)
+	tfA := acctest.WorkspaceIn(t, dir, acctest.TraceLog, "XDG_DATA_HOME="+homeA).Run
 	ledgerA := "sqlite://" + filepath.Join(homeA, "terraform-provider-rill", "ledger.db")
 
 	// Nothing in state: the plan plans two creates and creates no ledger.
 	if out := mustRun(t, tfA, "plan", "-no-color"); !strings.Contains(out, "Plan: 2 to add, 0 to change, 0 to destroy") {
-		t.Fatalf("plan with nothing in state:\n%s", tail(out))
+		t.Fatalf("plan with nothing in state:\n%s", acctest.Tail(out))
 	}
 	checkEmptyDir(t, homeA)
 
@@ -127,23 +117,23 @@ func TestAccRuntime_newRunnerWithAnotherDefaultLedgerIsRefused(t *testing.T) {
 	idA := ledgerID(t, ledgerA)
 
 	// A data home without a ledger.
-	refusedPlan(t, dir, cliRunner(t, dir, "XDG_DATA_HOME="+homeB), "ledger_dsn", idA, ledgerA,
+	refusedPlan(t, dir, acctest.WorkspaceIn(t, dir, acctest.TraceLog, "XDG_DATA_HOME="+homeB).Run, "ledger_dsn", idA, ledgerA,
 		"sqlite://"+filepath.Join(homeB, "terraform-provider-rill", "ledger.db")+", which does not exist")
 	checkEmptyDir(t, homeB)
 
 	// A data home with another ledger.
 	ledgerC := "sqlite://" + filepath.Join(homeC, "terraform-provider-rill", "ledger.db")
-	openLedger(t, ledgerC)
-	refusedPlan(t, dir, cliRunner(t, dir, "XDG_DATA_HOME="+homeC), "ledger_dsn", idA, ledgerA, ledgerID(t, ledgerC), ledgerC)
-	if allocs, err := ledgerAllocations(t, ledgerC); err != nil || len(allocs) != 0 {
+	acctest.OpenLedger(t, ledgerC)
+	refusedPlan(t, dir, acctest.WorkspaceIn(t, dir, acctest.TraceLog, "XDG_DATA_HOME="+homeC).Run, "ledger_dsn", idA, ledgerA, ledgerID(t, ledgerC), ledgerC)
+	if allocs, err := acctest.LedgerAllocations(ledgerC); err != nil || len(allocs) != 0 {
 		t.Errorf("the other ledger got allocations: %v, %v", allocs, err)
 	}
 
 	// The runtimes' own ledger: nothing to do.
 	if out := mustRun(t, tfA, "plan", "-no-color", "-detailed-exitcode"); !strings.Contains(out, "No changes.") {
-		t.Errorf("plan against the runtimes' own ledger:\n%s", tail(out))
+		t.Errorf("plan against the runtimes' own ledger:\n%s", acctest.Tail(out))
 	}
-	if allocs, err := ledgerAllocations(t, ledgerA); err != nil || len(allocs) != 2 {
+	if allocs, err := acctest.LedgerAllocations(ledgerA); err != nil || len(allocs) != 2 {
 		t.Errorf("the runtimes' ledger holds %d allocations (%v), want 2", len(allocs), err)
 	}
 }
@@ -151,27 +141,27 @@ func TestAccRuntime_newRunnerWithAnotherDefaultLedgerIsRefused(t *testing.T) {
 // The same with PostgreSQL: a plan against an empty database (no ledger schema) creates no table and
 // is refused, as is a plan against another migrated ledger.
 func TestAccRuntime_anotherPostgresLedgerIsRefused(t *testing.T) {
-	requireAcc(t)
+	acctest.RequireAcc(t)
 	dsnA, dsnB := pgtest.Shared(t), pgtest.Shared(t)
 	dir := ledgerWorkspace(t, identityPool, twoRuntimes)
-	tfA := cliRunner(t, dir, "RILL_LEDGER_DSN="+dsnA)
+	tfA := acctest.WorkspaceIn(t, dir, acctest.TraceLog, "RILL_LEDGER_DSN="+dsnA).Run
 	mustRun(t, tfA, "apply", "-no-color", "-auto-approve")
 	t.Cleanup(func() { _, _ = tfA("destroy", "-no-color", "-auto-approve") })
 	idA := ledgerID(t, dsnA)
 
-	tfB := cliRunner(t, dir, "RILL_LEDGER_DSN="+dsnB)
+	tfB := acctest.WorkspaceIn(t, dir, acctest.TraceLog, "RILL_LEDGER_DSN="+dsnB).Run
 	refusedPlan(t, dir, tfB, "ledger_dsn", idA, database.Redact(dsnA), database.Redact(dsnB)+", which does not exist")
 	if tables := pgtest.Tables(t, dsnB); len(tables) != 0 {
 		t.Errorf("the plan created tables in the empty database: %v", tables)
 	}
 
-	openLedger(t, dsnB) // now a ledger of its own
+	acctest.OpenLedger(t, dsnB) // now a ledger of its own
 	refusedPlan(t, dir, tfB, "ledger_dsn", idA, ledgerID(t, dsnB), database.Redact(dsnB))
-	if allocs, err := ledgerAllocations(t, dsnB); err != nil || len(allocs) != 0 {
+	if allocs, err := acctest.LedgerAllocations(dsnB); err != nil || len(allocs) != 0 {
 		t.Errorf("the other ledger got allocations: %v, %v", allocs, err)
 	}
 	if out := mustRun(t, tfA, "plan", "-no-color"); !strings.Contains(out, "No changes.") {
-		t.Errorf("plan against the runtimes' own ledger:\n%s", tail(out))
+		t.Errorf("plan against the runtimes' own ledger:\n%s", acctest.Tail(out))
 	}
 }
 
@@ -179,7 +169,7 @@ func TestAccRuntime_anotherPostgresLedgerIsRefused(t *testing.T) {
 // connect error, after one connection attempt: the provider remembers the failure instead of waiting
 // a connect timeout per runtime.
 func TestAccRuntime_unresponsivePostgresFailsAPlanOfFiftyRuntimesAfterOneAttempt(t *testing.T) {
-	requireAcc(t)
+	acctest.RequireAcc(t)
 	set := `{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://runtime-a.test:9091", "slots": 50}]}}}`
 	dir := ledgerWorkspace(t, set, `
 resource "rill_runtime" "rt" {
@@ -188,21 +178,21 @@ resource "rill_runtime" "rt" {
 }
 `)
 	sqliteDSN := "sqlite://" + filepath.Join(dir, "ledger.db")
-	tf := cliRunner(t, dir, "RILL_LEDGER_DSN="+sqliteDSN)
+	tf := acctest.WorkspaceIn(t, dir, acctest.TraceLog, "RILL_LEDGER_DSN="+sqliteDSN).Run
 	mustRun(t, tf, "apply", "-no-color", "-auto-approve")
 	t.Cleanup(func() { _, _ = tf("destroy", "-no-color", "-auto-approve") })
 
 	srv := silentserver.Start(t)
 	silent := "postgres://rill:Silent-Pa55@" + srv.Addr + "/ledger"
 	start := time.Now()
-	out, err := cliRunner(t, dir, "RILL_LEDGER_DSN="+silent)("plan", "-no-color")
+	out, err := acctest.WorkspaceIn(t, dir, acctest.TraceLog, "RILL_LEDGER_DSN="+silent).Run("plan", "-no-color")
 	elapsed := time.Since(start)
 	if err == nil {
-		t.Fatalf("plan against a silent server succeeded:\n%s", tail(out))
+		t.Fatalf("plan against a silent server succeeded:\n%s", acctest.Tail(out))
 	}
 	for _, w := range []string{"Reading the runtime failed", "connect (each attempt waits up to 10s", srv.Addr, "not tried again"} {
 		if !strings.Contains(out, w) {
-			t.Errorf("plan output lacks %q:\n%s", w, tail(out))
+			t.Errorf("plan output lacks %q:\n%s", w, acctest.Tail(out))
 		}
 	}
 	if strings.Contains(out, "Silent-Pa55") {
@@ -219,7 +209,7 @@ resource "rill_runtime" "rt" {
 // transaction): a create with `timeouts { create = "20s" }` fails within its timeout with an error that
 // says the ledger is locked by another writer, and leaves nothing in state.
 func TestAccRuntime_lockedSQLiteLedgerFailsTheCreateWithinItsTimeoutAndSaysSo(t *testing.T) {
-	requireAcc(t)
+	acctest.RequireAcc(t)
 	dir := ledgerWorkspace(t, identityPool, `
 resource "rill_runtime" "rt" {
   slots = 1
@@ -229,7 +219,7 @@ resource "rill_runtime" "rt" {
 }
 `)
 	path := filepath.Join(dir, "ledger.db")
-	openLedger(t, "sqlite://"+path)
+	acctest.OpenLedger(t, "sqlite://"+path)
 	// Another process's writer, as far as the provider process is concerned.
 	raw, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: path, RawQuery: "_txlock=immediate"}).String())
 	if err != nil {
@@ -242,22 +232,22 @@ resource "rill_runtime" "rt" {
 	}
 	t.Cleanup(func() { _ = tx.Rollback() })
 
-	tf := cliRunner(t, dir, "RILL_LEDGER_DSN=sqlite://"+path)
+	tf := acctest.WorkspaceIn(t, dir, acctest.TraceLog, "RILL_LEDGER_DSN=sqlite://"+path).Run
 	start := time.Now()
 	out, err := tf("apply", "-no-color", "-auto-approve")
 	elapsed := time.Since(start)
 	if err == nil {
-		t.Fatalf("apply against a locked ledger succeeded:\n%s", tail(out))
+		t.Fatalf("apply against a locked ledger succeeded:\n%s", acctest.Tail(out))
 	}
 	want := "ledger sqlite://" + path + " is locked by another writer (another terraform apply?)"
 	if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
-		t.Errorf("apply output lacks %q:\n%s", want, tail(out))
+		t.Errorf("apply output lacks %q:\n%s", want, acctest.Tail(out))
 	}
 	// The bound is the create timeout, plus the time terraform takes to start and plan.
 	if bound := 20*time.Second + 20*time.Second; elapsed > bound {
 		t.Errorf("apply took %s, more than the 20s create timeout allows (%s)", elapsed, bound)
 	}
-	quiet := cliRunner(t, dir, "TF_LOG=") // the last value of a variable wins: no trace mixed into the list
+	quiet := acctest.WorkspaceIn(t, dir, acctest.TraceLog, "TF_LOG=").Run // the last value of a variable wins: no trace mixed into the list
 	if list, err := quiet("state", "list"); err != nil || strings.TrimSpace(list) != "" {
 		t.Errorf("state after the failed create: %q (%v)", list, err)
 	}
@@ -281,10 +271,10 @@ func checkEmptyDir(t *testing.T, dir string) {
 // identity. (Another existing ledger without the runtimes cannot be told apart for such a state: see
 // DESIGN.md, "Ledger and cluster identity".)
 func TestAccRuntime_stateFromBeforeIdentitiesAdoptsItsLedger(t *testing.T) {
-	requireAcc(t)
+	acctest.RequireAcc(t)
 	dir := ledgerWorkspace(t, identityPool, twoRuntimes)
 	home := t.TempDir()
-	tf := cliRunner(t, dir, "XDG_DATA_HOME="+home)
+	tf := acctest.WorkspaceIn(t, dir, acctest.TraceLog, "XDG_DATA_HOME="+home).Run
 	mustRun(t, tf, "apply", "-no-color", "-auto-approve")
 	t.Cleanup(func() { _, _ = tf("destroy", "-no-color", "-auto-approve") })
 	id := ledgerID(t, "sqlite://"+filepath.Join(home, "terraform-provider-rill", "ledger.db"))
@@ -292,9 +282,9 @@ func TestAccRuntime_stateFromBeforeIdentitiesAdoptsItsLedger(t *testing.T) {
 	statePath := filepath.Join(dir, "terraform.tfstate")
 	editProvisionerStates(t, statePath, "rill_runtime", func(ps map[string]any) { delete(ps, "ledger_id"); delete(ps, "ledger") })
 
-	refusedPlan(t, dir, cliRunner(t, dir, "XDG_DATA_HOME="+t.TempDir()), "ledger_dsn", "allocated in a ledger that existed then", "which does not exist")
+	refusedPlan(t, dir, acctest.WorkspaceIn(t, dir, acctest.TraceLog, "XDG_DATA_HOME="+t.TempDir()).Run, "ledger_dsn", "allocated in a ledger that existed then", "which does not exist")
 	if out := mustRun(t, tf, "plan", "-no-color"); !strings.Contains(out, "No changes.") {
-		t.Fatalf("plan of a state from before identities against its own ledger:\n%s", tail(out))
+		t.Fatalf("plan of a state from before identities against its own ledger:\n%s", acctest.Tail(out))
 	}
 	mustRun(t, tf, "apply", "-refresh-only", "-no-color", "-auto-approve")
 	var recorded []any
@@ -308,16 +298,17 @@ func TestAccRuntime_stateFromBeforeIdentitiesAdoptsItsLedger(t *testing.T) {
 // refused naming both clusters, the namespace and the fix, and the state file stays as it was. The
 // local control plane is the only cluster the tests have, so "another cluster" is made by pointing
 // the runtime's recorded identity (private state, provisioner_state.cluster_id) at another UID, which
-// is exactly what a kubeconfig switched to another cluster looks like to the provider. Back on the
-// runtime's own identity, the plan is empty.
-func TestAccRuntimeKubernetes_anotherClusterIsRefused(t *testing.T) {
-	e := newKubeEnv(t)
-	set := fmt.Sprintf(`{"k8s": {"type": "kubernetes", "spec": {"host": "http://*.rill.test", "namespace": %q, "kubeconfig_path": %q, "timeout_seconds": 120, "ping_path": ""}}}`,
-		e.ns, e.cluster.Kubeconfig)
-	dir, tf := cliWorkspace(t, set, "", runtimeBlock("rt", 1))
+// is exactly what a kubeconfig switched to another cluster looks like to the provider. An API server
+// that cannot be reached fails the plan too, and the runtime stays in state, unchanged. Back on the
+// runtime's own cluster, the plan is empty.
+func TestAccRuntimeKubernetes_anotherOrUnreachableClusterIsAnErrorNeverGone(t *testing.T) {
+	e := acctest.NewKubeEnv(t)
+	body := acctest.RuntimeBlock("rt", 1)
+	w := cliWorkspace(t, e.SetJSON(), body)
+	dir, tf := w.Dir, w.Run
 	mustRun(t, tf, "apply", "-no-color", "-auto-approve")
 	t.Cleanup(func() { _, _ = tf("destroy", "-no-color", "-auto-approve") })
-	ks, err := e.core.Namespaces().Get(e.ctx, "kube-system", metav1.GetOptions{})
+	ks, err := e.Core.Namespaces().Get(e.Ctx, "kube-system", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,13 +324,25 @@ func TestAccRuntimeKubernetes_anotherClusterIsRefused(t *testing.T) {
 	if recorded != string(ks.UID) {
 		t.Fatalf("the runtime recorded cluster %q, want the kube-system UID %s", recorded, ks.UID)
 	}
-	refusedPlan(t, dir, tf, other, string(ks.UID), "namespace "+e.ns, "kubeconfig_path "+e.cluster.Kubeconfig)
-
+	refusedPlan(t, dir, tf, other, string(ks.UID), "namespace "+e.NS, "kubeconfig_path "+e.Cluster.Kubeconfig)
 	if err := os.WriteFile(statePath, original, 0o600); err != nil {
 		t.Fatal(err)
 	}
+
+	// Unreachable: a kubeconfig whose server is a loopback port nothing listens on.
+	main := w.Read("main.tf")
+	w.Write("main.tf", strings.Replace(main, e.Cluster.Kubeconfig, e.KubeconfigWithClosedPort(), 1))
+	out, err := tf("plan", "-no-color")
+	if err == nil || !acctest.WordsRegexp("Reading the runtime failed").MatchString(out) || !acctest.WordsRegexp("the state is kept unchanged").MatchString(out) {
+		t.Errorf("plan against an unreachable API server: err %v\n%s", err, acctest.Tail(out))
+	}
+	if after, err := os.ReadFile(statePath); err != nil || !bytes.Equal(after, original) {
+		t.Errorf("the failed plan changed the state file (%v)", err)
+	}
+	w.Write("main.tf", main)
+
 	if out := mustRun(t, tf, "plan", "-no-color"); !strings.Contains(out, "No changes.") {
-		t.Errorf("plan against the runtime's own cluster:\n%s", tail(out))
+		t.Errorf("plan against the runtime's own cluster:\n%s", acctest.Tail(out))
 	}
 }
 

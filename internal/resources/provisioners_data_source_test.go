@@ -4,16 +4,17 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 )
 
 // rill_provisioners shows a pipeline how full its pools are: per host and per pool, the slots, the
 // slots the ledger holds and the free ones; provisioners without a fixed capacity have no counts.
 func TestAccProvisionersDataSource_reportsUseAndFreeSlotsPerHost(t *testing.T) {
-	requireAcc(t)
-	ledger := sqliteLedger(t)
-	small := host{URL: "http://runtime-small.test:9091", Slots: 2}
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
+	small := acctest.Host{URL: "http://runtime-small.test:9091", Slots: 2}
 	ch := `"ch": {"type": "clickhouse-static", "spec": {"dsn": "clickhouse://admin:pw@ch.test:9000/default"}}` // never contacted
-	cfg := providerBlock(ledger, "static-pool", pool("static-pool", hostA, small), ch) + `
+	cfg := acctest.ProviderBlock(ledger, "static-pool", acctest.Pool("static-pool", hostA, small), ch) + `
 resource "rill_runtime" "big" {
   slots = 3
 }
@@ -27,8 +28,8 @@ data "rill_provisioners" "all" {
 `
 	const ds = "data.rill_provisioners.all"
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories,
-		CheckDestroy:             checkLedgerEmpty(t, ledger),
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             acctest.CheckLedgerEmpty(ledger),
 		Steps: []resource.TestStep{{
 			Config: cfg,
 			Check: resource.ComposeAggregateTestCheckFunc(
@@ -64,7 +65,7 @@ data "rill_provisioners" "all" {
 				resource.TestCheckResourceAttr(ds, "provisioners.1.hosts.1.used_slots", "1"),
 				resource.TestCheckResourceAttr(ds, "provisioners.1.hosts.1.free_slots", "1"),
 				resource.TestCheckResourceAttr(ds, "provisioners.1.hosts.1.runtimes", "1"),
-				checkLedgerMatchesState(t, ledger),
+				acctest.CheckLedgerMatchesState(ledger),
 			),
 		}},
 	})

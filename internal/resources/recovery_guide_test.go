@@ -4,8 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 )
 
 // guidePath is the guide this test follows.
@@ -32,39 +35,39 @@ func recoveryConfig(t *testing.T) string {
 // through rill_allocations and imports them, its destroy frees them, and the plain apply that follows
 // converges to state == ledger.
 func TestAccRuntime_recoveringOrphanedRuntimesGuide(t *testing.T) {
-	requireAcc(t)
-	ledger := sqliteLedger(t)
-	w := newWorkspace(t)
-	if !w.cliVersionAtLeast(1, 7) {
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
+	w := acctest.NewWorkspace(t)
+	if !w.CLIVersionAtLeast(1, 7) {
 		t.Skip("the guide needs import blocks with for_each (Terraform or OpenTofu 1.7+)")
 	}
 	set := `{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://guide.test:9091", "slots": 3}]}}}`
-	w.write("main.tf", cliHeader(ledger, set)+`
+	w.Write("main.tf", acctest.CLIHeader(strconv.Quote(ledger), set)+`
 resource "rill_runtime" "app" {
   count       = 3
   slots       = 1
   environment = "prod"
 }
 `)
-	w.must("apply", "-auto-approve")
+	w.Must("apply", "-auto-approve")
 	t.Cleanup(func() {
-		w.write("recover.tf", "")
-		if out, err := w.run("destroy", "-auto-approve"); err != nil {
+		w.Write("recover.tf", "")
+		if out, err := w.Run("destroy", "-auto-approve"); err != nil {
 			t.Errorf("destroy: %v\n%s", err, out)
 		}
 	})
 	// What an interrupted apply leaves: allocations that no state records.
-	w.must("state", "rm", "rill_runtime.app[1]", "rill_runtime.app[2]")
-	if out, err := w.run("apply", "-auto-approve"); err == nil || !wordsRegexp("no runtimes found with sufficient available slots").MatchString(out) {
+	w.Must("state", "rm", "rill_runtime.app[1]", "rill_runtime.app[2]")
+	if out, err := w.Run("apply", "-auto-approve"); err == nil || !acctest.WordsRegexp("no runtimes found with sufficient available slots").MatchString(out) {
 		t.Fatalf("with two orphans filling the pool the apply should fail for capacity (%v):\n%s", err, out)
 	}
 
 	// Step 1 and 2 of the guide.
-	state := w.must("state", "pull")
-	w.write("state-before-recovery.json", state)
-	w.write("recover.tf", recoveryConfig(t))
-	w.must("apply", "-target=rill_runtime.orphan", "-auto-approve")
-	inState := w.runtimesInState()
+	state := w.Must("state", "pull")
+	w.Write("state-before-recovery.json", state)
+	w.Write("recover.tf", recoveryConfig(t))
+	w.Must("apply", "-target=rill_runtime.orphan", "-auto-approve")
+	inState := w.RuntimesInState()
 	orphans := 0
 	for addr := range inState {
 		if strings.HasPrefix(addr, "rill_runtime.orphan[") {
@@ -74,18 +77,18 @@ resource "rill_runtime" "app" {
 	if orphans != 2 || len(inState) != 3 {
 		t.Fatalf("after the guide's import the state holds %v, want app[0] and 2 orphans", inState)
 	}
-	w.checkStateEqualsLedger(ledger, 3)
-	if out, err := w.run("plan", "-target=rill_runtime.orphan", "-detailed-exitcode"); err != nil {
+	w.CheckStateEqualsLedger(ledger, 3)
+	if out, err := w.Run("plan", "-target=rill_runtime.orphan", "-detailed-exitcode"); err != nil {
 		t.Fatalf("the imported orphans plan a change (%v):\n%s", err, out)
 	}
 
 	// Step 3: free them, then the plain apply converges.
-	w.must("destroy", "-target=rill_runtime.orphan", "-auto-approve")
-	w.write("recover.tf", "")
-	w.write("state-before-recovery.json", "")
-	w.must("apply", "-auto-approve")
-	w.checkStateEqualsLedger(ledger, 3)
-	if got := w.runtimesInState(); len(got) != 3 || got["rill_runtime.app[2]"] == "" {
+	w.Must("destroy", "-target=rill_runtime.orphan", "-auto-approve")
+	w.Write("recover.tf", "")
+	w.Write("state-before-recovery.json", "")
+	w.Must("apply", "-auto-approve")
+	w.CheckStateEqualsLedger(ledger, 3)
+	if got := w.RuntimesInState(); len(got) != 3 || got["rill_runtime.app[2]"] == "" {
 		t.Fatalf("after recovery the state holds %v", got)
 	}
 }

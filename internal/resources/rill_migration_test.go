@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/kubernetes"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/rillmigrate"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
@@ -22,8 +23,8 @@ import (
 // migrate-rill-static, a runtime Rill placed is imported by "<pool>/<resource ID>" and then plans
 // nothing, and a new runtime is placed around the runtimes Rill placed (host a is full).
 func TestAccRuntime_migratedFromRillAdminStaticPool(t *testing.T) {
-	requireAcc(t)
-	ledger := sqliteLedger(t)
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
 	rillDSN := pgtest.Shared(t)
 	const adopted, other = "5d0c4a52-64a1-4c57-9a2f-0c6b1a8e9f10", "7e2b1c3d-0f4a-4b5c-8d6e-1f2a3b4c5d6e"
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -34,9 +35,9 @@ func TestAccRuntime_migratedFromRillAdminStaticPool(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	providerCfg := providerBlock(ledger, "", pool("static-pool", hostA, hostB))
+	providerCfg := acctest.ProviderBlock(ledger, "", acctest.Pool("static-pool", hostA, hostB))
 	if _, err := rillmigrate.Migrate(ctx, rillmigrate.Options{
-		RillDSN: rillDSN, SetJSON: "{" + pool("static-pool", hostA, hostB) + "}", Provisioner: "static-pool", LedgerDSN: ledger,
+		RillDSN: rillDSN, SetJSON: "{" + acctest.Pool("static-pool", hostA, hostB) + "}", Provisioner: "static-pool", LedgerDSN: ledger,
 	}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ resource "rill_runtime" "fresh" {
 }
 `
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories,
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{
 			{
 				Config:             providerCfg + adoptedBlock,
@@ -87,7 +88,7 @@ resource "rill_runtime" "fresh" {
 	})
 	// Destroy freed the adopted runtime's and the new runtime's slots; the runtime that stays with
 	// Rill keeps its reservation.
-	allocs, err := ledgerAllocations(t, ledger)
+	allocs, err := acctest.LedgerAllocations(ledger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,26 +104,26 @@ resource "rill_runtime" "fresh" {
 // objects over under the same UIDs, keeping Rill's immutable Deployment selector although the
 // provider renders its default templates; and the next plan is empty.
 func TestAccRuntimeKubernetes_adoptsRuntimeOfRillAdmin(t *testing.T) {
-	e := newKubeEnv(t)
+	e := acctest.NewKubeEnv(t)
 	const id = "0b6f1d2e-3c4a-4e5f-8a7b-9c0d1e2f3a4b"
 	const pid = "0b6f1d2e3c4a4e5f8a7b9c0d1e2f3a4b"
 	templates, err := rilladmin.Templates(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rilladmin.ApplyKubernetesRuntime(e.ctx, e.cluster.Kubeconfig, e.ns, templates, rilladmin.Runtime{
+	if err := rilladmin.ApplyKubernetesRuntime(e.Ctx, e.Cluster.Kubeconfig, e.NS, templates, rilladmin.Runtime{
 		ResourceID: id, Host: "http://*.rill.test", Image: "rilldata/rill", Version: "v0.60.0", Slots: 2,
 		Annotations: map[string]string{"organization_name": "acme", "organization_plan": "team", "organization_custom_domain": ""},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	dep, err := e.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
+	dep, err := e.Apps.Deployments(e.NS).Get(e.Ctx, "runtime-"+pid, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	uid := dep.UID
-	cfg := e.providerConfig("") + runtimeBlock("adopted", 2, `version = "v0.60.0"`)
-	resource.Test(t, e.testCase(
+	cfg := e.ProviderConfig("") + acctest.RuntimeBlock("adopted", 2, `version = "v0.60.0"`)
+	resource.Test(t, e.TestCase(
 		resource.TestStep{
 			Config:             cfg,
 			ResourceName:       "rill_runtime.adopted",
@@ -142,7 +143,7 @@ func TestAccRuntimeKubernetes_adoptsRuntimeOfRillAdmin(t *testing.T) {
 				PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("rill_runtime.adopted", plancheck.ResourceActionUpdate)},
 			},
 			Check: func(*terraform.State) error {
-				dep, err := e.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
+				dep, err := e.Apps.Deployments(e.NS).Get(e.Ctx, "runtime-"+pid, metav1.GetOptions{})
 				if err != nil {
 					return err
 				}

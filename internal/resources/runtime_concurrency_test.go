@@ -1,13 +1,9 @@
 package resources_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
 )
 
@@ -22,8 +19,8 @@ import (
 // asks for more than half the pool, so exactly the pool's slots get allocated, the losers fail with a
 // capacity error, and both states together hold exactly what the ledger holds.
 func TestAccRuntime_twoTerraformProcessesShareSQLiteLedger(t *testing.T) {
-	requireAcc(t)
-	ledger := sqliteLedger(t)
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
 	runTwoProcesses(t, [2]string{ledger, ledger}, nil)
 }
 
@@ -31,7 +28,7 @@ func TestAccRuntime_twoTerraformProcessesShareSQLiteLedger(t *testing.T) {
 // lock while both start, and releases it only once both processes (told apart by application_name)
 // are waiting for it at the same time. Without the lock the processes never wait, and the test fails.
 func TestAccRuntime_twoTerraformProcessesSharePostgresLedger(t *testing.T) {
-	requireAcc(t)
+	acctest.RequireAcc(t)
 	ledger := pgtest.Shared(t)
 	var ledgers [2]string
 	for i := range ledgers {
@@ -123,41 +120,20 @@ const (
 // gate, when given, is started before the applies with a channel closed when both have ended; the
 // wait it returns runs alongside them, and its error fails the test.
 func runTwoProcesses(t *testing.T, ledgers [2]string, gate func(done <-chan struct{}) (wait func() error)) {
-	tfPath := terraformCLI()
 	ledger := ledgers[0]
-	cliConfig := devOverrideCLIConfig(t)
-
 	var hosts []string
 	for i := 0; i < concurrencyHosts; i++ {
 		hosts = append(hosts, fmt.Sprintf(`{"host": "http://shared-%d.test:9091", "slots": %d}`, i, concurrencySlotsPerHost))
 	}
 	set := fmt.Sprintf(`{"shared": {"type": "static", "spec": {"runtimes": [%s]}}}`, strings.Join(hosts, ", "))
-	var body strings.Builder
-	fmt.Fprintf(&body, "terraform {\n  required_providers {\n    rill = { source = \"rill-provisioner/rill\" }\n  }\n}\n")
-	fmt.Fprintf(&body, "provider \"rill\" {\n  ledger_dsn = var.ledger\n  provisioner_set_json = %q\n}\nvariable \"ledger\" {}\n", set)
+	body := acctest.CLIHeader("var.ledger", set) + "variable \"ledger\" {}\n"
 	for i := 0; i < concurrencyRuntimesPerRun; i++ {
-		fmt.Fprintf(&body, "resource \"rill_runtime\" \"rt%d\" {\n  slots = 1\n}\n", i)
+		body += fmt.Sprintf("resource \"rill_runtime\" \"rt%d\" {\n  slots = 1\n}\n", i)
 	}
-
-	dirs := []string{t.TempDir(), t.TempDir()}
-	for i, d := range dirs {
-		if err := os.WriteFile(filepath.Join(d, "main.tf"), []byte(body.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(d, "terraform.tfvars"), []byte(fmt.Sprintf("ledger = %q\n", ledgers[i])), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := append(os.Environ(), "TF_CLI_CONFIG_FILE="+cliConfig, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
-	run := func(dir string, args ...string) (string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, tfPath, args...)
-		cmd.Dir, cmd.Env = dir, env
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		return out.String(), err
+	dirs := []*acctest.Workspace{acctest.NewWorkspace(t), acctest.NewWorkspace(t)}
+	for i, w := range dirs {
+		w.Write("main.tf", body)
+		w.Write("terraform.tfvars", fmt.Sprintf("ledger = %q\n", ledgers[i]))
 	}
 
 	// Both applies at once.
@@ -173,7 +149,7 @@ func runTwoProcesses(t *testing.T, ledgers [2]string, gate func(done <-chan stru
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			outputs[i], errs[i] = run(d, "apply", "-auto-approve", "-no-color", "-parallelism=6")
+			outputs[i], errs[i] = d.Run("apply", "-auto-approve", "-parallelism=6")
 		}()
 	}
 	go func() { wg.Wait(); close(done) }()
@@ -184,24 +160,24 @@ func runTwoProcesses(t *testing.T, ledgers [2]string, gate func(done <-chan stru
 	<-done
 	t.Cleanup(func() {
 		for _, d := range dirs {
-			if out, err := run(d, "destroy", "-auto-approve", "-no-color"); err != nil {
-				t.Errorf("destroy in %s: %v\n%s", d, err, out)
+			if out, err := d.Run("destroy", "-auto-approve"); err != nil {
+				t.Errorf("destroy in %s: %v\n%s", d.Dir, err, out)
 			}
 		}
-		allocs, err := ledgerAllocations(t, ledger)
+		allocs, err := acctest.LedgerAllocations(ledger)
 		if err != nil || len(allocs) != 0 {
 			t.Errorf("after destroy the ledger holds %d allocation(s) (err %v)", len(allocs), err)
 		}
 	})
 
 	if gateErr != nil {
-		t.Errorf("%v\n%s\n%s", gateErr, tail(outputs[0]), tail(outputs[1]))
+		t.Errorf("%v\n%s\n%s", gateErr, acctest.Tail(outputs[0]), acctest.Tail(outputs[1]))
 	}
 	failed := 0
 	for i, err := range errs {
 		if err != nil {
 			failed++
-			if !wordsRegexp("no runtimes found with sufficient available slots").MatchString(outputs[i]) {
+			if !acctest.WordsRegexp("no runtimes found with sufficient available slots").MatchString(outputs[i]) {
 				t.Fatalf("apply %d failed without the capacity error:\n%s", i, outputs[i])
 			}
 		}
@@ -212,7 +188,7 @@ func runTwoProcesses(t *testing.T, ledgers [2]string, gate func(done <-chan stru
 	}
 
 	// The ledger holds exactly the pool's slots, no host above its capacity.
-	allocs, err := ledgerAllocations(t, ledger)
+	allocs, err := acctest.LedgerAllocations(ledger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +210,7 @@ func runTwoProcesses(t *testing.T, ledgers [2]string, gate func(done <-chan stru
 	// Both states together hold exactly the runtimes the ledger holds.
 	inState := 0
 	for _, d := range dirs {
-		out, err := run(d, "state", "list")
+		out, err := d.Run("state", "list")
 		if err != nil {
 			t.Fatalf("state list: %v\n%s", err, out)
 		}
@@ -248,73 +224,4 @@ func runTwoProcesses(t *testing.T, ledgers [2]string, gate func(done <-chan stru
 		t.Errorf("the two states hold %d runtimes, the ledger %d allocations", inState, len(allocs))
 	}
 	t.Logf("ledger: %d slots allocated across %v; %d of 2 applies hit the capacity error", total, perHost, failed)
-}
-
-// devOverrideCLIConfig builds the provider binary once per test binary and returns a CLI config file
-// that makes Terraform (or OpenTofu) use it, as a user's `dev_overrides` would.
-func devOverrideCLIConfig(t *testing.T) string {
-	t.Helper()
-	bin, err := providerBinary()
-	if err != nil {
-		t.Fatalf("building the provider: %v", err)
-	}
-	cfg := filepath.Join(t.TempDir(), "terraformrc")
-	content := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"rill-provisioner/rill\" = %q\n  }\n  direct {}\n}\n", filepath.Dir(bin))
-	if err := os.WriteFile(cfg, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
-
-var buildProvider struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
-// removeProviderBinary removes the directory providerBinary built into (TestMain calls it at exit).
-func removeProviderBinary() {
-	if buildProvider.dir != "" {
-		_ = os.RemoveAll(buildProvider.dir)
-	}
-}
-
-// providerBinDirPrefix names the directories providerBinary builds into, in the temp folder.
-const providerBinDirPrefix = "rill-provider-bin-"
-
-// sweepStaleProviderBinaries removes the builds of test binaries that could not clean up (killed, or
-// timed out: go test's timeout exits without running TestMain's end), once they are older than any
-// test run can be.
-func sweepStaleProviderBinaries() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), providerBinDirPrefix+"*"))
-	for _, d := range dirs {
-		if info, err := os.Stat(d); err == nil && time.Since(info.ModTime()) > 3*time.Hour {
-			_ = os.RemoveAll(d)
-		}
-	}
-}
-
-func providerBinary() (string, error) {
-	buildProvider.once.Do(func() {
-		sweepStaleProviderBinaries()
-		dir, err := os.MkdirTemp("", providerBinDirPrefix)
-		if err != nil {
-			buildProvider.err = err
-			return
-		}
-		buildProvider.dir = dir
-		out := filepath.Join(dir, "terraform-provider-rill")
-		// The tag adds one provisioner type, "clickhouse-static-fake" (internal/clickhouse/
-		// fakeserver_tagged.go): everything else is the production build.
-		cmd := exec.Command("go", "build", "-tags", "rill_fake_clickhouse", "-o", out, ".")
-		cmd.Dir = filepath.Join("..", "..")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			buildProvider.err = fmt.Errorf("%v: %s", err, b)
-			return
-		}
-		buildProvider.path = out
-	})
-	return buildProvider.path, buildProvider.err
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
 )
@@ -28,23 +29,23 @@ const (
 )
 
 func TestAccRuntime_killedTerraformConvergesSQLite(t *testing.T) {
-	requireAcc(t)
-	runKilledApplies(t, sqliteLedger(t), killTerraform, 5)
+	acctest.RequireAcc(t)
+	runKilledApplies(t, acctest.SQLiteLedger(t), killTerraform, 5)
 }
 
 func TestAccRuntime_killedProviderConvergesSQLite(t *testing.T) {
-	requireAcc(t)
-	runKilledApplies(t, sqliteLedger(t), killProvider, 5)
+	acctest.RequireAcc(t)
+	runKilledApplies(t, acctest.SQLiteLedger(t), killProvider, 5)
 }
 
 // PostgreSQL: 3 kill points each, to keep the CI time reasonable (SQLite has 5).
 func TestAccRuntime_killedTerraformConvergesPostgres(t *testing.T) {
-	requireAcc(t)
+	acctest.RequireAcc(t)
 	runKilledApplies(t, pgtest.Shared(t), killTerraform, 3)
 }
 
 func TestAccRuntime_killedProviderConvergesPostgres(t *testing.T) {
-	requireAcc(t)
+	acctest.RequireAcc(t)
 	runKilledApplies(t, pgtest.Shared(t), killProvider, 3)
 }
 
@@ -63,28 +64,28 @@ func (v victim) String() string {
 // A single Ctrl-C during an apply of 100 unnamed runtimes: terraform stops, and what it leaves in
 // state is exactly what the ledger holds, nothing tainted; the next apply completes.
 func TestAccRuntime_interruptedApplyLeavesStateEqualToLedger(t *testing.T) {
-	requireAcc(t)
+	acctest.RequireAcc(t)
 	if runtime.GOOS != "linux" {
 		t.Skip("signals")
 	}
-	ledger := sqliteLedger(t)
-	w := newWorkspace(t)
-	w.write("main.tf", strings.Replace(crashConfig(ledger), "  name  = format(\"rt-%03d\", count.index)\n", "", 1))
+	ledger := acctest.SQLiteLedger(t)
+	w := acctest.NewWorkspace(t)
+	w.Write("main.tf", strings.Replace(crashConfig(ledger), "  name  = format(\"rt-%03d\", count.index)\n", "", 1))
 	t.Cleanup(func() {
-		if out, err := w.run("destroy", "-auto-approve"); err != nil {
+		if out, err := w.Run("destroy", "-auto-approve"); err != nil {
 			t.Errorf("destroy: %v\n%s", err, out)
 		}
 	})
 	at := killApply(t, w, ledger, interruptTerraform, crashRuntimes/3, 5*time.Second)
 	t.Logf("interrupted %s", at)
-	allocs, err := ledgerAllocations(t, ledger)
+	allocs, err := acctest.LedgerAllocations(ledger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.checkStateEqualsLedger(ledger, len(allocs))
+	w.CheckStateEqualsLedger(ledger, len(allocs))
 	checkNothingTainted(t, w)
-	w.must("apply", "-auto-approve")
-	w.checkStateEqualsLedger(ledger, crashRuntimes)
+	w.Must("apply", "-auto-approve")
+	w.CheckStateEqualsLedger(ledger, crashRuntimes)
 }
 
 // An in-place update (slots 1 -> 2 of 40 named runtimes, on a pool of exactly 80 slots) is
@@ -95,32 +96,32 @@ func TestAccRuntime_interruptedApplyLeavesStateEqualToLedger(t *testing.T) {
 // and ledger, nothing tainted, an empty plan after. A slot leaked by the interruption would leave the
 // pool short, and that apply would fail.
 func TestAccRuntime_interruptedUpdateConverges(t *testing.T) {
-	requireAcc(t)
+	acctest.RequireAcc(t)
 	if runtime.GOOS != "linux" {
 		t.Skip("signals")
 	}
 	for _, who := range []victim{interruptTerraform, killTerraform} {
 		t.Run(who.String(), func(t *testing.T) {
-			ledger := sqliteLedger(t)
-			w := newWorkspace(t)
-			w.write("main.tf", resizeConfig(ledger, 1))
+			ledger := acctest.SQLiteLedger(t)
+			w := acctest.NewWorkspace(t)
+			w.Write("main.tf", resizeConfig(ledger, 1))
 			t.Cleanup(func() {
-				if out, err := w.run("destroy", "-auto-approve"); err != nil {
+				if out, err := w.Run("destroy", "-auto-approve"); err != nil {
 					t.Errorf("destroy: %v\n%s", err, out)
 				}
 			})
-			w.must("apply", "-auto-approve")
-			w.write("main.tf", resizeConfig(ledger, 2))
+			w.Must("apply", "-auto-approve")
+			w.Write("main.tf", resizeConfig(ledger, 2))
 			at := killApplyWhen(t, w, ledger, who, func(allocs map[string]*database.Allocation) bool {
 				return allocationsWithSlots(allocs, 2) >= resizeRuntimes/4
 			}, 2*time.Minute)
 			recoverUnreadableState(t, w)
-			allocs, err := ledgerAllocations(t, ledger)
+			allocs, err := acctest.LedgerAllocations(ledger)
 			if err != nil {
 				t.Fatal(err)
 			}
 			inState := 0
-			for _, slots := range w.runtimeAttributeInState("slots") {
+			for _, slots := range w.RuntimeAttributeInState("slots") {
 				if slots == float64(2) {
 					inState++
 				}
@@ -132,20 +133,20 @@ func TestAccRuntime_interruptedUpdateConverges(t *testing.T) {
 			if who == interruptTerraform {
 				// Terraform saves the state when it stops. (Killed, it may leave none at all: the local
 				// backend truncates the file before it writes it. The names bring the runtimes back.)
-				w.checkStateEqualsLedger(ledger, resizeRuntimes)
+				w.CheckStateEqualsLedger(ledger, resizeRuntimes)
 				checkNothingTainted(t, w)
 			}
 
-			w.must("apply", "-auto-approve")
-			w.checkStateEqualsLedger(ledger, resizeRuntimes)
+			w.Must("apply", "-auto-approve")
+			w.CheckStateEqualsLedger(ledger, resizeRuntimes)
 			checkNothingTainted(t, w)
-			if allocs, err = ledgerAllocations(t, ledger); err != nil {
+			if allocs, err = acctest.LedgerAllocations(ledger); err != nil {
 				t.Fatal(err)
 			}
 			if n := allocationsWithSlots(allocs, 2); n != resizeRuntimes {
 				t.Errorf("after the apply %d of %d allocations have 2 slots", n, resizeRuntimes)
 			}
-			if out, err := w.run("plan", "-detailed-exitcode"); err != nil {
+			if out, err := w.Run("plan", "-detailed-exitcode"); err != nil {
 				t.Fatalf("the plan after convergence is not empty (%v):\n%s", err, out)
 			}
 		})
@@ -157,7 +158,7 @@ const resizeRuntimes = 40
 func resizeConfig(ledger string, slots int) string {
 	set := fmt.Sprintf(`{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://resize-0.test:9091", "slots": %d}, {"host": "http://resize-1.test:9091", "slots": %d}]}}}`,
 		resizeRuntimes, resizeRuntimes)
-	return cliHeader(ledger, set) + fmt.Sprintf(`
+	return acctest.CLIHeader(strconv.Quote(ledger), set) + fmt.Sprintf(`
 resource "rill_runtime" "rt" {
   count = %d
   name  = format("rt-%%03d", count.index)
@@ -182,7 +183,7 @@ func crashConfig(ledger string) string {
 		hosts = append(hosts, fmt.Sprintf(`{"host": "http://crash-%d.test:9091", "slots": %d}`, i, crashRuntimes/crashHosts))
 	}
 	set := fmt.Sprintf(`{"pool": {"type": "static", "spec": {"runtimes": [%s]}}}`, strings.Join(hosts, ", "))
-	return cliHeader(ledger, set) + fmt.Sprintf(`
+	return acctest.CLIHeader(strconv.Quote(ledger), set) + fmt.Sprintf(`
 resource "rill_runtime" "rt" {
   count = %d
   name  = format("rt-%%03d", count.index)
@@ -195,13 +196,13 @@ func runKilledApplies(t *testing.T, ledger string, who victim, kills int) {
 	if runtime.GOOS != "linux" {
 		t.Skip("finds the provider process through /proc")
 	}
-	w := newWorkspace(t)
-	w.write("main.tf", crashConfig(ledger))
+	w := acctest.NewWorkspace(t)
+	w.Write("main.tf", crashConfig(ledger))
 	t.Cleanup(func() {
-		if out, err := w.run("destroy", "-auto-approve"); err != nil {
+		if out, err := w.Run("destroy", "-auto-approve"); err != nil {
 			t.Errorf("destroy: %v\n%s", err, out)
 		}
-		if allocs, err := ledgerAllocations(t, ledger); err != nil || len(allocs) != 0 {
+		if allocs, err := acctest.LedgerAllocations(ledger); err != nil || len(allocs) != 0 {
 			t.Errorf("after destroy the ledger holds %d allocation(s) (err %v)", len(allocs), err)
 		}
 	})
@@ -210,7 +211,7 @@ func runKilledApplies(t *testing.T, ledger string, who victim, kills int) {
 	rng := rand.New(rand.NewPCG(seed, seed))
 	t.Logf("kill points from seed %d", seed)
 	for round := 1; round <= kills; round++ {
-		allocs, err := ledgerAllocations(t, ledger)
+		allocs, err := acctest.LedgerAllocations(ledger)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,10 +231,10 @@ func runKilledApplies(t *testing.T, ledger string, who victim, kills int) {
 	}
 
 	// One plain apply converges.
-	w.must("apply", "-auto-approve")
-	w.checkStateEqualsLedger(ledger, crashRuntimes)
+	w.Must("apply", "-auto-approve")
+	w.CheckStateEqualsLedger(ledger, crashRuntimes)
 	checkNothingTainted(t, w)
-	if out, err := w.run("plan", "-detailed-exitcode"); err != nil {
+	if out, err := w.Run("plan", "-detailed-exitcode"); err != nil {
 		t.Fatalf("the plan after convergence is not empty (%v):\n%s", err, out)
 	}
 }
@@ -241,18 +242,18 @@ func runKilledApplies(t *testing.T, ledger string, who victim, kills int) {
 // killApply starts `terraform apply` and kills who with SIGKILL once the ledger holds target
 // allocations or after has passed, whichever is first. It returns where the kill happened. When
 // terraform is the victim, its provider process must exit within 10 s.
-func killApply(t *testing.T, w *workspace, ledger string, who victim, target int, after time.Duration) string {
+func killApply(t *testing.T, w *acctest.Workspace, ledger string, who victim, target int, after time.Duration) string {
 	t.Helper()
 	return killApplyWhen(t, w, ledger, who, func(allocs map[string]*database.Allocation) bool { return len(allocs) >= target }, after)
 }
 
 // killApplyWhen is killApply with the moment given by a condition on the ledger's allocations.
-func killApplyWhen(t *testing.T, w *workspace, ledger string, who victim, ready func(map[string]*database.Allocation) bool, after time.Duration) string {
+func killApplyWhen(t *testing.T, w *acctest.Workspace, ledger string, who victim, ready func(map[string]*database.Allocation) bool, after time.Duration) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	cmd := w.command(ctx, &out, "apply", "-auto-approve", "-no-color")
+	cmd := w.Command(ctx, &out, "apply", "-auto-approve", "-no-color")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +268,7 @@ func killApplyWhen(t *testing.T, w *workspace, ledger string, who victim, ready 
 			return fmt.Sprintf("never: the apply ended first after %s (%v)", time.Since(start).Round(time.Millisecond), err)
 		case <-time.After(50 * time.Millisecond):
 		}
-		if allocs, err := ledgerAllocations(t, ledger); err == nil {
+		if allocs, err := acctest.LedgerAllocations(ledger); err == nil {
 			if count = len(allocs); ready(allocs) {
 				break
 			}
@@ -360,12 +361,9 @@ func exitsWithin(pid int, d time.Duration) bool {
 }
 
 // checkNothingTainted fails when the workspace's state holds a tainted instance.
-func checkNothingTainted(t *testing.T, w *workspace) {
+func checkNothingTainted(t *testing.T, w *acctest.Workspace) {
 	t.Helper()
-	state, err := readFile(w.dir, "terraform.tfstate")
-	if err != nil {
-		t.Fatal(err)
-	}
+	state := w.Read("terraform.tfstate")
 	if strings.Contains(state, `"status": "tainted"`) {
 		t.Errorf("the state holds tainted runtimes:\n%s", state)
 	}
@@ -376,23 +374,23 @@ func checkNothingTainted(t *testing.T, w *workspace) {
 // Terraform then refuses to run; the guide's steps (the backup, with 5 runtimes, back in place) and one
 // plain apply bring state == ledger == 10, and an empty plan.
 func TestAccRuntime_stateCutShortByAKillIsRecoveredAsTheGuideSays(t *testing.T) {
-	requireAcc(t)
-	ledger := sqliteLedger(t)
-	w := newWorkspace(t)
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
+	w := acctest.NewWorkspace(t)
 	t.Cleanup(func() {
-		if out, err := w.run("destroy", "-auto-approve"); err != nil {
+		if out, err := w.Run("destroy", "-auto-approve"); err != nil {
 			t.Errorf("destroy: %v\n%s", err, out)
 		}
 	})
 	config := func(n int) string {
 		return strings.Replace(resizeConfig(ledger, 1), fmt.Sprintf("count = %d", resizeRuntimes), fmt.Sprintf("count = %d", n), 1)
 	}
-	w.write("main.tf", config(5))
-	w.must("apply", "-auto-approve")
-	w.write("main.tf", config(10))
-	w.must("apply", "-auto-approve")
+	w.Write("main.tf", config(5))
+	w.Must("apply", "-auto-approve")
+	w.Write("main.tf", config(10))
+	w.Must("apply", "-auto-approve")
 
-	path := filepath.Join(w.dir, "terraform.tfstate")
+	path := filepath.Join(w.Dir, "terraform.tfstate")
 	state, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -400,16 +398,16 @@ func TestAccRuntime_stateCutShortByAKillIsRecoveredAsTheGuideSays(t *testing.T) 
 	if err := os.WriteFile(path, state[:len(state)/2], 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := w.run("plan", "-no-color"); err == nil || !strings.Contains(out, "Unsupported state file format") {
+	if out, err := w.Run("plan", "-no-color"); err == nil || !strings.Contains(out, "Unsupported state file format") {
 		t.Fatalf("plan on a state cut in half: want Terraform's \"Unsupported state file format\", got (%v):\n%s", err, out)
 	}
 	recoverUnreadableState(t, w)
-	if n := len(w.runtimesInState()); n != 5 {
+	if n := len(w.RuntimesInState()); n != 5 {
 		t.Fatalf("the backup holds %d runtimes, want the 5 of the apply before", n)
 	}
-	w.must("apply", "-auto-approve")
-	w.checkStateEqualsLedger(ledger, 10)
-	if out, err := w.run("plan", "-detailed-exitcode"); err != nil {
+	w.Must("apply", "-auto-approve")
+	w.CheckStateEqualsLedger(ledger, 10)
+	if out, err := w.Run("plan", "-detailed-exitcode"); err != nil {
 		t.Fatalf("the plan after recovery is not empty (%v):\n%s", err, out)
 	}
 }
@@ -418,18 +416,18 @@ func TestAccRuntime_stateCutShortByAKillIsRecoveredAsTheGuideSays(t *testing.T) 
 // Terraform's own state write short (the local backend rewrites terraform.tfstate in place,
 // hashicorp/terraform#34266, so the file can end mid-JSON): the broken file moves aside and the backup
 // Terraform keeps of the state before that write takes its place (none when that is unreadable too).
-func recoverUnreadableState(t *testing.T, w *workspace) {
+func recoverUnreadableState(t *testing.T, w *acctest.Workspace) {
 	t.Helper()
-	state, err := os.ReadFile(filepath.Join(w.dir, "terraform.tfstate"))
+	state, err := os.ReadFile(filepath.Join(w.Dir, "terraform.tfstate"))
 	if err != nil || len(state) == 0 || json.Valid(state) {
 		return
 	}
-	if err := os.Rename(filepath.Join(w.dir, "terraform.tfstate"), filepath.Join(w.dir, "terraform.tfstate.broken")); err != nil {
+	if err := os.Rename(filepath.Join(w.Dir, "terraform.tfstate"), filepath.Join(w.Dir, "terraform.tfstate.broken")); err != nil {
 		t.Fatal(err)
 	}
 	restored := "no state"
-	if backup, err := os.ReadFile(filepath.Join(w.dir, "terraform.tfstate.backup")); err == nil && json.Valid(backup) {
-		if err := os.WriteFile(filepath.Join(w.dir, "terraform.tfstate"), backup, 0o600); err != nil {
+	if backup, err := os.ReadFile(filepath.Join(w.Dir, "terraform.tfstate.backup")); err == nil && json.Valid(backup) {
+		if err := os.WriteFile(filepath.Join(w.Dir, "terraform.tfstate"), backup, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		restored = "terraform.tfstate.backup"

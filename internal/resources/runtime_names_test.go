@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
@@ -20,9 +22,9 @@ import (
 // Two pools of one provider list the same host. Importing a runtime of pool "shared" through pool
 // "pool" is refused (a later destroy would free the other pool's runtime), and the ledger is untouched.
 func TestAccRuntime_importRefusesAnotherProvisionersRuntime(t *testing.T) {
-	requireAcc(t)
-	ledger := sqliteLedger(t)
-	both := providerBlock(ledger, "", pool("pool", hostA), pool("shared", hostA))
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
+	both := acctest.ProviderBlock(ledger, "", acctest.Pool("pool", hostA), acctest.Pool("shared", hostA))
 	theirs := both + `
 resource "rill_runtime" "theirs" {
   provisioner_name = "shared"
@@ -31,11 +33,11 @@ resource "rill_runtime" "theirs" {
 `
 	var before map[string]*database.Allocation
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories,
-		CheckDestroy:             checkLedgerEmpty(t, ledger),
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             acctest.CheckLedgerEmpty(ledger),
 		Steps: []resource.TestStep{
 			{Config: theirs, Check: func(*terraform.State) (err error) {
-				before, err = ledgerAllocations(t, ledger)
+				before, err = acctest.LedgerAllocations(ledger)
 				return err
 			}},
 			{
@@ -50,10 +52,10 @@ resource "rill_runtime" "mine" {
 				ImportStateIdFunc: func(s *terraform.State) (string, error) {
 					return "pool/" + s.RootModule().Resources["rill_runtime.theirs"].Primary.ID, nil
 				},
-				ExpectError: wordsRegexp(`was allocated by provisioner "shared", not "pool"`),
+				ExpectError: acctest.WordsRegexp(`was allocated by provisioner "shared", not "pool"`),
 			},
 			{Config: theirs, Check: func(*terraform.State) error {
-				after, err := ledgerAllocations(t, ledger)
+				after, err := acctest.LedgerAllocations(ledger)
 				if err == nil && !reflect.DeepEqual(after, before) {
 					err = fmt.Errorf("the refused import changed the ledger: %v -> %v", before, after)
 				}
@@ -66,10 +68,10 @@ resource "rill_runtime" "mine" {
 // A named runtime's ID is derived from its provisioner and name, known at plan time; renaming it
 // replaces it.
 func TestAccRuntime_namedRuntimeIDIsDerivedAndRenameReplaces(t *testing.T) {
-	requireAcc(t)
-	ledger := sqliteLedger(t)
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
 	named := func(name string) string {
-		return providerBlock(ledger, "", pool("pool", hostA)) + fmt.Sprintf(`
+		return acctest.ProviderBlock(ledger, "", acctest.Pool("pool", hostA)) + fmt.Sprintf(`
 resource "rill_runtime" "orders" {
   provisioner_name = "pool"
   name             = %q
@@ -78,16 +80,16 @@ resource "rill_runtime" "orders" {
 `, name)
 	}
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories,
-		CheckDestroy:             checkLedgerEmpty(t, ledger),
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             acctest.CheckLedgerEmpty(ledger),
 		Steps: []resource.TestStep{
-			{Config: named("has/slash"), ExpectError: wordsRegexp(`Invalid runtime name`)},
+			{Config: named("has/slash"), ExpectError: acctest.WordsRegexp(`Invalid runtime name`)},
 			{
 				Config: named("orders"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectKnownValue("rill_runtime.orders", tfjsonpath.New("id"), knownvalue.StringExact(provisioner.NamedResourceID("pool", "orders"))),
 				}},
-				Check: checkLedgerMatchesState(t, ledger),
+				Check: acctest.CheckLedgerMatchesState(ledger),
 			},
 			{
 				Config: named("orders-v2"),
@@ -95,8 +97,8 @@ resource "rill_runtime" "orders" {
 					plancheck.ExpectResourceAction("rill_runtime.orders", plancheck.ResourceActionDestroyBeforeCreate),
 					plancheck.ExpectKnownValue("rill_runtime.orders", tfjsonpath.New("id"), knownvalue.StringExact(provisioner.NamedResourceID("pool", "orders-v2"))),
 				}},
-				Check: resource.ComposeAggregateTestCheckFunc(checkLedgerMatchesState(t, ledger), func(*terraform.State) error {
-					allocs, err := ledgerAllocations(t, ledger)
+				Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckLedgerMatchesState(ledger), func(*terraform.State) error {
+					allocs, err := acctest.LedgerAllocations(ledger)
 					if a := allocs[provisioner.NamedResourceID("pool", "orders-v2")]; err == nil && (a == nil || a.Name != "orders-v2") {
 						err = fmt.Errorf("the ledger does not record the name: %+v", a)
 					}
@@ -111,11 +113,11 @@ resource "rill_runtime" "orders" {
 // everything the runtime was created with (name, version, hibernated, environment, annotations): the
 // plan after the import's apply is empty.
 func TestAccRuntime_importGeneratesConfigThatPlansNoChange(t *testing.T) {
-	requireAcc(t)
-	ledger := sqliteLedger(t)
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
 	set := `{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://gen.test:9091", "slots": 4}]}}}`
-	owner := newWorkspace(t)
-	owner.write("main.tf", cliHeader(ledger, set)+`
+	owner := acctest.NewWorkspace(t)
+	owner.Write("main.tf", acctest.CLIHeader(strconv.Quote(ledger), set)+`
 resource "rill_runtime" "orders" {
   name        = "orders"
   slots       = 2
@@ -125,38 +127,35 @@ resource "rill_runtime" "orders" {
   annotations = { organization_name = "acme", project_name = "orders" }
 }
 `)
-	owner.must("apply", "-auto-approve")
+	owner.Must("apply", "-auto-approve")
 	t.Cleanup(func() {
-		owner.must("destroy", "-auto-approve")
-		if allocs, err := ledgerAllocations(t, ledger); err != nil || len(allocs) != 0 {
+		owner.Must("destroy", "-auto-approve")
+		if allocs, err := acctest.LedgerAllocations(ledger); err != nil || len(allocs) != 0 {
 			t.Errorf("after destroy the ledger holds %d allocation(s) (err %v)", len(allocs), err)
 		}
 	})
-	id := owner.runtimesInState()["rill_runtime.orders"]
+	id := owner.RuntimesInState()["rill_runtime.orders"]
 
-	importer := newWorkspace(t)
-	importer.write("main.tf", cliHeader(ledger, set)+fmt.Sprintf(`
+	importer := acctest.NewWorkspace(t)
+	importer.Write("main.tf", acctest.CLIHeader(strconv.Quote(ledger), set)+fmt.Sprintf(`
 import {
   to = rill_runtime.orders
   id = "pool/%s"
 }
 `, id))
-	importer.must("plan", "-generate-config-out=generated.tf")
-	generated, err := readFile(importer.dir, "generated.tf")
-	if err != nil {
-		t.Fatal(err)
-	}
+	importer.Must("plan", "-generate-config-out=generated.tf")
+	generated := importer.Read("generated.tf")
 	for _, want := range []string{`name = "orders"`, `version = "v0.51.0"`, `environment = "dev"`, `hibernated = true`,
 		`organization_name = "acme"`, `project_name = "orders"`, `slots = 2`, `provisioner_name = "pool"`} {
-		if !wordsRegexp(want).MatchString(generated) {
+		if !acctest.WordsRegexp(want).MatchString(generated) {
 			t.Errorf("generated configuration lacks %s:\n%s", want, generated)
 		}
 	}
-	importer.must("apply", "-auto-approve")
-	if out, err := importer.run("plan", "-detailed-exitcode"); err != nil {
+	importer.Must("apply", "-auto-approve")
+	if out, err := importer.Run("plan", "-detailed-exitcode"); err != nil {
 		t.Fatalf("the plan after importing with the generated configuration is not empty (%v):\n%s\n%s", err, out, generated)
 	}
-	importer.must("state", "rm", "rill_runtime.orders") // the owner workspace destroys it
+	importer.Must("state", "rm", "rill_runtime.orders") // the owner workspace destroys it
 	if strings.Contains(generated, "drift") {
 		t.Errorf("generated configuration sets a computed attribute:\n%s", generated)
 	}
@@ -166,10 +165,10 @@ import {
 // out of band) fails with the exact import ID and changes nothing; once the holder is gone, the same
 // configuration applies.
 func TestAccRuntime_namedRuntimeConflictPrintsTheImportCommand(t *testing.T) {
-	requireAcc(t)
-	ledger := sqliteLedger(t)
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
 	id := provisioner.NamedResourceID("pool", "orders")
-	cfg := providerBlock(ledger, "", pool("pool", hostA)) + `
+	cfg := acctest.ProviderBlock(ledger, "", acctest.Pool("pool", hostA)) + `
 resource "rill_runtime" "orders" {
   provisioner_name = "pool"
   name             = "orders"
@@ -177,12 +176,12 @@ resource "rill_runtime" "orders" {
 }
 `
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories,
-		CheckDestroy:             checkLedgerEmpty(t, ledger),
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             acctest.CheckLedgerEmpty(ledger),
 		Steps: []resource.TestStep{
 			{
 				PreConfig: func() {
-					_, err := openLedger(t, ledger).Allocate(context.Background(), id, func(*database.Allocation, map[string]int) (*database.Allocation, error) {
+					_, err := acctest.OpenLedger(t, ledger).Allocate(context.Background(), id, func(*database.Allocation, map[string]int) (*database.Allocation, error) {
 						return &database.Allocation{Provisioner: "pool", Host: hostA.URL, Slots: 1, Name: "someone-else"}, nil
 					})
 					if err != nil {
@@ -190,20 +189,20 @@ resource "rill_runtime" "orders" {
 					}
 				},
 				Config:      cfg,
-				ExpectError: wordsRegexp(`terraform import <address> pool/` + id),
+				ExpectError: acctest.WordsRegexp(`terraform import <address> pool/` + id),
 			},
 			{
 				PreConfig: func() {
-					allocs, err := ledgerAllocations(t, ledger)
+					allocs, err := acctest.LedgerAllocations(ledger)
 					if err != nil || len(allocs) != 1 || allocs[id] == nil || allocs[id].Name != "someone-else" {
 						t.Fatalf("the refused create changed the ledger: %v %v", allocs, err)
 					}
-					if _, err := openLedger(t, ledger).DeleteAllocation(context.Background(), id); err != nil {
+					if _, err := acctest.OpenLedger(t, ledger).DeleteAllocation(context.Background(), id); err != nil {
 						t.Fatal(err)
 					}
 				},
 				Config: cfg,
-				Check:  checkLedgerMatchesState(t, ledger),
+				Check:  acctest.CheckLedgerMatchesState(ledger),
 			},
 		},
 	})

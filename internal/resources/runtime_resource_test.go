@@ -3,6 +3,7 @@ package resources_test
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -11,15 +12,16 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 )
 
 var (
-	hostA = host{URL: "http://runtime-a.test:9091", Slots: 4}
-	hostB = host{URL: "http://runtime-b.test:9091", Slots: 4}
+	hostA = acctest.Host{URL: "http://runtime-a.test:9091", Slots: 4}
+	hostB = acctest.Host{URL: "http://runtime-b.test:9091", Slots: 4}
 )
 
 func threeRuntimes(ledger string, slotsOfFirst int) string {
-	return providerBlock(ledger, "", pool("static-pool", hostA, hostB)) + fmt.Sprintf(`
+	return acctest.ProviderBlock(ledger, "", acctest.Pool("static-pool", hostA, hostB)) + fmt.Sprintf(`
 resource "rill_runtime" "first" {
   slots       = %d
   environment = "prod"
@@ -38,13 +40,13 @@ resource "rill_runtime" "third" {
 // change in place, import round-trips, an allocation removed out of band is re-created, and destroy
 // frees every slot.
 func TestAccRuntime_staticPoolLifecycle(t *testing.T) {
-	requireAcc(t)
-	ledger := sqliteLedger(t)
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
 	var firstID, firstHost string
 
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories,
-		CheckDestroy:             checkLedgerEmpty(t, ledger),
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             acctest.CheckLedgerEmpty(ledger),
 		Steps: []resource.TestStep{
 			{
 				Config: threeRuntimes(ledger, 1),
@@ -56,7 +58,7 @@ func TestAccRuntime_staticPoolLifecycle(t *testing.T) {
 					statecheck.ExpectKnownValue("rill_runtime.first", tfjsonpath.New("hibernated"), knownvalue.Bool(false)),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					checkLedgerMatchesState(t, ledger),
+					acctest.CheckLedgerMatchesState(ledger),
 					resource.TestMatchResourceAttr("rill_runtime.second", "host", hostRegexp),
 					resource.TestMatchResourceAttr("rill_runtime.third", "audience", audienceRegexp),
 					// Spread placement: three one-slot runtimes on two empty hosts use both hosts.
@@ -85,7 +87,7 @@ func TestAccRuntime_staticPoolLifecycle(t *testing.T) {
 					},
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					checkLedgerMatchesState(t, ledger),
+					acctest.CheckLedgerMatchesState(ledger),
 					resource.TestCheckResourceAttr("rill_runtime.first", "memory_gb", "12"),
 					func(s *terraform.State) error {
 						rs := s.RootModule().Resources["rill_runtime.first"]
@@ -102,12 +104,12 @@ func TestAccRuntime_staticPoolLifecycle(t *testing.T) {
 				ResourceName:      "rill_runtime.first",
 				ImportState:       true,
 				ImportStateVerify: true,
-				ImportStateIdFunc: importID("rill_runtime.first"),
+				ImportStateIdFunc: acctest.ImportID("rill_runtime.first"),
 			},
 			{
 				// An allocation removed from the ledger out of band is planned for re-creation.
 				PreConfig: func() {
-					db := openLedger(t, ledger)
+					db := acctest.OpenLedger(t, ledger)
 					if existed, err := db.DeleteAllocation(context.Background(), firstID); err != nil || !existed {
 						t.Fatalf("deleting the allocation out of band: existed=%v err=%v", existed, err)
 					}
@@ -116,7 +118,7 @@ func TestAccRuntime_staticPoolLifecycle(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("rill_runtime.first", plancheck.ResourceActionCreate)},
 				},
-				Check: checkLedgerMatchesState(t, ledger),
+				Check: acctest.CheckLedgerMatchesState(ledger),
 			},
 		},
 	})
@@ -124,12 +126,12 @@ func TestAccRuntime_staticPoolLifecycle(t *testing.T) {
 
 // Changing a runtime's provisioner replaces it: the new pool allocates, the old one is freed.
 func TestAccRuntime_provisionerChangeReplaces(t *testing.T) {
-	requireAcc(t)
-	ledger := sqliteLedger(t)
-	poolOne := pool("pool-one", host{URL: "http://one.test:9091", Slots: 2})
-	poolTwo := pool("pool-two", host{URL: "http://two.test:9091", Slots: 2})
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
+	poolOne := acctest.Pool("pool-one", acctest.Host{URL: "http://one.test:9091", Slots: 2})
+	poolTwo := acctest.Pool("pool-two", acctest.Host{URL: "http://two.test:9091", Slots: 2})
 	cfg := func(name string) string {
-		return providerBlock(ledger, "pool-one", poolOne, poolTwo) + fmt.Sprintf(`
+		return acctest.ProviderBlock(ledger, "pool-one", poolOne, poolTwo) + fmt.Sprintf(`
 resource "rill_runtime" "rt" {
   provisioner_name = %q
   slots            = 1
@@ -137,14 +139,14 @@ resource "rill_runtime" "rt" {
 `, name)
 	}
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories,
-		CheckDestroy:             checkLedgerEmpty(t, ledger),
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             acctest.CheckLedgerEmpty(ledger),
 		Steps: []resource.TestStep{
 			{
 				Config: cfg("pool-one"),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr("rill_runtime.rt", "host", "http://one.test:9091"),
-					checkLedgerMatchesState(t, ledger),
+					acctest.CheckLedgerMatchesState(ledger),
 				),
 			},
 			{
@@ -154,7 +156,7 @@ resource "rill_runtime" "rt" {
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr("rill_runtime.rt", "host", "http://two.test:9091"),
-					checkLedgerMatchesState(t, ledger),
+					acctest.CheckLedgerMatchesState(ledger),
 				),
 			},
 		},
@@ -164,17 +166,17 @@ resource "rill_runtime" "rt" {
 // A pool without room fails the apply, naming the free slots of every host; a runtime that cannot
 // grow on its host says so; nothing is allocated by the failed attempts.
 func TestAccRuntime_exhaustedPool(t *testing.T) {
-	requireAcc(t)
-	ledger := sqliteLedger(t)
-	small := pool("small", host{URL: "http://h1.test:9091", Slots: 2}, host{URL: "http://h2.test:9091", Slots: 1})
-	one := providerBlock(ledger, "", small) + `
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
+	small := acctest.Pool("small", acctest.Host{URL: "http://h1.test:9091", Slots: 2}, acctest.Host{URL: "http://h2.test:9091", Slots: 1})
+	one := acctest.ProviderBlock(ledger, "", small) + `
 resource "rill_runtime" "big" {
   slots = 2
 }
 `
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories,
-		CheckDestroy:             checkLedgerEmpty(t, ledger),
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             acctest.CheckLedgerEmpty(ledger),
 		Steps: []resource.TestStep{
 			{
 				Config: one,
@@ -186,20 +188,20 @@ resource "rill_runtime" "too_big" {
   slots = 2
 }
 `,
-				ExpectError: wordsRegexp("no runtimes found with sufficient available slots: 2 slot(s) requested; free slots per host: http://h1.test:9091 0 of 2, http://h2.test:9091 1 of 1"),
+				ExpectError: acctest.WordsRegexp("no runtimes found with sufficient available slots: 2 slot(s) requested; free slots per host: http://h1.test:9091 0 of 2, http://h2.test:9091 1 of 1"),
 			},
 			{
-				Config: providerBlock(ledger, "", small) + `
+				Config: acctest.ProviderBlock(ledger, "", small) + `
 resource "rill_runtime" "big" {
   slots = 3
 }
 `,
-				ExpectError: wordsRegexp("cannot resize in place: host http://h1.test:9091 needs 1 more free slot(s)"),
+				ExpectError: acctest.WordsRegexp("cannot resize in place: host http://h1.test:9091 needs 1 more free slot(s)"),
 			},
 			{
 				// The failed attempts left the ledger as it was.
 				Config: one,
-				Check:  checkLedgerMatchesState(t, ledger),
+				Check:  acctest.CheckLedgerMatchesState(ledger),
 			},
 		},
 	})
@@ -207,10 +209,10 @@ resource "rill_runtime" "big" {
 
 // hibernated keeps the runtime's slots reserved on a static pool and round-trips.
 func TestAccRuntime_hibernateKeepsSlots(t *testing.T) {
-	requireAcc(t)
-	ledger := sqliteLedger(t)
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
 	cfg := func(hibernated bool) string {
-		return providerBlock(ledger, "", pool("p", hostA)) + fmt.Sprintf(`
+		return acctest.ProviderBlock(ledger, "", acctest.Pool("p", hostA)) + fmt.Sprintf(`
 resource "rill_runtime" "rt" {
   slots      = 2
   hibernated = %t
@@ -218,10 +220,10 @@ resource "rill_runtime" "rt" {
 `, hibernated)
 	}
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories,
-		CheckDestroy:             checkLedgerEmpty(t, ledger),
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             acctest.CheckLedgerEmpty(ledger),
 		Steps: []resource.TestStep{
-			{Config: cfg(false), Check: checkLedgerMatchesState(t, ledger)},
+			{Config: cfg(false), Check: acctest.CheckLedgerMatchesState(ledger)},
 			{
 				Config: cfg(true),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
@@ -229,7 +231,7 @@ resource "rill_runtime" "rt" {
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr("rill_runtime.rt", "hibernated", "true"),
-					checkLedgerMatchesState(t, ledger),
+					acctest.CheckLedgerMatchesState(ledger),
 				),
 			},
 			{Config: cfg(false), Check: resource.TestCheckResourceAttr("rill_runtime.rt", "hibernated", "false")},
@@ -239,14 +241,14 @@ resource "rill_runtime" "rt" {
 
 // The provider block may be empty: the set and default come from Rill's own environment variables.
 func TestAccProvider_configFromEnvironment(t *testing.T) {
-	requireAcc(t)
-	ledger := sqliteLedger(t)
-	t.Setenv("RILL_ADMIN_PROVISIONER_SET_JSON", "{"+pool("env-a", hostA)+","+pool("env-b", hostB)+"}")
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
+	t.Setenv("RILL_ADMIN_PROVISIONER_SET_JSON", "{"+acctest.Pool("env-a", hostA)+","+acctest.Pool("env-b", hostB)+"}")
 	t.Setenv("RILL_ADMIN_DEFAULT_PROVISIONER", "env-b")
 	t.Setenv("RILL_LEDGER_DSN", ledger)
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories,
-		CheckDestroy:             checkLedgerEmpty(t, ledger),
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             acctest.CheckLedgerEmpty(ledger),
 		Steps: []resource.TestStep{{
 			Config: `
 resource "rill_runtime" "rt" {
@@ -256,20 +258,10 @@ resource "rill_runtime" "rt" {
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr("rill_runtime.rt", "provisioner_name", "env-b"),
 				resource.TestCheckResourceAttr("rill_runtime.rt", "host", hostB.URL),
-				checkLedgerMatchesState(t, ledger),
+				acctest.CheckLedgerMatchesState(ledger),
 			),
 		}},
 	})
-}
-
-func importID(name string) resource.ImportStateIdFunc {
-	return func(s *terraform.State) (string, error) {
-		rs, ok := s.RootModule().Resources[name]
-		if !ok {
-			return "", fmt.Errorf("%s not in state", name)
-		}
-		return rs.Primary.Attributes["provisioner_name"] + "/" + rs.Primary.ID, nil
-	}
 }
 
 func checkHostsUsed(n int) resource.TestCheckFunc {
@@ -286,3 +278,8 @@ func checkHostsUsed(n int) resource.TestCheckFunc {
 		return nil
 	}
 }
+
+var (
+	hostRegexp     = regexp.MustCompile(`^http://runtime-[ab]\.test:9091$`)
+	audienceRegexp = regexp.MustCompile(`^http://runtime-[ab]\.test:9091/audience$`)
+)

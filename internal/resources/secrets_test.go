@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provider"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/freeport"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
@@ -23,7 +24,7 @@ import (
 // variables section, whatever the provider does; environment variables, or variables with
 // `ephemeral = true` on Terraform 1.10 and later, keep them out.)
 func TestAcc_secretsStayOutOfLogsAndPlans(t *testing.T) {
-	requireAcc(t)
+	acctest.RequireAcc(t)
 	const (
 		adminPassword  = "Adm1n-S3cret-Pa55"
 		ledgerPassword = "L3dger-S3cret-Pa55"
@@ -65,7 +66,7 @@ output "dsn" {
 	mustRun := func(name string, args ...string) {
 		out, err := run(args...)
 		if err != nil {
-			t.Fatalf("%s failed: %v\n%s", name, err, tail(out))
+			t.Fatalf("%s failed: %v\n%s", name, err, acctest.Tail(out))
 		}
 		outputs[name] = out
 	}
@@ -78,18 +79,18 @@ output "dsn" {
 	mustRun("show -json state", "show", "-json")
 
 	if applyErr == nil || !strings.Contains(apply, "Provisioning the ClickHouse database failed") || !strings.Contains(apply, "Provisioning the runtime failed") {
-		t.Fatalf("apply against closed ClickHouse and API server ports should fail both; err=%v\n%s", applyErr, tail(apply))
+		t.Fatalf("apply against closed ClickHouse and API server ports should fail both; err=%v\n%s", applyErr, acctest.Tail(apply))
 	}
 	// The secrets were used, not ignored: the runtime went through the PostgreSQL ledger, and the
 	// failures are the connections the ClickHouse DSN and the kubeconfig point at.
 	if !strings.Contains(outputs["show -json state"], `"rill_runtime.rt"`) || !strings.Contains(apply, "placing runtime") {
-		t.Errorf("the static runtime was not placed through the PostgreSQL ledger:\n%s", tail(apply))
+		t.Errorf("the static runtime was not placed through the PostgreSQL ledger:\n%s", acctest.Tail(apply))
 	}
 	if !strings.Contains(apply, fmt.Sprintf("127.0.0.1:%d", closed)) {
-		t.Errorf("the failures do not name the address the DSN and kubeconfig point at:\n%s", tail(apply))
+		t.Errorf("the failures do not name the address the DSN and kubeconfig point at:\n%s", acctest.Tail(apply))
 	}
 	if !strings.Contains(outputs["plan (TF_LOG=trace)"], "[TRACE]") || !strings.Contains(apply, "@module=rill.provisioner") {
-		t.Fatalf("TF_LOG=trace output lacks the provider's and the provisioners' lines:\n%s", tail(apply))
+		t.Fatalf("TF_LOG=trace output lacks the provider's and the provisioners' lines:\n%s", acctest.Tail(apply))
 	}
 	for name, out := range outputs {
 		for what, secret := range map[string]string{"ClickHouse admin password": adminPassword, "ledger password": ledgerPassword, "Kubernetes token": kubeToken} {
@@ -105,7 +106,7 @@ output "dsn" {
 
 // A ledger that cannot be reached fails the apply with an error that names it without its password.
 func TestAcc_unreachableLedgerErrorHidesItsPassword(t *testing.T) {
-	requireAcc(t)
+	acctest.RequireAcc(t)
 	const ledgerPassword = "Unr3achable-L3dger-Pa55"
 	ledger := fmt.Sprintf("postgres://rill:%s@127.0.0.1:%d/ledger?sslmode=disable&connect_timeout=5", ledgerPassword, freeport.For(t))
 	run := secretsWorkspace(t, fmt.Sprintf("%q", ledger), `{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test:9091", "slots": 2}]}}}`, `
@@ -115,7 +116,7 @@ resource "rill_runtime" "rt" {
 `)
 	apply, err := run("apply", "-no-color", "-auto-approve")
 	if err == nil || !strings.Contains(apply, "Provisioning the runtime failed") || !strings.Contains(apply, "127.0.0.1") {
-		t.Fatalf("apply with an unreachable ledger should fail naming it; err=%v\n%s", err, tail(apply))
+		t.Fatalf("apply with an unreachable ledger should fail naming it; err=%v\n%s", err, acctest.Tail(apply))
 	}
 	if i := strings.Index(apply, ledgerPassword); i >= 0 {
 		t.Fatalf("the output contains the ledger password near: %q", apply[max(0, i-200):min(len(apply), i+50)])
@@ -126,25 +127,9 @@ resource "rill_runtime" "rt" {
 // returns a runner of the CLI (TF_LOG=trace) in it.
 func secretsWorkspace(t *testing.T, ledger, set, body string) func(args ...string) (string, error) {
 	t.Helper()
-	dir := t.TempDir()
-	if ledger != "" {
-		ledger = "ledger_dsn = " + ledger
-	}
-	cfg := fmt.Sprintf(`
-terraform {
-  required_providers {
-    rill = { source = "rill-provisioner/rill" }
-  }
-}
-provider "rill" {
-  %s
-  provisioner_set_json = %q
-}
-%s`, ledger, set, body)
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return cliRunner(t, dir)
+	w := acctest.NewWorkspace(t, acctest.TraceLog)
+	w.Write("main.tf", acctest.CLIHeader(ledger, set)+body)
+	return w.Run
 }
 
 // withPassword returns dsn with a password for its user.
@@ -182,11 +167,4 @@ current-context: ctx
 		t.Fatal(err)
 	}
 	return path
-}
-
-func tail(s string) string {
-	if len(s) > 4000 {
-		return "...\n" + s[len(s)-4000:]
-	}
-	return s
 }

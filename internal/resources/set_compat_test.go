@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 )
 
 // repoFile returns the absolute path of a file of this repository.
@@ -27,7 +28,7 @@ func repoFile(t *testing.T, rel string) string {
 // ClickHouse spec with both dsn and dsn_env, plans: each difference is a warning naming its JSON
 // field, none an error.
 func TestAccSet_rillStyleSetPlansWithWarnings(t *testing.T) {
-	requireAcc(t)
+	acctest.RequireAcc(t)
 	t.Setenv("RILL_TEST_COMPAT_CH_DSN", "clickhouse://admin:pw@127.0.0.1:9000")
 	tpl := func(name string) string { return repoFile(t, "templates/"+name+".yaml") }
 	set := fmt.Sprintf(`{
@@ -40,9 +41,9 @@ func TestAccSet_rillStyleSetPlansWithWarnings(t *testing.T) {
     "template_paths": {"http_ingress": %q, "grpc_ingress": %q, "service": %q, "deployment": %q, "pvc": %q}}},
   "ch": {"type": "clickhouse-static", "spec": {"dsn": "clickhouse://admin:inlinepw@inline:9000", "dsn_env": "RILL_TEST_COMPAT_CH_DSN"}}
 }`, tpl("http_ingress"), tpl("grpc_ingress"), tpl("service"), tpl("deployment"), tpl("pvc"))
-	rec := &rpcRecorder{}
+	rec := &acctest.Recorder{}
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: rec.factories(),
+		ProtoV6ProviderFactories: rec.Factories(),
 		Steps: []resource.TestStep{{
 			Config: fmt.Sprintf(`
 provider "rill" {
@@ -53,12 +54,12 @@ provider "rill" {
 resource "rill_runtime" "rt" {
   slots = 1
 }
-`, sqliteLedger(t), set),
+`, acctest.SQLiteLedger(t), set),
 			PlanOnly:           true,
 			ExpectNonEmptyPlan: true,
 		}},
 	})
-	warnings := strings.Join(rec.takeWarnings(&rec.configures), "\n")
+	warnings := strings.Join(rec.TakeWarnings(acctest.ConfigureProvider), "\n")
 	for _, want := range []string{
 		`provisioner "pool": description: unknown field, ignored (Rill's admin service ignores it too)`,
 		`provisioner "pool": spec.owner: unknown field, ignored`,
@@ -80,14 +81,14 @@ resource "rill_runtime" "rt" {
 // Invalid UTF-8 in a set (here from RILL_ADMIN_PROVISIONER_SET_JSON, as HCL cannot hold it) is
 // refused at plan time, saying where, instead of becoming a host with U+FFFD in its name.
 func TestAccSet_invalidUTF8IsRefusedSayingWhere(t *testing.T) {
-	requireAcc(t)
+	acctest.RequireAcc(t)
 	t.Setenv("RILL_ADMIN_PROVISIONER_SET_JSON", "{\"p\": {\"type\": \"static\", \"spec\": {\"runtimes\": [{\"host\": \"http://h\xff1:9091\", \"slots\": 1}]}}}")
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories,
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config:      fmt.Sprintf("provider \"rill\" {\n  ledger_dsn = %q\n}\n", sqliteLedger(t)) + runtimeWith(`slots = 1`),
+			Config:      fmt.Sprintf("provider \"rill\" {\n  ledger_dsn = %q\n}\n", acctest.SQLiteLedger(t)) + runtimeWith(`slots = 1`),
 			PlanOnly:    true,
-			ExpectError: wordsRegexp(`provisioner set is not valid UTF-8 at line 1, column 66 (byte 65) (byte 0xff)`),
+			ExpectError: acctest.WordsRegexp(`provisioner set is not valid UTF-8 at line 1, column 66 (byte 65) (byte 0xff)`),
 		}},
 	})
 }
@@ -95,23 +96,23 @@ func TestAccSet_invalidUTF8IsRefusedSayingWhere(t *testing.T) {
 // A runtime no host has room for is a warning at plan time (the plan still succeeds: the same apply
 // may free slots first), and the plan writes nothing to the ledger.
 func TestAccRuntime_noRoomWarnsAtPlan(t *testing.T) {
-	requireAcc(t)
+	acctest.RequireAcc(t)
 	dir := t.TempDir()
 	ledger := "sqlite://" + filepath.Join(dir, "ledger.db")
-	rec := &rpcRecorder{}
+	rec := &acctest.Recorder{}
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: rec.factories(),
+		ProtoV6ProviderFactories: rec.Factories(),
 		Steps: []resource.TestStep{{
-			Config:             providerBlock(ledger, "", pool("small", host{URL: "http://h1.test:9091", Slots: 1}, host{URL: "http://h2.test:9091", Slots: 1})) + runtimeWith(`slots = 2`),
+			Config:             acctest.ProviderBlock(ledger, "", acctest.Pool("small", acctest.Host{URL: "http://h1.test:9091", Slots: 1}, acctest.Host{URL: "http://h2.test:9091", Slots: 1})) + runtimeWith(`slots = 2`),
 			PlanOnly:           true,
 			ExpectNonEmptyPlan: true,
 		}},
 	})
-	warnings := strings.Join(rec.takeWarnings(&rec.plans), "\n")
+	warnings := strings.Join(rec.TakeWarnings(acctest.PlanResourceChange), "\n")
 	if want := `No host has room for this runtime: Provisioner "small" has no host with 2 free slot(s) right now (free slots per host: http://h1.test:9091 1 of 1, http://h2.test:9091 1 of 1)`; !strings.Contains(warnings, want) {
 		t.Fatalf("no plan-time warning %q; warnings:\n%s", want, warnings)
 	}
-	if allocs, err := ledgerAllocations(t, ledger); err != nil || len(allocs) != 0 {
+	if allocs, err := acctest.LedgerAllocations(ledger); err != nil || len(allocs) != 0 {
 		t.Fatalf("the plan wrote to the ledger: %v %v", allocs, err)
 	}
 }
@@ -120,9 +121,9 @@ func TestAccRuntime_noRoomWarnsAtPlan(t *testing.T) {
 // read as gone, rill_provisioners shows the host with in_spec = false and its slots, and destroy frees
 // it. Hosts are recorded in canonical form.
 func TestAccRuntime_removedHostIsShownAndFreedByDestroy(t *testing.T) {
-	requireAcc(t)
-	ledger := sqliteLedger(t)
-	rec := &rpcRecorder{}
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
+	rec := &acctest.Recorder{}
 	first := `"p": {"type": "static", "spec": {"runtimes": [{"host": "HTTP://Gone.test.:80/", "slots": 2}]}}`
 	second := `"p": {"type": "static", "spec": {"runtimes": [{"host": "http://kept.test:9091", "slots": 2}]}}`
 	ds := `
@@ -131,18 +132,18 @@ data "rill_provisioners" "all" {
 }
 `
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: rec.factories(),
-		CheckDestroy:             checkLedgerEmpty(t, ledger),
+		ProtoV6ProviderFactories: rec.Factories(),
+		CheckDestroy:             acctest.CheckLedgerEmpty(ledger),
 		Steps: []resource.TestStep{
 			{
-				Config: providerBlock(ledger, "", first) + runtimeWith(`slots = 1`),
+				Config: acctest.ProviderBlock(ledger, "", first) + runtimeWith(`slots = 1`),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr("rill_runtime.rt", "host", "http://gone.test"),
-					checkLedgerMatchesState(t, ledger),
+					acctest.CheckLedgerMatchesState(ledger),
 				),
 			},
 			{
-				Config: providerBlock(ledger, "", second) + runtimeWith(`slots = 1`) + ds,
+				Config: acctest.ProviderBlock(ledger, "", second) + runtimeWith(`slots = 1`) + ds,
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("rill_runtime.rt", plancheck.ResourceActionNoop)},
 				},
@@ -158,7 +159,7 @@ data "rill_provisioners" "all" {
 					resource.TestCheckResourceAttr("data.rill_provisioners.all", "provisioners.0.slots", "2"),
 					resource.TestCheckResourceAttr("data.rill_provisioners.all", "provisioners.0.free_slots", "2"),
 					func(*terraform.State) error {
-						w := strings.Join(rec.takeWarnings(&rec.reads), "\n")
+						w := strings.Join(rec.TakeWarnings(acctest.ReadResource), "\n")
 						if !regexp.MustCompile(`runtime \S+ is allocated on host http://gone.test, which is no longer in the static pool's spec; it keeps its slots there`).MatchString(w) {
 							return fmt.Errorf("no refresh warning about the removed host; warnings:\n%s", w)
 						}

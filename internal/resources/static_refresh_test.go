@@ -9,27 +9,28 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 )
 
 // An allocation resized outside Terraform (an operator's UPDATE, another tool) is what refresh reads:
 // the plan shows the ledger's slots going back to the configured ones, and the apply puts them back.
 func TestAccRuntime_outOfBandLedgerChangeIsPlannedBack(t *testing.T) {
-	requireAcc(t)
-	ledger := sqliteLedger(t)
-	cfg := providerBlock(ledger, "", pool("static-pool", hostA, hostB)) + `
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
+	cfg := acctest.ProviderBlock(ledger, "", acctest.Pool("static-pool", hostA, hostB)) + `
 resource "rill_runtime" "rt" {
   slots = 1
 }
 `
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: providerFactories,
-		CheckDestroy:             checkLedgerEmpty(t, ledger),
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             acctest.CheckLedgerEmpty(ledger),
 		Steps: []resource.TestStep{
-			{Config: cfg, Check: checkLedgerMatchesState(t, ledger)},
+			{Config: cfg, Check: acctest.CheckLedgerMatchesState(ledger)},
 			{
 				PreConfig: func() {
-					db := openLedger(t, ledger)
+					db := acctest.OpenLedger(t, ledger)
 					list, err := db.ListAllocations(context.Background())
 					if err != nil || len(list) != 1 {
 						t.Fatalf("ledger before the change: %v %v", list, err)
@@ -50,7 +51,7 @@ resource "rill_runtime" "rt" {
 				}},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr("rill_runtime.rt", "slots", "1"),
-					checkLedgerMatchesState(t, ledger),
+					acctest.CheckLedgerMatchesState(ledger),
 				),
 			},
 		},

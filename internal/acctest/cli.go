@@ -1,0 +1,280 @@
+package acctest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TraceLog, given to NewWorkspace, runs the CLI with TF_LOG=trace: for tests that search the logs
+// (for a secret that must not be there, or a provisioner's line that must).
+const TraceLog = "TF_LOG=trace"
+
+// Workspace is a Terraform working directory driven through the real CLI (TerraformCLI) and the
+// real provider binary (dev_overrides), for the stories the test framework cannot tell: kills,
+// generated configuration, commands from a guide, several processes, environment variables.
+type Workspace struct {
+	// Dir is the working directory.
+	Dir string
+	t   testing.TB
+	tf  string
+	env []string // added to this process's environment
+}
+
+// NewWorkspace returns a workspace in a fresh directory whose CLI runs with the extra environment
+// variables env ("NAME=value"; the last value of a variable wins).
+func NewWorkspace(t testing.TB, env ...string) *Workspace {
+	t.Helper()
+	return WorkspaceIn(t, t.TempDir(), env...)
+}
+
+// WorkspaceIn is NewWorkspace in an existing directory: several workspaces, told apart by their
+// environment, may share one configuration and state.
+func WorkspaceIn(t testing.TB, dir string, env ...string) *Workspace {
+	t.Helper()
+	base := []string{"TF_CLI_CONFIG_FILE=" + DevOverrideCLIConfig(t), "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1"}
+	return &Workspace{Dir: dir, t: t, tf: TerraformCLI(), env: append(base, env...)}
+}
+
+// Write replaces (or, with an empty body, removes) a file of the workspace.
+func (w *Workspace) Write(name, body string) {
+	w.t.Helper()
+	p := filepath.Join(w.Dir, name)
+	if body == "" {
+		_ = os.Remove(p)
+		return
+	}
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// Read returns a file of the workspace.
+func (w *Workspace) Read(name string) string {
+	w.t.Helper()
+	b, err := os.ReadFile(filepath.Join(w.Dir, name))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Command prepares a CLI command in the workspace, with output to out.
+func (w *Workspace) Command(ctx context.Context, out *bytes.Buffer, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, w.tf, args...)
+	// This process's environment as it is now (a test may t.Setenv TF_VAR_... between commands).
+	cmd.Dir, cmd.Env = w.Dir, append(os.Environ(), w.env...)
+	cmd.Stdout, cmd.Stderr = out, out
+	return cmd
+}
+
+// Run runs a CLI command (with -no-color, which the CLI takes anywhere in the arguments) to its end,
+// within 10 minutes, and returns its output (stdout and stderr) and error.
+func (w *Workspace) Run(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if !slices.Contains(args, "-no-color") {
+		args = append(args, "-no-color")
+	}
+	var out bytes.Buffer
+	err := w.Command(ctx, &out, args...).Run()
+	return out.String(), err
+}
+
+// Must runs a CLI command that must succeed.
+func (w *Workspace) Must(args ...string) string {
+	w.t.Helper()
+	out, err := w.Run(args...)
+	if err != nil {
+		w.t.Fatalf("terraform %s: %v\n%s", strings.Join(args, " "), err, Tail(out))
+	}
+	return out
+}
+
+// RuntimesInState returns the rill_runtime IDs in the workspace's state, by address.
+func (w *Workspace) RuntimesInState() map[string]string {
+	w.t.Helper()
+	ids := map[string]string{}
+	for addr, v := range w.RuntimeAttributeInState("id") {
+		ids[addr], _ = v.(string)
+	}
+	return ids
+}
+
+// RuntimeAttributeInState returns an attribute of every rill_runtime in the workspace's state, by
+// address, as `terraform show -json` gives it (numbers are float64).
+func (w *Workspace) RuntimeAttributeInState(name string) map[string]any {
+	w.t.Helper()
+	out := w.Must("show", "-json")
+	var doc struct {
+		Values struct {
+			RootModule struct {
+				Resources []struct {
+					Address string         `json:"address"`
+					Type    string         `json:"type"`
+					Values  map[string]any `json:"values"`
+				} `json:"resources"`
+			} `json:"root_module"`
+		} `json:"values"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		w.t.Fatalf("terraform show -json: %v\n%s", err, out)
+	}
+	values := map[string]any{}
+	for _, r := range doc.Values.RootModule.Resources {
+		if r.Type == "rill_runtime" {
+			values[r.Address] = r.Values[name]
+		}
+	}
+	return values
+}
+
+// CheckStateEqualsLedger fails unless the workspace's runtimes are exactly the ledger's allocations,
+// want of them.
+func (w *Workspace) CheckStateEqualsLedger(ledger string, want int) {
+	w.t.Helper()
+	inState := w.RuntimesInState()
+	allocs, err := LedgerAllocations(ledger)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for addr, id := range inState {
+		if _, ok := allocs[id]; !ok {
+			w.t.Errorf("%s (%s) is in state but has no allocation", addr, id)
+		}
+		ids[id] = true
+	}
+	for id, a := range allocs {
+		if !ids[id] {
+			w.t.Errorf("allocation %s (name %q, host %s) is in no state: leaked", id, a.Name, a.Host)
+		}
+	}
+	if len(inState) != want || len(allocs) != want {
+		w.t.Errorf("state holds %d runtimes and the ledger %d allocations, want %d each", len(inState), len(allocs), want)
+	}
+}
+
+// CLIVersionAtLeast reports whether the workspace's CLI is at least major.minor (OpenTofu numbers
+// its releases like Terraform for the features used here).
+func (w *Workspace) CLIVersionAtLeast(major, minor int) bool {
+	out := w.Must("version", "-json")
+	var v struct {
+		Version string `json:"terraform_version"`
+	}
+	_ = json.Unmarshal([]byte(out), &v)
+	var ma, mi int
+	_, _ = fmt.Sscanf(v.Version, "%d.%d", &ma, &mi)
+	return ma > major || (ma == major && mi >= minor)
+}
+
+// DevOverrideCLIConfig builds the provider binary once per test binary and returns a CLI config file
+// that makes Terraform (or OpenTofu) use it, as a user's `dev_overrides` would.
+func DevOverrideCLIConfig(t testing.TB) string {
+	t.Helper()
+	bin, err := providerBinary()
+	if err != nil {
+		t.Fatalf("building the provider: %v", err)
+	}
+	cfg := filepath.Join(t.TempDir(), "terraformrc")
+	content := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"rill-provisioner/rill\" = %q\n  }\n  direct {}\n}\n", filepath.Dir(bin))
+	if err := os.WriteFile(cfg, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+var buildProvider struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// RemoveProviderBinary removes the directory the provider binary was built into (Main calls it at
+// exit).
+func RemoveProviderBinary() {
+	if buildProvider.dir != "" {
+		_ = os.RemoveAll(buildProvider.dir)
+	}
+}
+
+// providerBinDirPrefix names the directories providerBinary builds into, in the temp folder.
+const providerBinDirPrefix = "rill-provider-bin-"
+
+// sweepStaleProviderBinaries removes the builds of test binaries that could not clean up (killed, or
+// timed out: go test's timeout exits without running TestMain's end), once they are older than any
+// test run can be.
+func sweepStaleProviderBinaries() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), providerBinDirPrefix+"*"))
+	for _, d := range dirs {
+		if info, err := os.Stat(d); err == nil && time.Since(info.ModTime()) > 3*time.Hour {
+			_ = os.RemoveAll(d)
+		}
+	}
+}
+
+func providerBinary() (string, error) {
+	buildProvider.once.Do(func() {
+		sweepStaleProviderBinaries()
+		root, err := repoRoot()
+		if err != nil {
+			buildProvider.err = err
+			return
+		}
+		dir, err := os.MkdirTemp("", providerBinDirPrefix)
+		if err != nil {
+			buildProvider.err = err
+			return
+		}
+		buildProvider.dir = dir
+		out := filepath.Join(dir, "terraform-provider-rill")
+		// The tag adds one provisioner type, "clickhouse-static-fake" (internal/clickhouse/
+		// fakeserver_tagged.go): everything else is the production build.
+		if buildProvider.err = BuildProvider(root, out, "-tags", "rill_fake_clickhouse"); buildProvider.err == nil {
+			buildProvider.path = out
+		}
+	})
+	return buildProvider.path, buildProvider.err
+}
+
+// BuildProvider builds the provider of the checkout at root into out, with CGO off as the release
+// build has it and the extra go build flags. Without -trimpath, so that it reuses the packages
+// `go test` and `go vet` already compiled.
+func BuildProvider(root, out string, flags ...string) error {
+	cmd := exec.Command("go", append(append([]string{"build", "-o", out}, flags...), ".")...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build: %v\n%s", err, b)
+	}
+	return nil
+}
+
+// repoRoot is the checkout's root: the nearest directory above the working directory (go test runs
+// in the package's) with a go.mod.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
