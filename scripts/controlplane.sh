@@ -149,25 +149,17 @@ stray_pids() {
 	return 0
 }
 
-port_busy() {
-	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-	command -v ss >/dev/null 2>&1 && [[ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]]
-}
-
-USED_PORTS=" "
-# free_port VAR: a port on 127.0.0.1 that nothing listens on, below Linux' ephemeral range
-# (32768+) so that outgoing connections do not take it before we bind it.
-free_port() {
-	local p i
-	for ((i = 0; i < 500; i++)); do
-		p=$((20000 + (RANDOM * 32768 + RANDOM) % 12000))
-		[[ "$USED_PORTS" == *" $p "* ]] && continue
-		port_busy "$p" && continue
-		USED_PORTS+="$p "
-		printf -v "$1" '%s' "$p"
-		return 0
-	done
-	die "no free port found"
+# free_ports VAR...: distinct ports on 127.0.0.1 that nothing listens on, one into each VAR, picked
+# by internal/testutil/freeport (below Linux' ephemeral range, so that outgoing connections do not
+# take one before we bind it; a port taken anyway is retried by cmd_start).
+free_ports() {
+	local ports var port
+	ports=$(cd "$REPO_ROOT" && go run ./internal/testutil/freeport/cmd/freeport "$#") || die "picking free ports failed"
+	for var in "$@"; do
+		read -r port
+		[[ -n "$port" ]] || die "freeport printed too few ports: $ports"
+		printf -v "$var" '%s' "$port"
+	done <<<"$ports"
 }
 
 # launch NAME ARGS...: start a binary in its own session/process group, logs into logs/NAME.log,
@@ -312,8 +304,7 @@ start_once() {
 	prepare_state_dir
 
 	local etcd_port etcd_peer_port api_port kcm_port sched_port kwok_port
-	free_port etcd_port; free_port etcd_peer_port; free_port api_port
-	free_port kcm_port; free_port sched_port; free_port kwok_port
+	free_ports etcd_port etcd_peer_port api_port kcm_port sched_port kwok_port
 
 	# Credentials: static tokens (every user in system:masters) and the service-account key pair.
 	# Each component has its own user so that an audit log tells the test's calls ("admin")
@@ -437,6 +428,7 @@ cmd_start() {
 	ensure_cmd openssl openssl
 	ensure_cmd curl curl
 	ensure_cmd setsid util-linux
+	command -v go >/dev/null 2>&1 || die "go is required (internal/testutil/freeport picks the ports)"
 	binaries_ok || cmd_build >/dev/null
 
 	resolve_state_dir

@@ -20,12 +20,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ci"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/freeport"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/proc"
 )
 
 // AdminUser and AdminPassword are the server's admin user, which has access_management. ("default"
@@ -85,49 +85,31 @@ func Start(t testing.TB, users ...User) *Server {
 		}
 	}
 	// Local mode serves while a query runs: this one runs until the process is stopped.
-	cmd := exec.Command(bin, "--config-file="+filepath.Join(dir, "config.xml"), "--query",
-		"SYSTEM START LISTEN HTTP; SELECT sleepEachRow(1) FROM numbers(1000000000) SETTINGS max_block_size = 1, max_execution_time = 0 FORMAT Null")
-	log, err := os.Create(filepath.Join(dir, "server.log"))
+	server, err := proc.Start(proc.Options{
+		Name: "chDB",
+		Path: bin,
+		Args: []string{"--config-file=" + filepath.Join(dir, "config.xml"), "--query",
+			"SYSTEM START LISTEN HTTP; SELECT sleepEachRow(1) FROM numbers(1000000000) SETTINGS max_block_size = 1, max_execution_time = 0 FORMAT Null"},
+		Log:   filepath.Join(dir, "server.log"),
+		Group: true,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting chDB: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-exited
-		}
-		_ = log.Close()
-	})
+	t.Cleanup(server.Stop)
 	s := &Server{
 		AdminDSN: fmt.Sprintf("http://%s:%s@127.0.0.1:%d/default", AdminUser, AdminPassword, httpPort),
 		httpPort: httpPort,
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		select {
-		case <-exited:
-			out, _ := os.ReadFile(filepath.Join(dir, "server.log"))
-			t.Fatalf("chDB exited while starting:\n%s", out)
-		default:
-		}
-		if _, err := s.Query(context.Background(), "SELECT 1"); err == nil {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("chDB did not answer on HTTP within 30 s")
-		}
-		time.Sleep(100 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := server.WaitReady(ctx, 100*time.Millisecond, func(ctx context.Context) error {
+		_, err := s.Query(ctx, "SELECT 1")
+		return err
+	}); err != nil {
+		t.Fatal(err)
 	}
+	return s
 }
 
 // Query runs one statement as the admin user over HTTP and returns its output (TabSeparated).

@@ -38,6 +38,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/proc"
 )
 
 // Environment variables that configure k8stest.
@@ -174,7 +176,7 @@ func startPrivate(script string) (*Cluster, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, script, args...)
-		dieWithParent(cmd)
+		proc.DieWithParent(cmd)
 		cmd.Env = env
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -183,7 +185,7 @@ func startPrivate(script string) (*Cluster, error) {
 				return "", fmt.Errorf("%s %s did not finish within %s (the first build of the binaries takes about 12 minutes on 2 cores: run scripts/controlplane.sh build beforehand, or raise go test's -timeout)",
 					filepath.Base(script), strings.Join(args, " "), timeout.Round(time.Second))
 			}
-			return "", fmt.Errorf("%s %s: %v\n%s", filepath.Base(script), strings.Join(args, " "), err, tail(stderr.String(), 2000))
+			return "", fmt.Errorf("%s %s: %v\n%s", filepath.Base(script), strings.Join(args, " "), err, proc.Tail(stderr.String(), 2000))
 		}
 		return strings.TrimSpace(stdout.String()), nil
 	}
@@ -228,7 +230,7 @@ func startWatchdog(script string, env []string, base string) error {
 	cmd := exec.Command("sh", "-c", `cat >/dev/null; "$0" stop >/dev/null 2>&1; rm -rf "$1"`, script, base)
 	cmd.Env = env
 	cmd.Stdin = r // stdout and stderr: /dev/null, so that `go test` never waits for this process
-	ownProcessGroup(cmd)
+	proc.OwnProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		_ = r.Close()
 		_ = w.Close()
@@ -305,14 +307,7 @@ func componentLogTails(dir string, n int) string {
 		if len(lines) > n {
 			lines = lines[len(lines)-n:]
 		}
-		fmt.Fprintf(&b, "\n--- last lines of %s:\n%s", filepath.Base(p), tail(strings.Join(lines, "\n"), 3000))
+		fmt.Fprintf(&b, "\n--- last lines of %s:\n%s", filepath.Base(p), proc.Tail(strings.Join(lines, "\n"), 3000))
 	}
 	return b.String()
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
 }

@@ -43,7 +43,6 @@ import (
 	"os/user"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,6 +56,7 @@ import (
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ci"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/freeport"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/proc"
 )
 
 // Environment variables that configure pgtest.
@@ -83,9 +83,7 @@ type Cluster struct {
 	external bool
 
 	dir      string // temporary directory holding data/ and the socket; removed by Stop
-	cmd      *exec.Cmd
-	exited   chan struct{} // closed when the postmaster has exited
-	waitErr  error         // set before exited is closed
+	server   *proc.Process
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -154,17 +152,7 @@ func (c *Cluster) Stop() error {
 		return nil
 	}
 	c.stopOnce.Do(func() {
-		select {
-		case <-c.exited:
-		default:
-			_ = c.cmd.Process.Signal(syscall.SIGINT) // fast shutdown: disconnect clients, checkpoint, exit
-			select {
-			case <-c.exited:
-			case <-time.After(15 * time.Second):
-				_ = c.cmd.Process.Kill()
-				<-c.exited
-			}
-		}
+		c.server.Stop()
 		c.stopErr = os.RemoveAll(c.dir)
 	})
 	return c.stopErr
@@ -329,7 +317,7 @@ func (c *Cluster) exitedChan() <-chan struct{} {
 	if c.external {
 		return nil
 	}
-	return c.exited
+	return c.server.Exited()
 }
 
 // unavailable skips or fails the test for a cluster that could not be started.
@@ -503,7 +491,10 @@ func runInitdb(ctx context.Context, bin, data, workDir string, cred *syscall.Cre
 		"-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync")
 	cmd.Dir = workDir
 	cmd.Env = append(os.Environ(), "LC_ALL=C", "TZ=UTC")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
+	proc.DieWithParent(cmd)
+	if cred != nil && cmd.SysProcAttr != nil {
+		cmd.SysProcAttr.Credential = cred
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("pgtest: initdb: %w\n%s", err, out)
@@ -598,93 +589,55 @@ func startServer(ctx context.Context, bin, dir, data string, cred *syscall.Crede
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: pick a port: %w", err)
 	}
-	logPath := filepath.Join(dir, "postgres.log")
-	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	server, err := proc.Start(proc.Options{
+		Name: "postgres",
+		Path: filepath.Join(bin, "postgres"),
+		Args: []string{
+			"-D", data,
+			"-h", "127.0.0.1",
+			"-p", strconv.Itoa(port),
+			"-k", dir,
+			"-c", "fsync=off",
+			"-c", "synchronous_commit=off",
+			"-c", "full_page_writes=off",
+			"-c", "max_connections=300",
+			"-c", "shared_buffers=32MB",
+			"-c", "logging_collector=off",
+			"-c", "log_min_messages=warning",
+			"-c", "TimeZone=UTC",
+		},
+		Dir:        dir,
+		Env:        append(os.Environ(), "LC_ALL=C"),
+		Log:        filepath.Join(dir, "postgres.log"),
+		Credential: cred,
+		// Fast shutdown: disconnect clients, checkpoint, exit.
+		StopSignal: syscall.SIGINT,
+		StopGrace:  15 * time.Second,
+		// When the test binary dies: the postmaster stops its backends and exits at once.
+		DeathSignal: syscall.SIGQUIT,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
-	defer func() { _ = logFile.Close() }()
-
-	cmd := exec.Command(filepath.Join(bin, "postgres"),
-		"-D", data,
-		"-h", "127.0.0.1",
-		"-p", strconv.Itoa(port),
-		"-k", dir,
-		"-c", "fsync=off",
-		"-c", "synchronous_commit=off",
-		"-c", "full_page_writes=off",
-		"-c", "max_connections=300",
-		"-c", "shared_buffers=32MB",
-		"-c", "logging_collector=off",
-		"-c", "log_min_messages=warning",
-		"-c", "TimeZone=UTC",
-	)
-	cmd.Dir = dir
-	cmd.Stdout = logFile
-	cmd.Stderr = logFile
-	cmd.Env = append(os.Environ(), "LC_ALL=C")
-	// The parent-death signal fires when the thread that started the child exits; the goroutine
-	// below stays locked to that thread until the child is gone, so it fires when the test binary
-	// dies, however it dies. SIGQUIT makes the postmaster stop its backends and exit at once.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT}
-
 	c := &Cluster{
 		adminDSN: fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port),
 		dir:      dir,
-		cmd:      cmd,
-		exited:   make(chan struct{}),
+		server:   server,
 	}
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine, after the child
-		if err := cmd.Start(); err != nil {
-			started <- err
-			close(c.exited)
-			return
-		}
-		started <- nil
-		c.waitErr = cmd.Wait()
-		close(c.exited)
-	}()
-	if err := <-started; err != nil {
-		return nil, fmt.Errorf("pgtest: start postgres: %w", err)
-	}
-
-	// Wait until it accepts connections.
-	for {
+	err = server.WaitReady(ctx, 50*time.Millisecond, func(ctx context.Context) error {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
 		conn, err := connect(cctx, c.adminDSN)
-		cancel()
 		if err == nil {
 			_ = conn.Close(ctx)
-			return c, nil
 		}
-		select {
-		case <-c.exited:
-			return nil, fmt.Errorf("pgtest: postgres exited during startup (%v):\n%s", c.waitErr, tail(logPath))
-		case <-ctx.Done():
-			c.stopProcessOnly()
-			return nil, fmt.Errorf("pgtest: postgres did not accept connections in time (%v):\n%s", err, tail(logPath))
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-// stopProcessOnly kills the server but leaves its directory (the caller removes it).
-func (c *Cluster) stopProcessOnly() {
-	_ = c.cmd.Process.Kill()
-	<-c.exited
-}
-
-func tail(path string) string {
-	b, err := os.ReadFile(path)
+		return err
+	})
 	if err != nil {
-		return "(no server log: " + err.Error() + ")"
+		server.Kill() // the caller removes the directory
+		return nil, fmt.Errorf("pgtest: %w", err)
 	}
-	if len(b) > 4000 {
-		b = b[len(b)-4000:]
-	}
-	return string(b)
+	return c, nil
 }
 
 // ownerFile, in each directory pgtest creates, identifies the process that created it, so that a

@@ -35,7 +35,7 @@ func crashHelper() {
 		fmt.Println("ERR", err)
 		os.Exit(3)
 	}
-	fmt.Printf("PID %d %s\n", c.cmd.Process.Pid, c.dir)
+	fmt.Printf("PID %d %s\n", c.server.Pid(), c.dir)
 	os.Exit(0) // no Stop: the parent-death signal must take the server down
 }
 
@@ -135,7 +135,7 @@ func TestStartClusterStopLeavesNothing(t *testing.T) {
 	if got := query(t, dsn, "SELECT current_user"); got != "postgres" {
 		t.Errorf("current_user = %q", got)
 	}
-	pid := c.cmd.Process.Pid
+	pid := c.server.Pid()
 	procs := append([]int{pid}, children(pid)...)
 	if len(procs) < 2 {
 		t.Errorf("expected the postmaster to have children, found %v", procs)
