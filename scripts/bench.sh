@@ -25,8 +25,9 @@
 #         (f)/(d, logging off) for the applies and the refresh plans.
 #    Before every timed apply the state and the ledger are reset (state file and SQLite files removed,
 #    a fresh PostgreSQL database), so every round is a fresh create of all COUNT resources; each apply
-#    is followed by a timed refresh plan (`terraform plan`, which must report no changes) and a timed
-#    `terraform destroy` (which must destroy all COUNT). One untimed warm-up round comes first. With
+#    is followed by a timed refresh plan (`terraform plan`, which must report no changes) and, with
+#    --destroy, a timed `terraform destroy` (which must destroy all COUNT). One untimed warm-up round
+#    comes first. With
 #    several counts (--count 200,1000) all of this runs per count, one section each; with
 #    --calibrate each section has issue 11's targets as a table of ratios (apply and refresh plan;
 #    wall, CPU of terraform + provider, CPU of the provider) and the provider's peak RSS against the
@@ -49,6 +50,8 @@
 #   -p, --parallelism N   terraform -parallelism (BENCH_PARALLELISM, 10)
 #   -c, --count N[,N...]  resources per configuration (BENCH_COUNT, 200); several: a section each
 #       --scale N,N,...   the scale run (BENCH_SCALE; off by default)
+#       --destroy         also time a destroy after each round's refresh plan (BENCH_DESTROY=1; the
+#                         scale run always does)
 #       --ledger-count N  -count of the ledger benchmark (BENCH_LEDGER_COUNT, 3)
 #       --pg              also the PostgreSQL-ledger apply (BENCH_PG=1)
 #       --calibrate       also the no-op provider and the SDK-logging-off applies (BENCH_CALIBRATE=1)
@@ -72,6 +75,7 @@ rounds="${BENCH_ROUNDS:-5}"
 parallelism="${BENCH_PARALLELISM:-10}"
 count_list="${BENCH_COUNT:-200}"
 scale="${BENCH_SCALE:-}"
+with_destroy="${BENCH_DESTROY:-0}"
 ledger_count="${BENCH_LEDGER_COUNT:-3}"
 with_pg="${BENCH_PG:-0}"
 calibrate="${BENCH_CALIBRATE:-0}"
@@ -88,6 +92,7 @@ while [[ $# -gt 0 ]]; do
     -p|--parallelism) parallelism="$2"; shift ;;
     -c|--count) count_list="$2"; shift ;;
     --scale) scale="$2"; shift ;;
+    --destroy) with_destroy=1 ;;
     --ledger-count) ledger_count="$2"; shift ;;
     --pg) with_pg=1 ;;
     --calibrate) calibrate=1 ;;
@@ -129,7 +134,13 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-prepare_update bench "$root/BENCHMARKS.md"
+# --update writes two blocks of BENCHMARKS.md: "bench" (the rounds, ledger and profile) and
+# "bench-scale" (--scale, which takes long enough at 5,000 to be run on its own); each only when this
+# run measured something for it.
+main_block=0
+[[ "$do_apply" == 0 && "$do_ledger" == 0 && -n "$scale" ]] || main_block=1
+[[ "$main_block" == 0 ]] || prepare_update bench "$root/BENCHMARKS.md"
+[[ -z "$scale" ]] || prepare_update bench-scale "$root/BENCHMARKS.md"
 
 # ---------------------------------------------------------------------------------------------------
 # Machine and load.
@@ -352,23 +363,27 @@ table() {
   done
 }
 
-# run_cycle NAME DIR LOGPREFIX COUNT [VAR=VALUE...]: apply (fresh), refresh plan, destroy of DIR; checks
-# that each touched COUNT resources; prints three lines "wall cpu provider_rss provider_cpu" (apply,
-# plan, destroy).
+# run_cycle NAME DIR LOGPREFIX COUNT DESTROY [VAR=VALUE...]: apply (fresh), refresh plan and, when
+# DESTROY is 1, destroy of DIR; checks that each touched COUNT resources; prints three lines
+# "wall cpu provider_rss provider_cpu" (apply, plan, destroy; "nan ..." for a destroy not run).
 run_cycle() {
-  local n="$1" dir="$2" lp="$3" want="$4" res pres dres got
-  shift 4
+  local n="$1" dir="$2" lp="$3" want="$4" destroy="$5" res pres dres got
+  shift 5
   reset_dir "$dir"
   res="$(timed_apply "$dir" "$lp.apply.log" "$@")" || return 1
   got="$(grep -c '^\(rill_runtime\|terraform_data\|noop_item\|noop_runtime\)\.bench\[[0-9]*\]: Creation complete' "$lp.apply.log" || true)"
   [[ "$got" == "$want" ]] || { log "$n created $got resources, expected $want (see $lp.apply.log)"; return 1; }
   # A refresh plan of what was just created: what every later plan of the configuration costs.
   pres="$(timed_plan "$dir" "$lp.plan.log" "$@")" || return 1
+  echo "$res $(provider_usage "$lp.apply.log")"
+  echo "$pres $(provider_usage "$lp.plan.log")"
+  if [[ "$destroy" != 1 ]]; then
+    echo "nan nan nan nan"
+    return 0
+  fi
   dres="$(timed_tf destroy "$dir" "$lp.destroy.log" "$@")" || return 1
   got="$(grep -c '^\(rill_runtime\|terraform_data\|noop_item\|noop_runtime\)\.bench\[[0-9]*\]: Destruction complete' "$lp.destroy.log" || true)"
   [[ "$got" == "$want" ]] || { log "$n destroyed $got resources, expected $want (see $lp.destroy.log)"; return 1; }
-  echo "$res $(provider_usage "$lp.apply.log")"
-  echo "$pres $(provider_usage "$lp.plan.log")"
   echo "$dres $(provider_usage "$lp.destroy.log")"
 }
 
@@ -432,12 +447,12 @@ for count in "${counts[@]}"; do
         runtime_pg) vars=("TF_VAR_ledger_dsn=${pg_dsns[$((ci * (rounds + 1) + r))]}") ;;
         runtime_quiet|noop_quiet|noop_schema) vars=("${quiet_env[@]}") ;;
       esac
-      out="$(run_cycle "$n" "$w/$n" "$w/$n.$r" "$count" "${vars[@]}")" || exit 1
+      out="$(run_cycle "$n" "$w/$n" "$w/$n.$r" "$count" "$with_destroy" "${vars[@]}")" || exit 1
       { read -r res; read -r pres; read -r dres; } <<<"$out"
       if [[ "$r" == 0 ]]; then
-        log "N=$count warm-up $n: apply $(describe $res); plan $(describe $pres); destroy $(describe $dres)"
+        log "N=$count warm-up $n: apply $(describe $res); plan $(describe $pres)"
       else
-        log "N=$count round $r/$rounds $n: apply $(describe $res); plan $(describe $pres); destroy $(describe $dres) (load $(loadavg))"
+        log "N=$count round $r/$rounds $n: apply $(describe $res); plan $(describe $pres) (load $(loadavg))"
         echo "$res" >>"$w/$n.times"
         echo "$pres" >>"$w/$n.plan.times"
         echo "$dres" >>"$w/$n.destroy.times"
@@ -478,9 +493,11 @@ for count in "${counts[@]}"; do
       done
     done
   fi
-  apply_md+=$'\n'"Each apply is followed by a refresh plan of what it created (\`terraform plan\`, which must report no changes), then a destroy:"$'\n\n'
+  apply_md+=$'\n'"Each apply is followed by a refresh plan of what it created (\`terraform plan\`, which must report no changes):"$'\n\n'
   apply_md+="$(table plan .plan)"$'\n\n'
-  apply_md+="$(table destroy .destroy)"$'\n\n'
+  if [[ "$with_destroy" == 1 ]]; then
+    apply_md+="Then a destroy of all of it:"$'\n\n'"$(table destroy .destroy)"$'\n\n'
+  fi
   apply_md+="Provider memory at $count runtimes: peak RSS $(fmt0 "$(stat runtime 3 median)") MB in the apply,"
   apply_md+=" $(fmt0 "$(stat runtime.plan 3 median)") MB in the refresh plan"
   if [[ -n "$(rss_target "$count")" ]]; then
@@ -516,7 +533,12 @@ if [[ -n "$scale" ]]; then
       { log "terraform init failed for terraform_data:"; tail -20 "$w/data.init.log" >&2; exit 1; }
     for n in runtime data; do
       log "scale N=$count $n: apply, refresh plan, destroy (load $(loadavg))"
-      out="$(run_cycle "$n" "$w/$n" "$w/$n" "$count")" || exit 1
+      if ! out="$(run_cycle "$n" "$w/$n" "$w/$n" "$count" 1)"; then
+        # Say so in the table and go on: the figures of the other sizes are still worth having.
+        scale_md+="| $count | $n | failed: see the logs in the work directory (--keep) | | | | | |"$'\n'
+        log "scale N=$count $n failed"
+        continue
+      fi
       { read -r res; read -r pres; read -r dres; } <<<"$out"
       log "scale N=$count $n: apply $(describe $res); plan $(describe $pres); destroy $(describe $dres)"
       # "wall cpu rss provider_cpu": terraform's own CPU = cpu - provider_cpu (all of it for terraform_data).
@@ -604,11 +626,11 @@ if [[ "$do_ledger" == 1 ]]; then
       { n = $1; sub(/-[0-9]+$/, "", n) }
       n == name { for (i = 2; i < NF; i++) if ($(i + 1) == "allocs/s") print $i }' "$work/ledger.txt" | median
   }
-  ledger_md+="| Ledger (\`Allocate\`, allocs/s, median of $ledger_count) | writers=1 | writers=8 | writers=8, handles=8 |"$'\n'
-  ledger_md+="|---|---:|---:|---:|"$'\n'
+  ledger_md+="| Ledger (\`Allocate\`, allocs/s, median of $ledger_count) | writers=1 | writers=8 | writers=8, handles=8 | writers=1, 5,000 allocations already in the ledger |"$'\n'
+  ledger_md+="|---|---:|---:|---:|---:|"$'\n'
   for be in sqlite postgres; do
     row="| $be"
-    for c in writers=1 writers=8 'writers=8,handles=8'; do
+    for c in writers=1 writers=8 'writers=8,handles=8' 'writers=1,rows=5000'; do
       v="$(ledger_val "$be" "$c")"
       if [[ "$v" == nan ]]; then row+=" | skipped"; else row+=" | $(awk -v v="$v" 'BEGIN { printf "%.0f", v }')"; fi
     done
@@ -622,17 +644,31 @@ fi
 # ---------------------------------------------------------------------------------------------------
 # Results.
 load_end="$(loadavg)"
+run_line="Run of $(date -u '+%Y-%m-%d %H:%M UTC') on $cpu_model (nproc $(nproc)), $mem_total RAM, Linux $(uname -r); $go_version; $tf_version; $source_desc."
+load_line="Load average (1, 5, 15 min): $load_note; $load_end at the end."
 results="$(
-  echo "Run of $(date -u '+%Y-%m-%d %H:%M UTC') on $cpu_model (nproc $(nproc)), $mem_total RAM, Linux $(uname -r); $go_version; $tf_version; $source_desc."
-  echo "Load average (1, 5, 15 min): $load_note; $load_end at the end."
+  echo "$run_line"
+  echo "$load_line"
   echo
   if [[ -n "$apply_md" ]]; then echo "$apply_md"; fi
-  if [[ -n "$scale_md" ]]; then echo "### Scale: one pool, ${scale//,/, } runtimes (one round each, \`--scale $scale\`)"; echo; echo "$scale_md"; fi
   if [[ -n "$ledger_md" ]]; then echo "$ledger_md"; fi
   if [[ -n "$profile_md" ]]; then echo "$profile_md"; fi
 )"
-echo "$results"
+scale_results=""
+if [[ -n "$scale_md" ]]; then
+  scale_results="$(
+    echo "$run_line"
+    echo "$load_line"
+    echo
+    echo "Scale: one pool, ${scale//,/, } runtimes, one round each (\`--scale $scale\`, -parallelism=$parallelism):"
+    echo
+    echo "$scale_md"
+  )"
+fi
+[[ "$main_block" == 0 ]] || echo "$results"
+[[ -z "$scale_results" ]] || { echo; echo "$scale_results"; }
 
 if [[ "$update" == 1 ]]; then
-  printf '%s\n' "$results" | write_results bench "$root/BENCHMARKS.md"
+  [[ "$main_block" == 0 ]] || printf '%s\n' "$results" | write_results bench "$root/BENCHMARKS.md"
+  [[ -z "$scale_results" ]] || printf '%s\n' "$scale_results" | write_results bench-scale "$root/BENCHMARKS.md"
 fi
