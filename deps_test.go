@@ -13,7 +13,7 @@ import (
 
 // The provider links only the Kubernetes API types it uses. client-go's typed clients, discovery
 // client and REST mapper import k8s.io/client-go/kubernetes/scheme, which links the types of every
-// Kubernetes API group (57 packages of k8s.io/api): 40 MB of binary, and about 25 MB more RSS in
+// Kubernetes API group (57 packages of k8s.io/api): 26 MB of binary, and 12-16 MB more RSS in
 // every idle provider process, as the kernel maps the binary in. internal/kubernetes works with the
 // dynamic client and a discovery reader of its own instead (internal/kubernetes/client.go); this
 // test keeps it that way, naming the import chain that brings one of them back.

@@ -148,7 +148,7 @@ func keepLiveSelector(ctx context.Context, c *clients, objs []*renderedObject, l
 	if dep == nil {
 		return false, nil
 	}
-	u, err := c.dynamic.Resource(deploymentsResource).Namespace(dep.GetNamespace()).Get(ctx, dep.GetName(), metav1.GetOptions{})
+	u, err := c.apps.Resource(deploymentsResource).Namespace(dep.GetNamespace()).Get(ctx, dep.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}

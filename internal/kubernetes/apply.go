@@ -63,7 +63,7 @@ func keepLargerVolume(ctx context.Context, c *clients, obj *unstructured.Unstruc
 	if err != nil {
 		return 0, "", err
 	}
-	u, err := c.dynamic.Resource(pvcsResource).Namespace(obj.GetNamespace()).Get(ctx, obj.GetName(), metav1.GetOptions{})
+	u, err := c.core.Resource(pvcsResource).Namespace(obj.GetNamespace()).Get(ctx, obj.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return want.Value(), "", nil
 	}

@@ -29,7 +29,7 @@ func (p *Provisioner) Check(ctx context.Context) error {
 	if err := serverVersion(ctx, c); err != nil {
 		return fmt.Errorf("cannot reach the Kubernetes API server at %s: %w", c.config.Host, err)
 	}
-	if _, err := c.dynamic.Resource(deploymentsResource).Namespace(p.spec.Namespace).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+	if _, err := c.apps.Resource(deploymentsResource).Namespace(p.spec.Namespace).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
 		return fmt.Errorf("cannot list deployments in namespace %q: %w", p.spec.Namespace, err)
 	}
 	return nil

@@ -25,7 +25,7 @@ func (p *Provisioner) clusterID(ctx context.Context, c *clients) (string, error)
 	if p.clusterUID != nil {
 		return *p.clusterUID, nil
 	}
-	ns, err := c.dynamic.Resource(namespacesResource).Get(ctx, identityNamespace, metav1.GetOptions{})
+	ns, err := c.core.Resource(namespacesResource).Get(ctx, identityNamespace, metav1.GetOptions{})
 	var uid string
 	switch {
 	case err == nil:

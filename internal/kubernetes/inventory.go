@@ -23,7 +23,7 @@ func (p *Provisioner) Allocated(ctx context.Context) ([]provisioner.Allocated, e
 		return nil, err
 	}
 	ns := p.spec.Namespace
-	list, err := c.dynamic.Resource(deploymentsResource).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelManagedBy + "=" + ManagedByValue})
+	list, err := c.apps.Resource(deploymentsResource).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelManagedBy + "=" + ManagedByValue})
 	if err != nil {
 		return nil, fmt.Errorf("listing the runtimes' Deployments in namespace %s: %w", ns, err)
 	}

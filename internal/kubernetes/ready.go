@@ -114,7 +114,7 @@ var (
 )
 
 func (w *rolloutWatch) listAndWatch(ctx context.Context) error {
-	deps := w.c.dynamic.Resource(deploymentsResource).Namespace(w.ns)
+	deps := w.c.apps.Resource(deploymentsResource).Namespace(w.ns)
 	list, err := deps.List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", w.name).String()})
 	if err != nil {
 		return w.apiError(ctx, err)
@@ -218,7 +218,7 @@ func (w *rolloutWatch) listAndWatch(ctx context.Context) error {
 // watchPods lists the Deployment's pods and opens a watch on them. It returns a nil watch (and
 // disables pod checks) when the credentials may not read pods.
 func (w *rolloutWatch) watchPods(ctx context.Context, selector labels.Selector) (watch.Interface, error) {
-	pods := w.c.dynamic.Resource(podsResource).Namespace(w.ns)
+	pods := w.c.core.Resource(podsResource).Namespace(w.ns)
 	opts := metav1.ListOptions{LabelSelector: selector.String()}
 	list, err := pods.List(ctx, opts)
 	if apierrors.IsForbidden(err) {
@@ -270,7 +270,7 @@ func (w *rolloutWatch) refreshHash(ctx context.Context, force bool) {
 	if err != nil {
 		return
 	}
-	rsList, err := w.c.dynamic.Resource(replicaSetsResource).Namespace(w.ns).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	rsList, err := w.c.apps.Resource(replicaSetsResource).Namespace(w.ns).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
 	if err != nil {
 		w.log.Debug("cannot list ReplicaSets; pod checks wait until the current one is known", zap.Error(err))
 		return
