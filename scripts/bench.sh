@@ -36,7 +36,8 @@
 #    median(b), and the provider processes' peak RSS and CPU time (each provider process runs under
 #    scripts/bench/rsswrap, which records the kernel's rusage of it).
 # 1b. --scale N1,N2,...: per N, one apply, refresh plan and destroy of N `rill_runtime` (one pool of
-#    N/100 hosts x 100 slots, fresh SQLite ledger) and of N `terraform_data`: wall times, the
+#    N/100 hosts x 100 slots, fresh SQLite ledger) and of N `terraform_data`, interleaved by phase
+#    (both applies, both plans, both destroys; --scale-deadline stops it in time): wall times, the
 #    provider's CPU per runtime and Terraform's own CPU per resource (terraform_data beside it), and
 #    the growth of the provider's CPU per runtime from the smallest N to the largest (flat = 1.0x).
 # 2. Ledger benchmark: `go test ./internal/database -run '^$' -bench BenchmarkAllocate -benchtime 300x
@@ -50,6 +51,8 @@
 #   -p, --parallelism N   terraform -parallelism (BENCH_PARALLELISM, 10)
 #   -c, --count N[,N...]  resources per configuration (BENCH_COUNT, 200); several: a section each
 #       --scale N,N,...   the scale run (BENCH_SCALE; off by default)
+#       --scale-deadline T  stop the scale run at time T (date -d syntax, e.g. 20:15): the command in
+#                         flight is stopped and reported with what it got done (BENCH_SCALE_DEADLINE)
 #       --destroy         also time a destroy after each round's refresh plan (BENCH_DESTROY=1; the
 #                         scale run always does)
 #       --ledger-count N  -count of the ledger benchmark (BENCH_LEDGER_COUNT, 3)
@@ -76,6 +79,8 @@ parallelism="${BENCH_PARALLELISM:-10}"
 count_list="${BENCH_COUNT:-200}"
 scale="${BENCH_SCALE:-}"
 with_destroy="${BENCH_DESTROY:-0}"
+scale_deadline="${BENCH_SCALE_DEADLINE:-}"
+tf_timeout=""
 ledger_count="${BENCH_LEDGER_COUNT:-3}"
 with_pg="${BENCH_PG:-0}"
 calibrate="${BENCH_CALIBRATE:-0}"
@@ -93,6 +98,7 @@ while [[ $# -gt 0 ]]; do
     -c|--count) count_list="$2"; shift ;;
     --scale) scale="$2"; shift ;;
     --destroy) with_destroy=1 ;;
+    --scale-deadline) scale_deadline="$2"; shift ;;
     --ledger-count) ledger_count="$2"; shift ;;
     --pg) with_pg=1 ;;
     --calibrate) calibrate=1 ;;
@@ -286,7 +292,9 @@ timed_tf() { # CMD DIR LOG [VAR=VALUE...]
   [[ "$cmd" == plan ]] || args+=(-auto-approve)
   local TIMEFORMAT='%3R %3U %3S'
   rm -f "$logf.rusage"
-  if ! t="$( { time env RILL_BENCH_RUSAGE_FILE="$logf.rusage" "$@" "$tf" -chdir="$dir" "$cmd" "${args[@]}" \
+  local limit=()
+  [[ -z "$tf_timeout" ]] || limit=(timeout -k 30 "$tf_timeout")
+  if ! t="$( { time env RILL_BENCH_RUSAGE_FILE="$logf.rusage" "$@" "${limit[@]}" "$tf" -chdir="$dir" "$cmd" "${args[@]}" \
       >"$logf" 2>&1; } 2>&1 )"; then
     log "terraform $cmd failed in $dir; last lines of $logf:"
     tail -20 "$logf" >&2
@@ -516,14 +524,49 @@ elif [[ "$do_apply" == 1 && "$with_pg" != 1 ]]; then
 fi
 
 # ---------------------------------------------------------------------------------------------------
-# Scale: one apply, refresh plan and destroy of N rill_runtime and of N terraform_data per N, each
-# round a fresh ledger and state; what grows with N, per resource.
+# Scale: per N, one apply, refresh plan and destroy of N rill_runtime and of N terraform_data, each
+# from a fresh ledger and state, interleaved by phase (both applies, both plans, both destroys), so that
+# a run stopped by --scale-deadline still has each phase for both where it got that far.
 scale_md=""
 if [[ -n "$scale" ]]; then
   IFS=, read -r -a scale_counts <<<"$scale"
-  scale_md+="| N | configuration | apply wall (s) | plan wall (s) | destroy wall (s) | provider CPU per runtime, apply / plan / destroy (ms) | terraform's own CPU per resource, apply / plan / destroy (ms) | provider peak RSS, apply / plan (MB) |"$'\n'
-  scale_md+="|---:|---|---:|---:|---:|---:|---:|---:|"$'\n'
-  first_pcpu="" last_pcpu="" first_dcpu="" last_dcpu=""
+  deadline_s=""
+  if [[ -n "$scale_deadline" ]]; then
+    deadline_s="$(date -u -d "$scale_deadline" +%s)" || { log "--scale-deadline: not a time: $scale_deadline"; exit 2; }
+  fi
+  # scale_phase N NAME DIR PHASE WANT: one timed command; prints "wall cpu rss provider_cpu", or
+  # "stopped ..." / "failed ..." with what was done.
+  scale_phase() {
+    local count="$1" n="$2" dir="$3" phase="$4" logf="$3.$4.log" res got done_re
+    if [[ -n "$deadline_s" ]]; then
+      tf_timeout=$((deadline_s - $(date +%s)))
+      if (( tf_timeout <= 0 )); then echo "stopped: not started before the deadline ($scale_deadline)"; return; fi
+    fi
+    local start=$SECONDS rc=0
+    res="$(timed_tf "$phase" "$dir" "$logf")" || rc=$?
+    tf_timeout=""
+    done_re='Creation complete'
+    [[ "$phase" == destroy ]] && done_re='Destruction complete'
+    got="$(grep -c "^\(rill_runtime\|terraform_data\)\.bench\[[0-9]*\]: $done_re" "$logf" 2>/dev/null || true)"
+    if [[ "$rc" != 0 ]]; then
+      if [[ -n "$deadline_s" ]] && (( $(date +%s) >= deadline_s )); then
+        echo "stopped at the deadline ($scale_deadline) after $((SECONDS - start)) s, $got of $count done"
+      else
+        echo "failed after $((SECONDS - start)) s, $got of $count done (see $logf)"
+      fi
+      return
+    fi
+    case "$phase" in
+      apply|destroy) [[ "$got" == "$count" ]] || { echo "failed: $got of $count done (see $logf)"; return; } ;;
+      plan) grep -q '^No changes\.' "$logf" || { echo "failed: the plan proposed changes (see $logf)"; return; } ;;
+    esac
+    echo "$res $(provider_usage "$logf")"
+  }
+  # own CPU PROVIDER_CPU N: terraform's own CPU per resource in ms (all of it without a provider).
+  own() { awk -v c="$1" -v p="$2" -v n="$3" 'BEGIN { if (p == "nan") p = 0; printf "%.2f", 1000 * (c - p) / n }'; }
+  scale_md+="| N | configuration | phase | wall (s) | provider CPU per runtime (ms) | Terraform's own CPU per resource (ms) | provider peak RSS (MB) |"$'\n'
+  scale_md+="|---:|---|---|---:|---:|---:|---:|"$'\n'
+  declare -A pcpu_at=() dcpu_at=()
   for count in "${scale_counts[@]}"; do
     w="$work/scale$count"
     mkdir -p "$w"
@@ -531,40 +574,48 @@ if [[ -n "$scale" ]]; then
     write_data_config "$w/data"
     "$tf" -chdir="$w/data" init -input=false -no-color >"$w/data.init.log" 2>&1 ||
       { log "terraform init failed for terraform_data:"; tail -20 "$w/data.init.log" >&2; exit 1; }
-    for n in runtime data; do
-      log "scale N=$count $n: apply, refresh plan, destroy (load $(loadavg))"
-      if ! out="$(run_cycle "$n" "$w/$n" "$w/$n" "$count" 1)"; then
-        # Say so in the table and go on: the figures of the other sizes are still worth having.
-        scale_md+="| $count | $n | failed: see the logs in the work directory (--keep) | | | | | |"$'\n'
-        log "scale N=$count $n failed"
-        continue
-      fi
-      { read -r res; read -r pres; read -r dres; } <<<"$out"
-      log "scale N=$count $n: apply $(describe $res); plan $(describe $pres); destroy $(describe $dres)"
-      # "wall cpu rss provider_cpu": terraform's own CPU = cpu - provider_cpu (all of it for terraform_data).
-      own() { awk -v c="$1" -v p="$2" -v n="$count" 'BEGIN { if (p == "nan") p = 0; printf "%.2f", 1000 * (c - p) / n }'; }
-      set -- $res; aw=$1 ac=$2 ar=$3 ap=$4
-      set -- $pres; pw=$1 pc=$2 pr=$3 pp=$4
-      set -- $dres; dw=$1 dc=$2 dp=$4
-      if [[ "$n" == runtime ]]; then
-        cfg="\`rill_runtime\` (SQLite ledger, $(( count > 400 ? (count + 99) / 100 : 4 )) hosts × 100 slots)"
-        pcpu="$(per_item "$ap" "$count") / $(per_item "$pp" "$count") / $(per_item "$dp" "$count")"
-        rss="$(fmt0 "$ar") / $(fmt0 "$pr")"
-        [[ -n "$first_pcpu" ]] || { first_pcpu="$(per_item "$ap" "$count")"; first_ppcpu="$(per_item "$pp" "$count")"; first_n=$count; }
-        last_pcpu="$(per_item "$ap" "$count")"; last_ppcpu="$(per_item "$pp" "$count")"; last_n=$count
-      else
-        cfg="\`terraform_data\` (no provider)"
-        pcpu="–"
-        rss="–"
-        [[ -n "$first_dcpu" ]] || first_dcpu="$(own "$ac" nan)"
-        last_dcpu="$(own "$ac" nan)"
-      fi
-      scale_md+="| $count | $cfg | $(fmt "$aw") | $(fmt "$pw") | $(fmt "$dw") | $pcpu | $(own "$ac" "$ap") / $(own "$pc" "$pp") / $(own "$dc" "$dp") | $rss |"$'\n'
+    reset_dir "$w/runtime"
+    reset_dir "$w/data"
+    declare -A ok=([runtime]=1 [data]=1)
+    for phase in apply plan destroy; do
+      for n in runtime data; do
+        if [[ "${ok[$n]}" != 1 ]]; then
+          out="not run: an earlier phase did not complete"
+        else
+          log "scale N=$count $n: $phase (load $(loadavg))"
+          out="$(scale_phase "$count" "$n" "$w/$n" "$phase")"
+          log "scale N=$count $n $phase: $out"
+        fi
+        cfg="\`terraform_data\`"
+        [[ "$n" == runtime ]] && cfg="\`rill_runtime\` ($(( count > 400 ? (count + 99) / 100 : 4 )) hosts × 100 slots)"
+        if [[ "$out" =~ ^[0-9] ]]; then
+          read -r wall cpu rss pcpu <<<"$out"
+          if [[ "$n" == runtime ]]; then
+            scale_md+="| $count | $cfg | $phase | $(fmt "$wall") | $(per_item "$pcpu" "$count") | $(own "$cpu" "$pcpu" "$count") | $(fmt0 "$rss") |"$'\n'
+            pcpu_at[$count.$phase]="$(per_item "$pcpu" "$count")"
+          else
+            scale_md+="| $count | $cfg | $phase | $(fmt "$wall") | – | $(own "$cpu" nan "$count") | – |"$'\n'
+            dcpu_at[$count.$phase]="$(own "$cpu" nan "$count")"
+          fi
+        else
+          ok[$n]=0
+          scale_md+="| $count | $cfg | $phase | $out | | | |"$'\n'
+        fi
+      done
     done
   done
-  scale_md+=$'\n'"Provider CPU per runtime from $first_n to $last_n runtimes: apply $first_pcpu → $last_pcpu ms (**$(ratio "$last_pcpu" "$first_pcpu")×**),"
-  scale_md+=" refresh plan $first_ppcpu → $last_ppcpu ms (**$(ratio "$last_ppcpu" "$first_ppcpu")×**); flat is 1.0×."
-  scale_md+=" Terraform core's own growth beside it: terraform_data's apply CPU per resource $first_dcpu → $last_dcpu ms ($(ratio "$last_dcpu" "$first_dcpu")×)."$'\n'
+  first="${scale_counts[0]}"
+  for phase in apply plan destroy; do
+    last=""
+    for count in "${scale_counts[@]}"; do [[ -z "${pcpu_at[$count.$phase]:-}" ]] || last=$count; done
+    [[ -n "$last" && "$last" != "$first" && -n "${pcpu_at[$first.$phase]:-}" ]] || continue
+    scale_md+=$'\n'"Provider CPU per runtime, $phase, from $first to $last runtimes: ${pcpu_at[$first.$phase]} → ${pcpu_at[$last.$phase]} ms"
+    scale_md+=" (**$(ratio "${pcpu_at[$last.$phase]}" "${pcpu_at[$first.$phase]}")×**; flat is 1.0×)."
+    if [[ -n "${dcpu_at[$first.$phase]:-}" && -n "${dcpu_at[$last.$phase]:-}" ]]; then
+      scale_md+=" Terraform core beside it, terraform_data's CPU per resource: ${dcpu_at[$first.$phase]} → ${dcpu_at[$last.$phase]} ms ($(ratio "${dcpu_at[$last.$phase]}" "${dcpu_at[$first.$phase]}")×)."
+    fi
+    scale_md+=$'\n'
+  done
 fi
 
 # ---------------------------------------------------------------------------------------------------
