@@ -208,7 +208,9 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 		Adopting:          adoptedFromRill(live),
 	}
 	for _, u := range live { // every object carries them
-		out.Owner, out.Name = u.GetAnnotations()[AnnotationProvisioner], u.GetAnnotations()[AnnotationName]
+		a := u.GetAnnotations()
+		out.Owner, out.Name, out.Environment = a[AnnotationProvisioner], a[AnnotationName], a[AnnotationEnvironment]
+		out.Annotations = recordedProjectAnnotations(a)
 		break
 	}
 	return &provisioner.Resource{

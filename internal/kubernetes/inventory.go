@@ -38,6 +38,7 @@ func (p *Provisioner) Allocated(ctx context.Context) ([]provisioner.Allocated, e
 		out = append(out, provisioner.Allocated{
 			ID: resourceIDFor(pid), Type: provisioner.ResourceTypeRuntime, Name: annotations[AnnotationName],
 			Provisioner: owner, Host: p.spec.RuntimeURL(pid), Slots: slots, CreatedAt: d.GetCreationTimestamp().UTC(),
+			Environment: annotations[AnnotationEnvironment], Annotations: recordedProjectAnnotations(annotations),
 		})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })

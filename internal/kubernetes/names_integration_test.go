@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"errors"
+	"maps"
 	"testing"
 
 	"go.uber.org/zap/zaptest"
@@ -57,15 +58,24 @@ func TestIntegrationNamedRuntimeAdoptsItsObjectsAndRefusesOthers(t *testing.T) {
 	}
 }
 
-// The inventory lists this provisioner's runtimes of the namespace with name, slots and host, and
-// leaves out another provisioner's.
+// The inventory lists this provisioner's runtimes of the namespace with name, slots, host,
+// environment and annotations, and leaves out another provisioner's; an import (CheckResource with no
+// state) gets the environment and annotations back from the objects, as a static ledger gives them.
 func TestIntegrationAllocatedListsOwnRuntimes(t *testing.T) {
 	e := newEnv(t, "")
 	e.p.SetName("k8s")
 	mine := e.newRuntime()
 	opts := args(2, "v0.51.0", true)
 	opts.Name = "orders"
+	opts.Annotations = map[string]string{provisioner.AnnotationEnvironment: "dev", "organization_name": "acme"}
 	e.provision(e.p, mine, opts)
+	imported, err := e.p.CheckResource(e.ctx, &provisioner.Resource{ID: mine.ID, Type: provisioner.ResourceTypeRuntime}, &provisioner.ResourceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := provisioner.NewRuntimeObservation(imported.State); o.Environment != "dev" || !maps.Equal(o.Annotations, map[string]string{"organization_name": "acme"}) {
+		t.Fatalf("imported: environment %q, annotations %v; want dev and organization_name=acme only", o.Environment, o.Annotations)
+	}
 	other := e.provisioner("", zaptest.NewLogger(t))
 	other.SetName("other")
 	theirs := &provisioner.Resource{ID: provisioner.NamedResourceID("other", "x"), Type: provisioner.ResourceTypeRuntime}
@@ -80,7 +90,8 @@ func TestIntegrationAllocatedListsOwnRuntimes(t *testing.T) {
 		t.Fatalf("Allocated = %+v, want only the runtime of k8s", got)
 	}
 	a := got[0]
-	if a.ID != mine.ID || a.Name != "orders" || a.Slots != 2 || a.Provisioner != "k8s" || a.Host != e.p.spec.RuntimeURL(pidOf(mine)) || a.CreatedAt.IsZero() {
+	if a.ID != mine.ID || a.Name != "orders" || a.Slots != 2 || a.Provisioner != "k8s" || a.Host != e.p.spec.RuntimeURL(pidOf(mine)) || a.CreatedAt.IsZero() ||
+		a.Environment != "dev" || !maps.Equal(a.Annotations, map[string]string{"organization_name": "acme"}) {
 		t.Fatalf("Allocated = %+v (want ID %s)", a, mine.ID)
 	}
 }

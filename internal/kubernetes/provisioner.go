@@ -174,6 +174,8 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 		Cluster:           c.config.Host,
 		Owner:             data.Provisioner,
 		Name:              opts.Name,
+		Environment:       data.Annotations[provisioner.AnnotationEnvironment],
+		Annotations:       projectAnnotations(data.Annotations),
 	}
 	return &provisioner.Resource{
 		ID:     r.ID,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -43,7 +44,44 @@ const (
 	// the objects: an import through another provisioner is refused.
 	AnnotationProvisioner = AnnotationPrefix + "provisioner"
 	LabelNameHash         = AnnotationPrefix + "name-hash"
+	// AnnotationEnvironment and AnnotationProjectAnnotations (a JSON object, absent when there are
+	// none) hold rill_runtime's environment and annotations, so that an import restores them as a
+	// static pool's ledger does.
+	AnnotationEnvironment        = AnnotationPrefix + "environment"
+	AnnotationProjectAnnotations = AnnotationPrefix + "annotations"
 )
+
+// projectAnnotations are the annotations a runtime's objects record under AnnotationProjectAnnotations:
+// the project's own, without the environment (AnnotationEnvironment has it); nil when there are none,
+// as recordedProjectAnnotations reads an absent annotation, so that Provision and CheckResource report
+// the same state.
+func projectAnnotations(all map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range all {
+		if k == provisioner.AnnotationEnvironment {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// recordedProjectAnnotations reads AnnotationProjectAnnotations back; nil when absent or not a JSON
+// object of strings (objects applied before it existed, or by Rill's admin service).
+func recordedProjectAnnotations(objectAnnotations map[string]string) map[string]string {
+	raw, ok := objectAnnotations[AnnotationProjectAnnotations]
+	if !ok {
+		return nil
+	}
+	var out map[string]string
+	if json.Unmarshal([]byte(raw), &out) != nil {
+		return nil
+	}
+	return out
+}
 
 // NameHash is the LabelNameHash value of a runtime name: the first 20 hex digits of its SHA-256.
 func NameHash(name string) string {
@@ -271,6 +309,15 @@ func stampMetadata(obj *unstructured.Unstructured, slot templateSlot, data *Temp
 	}
 	if data.Provisioner != "" {
 		annotations[AnnotationProvisioner] = data.Provisioner
+	}
+	// The environment as rill_runtime set it (absent when unset, as a static ledger keeps it), not
+	// .Environment's default.
+	if env, ok := data.Annotations[provisioner.AnnotationEnvironment]; ok {
+		annotations[AnnotationEnvironment] = env
+	}
+	if project := projectAnnotations(data.Annotations); len(project) > 0 {
+		b, _ := json.Marshal(project) // a map of strings always encodes; the keys come out sorted
+		annotations[AnnotationProjectAnnotations] = string(b)
 	}
 	obj.SetLabels(merge(obj.GetLabels(), ours))
 	obj.SetAnnotations(merge(obj.GetAnnotations(), annotations))

@@ -70,6 +70,10 @@ type runtimeState struct {
 	Owner    string
 	Name     string
 	Adopting bool
+	// Environment and Annotations (the project's, without the environment) as the objects record
+	// them; "" and nil for objects applied before they were recorded.
+	Environment string
+	Annotations map[string]string
 }
 
 func (s *runtimeState) asMap() map[string]any {
@@ -88,6 +92,8 @@ func (s *runtimeState) asMap() map[string]any {
 		provisioner.StateKeyProvisioner: s.Owner,
 		provisioner.StateKeyName:        s.Name,
 		StateAdopting:                   s.Adopting,
+		provisioner.StateKeyEnvironment: s.Environment,
+		provisioner.StateKeyAnnotations: s.Annotations,
 	}
 }
 
@@ -106,6 +112,7 @@ func parseState(m map[string]any) runtimeState {
 	s.ProvisionID, _ = m[StateProvisionID].(string)
 	o := provisioner.NewRuntimeObservation(m)
 	s.Slots, s.Version, s.Warnings, s.Drift, s.Owner, s.Name = o.Slots, o.Version, o.Warnings, o.Drift, o.Owner, o.Name
+	s.Environment, s.Annotations = o.Environment, o.Annotations
 	s.Hibernated = o.Hibernated != nil && *o.Hibernated
 	s.ImageTag, _ = m[StateImageTag].(string)
 	s.TemplatesChecksum, _ = m[StateTemplatesChecksum].(string)

@@ -57,7 +57,8 @@ func (d *AllocationsDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "What the provisioners hold, with what an import needs: for a static pool, every allocation its " +
 			"ledger records for it; for Kubernetes, every runtime (Deployment) this provider applied in the spec's namespace for " +
-			"that provisioner (environment and annotations are not recorded there: empty). Compare it with the state to find " +
+			"that provisioner, with the environment and annotations its objects record (empty for objects applied by versions of the " +
+			"provider that did not record them). Compare it with the state to find " +
 			"runtimes that an interrupted apply left behind " +
 			"(see the guide *Recovering orphaned runtimes*), then take them back with `import { for_each = ... }`.",
 		Attributes: map[string]schema.Attribute{
