@@ -39,8 +39,8 @@ import (
 // runtimes: five objects each with the expected names, labels, CPU, memory and volume size, rolled
 // out when apply returns; updates are in place (same ID); the volume grows but never shrinks, which
 // the plan leaves unknown and the apply warns about; a hibernated runtime keeps its volume and Service
-// and loses its pod; import by "<provisioner>/<id>" reads back every attribute the cluster can tell
-// (environment and annotations are the project's and not observable); every plan after an apply is
+// and loses its pod; import by "<provisioner>/<id>" reads back every attribute, environment and
+// annotations included (the objects record them); every plan after an apply is
 // empty; destroy deletes every object of a running and a hibernated runtime.
 func TestAccRuntimeKubernetes_lifecycle(t *testing.T) {
 	e := acctest.NewKubeEnv(t)
@@ -152,11 +152,10 @@ func TestAccRuntimeKubernetes_lifecycle(t *testing.T) {
 				}),
 		},
 		resource.TestStep{
-			ResourceName:            "rill_runtime.one",
-			ImportState:             true,
-			ImportStateVerify:       true,
-			ImportStateIdFunc:       acctest.ImportID("rill_runtime.one"),
-			ImportStateVerifyIgnore: []string{"environment", "annotations", "annotations.%", "annotations.organization_name", "annotations.project_name"},
+			ResourceName:      "rill_runtime.one",
+			ImportState:       true,
+			ImportStateVerify: true,
+			ImportStateIdFunc: acctest.ImportID("rill_runtime.one"),
 		},
 		resource.TestStep{
 			ResourceName:      "rill_runtime.two",
