@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/proc"
 )
 
 // TraceLog, given to NewWorkspace, runs the CLI with TF_LOG=trace: for tests that search the logs
@@ -226,7 +228,7 @@ func sweepStaleProviderBinaries() {
 func providerBinary() (string, error) {
 	buildProvider.once.Do(func() {
 		sweepStaleProviderBinaries()
-		root, err := repoRoot()
+		root, err := proc.RepoRoot()
 		if err != nil {
 			buildProvider.err = err
 			return
@@ -258,23 +260,4 @@ func BuildProvider(root, out string, flags ...string) error {
 		return fmt.Errorf("go build: %v\n%s", err, b)
 	}
 	return nil
-}
-
-// repoRoot is the checkout's root: the nearest directory above the working directory (go test runs
-// in the package's) with a go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }

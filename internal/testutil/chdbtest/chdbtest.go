@@ -136,7 +136,7 @@ func (s *Server) Query(ctx context.Context, sql string) (string, error) {
 
 // install runs scripts/chdb.sh (which installs chDB once into .tools/) and returns the binary.
 func install() (string, error) {
-	root, err := repoRoot()
+	root, err := proc.RepoRoot()
 	if err != nil {
 		return "", err
 	}
@@ -149,21 +149,4 @@ func install() (string, error) {
 		return "", fmt.Errorf("scripts/chdb.sh: %v: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	return strings.TrimSpace(string(out)), nil
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "scripts", "chdb.sh")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no scripts/chdb.sh above the working directory")
-		}
-		dir = parent
-	}
 }

@@ -125,27 +125,17 @@ func resolve() (*Cluster, error) {
 // fails.
 var scriptFinder = findScript
 
-// findScript looks for scripts/controlplane.sh in the working directory and its parents (go test
-// runs in the package's directory).
+// findScript finds scripts/controlplane.sh in the checkout.
 func findScript() (string, error) {
-	dir, err := os.Getwd()
+	root, err := proc.RepoRoot()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%s is not set and %w", EnvKubeconfig, err)
 	}
-	for {
-		p := filepath.Join(dir, "scripts", "controlplane.sh")
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return "", fmt.Errorf("%s is not set and %s does not exist", EnvKubeconfig, p)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("%s is not set and no scripts/controlplane.sh was found", EnvKubeconfig)
-		}
-		dir = parent
+	p := filepath.Join(root, "scripts", "controlplane.sh")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("%s is not set and %s does not exist", EnvKubeconfig, p)
 	}
+	return p, nil
 }
 
 const auditPolicy = `apiVersion: audit.k8s.io/v1

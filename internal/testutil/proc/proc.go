@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -169,4 +170,24 @@ func Tail(s string, n int) string {
 		return "…" + s[len(s)-n:]
 	}
 	return strings.TrimRight(s, "\n")
+}
+
+// RepoRoot is the checkout the tests run in: the nearest directory at or above the working directory
+// (go test runs in the package's) with a go.mod. The scripts that install and start test servers,
+// and the provider's own main package, are found from it.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod at or above the working directory")
+		}
+		dir = parent
+	}
 }

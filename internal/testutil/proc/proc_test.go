@@ -160,3 +160,19 @@ func TestTail(t *testing.T) {
 		t.Errorf("FileTail of a missing file: %q", got)
 	}
 }
+
+func TestRepoRootIsTheCheckoutAboveThePackage(t *testing.T) {
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"go.mod", "scripts/controlplane.sh", "internal/testutil/proc/proc.go"} {
+		if _, err := os.Stat(filepath.Join(root, p)); err != nil {
+			t.Errorf("RepoRoot %s: %v", root, err)
+		}
+	}
+	t.Chdir(t.TempDir())
+	if root, err := RepoRoot(); err == nil {
+		t.Errorf("RepoRoot outside any module: %s", root)
+	}
+}
