@@ -232,3 +232,13 @@ func Tail(s string) string {
 	}
 	return s
 }
+
+// LedgerTestCase is a TestCase on the in-process provider whose destroy must free every slot of the
+// ledger.
+func LedgerTestCase(ledger string, steps []resource.TestStep) resource.TestCase {
+	return resource.TestCase{
+		ProtoV6ProviderFactories: ProviderFactories,
+		CheckDestroy:             CheckLedgerEmpty(ledger),
+		Steps:                    steps,
+	}
+}

@@ -196,6 +196,22 @@ func TestAccRuntimeKubernetes_lifecycle(t *testing.T) {
 	))
 }
 
+// A runtime that cannot start (more CPU than the fake node has) fails the apply with the scheduler's
+// reason in the diagnostic; a configuration without it then destroys what was created. (That the
+// failure comes within seconds rather than at timeout_seconds, and the pod failures that count, are
+// proven in internal/kubernetes: TestIntegrationAwaitReadyFailsFastWhenUnschedulable,
+// TestIntegrationAwaitReadyFailsFastWithThePodsReason.)
+func TestAccRuntimeKubernetes_runtimeThatCannotStartFailsTheApplyWithTheReason(t *testing.T) {
+	e := acctest.NewKubeEnv(t)
+	resource.Test(t, e.TestCase(
+		resource.TestStep{
+			Config:      e.ProviderConfig("") + acctest.RuntimeBlock("huge", 64), // 64 CPU: the node has 32
+			ExpectError: regexp.MustCompile(`Runtime did not become ready(.|\n)*cannot\s+be\s+scheduled(.|\n)*Insufficient\s+cpu`),
+		},
+		resource.TestStep{Config: e.ProviderConfig("")},
+	))
+}
+
 // A Deployment deleted by hand is planned for re-creation, in place: the other objects, above all
 // the volume with the runtime's data, are still there, so the kubernetes provisioner reports the
 // missing Deployment as drift and the plan is an update that re-creates the Deployment under the

@@ -32,37 +32,33 @@ resource "rill_runtime" "theirs" {
 }
 `
 	var before map[string]*database.Allocation
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             acctest.CheckLedgerEmpty(ledger),
-		Steps: []resource.TestStep{
-			{Config: theirs, Check: func(*terraform.State) (err error) {
-				before, err = acctest.LedgerAllocations(ledger)
-				return err
-			}},
-			{
-				Config: theirs + `
+	resource.Test(t, acctest.LedgerTestCase(ledger, []resource.TestStep{
+		{Config: theirs, Check: func(*terraform.State) (err error) {
+			before, err = acctest.LedgerAllocations(ledger)
+			return err
+		}},
+		{
+			Config: theirs + `
 resource "rill_runtime" "mine" {
   provisioner_name = "pool"
   slots            = 1
 }
 `,
-				ResourceName: "rill_runtime.mine",
-				ImportState:  true,
-				ImportStateIdFunc: func(s *terraform.State) (string, error) {
-					return "pool/" + s.RootModule().Resources["rill_runtime.theirs"].Primary.ID, nil
-				},
-				ExpectError: acctest.WordsRegexp(`was allocated by provisioner "shared", not "pool"`),
+			ResourceName: "rill_runtime.mine",
+			ImportState:  true,
+			ImportStateIdFunc: func(s *terraform.State) (string, error) {
+				return "pool/" + s.RootModule().Resources["rill_runtime.theirs"].Primary.ID, nil
 			},
-			{Config: theirs, Check: func(*terraform.State) error {
-				after, err := acctest.LedgerAllocations(ledger)
-				if err == nil && !reflect.DeepEqual(after, before) {
-					err = fmt.Errorf("the refused import changed the ledger: %v -> %v", before, after)
-				}
-				return err
-			}},
+			ExpectError: acctest.WordsRegexp(`was allocated by provisioner "shared", not "pool"`),
 		},
-	})
+		{Config: theirs, Check: func(*terraform.State) error {
+			after, err := acctest.LedgerAllocations(ledger)
+			if err == nil && !reflect.DeepEqual(after, before) {
+				err = fmt.Errorf("the refused import changed the ledger: %v -> %v", before, after)
+			}
+			return err
+		}},
+	}))
 }
 
 // A named runtime's ID is derived from its provisioner and name, known at plan time; renaming it
@@ -79,34 +75,30 @@ resource "rill_runtime" "orders" {
 }
 `, name)
 	}
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             acctest.CheckLedgerEmpty(ledger),
-		Steps: []resource.TestStep{
-			{Config: named("has/slash"), ExpectError: acctest.WordsRegexp(`Invalid runtime name`)},
-			{
-				Config: named("orders"),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectKnownValue("rill_runtime.orders", tfjsonpath.New("id"), knownvalue.StringExact(provisioner.NamedResourceID("pool", "orders"))),
-				}},
-				Check: acctest.CheckLedgerMatchesState(ledger),
-			},
-			{
-				Config: named("orders-v2"),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction("rill_runtime.orders", plancheck.ResourceActionDestroyBeforeCreate),
-					plancheck.ExpectKnownValue("rill_runtime.orders", tfjsonpath.New("id"), knownvalue.StringExact(provisioner.NamedResourceID("pool", "orders-v2"))),
-				}},
-				Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckLedgerMatchesState(ledger), func(*terraform.State) error {
-					allocs, err := acctest.LedgerAllocations(ledger)
-					if a := allocs[provisioner.NamedResourceID("pool", "orders-v2")]; err == nil && (a == nil || a.Name != "orders-v2") {
-						err = fmt.Errorf("the ledger does not record the name: %+v", a)
-					}
-					return err
-				}),
-			},
+	resource.Test(t, acctest.LedgerTestCase(ledger, []resource.TestStep{
+		{Config: named("has/slash"), ExpectError: acctest.WordsRegexp(`Invalid runtime name`)},
+		{
+			Config: named("orders"),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectKnownValue("rill_runtime.orders", tfjsonpath.New("id"), knownvalue.StringExact(provisioner.NamedResourceID("pool", "orders"))),
+			}},
+			Check: acctest.CheckLedgerMatchesState(ledger),
 		},
-	})
+		{
+			Config: named("orders-v2"),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction("rill_runtime.orders", plancheck.ResourceActionDestroyBeforeCreate),
+				plancheck.ExpectKnownValue("rill_runtime.orders", tfjsonpath.New("id"), knownvalue.StringExact(provisioner.NamedResourceID("pool", "orders-v2"))),
+			}},
+			Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckLedgerMatchesState(ledger), func(*terraform.State) error {
+				allocs, err := acctest.LedgerAllocations(ledger)
+				if a := allocs[provisioner.NamedResourceID("pool", "orders-v2")]; err == nil && (a == nil || a.Name != "orders-v2") {
+					err = fmt.Errorf("the ledger does not record the name: %+v", a)
+				}
+				return err
+			}),
+		},
+	}))
 }
 
 // `terraform plan -generate-config-out` after an import block writes a configuration that restores
@@ -175,35 +167,31 @@ resource "rill_runtime" "orders" {
   slots            = 1
 }
 `
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             acctest.CheckLedgerEmpty(ledger),
-		Steps: []resource.TestStep{
-			{
-				PreConfig: func() {
-					_, err := acctest.OpenLedger(t, ledger).Allocate(context.Background(), id, func(*database.Allocation, map[string]int) (*database.Allocation, error) {
-						return &database.Allocation{Provisioner: "pool", Host: hostA.URL, Slots: 1, Name: "someone-else"}, nil
-					})
-					if err != nil {
-						t.Fatal(err)
-					}
-				},
-				Config:      cfg,
-				ExpectError: acctest.WordsRegexp(`terraform import <address> pool/` + id),
+	resource.Test(t, acctest.LedgerTestCase(ledger, []resource.TestStep{
+		{
+			PreConfig: func() {
+				_, err := acctest.OpenLedger(t, ledger).Allocate(context.Background(), id, func(*database.Allocation, map[string]int) (*database.Allocation, error) {
+					return &database.Allocation{Provisioner: "pool", Host: hostA.URL, Slots: 1, Name: "someone-else"}, nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
 			},
-			{
-				PreConfig: func() {
-					allocs, err := acctest.LedgerAllocations(ledger)
-					if err != nil || len(allocs) != 1 || allocs[id] == nil || allocs[id].Name != "someone-else" {
-						t.Fatalf("the refused create changed the ledger: %v %v", allocs, err)
-					}
-					if _, err := acctest.OpenLedger(t, ledger).DeleteAllocation(context.Background(), id); err != nil {
-						t.Fatal(err)
-					}
-				},
-				Config: cfg,
-				Check:  acctest.CheckLedgerMatchesState(ledger),
-			},
+			Config:      cfg,
+			ExpectError: acctest.WordsRegexp(`terraform import <address> pool/` + id),
 		},
-	})
+		{
+			PreConfig: func() {
+				allocs, err := acctest.LedgerAllocations(ledger)
+				if err != nil || len(allocs) != 1 || allocs[id] == nil || allocs[id].Name != "someone-else" {
+					t.Fatalf("the refused create changed the ledger: %v %v", allocs, err)
+				}
+				if _, err := acctest.OpenLedger(t, ledger).DeleteAllocation(context.Background(), id); err != nil {
+					t.Fatal(err)
+				}
+			},
+			Config: cfg,
+			Check:  acctest.CheckLedgerMatchesState(ledger),
+		},
+	}))
 }

@@ -44,84 +44,80 @@ func TestAccRuntime_staticPoolLifecycle(t *testing.T) {
 	ledger := acctest.SQLiteLedger(t)
 	var firstID, firstHost string
 
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             acctest.CheckLedgerEmpty(ledger),
-		Steps: []resource.TestStep{
-			{
-				Config: threeRuntimes(ledger, 1),
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue("rill_runtime.first", tfjsonpath.New("provisioner_name"), knownvalue.StringExact("static-pool")),
-					statecheck.ExpectKnownValue("rill_runtime.first", tfjsonpath.New("cpu"), knownvalue.Int64Exact(1)),
-					statecheck.ExpectKnownValue("rill_runtime.first", tfjsonpath.New("memory_gb"), knownvalue.Int64Exact(4)),
-					statecheck.ExpectKnownValue("rill_runtime.first", tfjsonpath.New("storage_bytes"), knownvalue.Int64Exact(40<<30)),
-					statecheck.ExpectKnownValue("rill_runtime.first", tfjsonpath.New("hibernated"), knownvalue.Bool(false)),
-				},
-				Check: resource.ComposeAggregateTestCheckFunc(
-					acctest.CheckLedgerMatchesState(ledger),
-					resource.TestMatchResourceAttr("rill_runtime.second", "host", hostRegexp),
-					resource.TestMatchResourceAttr("rill_runtime.third", "audience", audienceRegexp),
-					// Spread placement: three one-slot runtimes on two empty hosts use both hosts.
-					checkHostsUsed(2),
-					func(s *terraform.State) error {
-						rs := s.RootModule().Resources["rill_runtime.first"]
-						firstID, firstHost = rs.Primary.ID, rs.Primary.Attributes["host"]
-						return nil
-					},
-				),
+	resource.Test(t, acctest.LedgerTestCase(ledger, []resource.TestStep{
+		{
+			Config: threeRuntimes(ledger, 1),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("rill_runtime.first", tfjsonpath.New("provisioner_name"), knownvalue.StringExact("static-pool")),
+				statecheck.ExpectKnownValue("rill_runtime.first", tfjsonpath.New("cpu"), knownvalue.Int64Exact(1)),
+				statecheck.ExpectKnownValue("rill_runtime.first", tfjsonpath.New("memory_gb"), knownvalue.Int64Exact(4)),
+				statecheck.ExpectKnownValue("rill_runtime.first", tfjsonpath.New("storage_bytes"), knownvalue.Int64Exact(40<<30)),
+				statecheck.ExpectKnownValue("rill_runtime.first", tfjsonpath.New("hibernated"), knownvalue.Bool(false)),
 			},
-			{
-				// The same configuration again plans nothing.
-				Config: threeRuntimes(ledger, 1),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				acctest.CheckLedgerMatchesState(ledger),
+				resource.TestMatchResourceAttr("rill_runtime.second", "host", hostRegexp),
+				resource.TestMatchResourceAttr("rill_runtime.third", "audience", audienceRegexp),
+				// Spread placement: three one-slot runtimes on two empty hosts use both hosts.
+				checkHostsUsed(2),
+				func(s *terraform.State) error {
+					rs := s.RootModule().Resources["rill_runtime.first"]
+					firstID, firstHost = rs.Primary.ID, rs.Primary.Attributes["host"]
+					return nil
 				},
-			},
-			{
-				// Growing a runtime resizes it in place on its host.
-				Config: threeRuntimes(ledger, 3),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction("rill_runtime.first", plancheck.ResourceActionUpdate),
-						plancheck.ExpectKnownValue("rill_runtime.first", tfjsonpath.New("cpu"), knownvalue.Int64Exact(3)),
-					},
-				},
-				Check: resource.ComposeAggregateTestCheckFunc(
-					acctest.CheckLedgerMatchesState(ledger),
-					resource.TestCheckResourceAttr("rill_runtime.first", "memory_gb", "12"),
-					func(s *terraform.State) error {
-						rs := s.RootModule().Resources["rill_runtime.first"]
-						if rs.Primary.ID != firstID || rs.Primary.Attributes["host"] != firstHost {
-							return fmt.Errorf("resize moved the runtime: was %s on %s, now %s on %s", firstID, firstHost, rs.Primary.ID, rs.Primary.Attributes["host"])
-						}
-						return nil
-					},
-				),
-			},
-			{
-				// Import by "<provisioner>/<id>" reads back the same attributes, environment and
-				// annotations included (the ledger records them).
-				ResourceName:      "rill_runtime.first",
-				ImportState:       true,
-				ImportStateVerify: true,
-				ImportStateIdFunc: acctest.ImportID("rill_runtime.first"),
-			},
-			{
-				// An allocation removed from the ledger out of band is planned for re-creation.
-				PreConfig: func() {
-					db := acctest.OpenLedger(t, ledger)
-					if existed, err := db.DeleteAllocation(context.Background(), firstID); err != nil || !existed {
-						t.Fatalf("deleting the allocation out of band: existed=%v err=%v", existed, err)
-					}
-				},
-				Config: threeRuntimes(ledger, 3),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("rill_runtime.first", plancheck.ResourceActionCreate)},
-				},
-				Check: acctest.CheckLedgerMatchesState(ledger),
+			),
+		},
+		{
+			// The same configuration again plans nothing.
+			Config: threeRuntimes(ledger, 1),
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 			},
 		},
-	})
+		{
+			// Growing a runtime resizes it in place on its host.
+			Config: threeRuntimes(ledger, 3),
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("rill_runtime.first", plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue("rill_runtime.first", tfjsonpath.New("cpu"), knownvalue.Int64Exact(3)),
+				},
+			},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				acctest.CheckLedgerMatchesState(ledger),
+				resource.TestCheckResourceAttr("rill_runtime.first", "memory_gb", "12"),
+				func(s *terraform.State) error {
+					rs := s.RootModule().Resources["rill_runtime.first"]
+					if rs.Primary.ID != firstID || rs.Primary.Attributes["host"] != firstHost {
+						return fmt.Errorf("resize moved the runtime: was %s on %s, now %s on %s", firstID, firstHost, rs.Primary.ID, rs.Primary.Attributes["host"])
+					}
+					return nil
+				},
+			),
+		},
+		{
+			// Import by "<provisioner>/<id>" reads back the same attributes, environment and
+			// annotations included (the ledger records them).
+			ResourceName:      "rill_runtime.first",
+			ImportState:       true,
+			ImportStateVerify: true,
+			ImportStateIdFunc: acctest.ImportID("rill_runtime.first"),
+		},
+		{
+			// An allocation removed from the ledger out of band is planned for re-creation.
+			PreConfig: func() {
+				db := acctest.OpenLedger(t, ledger)
+				if existed, err := db.DeleteAllocation(context.Background(), firstID); err != nil || !existed {
+					t.Fatalf("deleting the allocation out of band: existed=%v err=%v", existed, err)
+				}
+			},
+			Config: threeRuntimes(ledger, 3),
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("rill_runtime.first", plancheck.ResourceActionCreate)},
+			},
+			Check: acctest.CheckLedgerMatchesState(ledger),
+		},
+	}))
 }
 
 // Changing a runtime's provisioner replaces it: the new pool allocates, the old one is freed.
@@ -138,29 +134,25 @@ resource "rill_runtime" "rt" {
 }
 `, name)
 	}
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             acctest.CheckLedgerEmpty(ledger),
-		Steps: []resource.TestStep{
-			{
-				Config: cfg("pool-one"),
-				Check: resource.ComposeAggregateTestCheckFunc(
-					resource.TestCheckResourceAttr("rill_runtime.rt", "host", "http://one.test:9091"),
-					acctest.CheckLedgerMatchesState(ledger),
-				),
-			},
-			{
-				Config: cfg("pool-two"),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("rill_runtime.rt", plancheck.ResourceActionDestroyBeforeCreate)},
-				},
-				Check: resource.ComposeAggregateTestCheckFunc(
-					resource.TestCheckResourceAttr("rill_runtime.rt", "host", "http://two.test:9091"),
-					acctest.CheckLedgerMatchesState(ledger),
-				),
-			},
+	resource.Test(t, acctest.LedgerTestCase(ledger, []resource.TestStep{
+		{
+			Config: cfg("pool-one"),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("rill_runtime.rt", "host", "http://one.test:9091"),
+				acctest.CheckLedgerMatchesState(ledger),
+			),
 		},
-	})
+		{
+			Config: cfg("pool-two"),
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("rill_runtime.rt", plancheck.ResourceActionDestroyBeforeCreate)},
+			},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("rill_runtime.rt", "host", "http://two.test:9091"),
+				acctest.CheckLedgerMatchesState(ledger),
+			),
+		},
+	}))
 }
 
 // A pool without room fails the apply, naming the free slots of every host; a runtime that cannot
@@ -174,37 +166,33 @@ resource "rill_runtime" "big" {
   slots = 2
 }
 `
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             acctest.CheckLedgerEmpty(ledger),
-		Steps: []resource.TestStep{
-			{
-				Config: one,
-				Check:  resource.TestCheckResourceAttr("rill_runtime.big", "host", "http://h1.test:9091"),
-			},
-			{
-				Config: one + `
+	resource.Test(t, acctest.LedgerTestCase(ledger, []resource.TestStep{
+		{
+			Config: one,
+			Check:  resource.TestCheckResourceAttr("rill_runtime.big", "host", "http://h1.test:9091"),
+		},
+		{
+			Config: one + `
 resource "rill_runtime" "too_big" {
   slots = 2
 }
 `,
-				ExpectError: acctest.WordsRegexp("no runtimes found with sufficient available slots: 2 slot(s) requested; free slots per host: http://h1.test:9091 0 of 2, http://h2.test:9091 1 of 1"),
-			},
-			{
-				Config: acctest.ProviderBlock(ledger, "", small) + `
+			ExpectError: acctest.WordsRegexp("no runtimes found with sufficient available slots: 2 slot(s) requested; free slots per host: http://h1.test:9091 0 of 2, http://h2.test:9091 1 of 1"),
+		},
+		{
+			Config: acctest.ProviderBlock(ledger, "", small) + `
 resource "rill_runtime" "big" {
   slots = 3
 }
 `,
-				ExpectError: acctest.WordsRegexp("cannot resize in place: host http://h1.test:9091 needs 1 more free slot(s)"),
-			},
-			{
-				// The failed attempts left the ledger as it was.
-				Config: one,
-				Check:  acctest.CheckLedgerMatchesState(ledger),
-			},
+			ExpectError: acctest.WordsRegexp("cannot resize in place: host http://h1.test:9091 needs 1 more free slot(s)"),
 		},
-	})
+		{
+			// The failed attempts left the ledger as it was.
+			Config: one,
+			Check:  acctest.CheckLedgerMatchesState(ledger),
+		},
+	}))
 }
 
 // hibernated keeps the runtime's slots reserved on a static pool and round-trips.
@@ -219,24 +207,20 @@ resource "rill_runtime" "rt" {
 }
 `, hibernated)
 	}
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             acctest.CheckLedgerEmpty(ledger),
-		Steps: []resource.TestStep{
-			{Config: cfg(false), Check: acctest.CheckLedgerMatchesState(ledger)},
-			{
-				Config: cfg(true),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("rill_runtime.rt", plancheck.ResourceActionUpdate)},
-				},
-				Check: resource.ComposeAggregateTestCheckFunc(
-					resource.TestCheckResourceAttr("rill_runtime.rt", "hibernated", "true"),
-					acctest.CheckLedgerMatchesState(ledger),
-				),
+	resource.Test(t, acctest.LedgerTestCase(ledger, []resource.TestStep{
+		{Config: cfg(false), Check: acctest.CheckLedgerMatchesState(ledger)},
+		{
+			Config: cfg(true),
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("rill_runtime.rt", plancheck.ResourceActionUpdate)},
 			},
-			{Config: cfg(false), Check: resource.TestCheckResourceAttr("rill_runtime.rt", "hibernated", "false")},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("rill_runtime.rt", "hibernated", "true"),
+				acctest.CheckLedgerMatchesState(ledger),
+			),
 		},
-	})
+		{Config: cfg(false), Check: resource.TestCheckResourceAttr("rill_runtime.rt", "hibernated", "false")},
+	}))
 }
 
 // The provider block may be empty: the set and default come from Rill's own environment variables.
@@ -246,22 +230,18 @@ func TestAccProvider_configFromEnvironment(t *testing.T) {
 	t.Setenv("RILL_ADMIN_PROVISIONER_SET_JSON", "{"+acctest.Pool("env-a", hostA)+","+acctest.Pool("env-b", hostB)+"}")
 	t.Setenv("RILL_ADMIN_DEFAULT_PROVISIONER", "env-b")
 	t.Setenv("RILL_LEDGER_DSN", ledger)
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             acctest.CheckLedgerEmpty(ledger),
-		Steps: []resource.TestStep{{
-			Config: `
+	resource.Test(t, acctest.LedgerTestCase(ledger, []resource.TestStep{{
+		Config: `
 resource "rill_runtime" "rt" {
   slots = 1
 }
 `,
-			Check: resource.ComposeAggregateTestCheckFunc(
-				resource.TestCheckResourceAttr("rill_runtime.rt", "provisioner_name", "env-b"),
-				resource.TestCheckResourceAttr("rill_runtime.rt", "host", hostB.URL),
-				acctest.CheckLedgerMatchesState(ledger),
-			),
-		}},
-	})
+		Check: resource.ComposeAggregateTestCheckFunc(
+			resource.TestCheckResourceAttr("rill_runtime.rt", "provisioner_name", "env-b"),
+			resource.TestCheckResourceAttr("rill_runtime.rt", "host", hostB.URL),
+			acctest.CheckLedgerMatchesState(ledger),
+		),
+	}}))
 }
 
 func checkHostsUsed(n int) resource.TestCheckFunc {

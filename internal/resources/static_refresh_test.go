@@ -23,37 +23,33 @@ resource "rill_runtime" "rt" {
   slots = 1
 }
 `
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             acctest.CheckLedgerEmpty(ledger),
-		Steps: []resource.TestStep{
-			{Config: cfg, Check: acctest.CheckLedgerMatchesState(ledger)},
-			{
-				PreConfig: func() {
-					db := acctest.OpenLedger(t, ledger)
-					list, err := db.ListAllocations(context.Background())
-					if err != nil || len(list) != 1 {
-						t.Fatalf("ledger before the change: %v %v", list, err)
-					}
-					if _, err := db.Allocate(context.Background(), list[0].ResourceID, func(current *database.Allocation, _ map[string]int) (*database.Allocation, error) {
-						next := *current
-						next.Slots = 3
-						return &next, nil
-					}); err != nil {
-						t.Fatal(err)
-					}
-				},
-				Config: cfg,
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction("rill_runtime.rt", plancheck.ResourceActionUpdate),
-					plancheck.ExpectKnownValue("rill_runtime.rt", tfjsonpath.New("slots"), knownvalue.Int64Exact(1)),
-					plancheck.ExpectKnownValue("rill_runtime.rt", tfjsonpath.New("cpu"), knownvalue.Int64Exact(1)),
-				}},
-				Check: resource.ComposeAggregateTestCheckFunc(
-					resource.TestCheckResourceAttr("rill_runtime.rt", "slots", "1"),
-					acctest.CheckLedgerMatchesState(ledger),
-				),
+	resource.Test(t, acctest.LedgerTestCase(ledger, []resource.TestStep{
+		{Config: cfg, Check: acctest.CheckLedgerMatchesState(ledger)},
+		{
+			PreConfig: func() {
+				db := acctest.OpenLedger(t, ledger)
+				list, err := db.ListAllocations(context.Background())
+				if err != nil || len(list) != 1 {
+					t.Fatalf("ledger before the change: %v %v", list, err)
+				}
+				if _, err := db.Allocate(context.Background(), list[0].ResourceID, func(current *database.Allocation, _ map[string]int) (*database.Allocation, error) {
+					next := *current
+					next.Slots = 3
+					return &next, nil
+				}); err != nil {
+					t.Fatal(err)
+				}
 			},
+			Config: cfg,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction("rill_runtime.rt", plancheck.ResourceActionUpdate),
+				plancheck.ExpectKnownValue("rill_runtime.rt", tfjsonpath.New("slots"), knownvalue.Int64Exact(1)),
+				plancheck.ExpectKnownValue("rill_runtime.rt", tfjsonpath.New("cpu"), knownvalue.Int64Exact(1)),
+			}},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("rill_runtime.rt", "slots", "1"),
+				acctest.CheckLedgerMatchesState(ledger),
+			),
 		},
-	})
+	}))
 }
