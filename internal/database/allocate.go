@@ -93,6 +93,19 @@ const (
 	pgUsedQuery     = `SELECT host, slots FROM rill_host_usage()`
 )
 
+// upsertOnConflict is the conflict clause of both drivers' upsert of an allocation: everything but
+// the resource ID and created_at is replaced.
+const upsertOnConflict = `ON CONFLICT (resource_id) DO UPDATE SET
+	provisioner = excluded.provisioner,
+	host        = excluded.host,
+	slots       = excluded.slots,
+	updated_at  = excluded.updated_at,
+	name        = excluded.name,
+	version     = excluded.version,
+	hibernated  = excluded.hibernated,
+	environment = excluded.environment,
+	annotations = excluded.annotations`
+
 // hostSumRows are the rows of sqliteUsedQuery or pgUsedQuery.
 type hostSumRows interface {
 	Next() bool

@@ -17,48 +17,37 @@ func hostUsageRows(t *testing.T, db DB, query string) map[string]usage {
 	t.Helper()
 	ctx := testContext(t)
 	out := map[string]usage{}
-	add := func(host string, n, slots int64) {
-		if n != 0 || slots != 0 { // a host whose allocations all went: its row stays, at zero
-			out[host] = usage{n, slots}
-		}
-	}
+	var rows hostSumRows
 	switch d := db.(type) {
 	case *sqliteDB:
-		rows, err := d.db.QueryContext(ctx, query)
+		r, err := d.db.QueryContext(ctx, query)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer func() { _ = rows.Close() }()
-		for rows.Next() {
-			var h string
-			var n, s int64
-			if err := rows.Scan(&h, &n, &s); err != nil {
-				t.Fatal(err)
-			}
-			add(h, n, s)
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
+		defer func() { _ = r.Close() }()
+		rows = r
 	case *postgresDB:
-		rows, err := d.pool.Query(ctx, query)
+		r, err := d.pool.Query(ctx, query)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var h string
-			var n, s int64
-			if err := rows.Scan(&h, &n, &s); err != nil {
-				t.Fatal(err)
-			}
-			add(h, n, s)
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
+		defer r.Close()
+		rows = r
 	default:
 		t.Fatalf("unknown DB type %T", db)
+	}
+	for rows.Next() {
+		var h string
+		var n, slots int64
+		if err := rows.Scan(&h, &n, &slots); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 || slots != 0 { // a host whose allocations all went: its row stays, at zero
+			out[h] = usage{n, slots}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
@@ -157,11 +146,7 @@ func TestHostUsageMatchesRecount(t *testing.T) {
 // migration runs (rows of a 0-slot allocation included), and they stay right afterwards.
 func TestHostUsageBackfilled(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
-		driver := DriverSQLite
-		if !strings.HasPrefix(dsn, "sqlite") {
-			driver = DriverPostgres
-		}
-		now := map[string]string{DriverSQLite: "0", DriverPostgres: "now()"}[driver]
+		driver, now := storeDriver(dsn)
 		var rows []string
 		for i, r := range []struct {
 			host  string

@@ -71,6 +71,14 @@ func storeAtVersion(t *testing.T, driver, dsn string, version int, stmts ...stri
 	}
 }
 
+// storeDriver returns the driver of a test DSN, and its SQL for "now" in an allocation's timestamps.
+func storeDriver(dsn string) (driver, now string) {
+	if strings.HasPrefix(dsn, "sqlite") {
+		return DriverSQLite, "0"
+	}
+	return DriverPostgres, "now()"
+}
+
 // A ledger written before hosts were canonical gets its hosts rewritten by the canonical_hosts
 // migration when a newer provider opens it: three spellings of one host become one host, whose used
 // slots add up; a host that does not parse is left alone.
@@ -85,11 +93,7 @@ func TestMigrationCanonicalizesExistingHosts(t *testing.T) {
 		t.Fatal("no canonical_hosts migration")
 	}
 	forEachBackend(t, func(t *testing.T, dsn string) {
-		driver := DriverSQLite
-		if !strings.HasPrefix(dsn, "sqlite") {
-			driver = DriverPostgres
-		}
-		now := map[string]string{DriverSQLite: "0", DriverPostgres: "now()"}[driver]
+		driver, now := storeDriver(dsn)
 		var rows []string
 		for _, r := range [][2]string{{"r1", "http://H1:9091"}, {"r2", "http://h1:9091/."}, {"r3", "http://h1.:9091/"}, {"r4", "http://h2:80"}, {"r5", "not a url"}, {"r6", "http://h1:9091"}} {
 			rows = append(rows, `INSERT INTO allocations (resource_id, provisioner, host, slots, created_at, updated_at) VALUES ('`+r[0]+`', 'pool', '`+r[1]+`', 1, `+now+`, `+now+`)`)

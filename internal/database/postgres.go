@@ -278,17 +278,7 @@ const (
 	pgListQuery   = `SELECT ` + pgColumns + ` FROM allocations ORDER BY host COLLATE "C", resource_id COLLATE "C"`
 	pgUpsertQuery = `INSERT INTO allocations (resource_id, provisioner, host, slots, created_at, updated_at, name, version, hibernated, environment, annotations)
 		VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8, $9, $10::text::jsonb)
-		ON CONFLICT (resource_id) DO UPDATE SET
-			provisioner = excluded.provisioner,
-			host        = excluded.host,
-			slots       = excluded.slots,
-			updated_at  = excluded.updated_at,
-			name        = excluded.name,
-			version     = excluded.version,
-			hibernated  = excluded.hibernated,
-			environment = excluded.environment,
-			annotations = excluded.annotations
-		RETURNING ` + pgColumns
+		` + upsertOnConflict + ` RETURNING ` + pgColumns
 	pgIdentityQuery = `SELECT value FROM ledger_meta WHERE key = $1`
 )
 

@@ -421,17 +421,7 @@ const (
 	sqliteListQuery   = `SELECT ` + sqliteColumns + ` FROM allocations ORDER BY host, resource_id`
 	sqliteUpsertQuery = `INSERT INTO allocations (resource_id, provisioner, host, slots, created_at, updated_at, name, version, hibernated, environment, annotations)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (resource_id) DO UPDATE SET
-			provisioner = excluded.provisioner,
-			host        = excluded.host,
-			slots       = excluded.slots,
-			updated_at  = excluded.updated_at,
-			name        = excluded.name,
-			version     = excluded.version,
-			hibernated  = excluded.hibernated,
-			environment = excluded.environment,
-			annotations = excluded.annotations
-		RETURNING ` + sqliteColumns
+		` + upsertOnConflict + ` RETURNING ` + sqliteColumns
 	sqliteIdentityQuery = `SELECT value FROM ledger_meta WHERE key = ?`
 )
 
