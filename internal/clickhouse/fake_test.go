@@ -11,6 +11,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
 
 const fakeAdminDSN = "clickhouse://admin:adminsecretpw@ch.test:9000/default?dial_timeout=3s"
@@ -149,6 +151,24 @@ func (s *fakeSession) Ping(context.Context) error { return nil }
 func (s *fakeSession) Close() error               { return nil }
 
 // newTestProvisioner builds a provisioner from spec that talks to fake instead of a server.
+// onFake is a provisioner with the plain spec (the admin DSN only) on a fresh fake server.
+func onFake(t *testing.T) (*fakeServer, *Provisioner) {
+	t.Helper()
+	fake := newFakeServer()
+	return fake, newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
+}
+
+// provisionedOnFake is onFake with one database provisioned (testUUID, testAnnotations).
+func provisionedOnFake(t *testing.T) (*fakeServer, *Provisioner, *provisioner.Resource) {
+	t.Helper()
+	fake, p := onFake(t)
+	r, err := p.Provision(context.Background(), newResource(testUUID), testAnnotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fake, p, r
+}
+
 func newTestProvisioner(t *testing.T, fake *fakeServer, spec string) *Provisioner {
 	return newTestProvisionerWithLogger(t, fake, spec, zap.NewNop())
 }

@@ -75,12 +75,7 @@ func TestProvisionCreatesDatabaseUserAndGrantsAfterCheckingAccessManagement(t *t
 }
 
 func TestProvisionReturnsTheResourceUnchangedWhenItsDSNWorks(t *testing.T) {
-	fake := newFakeServer()
-	p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
-	first, err := p.Provision(context.Background(), newResource(testUUID), testAnnotations)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fake, p, first := provisionedOnFake(t)
 	before := len(fake.statements())
 	again, err := p.Provision(context.Background(), first, testAnnotations)
 	if err != nil {
@@ -92,12 +87,7 @@ func TestProvisionReturnsTheResourceUnchangedWhenItsDSNWorks(t *testing.T) {
 }
 
 func TestProvisionAgainWhenTheStoredCredentialsAreGone(t *testing.T) {
-	fake := newFakeServer()
-	p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
-	first, err := p.Provision(context.Background(), newResource(testUUID), testAnnotations)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fake, p, first := provisionedOnFake(t)
 	fake.setTenant(first.Config["dsn"].(string), exception(codeAuthenticationFailed, "rill_x: Authentication failed"))
 	// The project was renamed since: the database keeps its name from the state.
 	renamed := &provisioner.ResourceOptions{Annotations: map[string]string{"organization_name": "Acme", "project_name": "Renamed"}}
@@ -114,12 +104,7 @@ func TestProvisionAgainWhenTheStoredCredentialsAreGone(t *testing.T) {
 }
 
 func TestProvisionDoesNotTakeANetworkErrorForGone(t *testing.T) {
-	fake := newFakeServer()
-	p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
-	first, err := p.Provision(context.Background(), newResource(testUUID), testAnnotations)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fake, p, first := provisionedOnFake(t)
 	before := len(fake.statements())
 	fake.setTenant(first.Config["dsn"].(string), &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")})
 	if _, err := p.Provision(context.Background(), first, testAnnotations); err == nil || !strings.Contains(err.Error(), "connection refused") {
@@ -256,8 +241,7 @@ func TestDeprovisionWithoutStateFindsTheDatabaseByID(t *testing.T) {
 }
 
 func TestDeprovisionRefusesStateNamingSomeoneElsesObjects(t *testing.T) {
-	fake := newFakeServer()
-	p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
+	fake, p := onFake(t)
 	for _, state := range []map[string]any{
 		{"database": "default"},
 		{"database": "system"},
@@ -276,12 +260,7 @@ func TestDeprovisionRefusesStateNamingSomeoneElsesObjects(t *testing.T) {
 }
 
 func TestCheckResourceTellsGoneFromUnreachable(t *testing.T) {
-	fake := newFakeServer()
-	p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
-	r, err := p.Provision(context.Background(), newResource(testUUID), testAnnotations)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fake, p, r := provisionedOnFake(t)
 	dsn := r.Config["dsn"].(string)
 	before := len(fake.statements())
 
@@ -318,12 +297,7 @@ func TestCheckResourceTellsGoneFromUnreachable(t *testing.T) {
 }
 
 func TestAwaitReadyRetriesUntilLoginWorks(t *testing.T) {
-	fake := newFakeServer()
-	p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
-	r, err := p.Provision(context.Background(), newResource(testUUID), testAnnotations)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fake, p, r := provisionedOnFake(t)
 	dsn := r.Config["dsn"].(string)
 	fake.setTenant(dsn, exception(codeUnknownUser, "not replicated yet"), &net.OpError{Op: "dial", Err: errors.New("refused")})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -341,7 +315,7 @@ func TestAwaitReadyRetriesUntilLoginWorks(t *testing.T) {
 	ctx, cancel = context.WithTimeout(context.Background(), 700*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	err = p.AwaitReady(ctx, r)
+	err := p.AwaitReady(ctx, r)
 	if err == nil || !strings.Contains(err.Error(), "not ready") || !strings.Contains(err.Error(), "doesn't exist") {
 		t.Fatalf("want a not-ready error with the cause, got %v", err)
 	}
@@ -471,12 +445,7 @@ func TestProvisionRemovesTheOldPasswordOnlyOnceTheNewOneLogsIn_fake(t *testing.T
 // A password in the args (a Terraform write-only attribute) is the one set, also when the resource's
 // DSN still works; args Provision does not know are refused, naming the field.
 func TestProvisionSetsThePasswordFromTheArgs_fake(t *testing.T) {
-	fake := newFakeServer()
-	p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
-	first, err := p.Provision(context.Background(), newResource(testUUID), testAnnotations)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fake, p, first := provisionedOnFake(t)
 	const chosen = "Chosen-By-The-User-0123456789"
 	opts := &provisioner.ResourceOptions{Annotations: testAnnotations.Annotations, Args: (&provisioner.ClickhouseArgs{Password: chosen}).AsMap()}
 	got, err := p.Provision(context.Background(), first, opts)

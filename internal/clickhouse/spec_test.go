@@ -119,8 +119,7 @@ func TestSpecAcceptsEveryForm(t *testing.T) {
 }
 
 func TestInitializerDoesNotConnectAndConnectRetriesAfterFailure(t *testing.T) {
-	fake := newFakeServer()
-	p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
+	fake, p := onFake(t)
 	if fake.dialCount() != 0 {
 		t.Fatal("the initializer connected")
 	}
