@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -15,35 +14,8 @@ import (
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/freeport"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/k8stest"
 )
-
-// writeKubeconfig writes a kubeconfig for server with a bearer token and returns its path.
-func writeKubeconfig(t *testing.T, path, server string) string {
-	t.Helper()
-	if path == "" {
-		path = filepath.Join(t.TempDir(), "kubeconfig")
-	}
-	cfg := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster:
-    server: %s
-    insecure-skip-tls-verify: true
-users:
-- name: u
-  user:
-    token: test-token
-contexts:
-- name: ctx
-  context: {cluster: c, user: u}
-current-context: ctx
-`, server)
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // fakeAPIServer answers like a Kubernetes API server in which no Deployment exists, or, in the
 // other modes, like a server that refuses (403) or like a web server that is not Kubernetes at all.
@@ -105,7 +77,7 @@ func TestInitializerDoesNotContactTheClusterAndClientIsBuiltLazily(t *testing.T)
 		t.Fatalf("want an error naming kubeconfig_path, got %v", err)
 	}
 	// The failure is not cached: once the file exists, the next call builds the client.
-	writeKubeconfig(t, kubeconfig, srv.URL)
+	k8stest.WriteKubeconfig(t, kubeconfig, srv.URL, "test-token")
 	if err := p.Check(ctx); err != nil {
 		t.Fatalf("Check after the kubeconfig appeared: %v", err)
 	}
@@ -121,7 +93,7 @@ func TestInitializerDoesNotContactTheClusterAndClientIsBuiltLazily(t *testing.T)
 
 func TestCheckResourceReportsNotFoundOnlyForARealNotFound(t *testing.T) {
 	srv := newFakeAPIServer(t)
-	p := mustProvisioner(t, `{"host": "http://*.x", "kubeconfig_path": "`+writeKubeconfig(t, "", srv.URL)+`"}`)
+	p := mustProvisioner(t, `{"host": "http://*.x", "kubeconfig_path": "`+k8stest.WriteKubeconfig(t, "", srv.URL, "test-token")+`"}`)
 	ctx := context.Background()
 
 	_, err := p.CheckResource(ctx, runtimeResource(), nil)
@@ -145,7 +117,7 @@ func TestCheckResourceReportsNotFoundOnlyForARealNotFound(t *testing.T) {
 
 func TestCheckResourceAgainstAnUnreachableServerIsNotNotFound(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", freeport.For(t)) // nothing listens there
-	p := mustProvisioner(t, `{"host": "http://*.x", "kubeconfig_path": "`+writeKubeconfig(t, "", "https://"+addr)+`"}`)
+	p := mustProvisioner(t, `{"host": "http://*.x", "kubeconfig_path": "`+k8stest.WriteKubeconfig(t, "", "https://"+addr, "test-token")+`"}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, err := p.CheckResource(ctx, runtimeResource(), nil)

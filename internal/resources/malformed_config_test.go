@@ -115,34 +115,18 @@ provider "rill" {
 	}
 }
 
-// An import ID without the provisioner part is rejected with the expected format.
-func TestAccRuntime_importIDFormat(t *testing.T) {
+// Import IDs that cannot be imported: one without the provisioner part is rejected with the expected
+// format; one the pool does not know fails instead of importing nothing.
+func TestAccRuntime_importOfABadIDFails(t *testing.T) {
 	acctest.RequireAcc(t)
 	ledger := acctest.SQLiteLedger(t)
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config:        acctest.ProviderBlock(ledger, "", acctest.Pool("p", hostA)) + runtimeWith(`slots = 1`),
-			ResourceName:  "rill_runtime.rt",
-			ImportState:   true,
-			ImportStateId: "3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11",
-			ExpectError:   acctest.WordsRegexp(`Expected "<provisioner>/<id>"`),
-		}},
-	})
-}
-
-// Importing an ID the pool does not know fails instead of importing nothing.
-func TestAccRuntime_importUnknownID(t *testing.T) {
-	acctest.RequireAcc(t)
-	ledger := acctest.SQLiteLedger(t)
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config:        acctest.ProviderBlock(ledger, "", acctest.Pool("p", hostA)) + runtimeWith(`slots = 1`),
-			ResourceName:  "rill_runtime.rt",
-			ImportState:   true,
-			ImportStateId: "p/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11",
-			ExpectError:   regexp.MustCompile(`Cannot import non-existent remote object`),
-		}},
-	})
+	config := acctest.ProviderBlock(ledger, "", acctest.Pool("p", hostA)) + runtimeWith(`slots = 1`)
+	var steps []resource.TestStep
+	for id, want := range map[string]*regexp.Regexp{
+		"3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11":   acctest.WordsRegexp(`Expected "<provisioner>/<id>"`),
+		"p/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11": regexp.MustCompile(`Cannot import non-existent remote object`),
+	} {
+		steps = append(steps, resource.TestStep{Config: config, ResourceName: "rill_runtime.rt", ImportState: true, ImportStateId: id, ExpectError: want})
+	}
+	resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: acctest.ProviderFactories, Steps: steps})
 }

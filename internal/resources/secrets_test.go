@@ -3,14 +3,13 @@ package resources_test
 import (
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provider"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/freeport"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/k8stest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
 )
 
@@ -32,7 +31,7 @@ func TestAcc_secretsStayOutOfLogsAndPlans(t *testing.T) {
 	)
 	ledger := withPassword(t, pgtest.Shared(t), ledgerPassword) // trust authentication: any password works
 	closed := freeport.For(t)                                   // nothing listens there
-	kubeconfig := kubeconfigWithToken(t, fmt.Sprintf("https://127.0.0.1:%d", closed), kubeToken)
+	kubeconfig := k8stest.WriteKubeconfig(t, "", fmt.Sprintf("https://127.0.0.1:%d", closed), kubeToken)
 	t.Setenv(provider.EnvLedgerDSN, ledger)
 	t.Setenv("RILL_TEST_CLICKHOUSE_ADMIN_DSN", fmt.Sprintf("clickhouse://admin:%s@127.0.0.1:%d/default", adminPassword, closed))
 	set := fmt.Sprintf(`{
@@ -141,30 +140,4 @@ func withPassword(t *testing.T, dsn, password string) string {
 	}
 	u.User = url.UserPassword(u.User.Username(), password)
 	return u.String()
-}
-
-// kubeconfigWithToken writes a kubeconfig for server that authenticates with a bearer token.
-func kubeconfigWithToken(t *testing.T, server, token string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	cfg := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster:
-    server: %s
-    insecure-skip-tls-verify: true
-users:
-- name: u
-  user:
-    token: %s
-contexts:
-- name: ctx
-  context: {cluster: c, user: u}
-current-context: ctx
-`, server, token)
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }

@@ -47,33 +47,31 @@ func hostOf(r *provisioner.Resource) string { return r.Config["host"].(string) }
 const twoHosts = `{"runtimes": [{"host": "http://a", "slots": 4}, {"host": "http://b", "slots": 2}]}`
 
 func TestSpreadPlacesOnTheLeastUsedShareThenSpecOrder(t *testing.T) {
-	p, _, _ := newPool(t, twoHosts)
-	var got []string
-	for i := 0; i < 4; i++ {
-		r, err := provision(t, p, fmt.Sprint("rt-", i), 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, hostOf(r))
-	}
 	// a 0/4 vs b 0/2 -> a (spec order); a 1/4 vs b 0/2 -> b; a 1/4 vs b 1/2 -> a; a 2/4 vs b 1/2 -> a.
-	if want := "http://a http://b http://a http://a"; strings.Join(got, " ") != want {
-		t.Fatalf("placements %v, want %s", got, want)
+	if got, want := placements(t, twoHosts, 4), "http://a http://b http://a http://a"; got != want {
+		t.Fatalf("placements %s, want %s", got, want)
 	}
 }
 
-func TestPackFillsTheFullestHostFirst(t *testing.T) {
-	p, _, _ := newPool(t, `{"placement": "pack", "runtimes": [{"host": "http://a", "slots": 2}, {"host": "http://b", "slots": 2}]}`)
+// placements provisions n one-slot runtimes on a fresh pool of spec and lists their hosts in order.
+func placements(t *testing.T, spec string, n int) string {
+	t.Helper()
+	p, _, _ := newPool(t, spec)
 	var got []string
-	for i := 0; i < 4; i++ {
+	for i := 0; i < n; i++ {
 		r, err := provision(t, p, fmt.Sprint("rt-", i), 1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got = append(got, hostOf(r))
 	}
-	if want := "http://a http://a http://b http://b"; strings.Join(got, " ") != want {
-		t.Fatalf("placements %v, want %s", got, want)
+	return strings.Join(got, " ")
+}
+
+func TestPackFillsTheFullestHostFirst(t *testing.T) {
+	spec := `{"placement": "pack", "runtimes": [{"host": "http://a", "slots": 2}, {"host": "http://b", "slots": 2}]}`
+	if got, want := placements(t, spec, 4), "http://a http://a http://b http://b"; got != want {
+		t.Fatalf("placements %s, want %s", got, want)
 	}
 }
 
