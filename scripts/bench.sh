@@ -44,7 +44,8 @@
 #    -count 3`, reported as the median allocs/s of the counts per backend and writers.
 # 3. --profile: one more (a) apply with TF_LOG=trace (per-RPC timings from the log) and with a provider
 #    built with pprof (scripts/bench/profprov), plus one with the SDK's trace logging switched off,
-#    summarized on stderr and kept in the work directory (--keep).
+#    and, when `perf` is installed, one under `perf record -g` for Terraform's own CPU (symbolized
+#    by scripts/bench/perftop); summarized on stderr and kept in the work directory (--keep).
 #
 # Options (environment variable in parentheses):
 #   -n, --rounds N        timed rounds (BENCH_ROUNDS, 5)
@@ -643,6 +644,18 @@ if [[ "$profile" == 1 && "$do_apply" == 1 ]]; then
   log "profile: apply with pprof and the SDK's trace logging off"
   reset_dir "$pdir/runtime"
   quiet_res="$(timed_apply "$pdir/runtime" "$pdir/apply.quiet.log" RILL_BENCH_PROFILE_DIR="$pdir/pprof-quiet" "${quiet_env[@]}")"
+  # Terraform's own CPU, which pprof cannot reach (a stripped release binary): perf, when there is
+  # one, symbolized through the binary's Go symbol table by scripts/bench/perftop.
+  tf_top=""
+  if command -v perf >/dev/null 2>&1; then
+    log "profile: apply under perf record -g (Terraform's own CPU), SDK trace logging off"
+    reset_dir "$pdir/runtime"
+    perf_res="$(timed_apply "$pdir/runtime" "$pdir/apply.perf.log" "${quiet_env[@]}" perf record -q -F 499 -g -o "$pdir/perf.data" --)"
+    (cd "$src" && go build -o "$pdir/bin/perftop" ./scripts/bench/perftop)
+    perf script -i "$pdir/perf.data" -F comm,ip,dso 2>/dev/null >"$pdir/perf.txt"
+    tf_bin="$(readlink -f "$(command -v "$tf")")"
+    tf_top="$("$pdir/bin/perftop" -binary "$tf_bin" -cum -n 30 <"$pdir/perf.txt")"$'\n\n'"$("$pdir/bin/perftop" -binary "$tf_bin" -n 15 <"$pdir/perf.txt")"
+  fi
   # The apply-phase provider process is the one that lived longest.
   biggest="$(ls -S "$pdir"/pprof/cpu-*.pprof | head -1)"
   top="$(cd "$src" && go tool pprof -top -cum -nodecount=40 "$pdir/bin/terraform-provider-rill" "$biggest" 2>/dev/null | sed -n '4,50p')"
@@ -655,10 +668,15 @@ if [[ "$profile" == 1 && "$do_apply" == 1 ]]; then
   profile_md+="| SDK trace logging off (\`${quiet_env[*]}\`) | ${quiet_res% *} | ${quiet_res#* } | $(provider_cpu "$pdir/pprof-quiet") |"$'\n\n'
   profile_md+="Provider RPCs (from the TF_LOG=trace run; durations inflated by trace logging):"$'\n\n'
   profile_md+='```'$'\n'"$rpc_table"$'\n''```'$'\n'
+  if [[ -n "$tf_top" ]]; then
+    profile_md+=$'\n'"Terraform's own CPU in the same apply under \`perf record -g\` (${perf_res% *} s wall; SDK trace logging off; scripts/bench/perftop), top entries:"$'\n\n'
+    profile_md+='```'$'\n'"$(head -16 <<<"$tf_top")"$'\n''```'$'\n'
+  fi
   {
     echo "== RPC timings (TF_LOG=trace)"; echo "$rpc_table"
     echo; echo "== pprof -top -cum, apply-phase provider process, default logging ($biggest)"; echo "$top"
     echo; echo "== pprof -top -cum, apply-phase provider process, SDK logging off"; echo "$top_quiet"
+    if [[ -n "$tf_top" ]]; then echo; echo "== Terraform's own CPU (perf record -g, scripts/bench/perftop)"; echo "$tf_top"; fi
   } >"$pdir/summary.txt"
   cat "$pdir/summary.txt" >&2
   log "profile: details in $pdir/summary.txt (pass --keep to keep them)"

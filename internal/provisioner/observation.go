@@ -33,6 +33,30 @@ const (
 	StateKeyAnnotations = "annotations"
 )
 
+// observationKeys are the StateKey... keys above, in one list for WithoutObservations.
+var observationKeys = []string{
+	StateKeySlots, StateKeyVersion, StateKeyHibernated, StateKeyWarnings, StateKeyDrift,
+	StateKeyProvisioner, StateKeyName, StateKeyEnvironment, StateKeyAnnotations,
+}
+
+// WithoutObservations returns a copy of a resource's state without the StateKey... keys: what a
+// caller keeps between calls. Those keys are a provisioner's report of what it observed in this
+// call; a caller that keeps the values elsewhere (the Terraform layer: in the resource's attributes,
+// or shown once, as warnings) need not store them again, and no provisioner needs them back (a
+// static runtime's ledger row without a runtime record reports its version and hibernation only
+// when the state it is given has them). Terraform rewrites the whole state file after each
+// resource it applies, so every byte a runtime keeps is paid for N times in an apply of N.
+func WithoutObservations(state map[string]any) map[string]any {
+	out := make(map[string]any, len(state))
+	for k, v := range state {
+		out[k] = v
+	}
+	for _, k := range observationKeys {
+		delete(out, k)
+	}
+	return out
+}
+
 // RuntimeObservation is what a provisioner observed of a runtime (the StateKey... keys above).
 type RuntimeObservation struct {
 	Slots      int    // 0 when not observed

@@ -9,13 +9,7 @@ import (
 // A state written by a provisioner reads the same as it is handed back after a trip through JSON
 // (private state) or through a decoder that keeps numbers as json.Number.
 func TestNewRuntimeObservationSurvivesJSON(t *testing.T) {
-	written := map[string]any{
-		StateKeySlots: 3, StateKeyVersion: "v0.50.0", StateKeyHibernated: true,
-		StateKeyWarnings: []string{"volume kept at 120Gi"}, StateKeyDrift: []string{"image edited"},
-		StateKeyProvisioner: "pool", StateKeyName: "orders", StateKeyEnvironment: "dev",
-		StateKeyAnnotations: map[string]string{"project_name": "orders"},
-		"namespace":         "rill", // a provisioner's own key, ignored
-	}
+	written := observedState()
 	hibernated := true
 	want := RuntimeObservation{Slots: 3, Version: "v0.50.0", Hibernated: &hibernated,
 		Warnings: []string{"volume kept at 120Gi"}, Drift: []string{"image edited"},
@@ -32,6 +26,17 @@ func TestNewRuntimeObservationSurvivesJSON(t *testing.T) {
 	viaJSON[StateKeySlots] = json.Number("3")
 	if got := NewRuntimeObservation(viaJSON); !reflect.DeepEqual(got, want) {
 		t.Fatalf("json.Number slots: got %+v, want %+v", got, want)
+	}
+}
+
+// observedState is a runtime state with every observed key set, and one key of the provisioner's own.
+func observedState() map[string]any {
+	return map[string]any{
+		StateKeySlots: 3, StateKeyVersion: "v0.50.0", StateKeyHibernated: true,
+		StateKeyWarnings: []string{"volume kept at 120Gi"}, StateKeyDrift: []string{"image edited"},
+		StateKeyProvisioner: "pool", StateKeyName: "orders", StateKeyEnvironment: "dev",
+		StateKeyAnnotations: map[string]string{"project_name": "orders"},
+		"namespace":         "rill", // a provisioner's own key, ignored
 	}
 }
 
@@ -57,6 +62,22 @@ func TestNewRuntimeObservationNotObserved(t *testing.T) {
 	got := NewRuntimeObservation(map[string]any{StateKeyDrift: []any{"a", 1, "b"}})
 	if !reflect.DeepEqual(got.Drift, []string{"a", "b"}) {
 		t.Fatalf("drift %q", got.Drift)
+	}
+}
+
+// What a caller stores keeps a provisioner's own keys and none of the observed ones (every key
+// NewRuntimeObservation reads); the state it was given is left as it was.
+func TestWithoutObservationsKeepsOnlyTheProvisionersOwnKeys(t *testing.T) {
+	state := observedState()
+	got := WithoutObservations(state)
+	if want := map[string]any{"namespace": "rill"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("stored %v, want %v", got, want)
+	}
+	if !reflect.DeepEqual(state, observedState()) {
+		t.Fatalf("the given state was changed: %v", state)
+	}
+	if got := WithoutObservations(nil); len(got) != 0 {
+		t.Fatalf("nil state stored as %v", got)
 	}
 }
 

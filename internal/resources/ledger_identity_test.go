@@ -280,7 +280,12 @@ func TestAccRuntime_stateFromBeforeIdentitiesAdoptsItsLedger(t *testing.T) {
 	id := ledgerID(t, "sqlite://"+filepath.Join(home, "terraform-provider-rill", "ledger.db"))
 
 	statePath := filepath.Join(dir, "terraform.tfstate")
-	editProvisionerStates(t, statePath, "rill_runtime", func(ps map[string]any) { delete(ps, "ledger_id"); delete(ps, "ledger") })
+	// What a release from before identities stored: the host and what the provisioner observed, no ledger.
+	editProvisionerStates(t, statePath, "rill_runtime", func(ps map[string]any) {
+		delete(ps, "ledger_id")
+		delete(ps, "ledger")
+		ps["host"], ps["slots"], ps["version"], ps["hibernated"] = "http://a.test:9091", 1, "", false
+	})
 
 	refusedPlan(t, dir, acctest.WorkspaceIn(t, dir, acctest.TraceLog, "XDG_DATA_HOME="+t.TempDir()).Run, "ledger_dsn", "allocated in a ledger that existed then", "which does not exist")
 	if out := mustRun(t, tf, "plan", "-no-color"); !strings.Contains(out, "No changes.") {

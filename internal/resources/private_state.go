@@ -6,10 +6,13 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
 
 // privateStateKey is the private-state key holding the provisioner's own state for a resource
-// (Resource.State), which Terraform stores but never shows.
+// (Resource.State without what it observed: provisioner.WithoutObservations), which Terraform stores
+// but never shows.
 const privateStateKey = "provisioner_state"
 
 // privateState is what the framework's Private fields offer.
@@ -30,11 +33,17 @@ func loadProvisionerState(ctx context.Context, private privateState) (map[string
 	return state, diags
 }
 
+// saveProvisionerState stores a provisioner's state for its next call on the resource. The keys
+// through which it reports what it observed are left out: their values are in the resource's
+// attributes already (slots, version, hibernated, drift), were shown once (warnings), or matter
+// only to an import (owner, name, environment, annotations). Terraform rewrites the whole state
+// file after every resource an apply completes, so each byte kept here is written N times in an
+// apply of N runtimes; left in, they were a fifth of a static runtime's state.
 func saveProvisionerState(ctx context.Context, private privateState, state map[string]any) diag.Diagnostics {
 	if private == nil {
 		return nil
 	}
-	raw, err := json.Marshal(state)
+	raw, err := json.Marshal(provisioner.WithoutObservations(state))
 	if err != nil {
 		var diags diag.Diagnostics
 		diags.AddError("Cannot store the provisioner state", err.Error())

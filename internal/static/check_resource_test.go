@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
 
 // The ledger is the truth: an allocation resized out of band (another tool, an operator's UPDATE) is
@@ -32,5 +33,45 @@ func TestCheckResourceReportsTheLedgersSlotsNotTheConfigured(t *testing.T) {
 	}
 	if hostOf(got) != hostOf(r) {
 		t.Fatalf("host changed from %s to %s", hostOf(r), hostOf(got))
+	}
+}
+
+// A row written before the ledger recorded runtime arguments has no version or hibernation: they are
+// reported as the caller's state has them, and not at all when it has none (the Terraform layer
+// stores states without observations), so that the caller's own values stand instead of a "not
+// hibernated" the ledger never said.
+func TestCheckResourceOfARowWithoutARuntimeRecordReportsOnlyWhatTheStateHas(t *testing.T) {
+	p, db, _ := newPool(t, twoHosts)
+	r, err := provision(t, p, "rt", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Allocate(context.Background(), "rt", func(current *database.Allocation, _ map[string]int) (*database.Allocation, error) {
+		next := *current
+		next.Runtime = nil
+		return &next, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := db.FindAllocation(context.Background(), "rt"); err != nil || a.Runtime != nil {
+		t.Fatalf("the row kept a runtime record: %+v, %v", a, err)
+	}
+
+	stored := provisioner.WithoutObservations(r.State)
+	got, err := p.CheckResource(context.Background(), &provisioner.Resource{ID: "rt", Type: provisioner.ResourceTypeRuntime, State: stored}, runtimeOpts(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := provisioner.NewRuntimeObservation(got.State); o.Version != "" || o.Hibernated != nil || o.Slots != 1 {
+		t.Fatalf("from a state without observations: observed %+v, want slots only", o)
+	}
+
+	stored[stateVersion], stored[stateHibernated] = "v0.50.0", true
+	got, err = p.CheckResource(context.Background(), &provisioner.Resource{ID: "rt", Type: provisioner.ResourceTypeRuntime, State: stored}, runtimeOpts(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := provisioner.NewRuntimeObservation(got.State); o.Version != "v0.50.0" || o.Hibernated == nil || !*o.Hibernated {
+		t.Fatalf("from a state that has them: observed %+v, want v0.50.0 and hibernated", o)
 	}
 }

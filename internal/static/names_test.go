@@ -48,7 +48,7 @@ func TestNamedProvisionAdoptsItsOwnAllocationAndRecordsItsArguments(t *testing.T
 	want := map[string]any{
 		provisioner.StateKeyProvisioner: "pool", provisioner.StateKeyName: "orders",
 		provisioner.StateKeyEnvironment: "dev", provisioner.StateKeyAnnotations: map[string]string{"project_name": "orders"},
-		stateVersion: "v1.2.3", stateHibernated: true, stateSlots: 2, stateHost: hostOf(first),
+		stateVersion: "v1.2.3", stateHibernated: true, stateSlots: 2,
 	}
 	ledger, _ := db.Identity(ctx)
 	want[stateLedgerID], want[stateLedger] = ledger.ID, ledger.Location // the import records its ledger

@@ -23,9 +23,9 @@ func init() {
 	provisioner.Register(Type, New)
 }
 
-// State keys of a static runtime: the host is its own, the others the contract's observed keys.
+// State keys of a static runtime: the contract's observed keys, and the disk override it reports as
+// asked (the ledger's identity is in ledger.go). The host is in the runtime's config.
 const (
-	stateHost       = "host"
 	stateSlots      = provisioner.StateKeySlots
 	stateVersion    = provisioner.StateKeyVersion
 	stateHibernated = provisioner.StateKeyHibernated
@@ -337,16 +337,20 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 		return nil, fmt.Errorf("reading the allocation of runtime %s from the ledger: %w", r.ID, err)
 	}
 	// Version and hibernation are not observable on a static host: the ledger records what was asked
-	// for (older rows do not: then the caller's state has it).
+	// for. Rows written before it did (schema version 2) have no record: then they are reported as
+	// the caller's state has them, and as not observed when it has not (a caller that stores states
+	// without observations: provisioner.WithoutObservations), so that the caller keeps its own.
 	args := &provisioner.RuntimeArgs{Slots: alloc.Slots}
+	var unobserved []string
 	if rec := alloc.Runtime; rec != nil {
 		args.Version, args.Hibernated = rec.Version, rec.Hibernated
 	} else {
-		if v, ok := r.State[stateVersion].(string); ok {
-			args.Version = v
+		var ok bool
+		if args.Version, ok = r.State[stateVersion].(string); !ok {
+			unobserved = append(unobserved, stateVersion)
 		}
-		if h, ok := r.State[stateHibernated].(bool); ok {
-			args.Hibernated = h
+		if args.Hibernated, ok = r.State[stateHibernated].(bool); !ok {
+			unobserved = append(unobserved, stateHibernated)
 		}
 	}
 	// The disk size of a static host is whatever the host has; override_disk_gb is reported as asked.
@@ -361,6 +365,9 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 		}
 	}
 	res := p.resource(r, alloc, args, ledger)
+	for _, k := range unobserved {
+		delete(res.State, k)
+	}
 	if p.spec.host(alloc.Host) == nil {
 		removed := &HostRemovedError{ResourceID: r.ID, Host: alloc.Host}
 		p.logger.Warn("runtime is on a host removed from the spec", zap.String("resource_id", r.ID), zap.String("host", alloc.Host))
@@ -381,7 +388,6 @@ func (p *Provisioner) resource(r *provisioner.Resource, alloc *database.Allocati
 	sized := provisioner.RuntimeArgs{Slots: alloc.Slots, OverrideDiskGB: args.OverrideDiskGB}
 	cfg := &provisioner.RuntimeConfig{Host: host, Audience: audience, CPU: cpu, MemoryGB: mem, StorageBytes: sized.StorageBytes()}
 	state := map[string]any{
-		stateHost:                       host,
 		stateSlots:                      alloc.Slots,
 		stateVersion:                    args.Version,
 		stateHibernated:                 args.Hibernated,
