@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -29,11 +30,23 @@ const capacityMaxAge = time.Second
 // what each plan would have read. In an apply, the Creates between two plans only take slots: a read
 // up to capacityMaxAge old can miss a warning that the Create's own error then replaces, never warn
 // wrongly. Updates and Deletes can free slots, and drop the provisioner's read (forget).
+//
+// Once the command has applied a change, the check is off (inApply): it is then an apply walk, whose
+// plans Terraform made and showed in the plan walk before (each walk configures the provider anew,
+// so a Client serves one), and where a Create on a full pool fails with its own error. Left on, an
+// apply of N runtimes re-read the whole ledger every maxAge for as long as it ran: at 5,000 runtimes
+// 360 s of reads of 5,000 rows, which made the provider's CPU per runtime grow with N (BENCHMARKS.md,
+// "Scale").
 type capacityReads struct {
-	mu     sync.Mutex
-	reads  map[string]*capacityRead
-	maxAge time.Duration // capacityMaxAge unless a test sets it
+	mu      sync.Mutex
+	reads   map[string]*capacityRead
+	maxAge  time.Duration // capacityMaxAge unless a test sets it
+	inApply atomic.Bool
 }
+
+// applying records that the command applies changes (a Create, Update or Delete began): the checks
+// that follow are skipped.
+func (c *capacityReads) applying() { c.inApply.Store(true) }
 
 // capacityRead is one Capacity call, shared by the callers that came while it was running or fresh.
 type capacityRead struct {
@@ -97,7 +110,7 @@ func isClosed(ch chan struct{}) bool {
 // that cannot be read skips the check (Read reports it).
 func warnIfNoRoom(ctx context.Context, reads *capacityReads, p provisioner.Provisioner, name string, slots int, diags *diag.Diagnostics) {
 	cr, ok := p.(provisioner.CapacityReporter)
-	if !ok || slots < 1 {
+	if !ok || slots < 1 || reads.inApply.Load() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, planCapacityTimeout)

@@ -95,3 +95,22 @@ func TestPlanCapacityReadsAreShared(t *testing.T) {
 		t.Fatalf("a read older than maxAge was used again (%d reads, want 3)", n)
 	}
 }
+
+// Once the command applies changes (an apply walk, whose plans the plan walk made and showed), the
+// check reads nothing and warns of nothing: a Create on a full pool reports it with its own error.
+func TestPlanCapacityCheckIsOffOnceTheCommandApplies(t *testing.T) {
+	pool := onePool(t)
+	if _, err := pool.Provision(context.Background(), &provisioner.Resource{ID: "7d1f1e0a-4c55-4b8e-9a59-0c1b1e6f0a02", Type: provisioner.ResourceTypeRuntime},
+		&provisioner.ResourceOptions{Args: (&provisioner.RuntimeArgs{Slots: 1}).AsMap()}); err != nil {
+		t.Fatal(err)
+	}
+	reads := &capacityReads{}
+	if !noRoomWarning(t, reads, pool) || pool.reads.Load() != 1 {
+		t.Fatalf("a plan walk: no warning for a full pool, or no read (%d reads)", pool.reads.Load())
+	}
+	reads.forget("pool")
+	reads.applying()
+	if noRoomWarning(t, reads, pool) || pool.reads.Load() != 1 {
+		t.Fatalf("an apply walk: a warning, or a read (%d reads, want the plan walk's 1)", pool.reads.Load())
+	}
+}
