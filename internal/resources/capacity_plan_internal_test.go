@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
@@ -112,5 +115,37 @@ func TestPlanCapacityCheckIsOffOnceTheCommandApplies(t *testing.T) {
 	reads.applying()
 	if noRoomWarning(t, reads, pool) || pool.reads.Load() != 1 {
 		t.Fatalf("an apply walk: a warning, or a read (%d reads, want the plan walk's 1)", pool.reads.Load())
+	}
+}
+
+// Create, Update and Delete each switch the check off for the rest of the command, before anything
+// else (here the provisioner is not even in the set, so each call then fails).
+func TestApplyingARuntimeSwitchesThePlanCapacityCheckOff(t *testing.T) {
+	ctx := context.Background()
+	full := runtimeModels()["full state"]
+	var raw tftypes.Value
+	if d := runtimeCodec.set(ctx, &raw, &full); d.HasError() {
+		t.Fatal(d)
+	}
+	s := runtimeSchemaV0(ctx)
+	plan, state := tfsdk.Plan{Schema: s, Raw: raw}, tfsdk.State{Schema: s, Raw: raw}
+	for name, apply := range map[string]func(*RuntimeResource){
+		"create": func(r *RuntimeResource) {
+			r.Create(ctx, resource.CreateRequest{Plan: plan}, &resource.CreateResponse{State: state})
+		},
+		"update": func(r *RuntimeResource) {
+			r.Update(ctx, resource.UpdateRequest{Plan: plan, State: state}, &resource.UpdateResponse{State: state})
+		},
+		"delete": func(r *RuntimeResource) {
+			r.Delete(ctx, resource.DeleteRequest{State: state}, &resource.DeleteResponse{State: state})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := &RuntimeResource{resourceBase{client: &Client{}}}
+			apply(r)
+			if !r.client.capacity.inApply.Load() {
+				t.Fatalf("%s left the plan-time capacity check on", name)
+			}
+		})
 	}
 }
