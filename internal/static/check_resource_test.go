@@ -8,6 +8,18 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
 
+// editRow changes a runtime's ledger row out of band, as another tool or an operator would.
+func editRow(t *testing.T, db database.DB, id string, edit func(*database.Allocation)) {
+	t.Helper()
+	if _, err := db.Allocate(context.Background(), id, func(current *database.Allocation, _ map[string]int) (*database.Allocation, error) {
+		next := *current
+		edit(&next)
+		return &next, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // The ledger is the truth: an allocation resized out of band (another tool, an operator's UPDATE) is
 // what CheckResource reports, whatever the configuration asks for, so Terraform plans the way back.
 func TestCheckResourceReportsTheLedgersSlotsNotTheConfigured(t *testing.T) {
@@ -16,13 +28,7 @@ func TestCheckResourceReportsTheLedgersSlotsNotTheConfigured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Allocate(context.Background(), "rt", func(current *database.Allocation, _ map[string]int) (*database.Allocation, error) {
-		next := *current
-		next.Slots = 2
-		return &next, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	editRow(t, db, "rt", func(a *database.Allocation) { a.Slots = 2 })
 
 	got, err := p.CheckResource(context.Background(), r, runtimeOpts(1))
 	if err != nil {
@@ -46,13 +52,7 @@ func TestCheckResourceOfARowWithoutARuntimeRecordReportsOnlyWhatTheStateHas(t *t
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Allocate(context.Background(), "rt", func(current *database.Allocation, _ map[string]int) (*database.Allocation, error) {
-		next := *current
-		next.Runtime = nil
-		return &next, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	editRow(t, db, "rt", func(a *database.Allocation) { a.Runtime = nil })
 	if a, err := db.FindAllocation(context.Background(), "rt"); err != nil || a.Runtime != nil {
 		t.Fatalf("the row kept a runtime record: %+v, %v", a, err)
 	}

@@ -56,17 +56,14 @@ func run(in io.Reader, out io.Writer, comm, binary string, cum bool, n int) erro
 	}
 	counts := map[string]int{}
 	for _, frames := range samples {
+		if !cum && len(frames) > 0 {
+			frames = frames[:1] // the function the sample was taken in
+		}
 		seen := map[string]bool{}
-		for i, off := range frames {
-			name := sym.name(off)
-			if i == 0 || cum {
-				if !seen[name] {
-					counts[name]++
-					seen[name] = true
-				}
-			}
-			if !cum {
-				break
+		for _, off := range frames {
+			if name := sym.name(off); !seen[name] {
+				counts[name]++
+				seen[name] = true
 			}
 		}
 	}
