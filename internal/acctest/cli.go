@@ -43,8 +43,24 @@ func NewWorkspace(t testing.TB, env ...string) *Workspace {
 // environment, may share one configuration and state.
 func WorkspaceIn(t testing.TB, dir string, env ...string) *Workspace {
 	t.Helper()
-	base := []string{"TF_CLI_CONFIG_FILE=" + DevOverrideCLIConfig(t), "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1"}
+	base := []string{"TF_CLI_CONFIG_FILE=" + DevOverrideCLIConfig(t), "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1",
+		"PLUGIN_UNIX_SOCKET_DIR=" + pluginSocketDir(t)}
 	return &Workspace{Dir: dir, t: t, tf: TerraformCLI(), env: append(base, env...)}
+}
+
+// pluginSocketDir returns a directory, removed when the test ends, for the Unix sockets the provider
+// serves Terraform on (go-plugin reads PLUGIN_UNIX_SOCKET_DIR; without it they go to $TMPDIR). A
+// provider that exits normally removes its socket, but one the crash tests kill cannot, and each
+// run of the suite left about sixty /tmp/plugin* files behind. The directory is not t.TempDir():
+// a socket's path must fit in 108 bytes, and t.TempDir's holds the test's name.
+func pluginSocketDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "tfsock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
 }
 
 // Write replaces (or, with an empty body, removes) a file of the workspace.
