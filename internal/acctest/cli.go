@@ -55,7 +55,7 @@ func WorkspaceIn(t testing.TB, dir string, env ...string) *Workspace {
 // a socket's path must fit in 108 bytes, and t.TempDir's holds the test's name.
 func pluginSocketDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "tfsock")
+	dir, err := os.MkdirTemp("", "tfsock") //nolint:usetesting // t.TempDir's path is too long for a socket (above)
 	if err != nil {
 		t.Fatal(err)
 	}
