@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 )
@@ -31,9 +32,11 @@ func recoveryConfig(t *testing.T) string {
 }
 
 // The guide "Recovering orphaned runtimes", step by step: two unnamed runtimes that an interrupted
-// apply left in no state fill the pool, so the next apply fails; the guide's recover.tf finds them
-// through rill_allocations and imports them, its destroy frees them, and the plain apply that follows
-// converges to state == ledger.
+// apply left in no state fill the pool, so the next apply fails; another configuration's unnamed
+// runtime shares the pool. The guide's recover.tf refuses to run without saved states, then finds the
+// orphans through rill_allocations and imports them -- and not the other configuration's runtime,
+// whose state is saved beside -- its destroy frees them, and the plain apply that follows converges
+// to state == ledger.
 func TestAccRuntime_recoveringOrphanedRuntimesGuide(t *testing.T) {
 	acctest.RequireAcc(t)
 	ledger := acctest.SQLiteLedger(t)
@@ -41,7 +44,27 @@ func TestAccRuntime_recoveringOrphanedRuntimesGuide(t *testing.T) {
 	if !w.CLIVersionAtLeast(1, 7) {
 		t.Skip("the guide needs import blocks with for_each (Terraform or OpenTofu 1.7+)")
 	}
-	set := `{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://guide.test:9091", "slots": 3}]}}}`
+	set := `{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://guide.test:9091", "slots": 4}]}}}`
+	// Everything below, the other configuration's runtime included, is allocated from now on: only the
+	// saved states keep that runtime out of the recovery.
+	started := time.Now().UTC()
+	// Another configuration (repository, workspace) that uses the same pool.
+	other := acctest.NewWorkspace(t)
+	other.Write("main.tf", acctest.CLIHeader(strconv.Quote(ledger), set)+`
+resource "rill_runtime" "other" {
+  slots = 1
+}
+`)
+	other.Must("apply", "-auto-approve")
+	otherDestroyed := false
+	t.Cleanup(func() {
+		if otherDestroyed {
+			return
+		}
+		if out, err := other.Run("destroy", "-auto-approve"); err != nil {
+			t.Errorf("destroy the other configuration: %v\n%s", err, out)
+		}
+	})
 	w.Write("main.tf", acctest.CLIHeader(strconv.Quote(ledger), set)+`
 resource "rill_runtime" "app" {
   count       = 3
@@ -62,10 +85,24 @@ resource "rill_runtime" "app" {
 		t.Fatalf("with two orphans filling the pool the apply should fail for capacity (%v):\n%s", err, out)
 	}
 
-	// Step 1 and 2 of the guide.
-	state := w.Must("state", "pull")
-	w.Write("state-before-recovery.json", state)
-	w.Write("recover.tf", recoveryConfig(t))
+	// Without saved states the recovery refuses: it would take every unnamed runtime for an orphan.
+	recoverTF := regexp.MustCompile(`interrupted_after = "[^"]*"`).ReplaceAllString(recoveryConfig(t),
+		`interrupted_after = "`+started.Add(-time.Second).Format(time.RFC3339)+`"`)
+	w.Write("recover.tf", recoverTF)
+	if out, err := w.Run("plan", "-target=rill_runtime.orphan"); err == nil || !acctest.WordsRegexp("Save the state of every configuration").MatchString(out) {
+		t.Fatalf("with no saved states the recovery should refuse (%v):\n%s", err, out)
+	}
+
+	// Step 1 and 2 of the guide: every state that uses the pool, this one and the other.
+	if err := os.MkdirAll(filepath.Join(w.Dir, "states"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.Write(filepath.Join("states", "this.json"), w.Must("state", "pull"))
+	w.Write(filepath.Join("states", "other.json"), other.Must("state", "pull"))
+	plan := w.Must("plan", "-target=rill_runtime.orphan")
+	if !strings.Contains(plan, "2 to import") {
+		t.Fatalf("the guide's review plan should list the 2 orphans for import:\n%s", plan)
+	}
 	w.Must("apply", "-target=rill_runtime.orphan", "-auto-approve")
 	inState := w.RuntimesInState()
 	orphans := 0
@@ -77,6 +114,14 @@ resource "rill_runtime" "app" {
 	if orphans != 2 || len(inState) != 3 {
 		t.Fatalf("after the guide's import the state holds %v, want app[0] and 2 orphans", inState)
 	}
+	for addr, id := range inState {
+		if id == other.RuntimesInState()["rill_runtime.other"] {
+			t.Fatalf("the recovery imported the other configuration's runtime as %s", addr)
+		}
+	}
+	// The rest compares this state with the whole ledger: the other configuration leaves the pool.
+	other.Must("destroy", "-auto-approve")
+	otherDestroyed = true
 	w.CheckStateEqualsLedger(ledger, 3)
 	if out, err := w.Run("plan", "-target=rill_runtime.orphan", "-detailed-exitcode"); err != nil {
 		t.Fatalf("the imported orphans plan a change (%v):\n%s", err, out)
@@ -85,7 +130,9 @@ resource "rill_runtime" "app" {
 	// Step 3: free them, then the plain apply converges.
 	w.Must("destroy", "-target=rill_runtime.orphan", "-auto-approve")
 	w.Write("recover.tf", "")
-	w.Write("state-before-recovery.json", "")
+	if err := os.RemoveAll(filepath.Join(w.Dir, "states")); err != nil {
+		t.Fatal(err)
+	}
 	w.Must("apply", "-auto-approve")
 	w.CheckStateEqualsLedger(ledger, 3)
 	if got := w.RuntimesInState(); len(got) != 3 || got["rill_runtime.app[2]"] == "" {
