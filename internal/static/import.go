@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"go.uber.org/zap"
 
@@ -36,12 +35,16 @@ func (p *Provisioner) Import(ctx context.Context, assignments []Assignment) (*Im
 	report := &ImportReport{}
 	var errs []error
 	for _, a := range assignments {
-		a.Host = strings.TrimRight(strings.TrimSpace(a.Host), "/") // as ParseSpec normalizes hosts
+		// The pool's spec names its hosts in canonical form (hosturl.Canonical, as ParseSpec does), and
+		// so do the ledger's rows after its migration: an assignment spelled "http://H1:9091/" is that
+		// host, counted against its slots and recorded under the spec's spelling. A host that does not
+		// parse is kept as given, and is then not in the spec.
+		a.Host = canonicalHost(a.Host)
 		present := false
 		_, err := p.db.Allocate(ctx, a.ResourceID, func(current *database.Allocation, used map[string]int) (*database.Allocation, error) {
 			present = false
 			if current != nil {
-				if current.Host != a.Host {
+				if canonicalHost(current.Host) != a.Host {
 					return nil, fmt.Errorf("runtime %s: the ledger has it on host %s, the assignment on %s", a.ResourceID, current.Host, a.Host)
 				}
 				present = true
@@ -54,11 +57,12 @@ func (p *Provisioner) Import(ctx context.Context, assignments []Assignment) (*Im
 			if a.Slots < 1 {
 				return nil, fmt.Errorf("runtime %s: %d slots", a.ResourceID, a.Slots)
 			}
-			if used[a.Host]+a.Slots > rt.Slots {
+			used = canonicalUsed(used)
+			if used[rt.Host]+a.Slots > rt.Slots {
 				return nil, fmt.Errorf("runtime %s: host %s has %d of %d slots in use, %d more would double-book it",
-					a.ResourceID, a.Host, used[a.Host], rt.Slots, a.Slots)
+					a.ResourceID, rt.Host, used[rt.Host], rt.Slots, a.Slots)
 			}
-			return &database.Allocation{ResourceID: a.ResourceID, Provisioner: p.NameInSet(), Host: a.Host, Slots: a.Slots}, nil
+			return &database.Allocation{ResourceID: a.ResourceID, Provisioner: p.NameInSet(), Host: rt.Host, Slots: a.Slots}, nil
 		})
 		switch {
 		case err != nil:
