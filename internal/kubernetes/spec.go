@@ -2,11 +2,13 @@ package kubernetes
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
@@ -92,11 +94,17 @@ func ParseSpec(specJSON []byte) (*Spec, error) {
 	return s, nil
 }
 
+// maxDurationSeconds is the most seconds a time.Duration holds: a larger timeout_seconds or
+// unschedulable_grace_seconds would wrap around to a negative wait that ends at once.
+const maxDurationSeconds = int(math.MaxInt64 / int64(time.Second))
+
 func (s *Spec) applyDefaultsAndValidate() error {
 	if s.TimeoutSeconds == 0 {
 		s.TimeoutSeconds = DefaultTimeoutSeconds
 	} else if s.TimeoutSeconds < 0 {
 		return provisioner.Errorf("timeout_seconds", "must be positive, got %d", s.TimeoutSeconds)
+	} else if s.TimeoutSeconds > maxDurationSeconds {
+		return provisioner.Errorf("timeout_seconds", "must be at most %d (a wait longer than that overflows), got %d", maxDurationSeconds, s.TimeoutSeconds)
 	}
 
 	if s.DataDir == "" {
@@ -170,6 +178,9 @@ func (s *Spec) applyDefaultsAndValidate() error {
 
 	if s.UnschedulableGraceSeconds < 0 {
 		return provisioner.Errorf("unschedulable_grace_seconds", "must be 0 or more, got %d", s.UnschedulableGraceSeconds)
+	}
+	if s.UnschedulableGraceSeconds > maxDurationSeconds {
+		return provisioner.Errorf("unschedulable_grace_seconds", "must be at most %d (a wait longer than that overflows), got %d", maxDurationSeconds, s.UnschedulableGraceSeconds)
 	}
 
 	if s.PingPath == nil {

@@ -75,6 +75,8 @@ func TestSpecErrorsNameTheField(t *testing.T) {
 		{"burst as bool", `{"host": "http://*.x", "burst": true}`, "burst", "whole number"},
 		{"context without kubeconfig", `{"host": "http://*.x", "kubeconfig_context": "a"}`, "kubeconfig_context", "kubeconfig_path"},
 		{"negative grace", `{"host": "http://*.x", "unschedulable_grace_seconds": -5}`, "unschedulable_grace_seconds", "0 or more"},
+		{"timeout beyond a time.Duration", `{"host": "http://*.x", "timeout_seconds": 10000000000}`, "timeout_seconds", "at most 9223372036"},
+		{"grace beyond a time.Duration", `{"host": "http://*.x", "unschedulable_grace_seconds": 10000000000}`, "unschedulable_grace_seconds", "at most 9223372036"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -54,6 +54,10 @@ const LatestVersion = "latest"
 // bits, which also keeps the count within what the ledger stores (a 32-bit INTEGER in PostgreSQL).
 const MaxSlots = int(math.MaxInt64 / StorageBytesPerSlot) // 214,748,364
 
+// MaxOverrideDiskGB is the largest RuntimeArgs.OverrideDiskGB: its storage bytes (2^30 per GB) must fit
+// in 64 bits, or StorageBytes would wrap around to a negative size.
+const MaxOverrideDiskGB = math.MaxInt64 / BytesPerDiskGB // 8,589,934,591
+
 // RuntimeArgs describe the expected arguments for provisioning a runtime resource.
 type RuntimeArgs struct {
 	Slots   int    `mapstructure:"slots"`
@@ -86,6 +90,9 @@ func NewRuntimeArgs(args map[string]any) (*RuntimeArgs, error) {
 	}
 	if res.OverrideDiskGB < 0 {
 		return nil, Errorf("override_disk_gb", "must be 0 (no override) or more, got %d", res.OverrideDiskGB)
+	}
+	if res.OverrideDiskGB > MaxOverrideDiskGB {
+		return nil, Errorf("override_disk_gb", "must be at most %d (its storage bytes must fit in 64 bits), got %d", MaxOverrideDiskGB, res.OverrideDiskGB)
 	}
 	return res, nil
 }

@@ -39,6 +39,7 @@ func TestNewRuntimeArgsErrorsNameTheField(t *testing.T) {
 		{"numeric version", map[string]any{"slots": 1, "version": 2}, "version", "string"},
 		{"unknown key", map[string]any{"slots": 1, "slotz": 2}, "slotz", "unknown field"},
 		{"slots beyond MaxSlots", map[string]any{"slots": int64(2147483648)}, "slots", "must be at most 214748364, got 2147483648"},
+		{"override_disk_gb beyond MaxOverrideDiskGB", map[string]any{"slots": 1, "override_disk_gb": int64(10000000000)}, "override_disk_gb", "must be at most 8589934591"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

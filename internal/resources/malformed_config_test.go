@@ -69,6 +69,7 @@ var malformedCases = []malformedCase{
 	// (9223372036854776000), 1.11 exactly.
 	{name: "slots 2^63 on the resource", resource: runtimeWith(`slots = 9223372036854775808`), want: acctest.WordsRegexp(`slots must be a whole number from 1 to 214748364, got 922337203685477`)},
 	{name: "slots beyond the ledger on the resource", resource: runtimeWith(`slots = 2147483648`), want: acctest.WordsRegexp(`slots must be a whole number from 1 to 214748364, got 2147483648.`)},
+	{name: "override_disk_gb beyond 64 bits", resource: runtimeWith("slots = 1\noverride_disk_gb = 10000000000"), want: acctest.WordsRegexp(`override_disk_gb value must be between 1 and 8589934591, got: 10000000000`)},
 	{name: "slots missing", resource: runtimeWith(`version = "v1"`), want: acctest.WordsRegexp(`The argument "slots" is required`)},
 	{name: "unknown provisioner_name", resource: runtimeWith("slots = 1\nprovisioner_name = \"nope\""), want: acctest.WordsRegexp(`provisioner "nope" is not in the provider's provisioner set; known provisioners: p`)},
 	{name: "empty version", resource: runtimeWith("slots = 1\nversion = \"\""), want: acctest.WordsRegexp(`Attribute version string length must be at least 1`)},

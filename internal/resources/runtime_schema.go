@@ -119,8 +119,9 @@ func runtimeSchemaV0(ctx context.Context) schema.Schema {
 			"override_disk_gb": schema.Int64Attribute{
 				Optional: true,
 				MarkdownDescription: "Disk size in GB (2^30 bytes) that replaces the 40 GiB per slot, as Rill's `override_disk_gb`. " +
-					"A Kubernetes volume grows to it but never shrinks; a static pool only reports it.",
-				Validators: []validator.Int64{int64validator.AtLeast(1)},
+					"A Kubernetes volume grows to it but never shrinks; a static pool only reports it. At most " +
+					strconv.FormatInt(provisioner.MaxOverrideDiskGB, 10) + " (the most whose bytes fit in 64 bits).",
+				Validators: []validator.Int64{int64validator.Between(1, provisioner.MaxOverrideDiskGB)},
 			},
 			"annotations": schema.MapAttribute{
 				Optional:            true,
