@@ -18,8 +18,10 @@ const troubleshootingGuide = "docs-templates/guides/troubleshooting.md.tmpl"
 
 // Every error and warning summary the provider can report has a heading in the troubleshooting
 // guide, so a new diagnostic cannot ship without its explanation. Summaries are read from the
-// source: each call of Add(Attribute)Error/Warning under internal/, with the parts that are not
-// string literals (fmt.Sprintf verbs, variables) matching any text.
+// source: each call of Add(Attribute)Error/Warning under internal/. A summary built from a local
+// variable stands for every value assigned to it in the function; a struct field (kind.title) for
+// every string the field is given in a composite literal under internal/ -- each variant needs its
+// own heading. What is left (fmt.Sprintf verbs, other expressions) matches any text.
 func TestTroubleshootingGuideCoversEveryDiagnostic(t *testing.T) {
 	guide, err := os.ReadFile(troubleshootingGuide)
 	if err != nil {
@@ -37,6 +39,10 @@ func TestTroubleshootingGuideCoversEveryDiagnostic(t *testing.T) {
 		t.Fatalf("found only %d diagnostic summaries under internal/: the scan is broken", len(summaries))
 	}
 	for _, s := range summaries {
+		if s.pattern == ".+" {
+			t.Errorf("%s: the diagnostic summary is not built from string literals the scan can follow", s.pos)
+			continue
+		}
 		re := regexp.MustCompile("^" + s.pattern + "$")
 		found := false
 		for _, h := range headings {
@@ -62,8 +68,8 @@ var summaryArg = map[string]int{"AddError": 0, "AddWarning": 0, "AddAttributeErr
 
 func diagnosticSummaries(t *testing.T) []diagnosticSummary {
 	t.Helper()
-	var out []diagnosticSummary
 	fset := token.NewFileSet()
+	var files []*ast.File
 	err := filepath.WalkDir("internal", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
 			return err
@@ -72,55 +78,132 @@ func diagnosticSummaries(t *testing.T) []diagnosticSummary {
 		if err != nil {
 			return err
 		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok {
-				return true
-			}
-			i, ok := summaryArg[sel.Sel.Name]
-			if !ok || len(call.Args) <= i {
-				return true
-			}
-			out = append(out, diagnosticSummary{pos: fset.Position(call.Pos()).String(), pattern: textPattern(call.Args[i])})
-			return true
-		})
+		files = append(files, f)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	sc := summaryScan{fields: fieldStrings(files)}
+	var out []diagnosticSummary
+	for _, f := range files {
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			sc.fn = fn
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				i, ok := summaryArg[sel.Sel.Name]
+				if !ok || len(call.Args) <= i {
+					return true
+				}
+				for _, p := range sc.patterns(call.Args[i], 0) {
+					out = append(out, diagnosticSummary{pos: fset.Position(call.Pos()).String(), pattern: p})
+				}
+				return true
+			})
+		}
+	}
 	return out
 }
 
-var formatVerb = regexp.MustCompile(`%[-+# 0-9.]*[a-zA-Z]`)
+// fieldStrings maps a struct field name to the string literals it is given in keyed composite
+// literals (resourceKind{title: "Runtime"}).
+func fieldStrings(files []*ast.File) map[string][]string {
+	out := map[string][]string{}
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			kv, ok := n.(*ast.KeyValueExpr)
+			if !ok {
+				return true
+			}
+			key, ok := kv.Key.(*ast.Ident)
+			lit, isLit := kv.Value.(*ast.BasicLit)
+			if !ok || !isLit || lit.Kind != token.STRING {
+				return true
+			}
+			if s, err := strconv.Unquote(lit.Value); err == nil {
+				out[key.Name] = append(out[key.Name], s)
+			}
+			return true
+		})
+	}
+	return out
+}
 
-// textPattern turns an expression building a string into a regular expression: literals match
-// themselves, format verbs and everything else match any text.
-func textPattern(e ast.Expr) string {
+// summaryScan turns the expression of a summary into the regular expressions of its variants.
+type summaryScan struct {
+	fields map[string][]string
+	fn     *ast.FuncDecl // the function the expression is in
+}
+
+func (sc summaryScan) patterns(e ast.Expr, depth int) []string {
+	if depth > 4 {
+		return []string{".+"}
+	}
 	switch e := e.(type) {
 	case *ast.BasicLit:
 		if s, err := strconv.Unquote(e.Value); err == nil {
-			return literalPattern(s, false)
+			return []string{literalPattern(s, false)}
 		}
 	case *ast.BinaryExpr:
 		if e.Op == token.ADD {
-			return textPattern(e.X) + textPattern(e.Y)
+			var out []string
+			for _, x := range sc.patterns(e.X, depth+1) {
+				for _, y := range sc.patterns(e.Y, depth+1) {
+					out = append(out, x+y)
+				}
+			}
+			return out
+		}
+	case *ast.SelectorExpr:
+		var out []string
+		for _, s := range sc.fields[e.Sel.Name] {
+			out = append(out, regexp.QuoteMeta(s))
+		}
+		if len(out) > 0 {
+			return out
+		}
+	case *ast.Ident:
+		// Every value assigned to the variable in the function.
+		var out []string
+		ast.Inspect(sc.fn.Body, func(n ast.Node) bool {
+			as, ok := n.(*ast.AssignStmt)
+			if !ok || len(as.Lhs) != len(as.Rhs) {
+				return true
+			}
+			for i, l := range as.Lhs {
+				if id, ok := l.(*ast.Ident); ok && id.Name == e.Name {
+					out = append(out, sc.patterns(as.Rhs[i], depth+1)...)
+				}
+			}
+			return true
+		})
+		if len(out) > 0 {
+			return out
 		}
 	case *ast.CallExpr:
 		if sel, ok := e.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Sprintf" && len(e.Args) > 0 {
 			if lit, ok := e.Args[0].(*ast.BasicLit); ok {
 				if s, err := strconv.Unquote(lit.Value); err == nil {
-					return literalPattern(s, true)
+					return []string{literalPattern(s, true)}
 				}
 			}
 		}
 	}
-	return ".+"
+	return []string{".+"}
 }
+
+var formatVerb = regexp.MustCompile(`%[-+# 0-9.]*[a-zA-Z]`)
 
 func literalPattern(s string, format bool) string {
 	if !format {
