@@ -136,9 +136,10 @@ func OpenLedger(t testing.TB, dsn string) database.DB {
 	return db
 }
 
-// LedgerAllocations returns resource ID -> allocation.
+// LedgerAllocations returns resource ID -> allocation. It opens the ledger read-only, so a check
+// never creates or migrates it: a ledger that does not exist holds no allocations.
 func LedgerAllocations(dsn string) (map[string]*database.Allocation, error) {
-	db, err := database.Open(context.Background(), dsn, nil)
+	db, err := database.OpenReadOnly(context.Background(), dsn, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"sort"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -13,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 )
 
 var (
@@ -166,10 +170,17 @@ resource "rill_runtime" "big" {
   slots = 2
 }
 `
+	var before map[string]*database.Allocation
 	resource.Test(t, acctest.LedgerTestCase(ledger, []resource.TestStep{
 		{
 			Config: one,
-			Check:  resource.TestCheckResourceAttr("rill_runtime.big", "host", "http://h1.test:9091"),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("rill_runtime.big", "host", "http://h1.test:9091"),
+				func(*terraform.State) (err error) {
+					before, err = acctest.LedgerAllocations(ledger)
+					return err
+				},
+			),
 		},
 		{
 			Config: one + `
@@ -188,11 +199,31 @@ resource "rill_runtime" "big" {
 			ExpectError: acctest.WordsRegexp("cannot resize in place: host http://h1.test:9091 needs 1 more free slot(s)"),
 		},
 		{
-			// The failed attempts left the ledger as it was.
+			// The failed attempts left the ledger as it was: compared before anything refreshes or
+			// applies, which would repair what they changed.
+			PreConfig: func() {
+				after, err := acctest.LedgerAllocations(ledger)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if b, a := describeAllocations(before), describeAllocations(after); a != b {
+					t.Fatalf("the failed attempts changed the ledger:\nbefore %s\nafter  %s", b, a)
+				}
+			},
 			Config: one,
 			Check:  acctest.CheckLedgerMatchesState(ledger),
 		},
 	}))
+}
+
+// describeAllocations lists a ledger's allocations by resource ID, for failure messages.
+func describeAllocations(allocs map[string]*database.Allocation) string {
+	var rows []string
+	for id, a := range allocs {
+		rows = append(rows, fmt.Sprintf("%s on %s (%d slots, updated %s)", id, a.Host, a.Slots, a.UpdatedAt.Format(time.RFC3339Nano)))
+	}
+	sort.Strings(rows)
+	return fmt.Sprintf("%d: %s", len(rows), strings.Join(rows, "; "))
 }
 
 // hibernated keeps the runtime's slots reserved on a static pool and round-trips.
