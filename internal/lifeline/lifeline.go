@@ -17,7 +17,7 @@ import (
 // Watch calls onLost once, from its own goroutine, when the parent of this process changes (the
 // parent that started it died), checking every interval. stop ends the watch.
 func Watch(interval time.Duration, onLost func()) (stop func()) {
-	parent := os.Getppid()
+	parent := getppid()
 	done := make(chan struct{})
 	var once sync.Once
 	go func() {
@@ -28,7 +28,7 @@ func Watch(interval time.Duration, onLost func()) (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
-				if os.Getppid() != parent {
+				if getppid() != parent {
 					onLost()
 					return
 				}
@@ -37,6 +37,9 @@ func Watch(interval time.Duration, onLost func()) (stop func()) {
 	}()
 	return func() { once.Do(func() { close(done) }) }
 }
+
+// getppid is os.Getppid; a test replaces it to play a parent's death without dying.
+var getppid = os.Getppid
 
 // Supported reports whether Watch can see the parent die on this platform (Windows keeps reporting
 // the original parent's ID).

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -75,15 +76,30 @@ func TestOrphanSeesItsParentGo(t *testing.T) {
 	t.Fatalf("the orphaned child %d did not notice its parent's death within 10s", pid)
 }
 
-// A watch that is stopped never calls onLost.
+// A watch that is stopped never calls onLost, even when the parent then changes; the same watch left
+// running sees the change (the control: without it, this test would pass with a watch that never looks).
 func TestStopEndsTheWatch(t *testing.T) {
-	called := make(chan struct{}, 1)
-	stop := Watch(time.Millisecond, func() { called <- struct{}{} })
+	var ppid atomic.Int64
+	ppid.Store(1000)
+	getppid = func() int { return int(ppid.Load()) }
+	t.Cleanup(func() { getppid = os.Getppid })
+
+	stopped := make(chan struct{}, 1)
+	stop := Watch(time.Millisecond, func() { stopped <- struct{}{} })
+	running := make(chan struct{}, 1)
+	stopRunning := Watch(time.Millisecond, func() { running <- struct{}{} })
+	defer stopRunning()
 	stop()
-	stop() // idempotent
+	stop()           // idempotent
+	ppid.Store(1001) // the parent "dies"
+
+	<-running // the control sees it (go test -timeout catches a watch that never does)
+	// Twenty intervals more: a watch that was not stopped would have called onLost by now, as the
+	// control just did.
+	time.Sleep(20 * time.Millisecond)
 	select {
-	case <-called:
-		t.Fatal("onLost called although the parent is alive")
-	case <-time.After(50 * time.Millisecond):
+	case <-stopped:
+		t.Fatal("onLost called after stop")
+	default:
 	}
 }
