@@ -731,16 +731,15 @@ func TestIntegrationDeprovisionLeavesNothing(t *testing.T) {
 func TestIntegrationAwaitReadyFailsFastWhenUnschedulable(t *testing.T) {
 	e := newEnv(t, "")
 	r := e.newRuntime()
+	// A day's timeout: a wait that does not fail fast ends only at e.ctx's deadline, with another error.
+	e.p.spec.TimeoutSeconds = 24 * 3600
 	e.provision(e.p, r, args(64, "v1", false)) // 64 cpu: more than the node has
-	start := time.Now()
 	err := e.p.AwaitReady(e.ctx, r)
-	if err == nil || !strings.Contains(err.Error(), "cannot be scheduled") || !strings.Contains(err.Error(), "Insufficient cpu") {
+	if err == nil || !strings.Contains(err.Error(), "cannot be scheduled") || !strings.Contains(err.Error(), "Insufficient cpu") ||
+		errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("want the scheduler's reason, got %v", err)
 	}
-	if d := time.Since(start); d > 20*time.Second {
-		t.Fatalf("took %s to fail", d)
-	}
-	t.Logf("failed after %s: %v", time.Since(start).Round(time.Millisecond), err)
+	t.Log(err)
 }
 
 // chaosTemplate returns a deployment template whose pods carry the label that makes kwok's chaos
@@ -767,17 +766,15 @@ func TestIntegrationAwaitReadyFailsFastWithThePodsReason(t *testing.T) {
 	for _, reason := range []string{"CrashLoopBackOff", "ErrImagePull"} {
 		t.Run(reason, func(t *testing.T) {
 			e := newEnv(t, `, "template_paths": {"deployment": "`+chaosTemplate(t, reason)+`"}`)
+			// A day's timeout: a wait that does not fail fast ends only at e.ctx's deadline, with another error.
+			e.p.spec.TimeoutSeconds = 24 * 3600
 			r := e.newRuntime()
 			e.provision(e.p, r, args(1, "v1", false))
-			start := time.Now()
 			err := e.p.AwaitReady(e.ctx, r)
-			if err == nil || !strings.Contains(err.Error(), "is "+reason) {
+			if err == nil || !strings.Contains(err.Error(), "is "+reason) || errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("want %s, got %v", reason, err)
 			}
-			if d := time.Since(start); d > 20*time.Second {
-				t.Fatalf("took %s to fail", d)
-			}
-			t.Logf("failed after %s: %v", time.Since(start).Round(time.Millisecond), err)
+			t.Log(err)
 		})
 	}
 }
@@ -824,13 +821,10 @@ func TestIntegrationAwaitReadyTimesOutWithTheLastPingAnswer(t *testing.T) {
 	pingServer(t, e.p, -1)
 	r := e.newRuntime()
 	e.provision(e.p, r, args(1, "v1", false))
-	start := time.Now()
 	err := e.p.AwaitReady(e.ctx, r)
-	if err == nil || !strings.Contains(err.Error(), "http://"+pidOf(r)+".rill.test/v1/ping") || !strings.Contains(err.Error(), "503") {
+	if err == nil || !strings.Contains(err.Error(), "http://"+pidOf(r)+".rill.test/v1/ping") || !strings.Contains(err.Error(), "503") ||
+		!strings.Contains(err.Error(), "timeout_seconds=4") || errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v", err)
-	}
-	if d := time.Since(start); d > 8*time.Second {
-		t.Fatalf("ignored timeout_seconds: %s", d)
 	}
 }
 
@@ -841,14 +835,11 @@ func TestIntegrationAwaitReadyTimeoutSaysWhereTheRolloutStands(t *testing.T) {
 	e.p.spec.TimeoutSeconds = 3
 	r := e.newRuntime()
 	e.provision(e.p, r, args(64, "v1", false))
-	start := time.Now()
 	err := e.p.AwaitReady(e.ctx, r)
 	if err == nil || !strings.Contains(err.Error(), "not ready after") || !strings.Contains(err.Error(), "timeout_seconds=3") ||
-		!strings.Contains(err.Error(), "0 available") || !strings.Contains(err.Error(), "not scheduled: 0/1 nodes are available: 1 Insufficient cpu") {
+		!strings.Contains(err.Error(), "0 available") || !strings.Contains(err.Error(), "not scheduled: 0/1 nodes are available: 1 Insufficient cpu") ||
+		errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v", err)
-	}
-	if d := time.Since(start); d < 3*time.Second || d > 6*time.Second {
-		t.Fatalf("took %s with timeout_seconds=3", d)
 	}
 	t.Log(err)
 }

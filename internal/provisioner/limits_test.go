@@ -3,7 +3,6 @@ package provisioner
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -26,13 +25,9 @@ func TestParseSetRefusesHostileTextBeforeParsing(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			start := time.Now()
 			_, err := ParseSet(tc.set)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("want an error containing %q, got %v", tc.want, err)
-			}
-			if d := time.Since(start); d > 5*time.Second {
-				t.Logf("took %v", d) // informational: correctness is the assertion above
 			}
 		})
 	}

@@ -40,7 +40,7 @@ const capacityMaxAge = time.Second
 type capacityReads struct {
 	mu      sync.Mutex
 	reads   map[string]*capacityRead
-	maxAge  time.Duration // capacityMaxAge unless a test sets it
+	now     func() time.Time // time.Now unless a test sets a clock
 	inApply atomic.Bool
 }
 
@@ -56,17 +56,17 @@ type capacityRead struct {
 	err     error
 }
 
-// get returns the capacity of provisioner name: a read at most maxAge old (waiting for one in
+// get returns the capacity of provisioner name: a read at most capacityMaxAge old (waiting for one in
 // progress), else a new one.
 func (c *capacityReads) get(ctx context.Context, name string, cr provisioner.CapacityReporter) ([]provisioner.HostCapacity, error) {
-	maxAge := c.maxAge
-	if maxAge == 0 {
-		maxAge = capacityMaxAge
+	now := time.Now
+	if c.now != nil {
+		now = c.now
 	}
 	c.mu.Lock()
 	r, ok := c.reads[name]
-	if !ok || (isClosed(r.done) && time.Since(r.started) > maxAge) {
-		r = &capacityRead{done: make(chan struct{}), started: time.Now()}
+	if !ok || (isClosed(r.done) && now().Sub(r.started) > capacityMaxAge) {
+		r = &capacityRead{done: make(chan struct{}), started: now()}
 		if c.reads == nil {
 			c.reads = map[string]*capacityRead{}
 		}

@@ -62,7 +62,8 @@ func noRoomWarning(t *testing.T, reads *capacityReads, p provisioner.Provisioner
 // Delete or Update (forget) and age make the next plan read again.
 func TestPlanCapacityReadsAreShared(t *testing.T) {
 	pool := onePool(t)
-	reads := &capacityReads{maxAge: time.Hour}
+	var clock atomic.Int64 // nanoseconds; a read ages only when the test moves the clock
+	reads := &capacityReads{now: func() time.Time { return time.Unix(0, clock.Load()) }}
 
 	var wg sync.WaitGroup
 	for range 20 {
@@ -91,11 +92,15 @@ func TestPlanCapacityReadsAreShared(t *testing.T) {
 		t.Fatalf("after forget: no warning for a full pool, or no new read (%d reads)", pool.reads.Load())
 	}
 
-	reads.maxAge = time.Nanosecond
-	time.Sleep(time.Millisecond)
+	clock.Add(int64(capacityMaxAge))
+	noRoomWarning(t, reads, pool)
+	if n := pool.reads.Load(); n != 2 {
+		t.Fatalf("a read exactly capacityMaxAge old was not used again (%d reads, want 2)", n)
+	}
+	clock.Add(1)
 	noRoomWarning(t, reads, pool)
 	if n := pool.reads.Load(); n != 3 {
-		t.Fatalf("a read older than maxAge was used again (%d reads, want 3)", n)
+		t.Fatalf("a read older than capacityMaxAge was used again (%d reads, want 3)", n)
 	}
 }
 

@@ -233,9 +233,7 @@ resource "rill_runtime" "rt" {
 	t.Cleanup(func() { _ = tx.Rollback() })
 
 	tf := acctest.WorkspaceIn(t, dir, acctest.TraceLog, "RILL_LEDGER_DSN=sqlite://"+path).Run
-	start := time.Now()
 	out, err := tf("apply", "-no-color", "-auto-approve")
-	elapsed := time.Since(start)
 	if err == nil {
 		t.Fatalf("apply against a locked ledger succeeded:\n%s", acctest.Tail(out))
 	}
@@ -243,15 +241,10 @@ resource "rill_runtime" "rt" {
 	if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
 		t.Errorf("apply output lacks %q:\n%s", want, acctest.Tail(out))
 	}
-	// The bound is the create timeout, plus the time terraform takes to start and plan.
-	if bound := 20*time.Second + 20*time.Second; elapsed > bound {
-		t.Errorf("apply took %s, more than the 20s create timeout allows (%s)", elapsed, bound)
-	}
 	quiet := acctest.WorkspaceIn(t, dir, acctest.TraceLog, "TF_LOG=").Run // the last value of a variable wins: no trace mixed into the list
 	if list, err := quiet("state", "list"); err != nil || strings.TrimSpace(list) != "" {
 		t.Errorf("state after the failed create: %q (%v)", list, err)
 	}
-	t.Logf("apply against a locked ledger failed after %s", elapsed.Round(100*time.Millisecond))
 	if err := tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
 		t.Fatal(err)
 	}

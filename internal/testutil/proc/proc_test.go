@@ -73,14 +73,10 @@ func TestWaitReadyIsBoundedByTheContext(t *testing.T) {
 	p := sh(t, "echo listening soon; sleep 600", Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	start := time.Now()
 	err := p.WaitReady(ctx, 10*time.Millisecond, func(context.Context) error { return errNotYet })
 	if err == nil || !strings.Contains(err.Error(), "sh was not ready in time") || !strings.Contains(err.Error(), "last check: not yet") ||
 		!strings.Contains(err.Error(), "listening soon") {
 		t.Fatalf("got %v", err)
-	}
-	if d := time.Since(start); d > 30*time.Second {
-		t.Fatalf("returned after %s", d)
 	}
 }
 
