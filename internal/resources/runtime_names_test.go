@@ -195,3 +195,38 @@ resource "rill_runtime" "orders" {
 		},
 	}))
 }
+
+// Two configurations name a runtime alike: the name is the identity, so B's create adopts A's
+// runtime. When B's create then fails (it asks for more slots than the host has), what B adopted is
+// not B's to undo: A's runtime stays, and A's next plan is empty.
+func TestAccRuntime_failedCreateOfANamedRuntimeKeepsTheRuntimeItAdopted(t *testing.T) {
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
+	id := provisioner.NamedResourceID("pool", "orders")
+	named := func(address string, slots int) string {
+		return fmt.Sprintf(`
+resource "rill_runtime" %q {
+  provisioner_name = "pool"
+  name             = "orders"
+  slots            = %d
+}
+`, address, slots)
+	}
+	provider := acctest.ProviderBlock(ledger, "", acctest.Pool("pool", hostA))
+	a := provider + named("a", 1)
+	resource.Test(t, acctest.LedgerTestCase(ledger, []resource.TestStep{
+		{Config: a},
+		{Config: a + named("b", hostA.Slots+1), ExpectError: acctest.WordsRegexp(`Provisioning the runtime failed`)},
+		{
+			Config: a,
+			Check: func(*terraform.State) error {
+				allocs, err := acctest.LedgerAllocations(ledger)
+				if err == nil && (allocs[id] == nil || allocs[id].Slots != 1) {
+					err = fmt.Errorf("A's runtime %s after B's failed create: %v", id, allocs)
+				}
+				return err
+			},
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+		},
+	}))
+}

@@ -159,13 +159,21 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	tflog.Info(c.ctx, "provisioning runtime", map[string]any{"slots": slotsOf(plan.Slots)})
+	// Provision adopts what already sits at a named runtime's ID: another configuration's runtime of
+	// the same name, or what a killed apply left. A failed create may undo only what it made, so it
+	// undoes a named runtime only when the provisioner found nothing at the ID before.
+	undoable := plan.Name.IsNull() || nothingAt(c.ctx, c.p, id, opts)
+	tflog.Info(c.ctx, "provisioning runtime", map[string]any{"slots": slotsOf(plan.Slots), "undo_on_failure": undoable})
 
 	res, err := c.p.Provision(c.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, opts)
 	var conflict *provisioner.IDConflictError
 	if errors.As(err, &conflict) {
 		// What holds the ID or name is not this runtime's: leave it alone, and say how to take it over.
 		resp.Diagnostics.AddError("Runtime ID or name already in use", conflictDetail(c.name, conflict))
+		return
+	}
+	if err != nil && !undoable {
+		resp.Diagnostics.AddError("Provisioning the runtime failed", fmt.Sprintf("Provisioner %q: %v\n\nRuntime %s (name %q) existed before this create, so it was not deprovisioned: it stays as it was, for the configuration that manages it (or for the next apply to adopt).", c.name, err, id, plan.Name.ValueString()))
 		return
 	}
 	if err != nil {
@@ -386,4 +394,14 @@ func configOf(m *runtimeModel) map[string]any {
 		CPU: int(m.CPU.ValueInt64()), MemoryGB: int(m.MemoryGB.ValueInt64()), StorageBytes: m.StorageBytes.ValueInt64(),
 	}
 	return cfg.AsMap()
+}
+
+// nothingAt reports whether the provisioner says for sure that nothing is at the ID (CheckResource
+// fails with ErrResourceNotFound). Any other answer, an error included, may mean something is there.
+func nothingAt(ctx context.Context, p provisioner.Provisioner, id string, opts *provisioner.ResourceOptions) bool {
+	_, err := p.CheckResource(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, opts)
+	if err != nil && !errors.Is(err, provisioner.ErrResourceNotFound) {
+		tflog.Debug(ctx, "cannot tell whether the runtime's ID is free: a failed create will not undo it", map[string]any{"error": err.Error()})
+	}
+	return errors.Is(err, provisioner.ErrResourceNotFound)
 }
