@@ -23,7 +23,7 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(p.spec.TimeoutSeconds)*time.Second)
+	ctx, cancel, limit := newWaitLimit(ctx, time.Duration(p.spec.TimeoutSeconds)*time.Second, fmt.Sprintf("timeout_seconds=%d", p.spec.TimeoutSeconds))
 	defer cancel()
 	c, err := p.clients.get(ctx)
 	if err != nil {
@@ -94,7 +94,7 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("runtime objects in namespace %s still exist after timeout_seconds=%d: %s", st.Namespace, p.spec.TimeoutSeconds, strings.Join(remaining, "; "))
+			return fmt.Errorf("runtime objects in namespace %s still exist (%s): %s", st.Namespace, limit.reason(), strings.Join(remaining, "; "))
 		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, 2*time.Second)

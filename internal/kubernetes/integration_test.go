@@ -823,7 +823,7 @@ func TestIntegrationAwaitReadyTimesOutWithTheLastPingAnswer(t *testing.T) {
 	e.provision(e.p, r, args(1, "v1", false))
 	err := e.p.AwaitReady(e.ctx, r)
 	if err == nil || !strings.Contains(err.Error(), "http://"+pidOf(r)+".rill.test/v1/ping") || !strings.Contains(err.Error(), "503") ||
-		!strings.Contains(err.Error(), "timeout_seconds=4") || errors.Is(err, context.DeadlineExceeded) {
+		!strings.Contains(err.Error(), "timeout_seconds=4 ended the wait") || errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -836,7 +836,7 @@ func TestIntegrationAwaitReadyTimeoutSaysWhereTheRolloutStands(t *testing.T) {
 	r := e.newRuntime()
 	e.provision(e.p, r, args(64, "v1", false))
 	err := e.p.AwaitReady(e.ctx, r)
-	if err == nil || !strings.Contains(err.Error(), "not ready after") || !strings.Contains(err.Error(), "timeout_seconds=3") ||
+	if err == nil || !strings.Contains(err.Error(), "is not ready: after") || !strings.Contains(err.Error(), "timeout_seconds=3 ended the wait") ||
 		!strings.Contains(err.Error(), "0 available") || !strings.Contains(err.Error(), "not scheduled: 0/1 nodes are available: 1 Insufficient cpu") ||
 		errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v", err)

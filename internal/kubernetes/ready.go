@@ -34,8 +34,7 @@ func (p *Provisioner) AwaitReady(ctx context.Context, r *provisioner.Resource) e
 	if err != nil {
 		return err
 	}
-	timeout := time.Duration(p.spec.TimeoutSeconds) * time.Second
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel, limit := newWaitLimit(ctx, time.Duration(p.spec.TimeoutSeconds)*time.Second, fmt.Sprintf("timeout_seconds=%d", p.spec.TimeoutSeconds))
 	defer cancel()
 	c, err := p.clients.get(ctx)
 	if err != nil {
@@ -48,7 +47,7 @@ func (p *Provisioner) AwaitReady(ctx context.Context, r *provisioner.Resource) e
 	if err := rw.run(ctx); err != nil {
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
-			return fmt.Errorf("runtime %s is not ready after %s (timeout_seconds=%d): %s", pid, time.Since(start).Round(time.Second), p.spec.TimeoutSeconds, rw.describe())
+			return fmt.Errorf("runtime %s is not ready: %s: %s", pid, limit.reason(), rw.describe())
 		case errors.Is(err, context.Canceled):
 			return fmt.Errorf("waiting for runtime %s was canceled: %s", pid, rw.describe())
 		}
@@ -60,7 +59,7 @@ func (p *Provisioner) AwaitReady(ctx context.Context, r *provisioner.Resource) e
 	}
 	url := p.spec.RuntimeURL(pid) + *p.spec.PingPath
 	if err := p.ping(ctx, url, log); err != nil {
-		return fmt.Errorf("runtime %s: the deployment is available but %s does not answer (timeout_seconds=%d): %w", pid, url, p.spec.TimeoutSeconds, err)
+		return fmt.Errorf("runtime %s: the deployment is available but %s does not answer (%s): %w", pid, url, limit.reason(), err)
 	}
 	log.Info("runtime ready", zap.Duration("after", time.Since(start)))
 	return nil

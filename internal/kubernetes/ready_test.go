@@ -191,3 +191,39 @@ func TestWaitsForVolumeRecognisesTheSchedulersVolumeMessages(t *testing.T) {
 		}
 	}
 }
+
+// A wait cut short names the limit that ended it: timeout_seconds when it was that, the operation's
+// own deadline (Terraform's timeouts, a cleanup context) when that came first, and an interrupt as
+// such; each with the time waited.
+func TestWaitLimitNamesTheDeadlineThatEndedTheWait(t *testing.T) {
+	t.Run("timeout_seconds", func(t *testing.T) {
+		ctx, cancel, limit := newWaitLimit(context.Background(), time.Millisecond, "timeout_seconds=0.001")
+		defer cancel()
+		<-ctx.Done()
+		got := limit.reason()
+		if !strings.Contains(got, "timeout_seconds=0.001 ended the wait") || !strings.Contains(got, "after ") {
+			t.Fatalf("got %q", got)
+		}
+	})
+	t.Run("the operation's deadline", func(t *testing.T) {
+		parent, cancelParent := context.WithTimeout(context.Background(), time.Millisecond)
+		defer cancelParent()
+		ctx, cancel, limit := newWaitLimit(parent, time.Hour, "timeout_seconds=3600")
+		defer cancel()
+		<-ctx.Done()
+		got := limit.reason()
+		if !strings.Contains(got, "the operation's own deadline ended the wait") || !strings.Contains(got, "before timeout_seconds=3600") {
+			t.Fatalf("got %q", got)
+		}
+	})
+	t.Run("an interrupt", func(t *testing.T) {
+		parent, cancelParent := context.WithCancel(context.Background())
+		ctx, cancel, limit := newWaitLimit(parent, time.Hour, "timeout_seconds=3600")
+		defer cancel()
+		cancelParent()
+		<-ctx.Done()
+		if got := limit.reason(); !strings.Contains(got, "the wait was canceled") {
+			t.Fatalf("got %q", got)
+		}
+	})
+}
