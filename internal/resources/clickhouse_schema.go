@@ -101,7 +101,7 @@ func clickhouseSchemaV0(ctx context.Context) schema.Schema {
 			"cluster":  schema.StringAttribute{Computed: true, PlanModifiers: stable, MarkdownDescription: "ClickHouse cluster the objects were created `ON CLUSTER`; empty when none."},
 		},
 		Blocks: map[string]schema.Block{
-			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Read: true, Update: true, Delete: true}),
+			"timeouts": timeoutsBlock(ctx),
 		},
 	}
 }

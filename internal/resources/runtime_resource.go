@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -34,6 +37,44 @@ const (
 	defaultUpdateTimeout = 20 * time.Minute
 	defaultDeleteTimeout = 10 * time.Minute
 )
+
+// timeoutsBlock is the `timeouts` block of rill_runtime and rill_clickhouse, its attributes described
+// with the defaults above (the documentation's one source for them).
+func timeoutsBlock(ctx context.Context) schema.Block {
+	block := timeouts.Block(ctx, timeouts.Opts{Create: true, Read: true, Update: true, Delete: true})
+	b, ok := block.(schema.SingleNestedBlock)
+	if !ok {
+		return block // a dependency upgrade changed its shape; TestTimeoutsDocumentTheirDefaults fails
+	}
+	for name, d := range map[string]time.Duration{
+		"create": defaultCreateTimeout, "read": defaultReadTimeout, "update": defaultUpdateTimeout, "delete": defaultDeleteTimeout,
+	} {
+		a, ok := b.Attributes[name].(schema.StringAttribute)
+		if !ok {
+			continue // as above
+		}
+		a.MarkdownDescription = fmt.Sprintf("How long the %s may take, as a Go duration (`30s`, `1h30m`); default `%s`.", timeoutVerb[name], shortDuration(d))
+		b.Attributes[name] = a
+	}
+	b.MarkdownDescription = fmt.Sprintf("Operation timeouts; defaults: create `%s`, read `%s`, update `%s`, delete `%s`.",
+		shortDuration(defaultCreateTimeout), shortDuration(defaultReadTimeout), shortDuration(defaultUpdateTimeout), shortDuration(defaultDeleteTimeout))
+	return b
+}
+
+var timeoutVerb = map[string]string{"create": "create", "read": "refresh (read)", "update": "update", "delete": "destroy (delete)"}
+
+// shortDuration writes whole hours and minutes without the zero parts time.Duration.String adds
+// (20m, not 20m0s).
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
 
 // RuntimeResource is `rill_runtime`: a Rill runtime from a provisioner. Create = Provision + AwaitReady,
 // Read = CheckResource, Update = Provision (+ AwaitReady), Delete = Deprovision.

@@ -169,7 +169,7 @@ func runtimeSchemaV0(ctx context.Context) schema.Schema {
 			},
 		},
 		Blocks: map[string]schema.Block{
-			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Read: true, Update: true, Delete: true}),
+			"timeouts": timeoutsBlock(ctx),
 		},
 	}
 }
