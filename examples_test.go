@@ -68,8 +68,9 @@ func TestExamplesFormatAndValidate(t *testing.T) {
 			if out, err := run("init", "-backend=false", "-input=false", "-no-color", "-plugin-dir="+plugins); err != nil {
 				if strings.Contains(out, "Unsupported Terraform Core version") {
 					// The example states the version it needs (write-only attributes, ephemeral
-					// variables); make test-all runs this with the newest CLI it has.
-					t.Skipf("%s needs a newer CLI than %s:\n%s", c.name, tf, out)
+					// variables); make test-all runs this with Terraform 1.11+, so under CI=true an
+					// older CLI fails here rather than leaving the example unchecked.
+					ci.Skip(t, "%s needs a newer CLI than %s:\n%s", c.name, tf, out)
 				}
 				t.Fatalf("%s: terraform init: %v\n%s", c.name, err, out)
 			}

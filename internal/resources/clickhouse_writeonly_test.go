@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -28,10 +26,10 @@ import (
 // database dropped outside Terraform are planned for re-creation.
 //
 // Write-only attributes need Terraform 1.11 (OpenTofu 1.11), ephemeral variables Terraform 1.10
-// (OpenTofu 1.11): older CLIs skip, saying so.
+// (OpenTofu 1.11): older CLIs skip, saying so (and fail under CI=true: acctest.RequireCLIVersion).
 func TestAccClickHouse_writeOnlyPasswordAndEphemeralProviderInputsKeepSecretsOutOfState(t *testing.T) {
 	acctest.RequireAcc(t)
-	requireCLIVersion(t, 1, 11, "write-only attributes (password_wo) and ephemeral variables")
+	acctest.RequireCLIVersion(t, 1, 11, "write-only attributes (password_wo) and ephemeral variables")
 
 	fakeState := filepath.Join(t.TempDir(), "fake-clickhouse.json")
 	t.Setenv("RILL_FAKE_CLICKHOUSE_STATE", fakeState)
@@ -222,26 +220,6 @@ output "dsn_without_password" {
 	}
 	for i, out := range logs {
 		noSecretIn(fmt.Sprintf("the output (TF_LOG=trace) of CLI command %d", i+1), out)
-	}
-}
-
-// requireCLIVersion skips the test when the CLI the tests run (terraformCLI: Terraform or OpenTofu) is
-// older than major.minor, naming the feature that needs it.
-func requireCLIVersion(t *testing.T, major, minor int, feature string) {
-	t.Helper()
-	tfPath := acctest.TerraformCLI()
-	out, err := exec.Command(tfPath, "version").Output()
-	if err != nil {
-		t.Fatalf("%s version: %v", tfPath, err)
-	}
-	m := regexp.MustCompile(`(Terraform|OpenTofu) v(\d+)\.(\d+)\.\S*`).FindStringSubmatch(string(out))
-	if m == nil {
-		t.Fatalf("%s version: no version in %q", tfPath, out)
-	}
-	maj, _ := strconv.Atoi(m[2])
-	mnr, _ := strconv.Atoi(m[3])
-	if maj < major || (maj == major && mnr < minor) {
-		t.Skipf("%s is too old for %s: they need %s %d.%d or newer", m[0], feature, m[1], major, minor)
 	}
 }
 

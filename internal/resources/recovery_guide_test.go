@@ -40,10 +40,8 @@ func recoveryConfig(t *testing.T) string {
 func TestAccRuntime_recoveringOrphanedRuntimesGuide(t *testing.T) {
 	acctest.RequireAcc(t)
 	ledger := acctest.SQLiteLedger(t)
+	acctest.RequireCLIVersion(t, 1, 7, "the guide's import blocks with for_each")
 	w := acctest.NewWorkspace(t)
-	if !w.CLIVersionAtLeast(1, 7) {
-		t.Skip("the guide needs import blocks with for_each (Terraform or OpenTofu 1.7+)")
-	}
 	set := `{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://guide.test:9091", "slots": 4}]}}}`
 	// Everything below, the other configuration's runtime included, is allocated from now on: only the
 	// saved states keep that runtime out of the recovery.
