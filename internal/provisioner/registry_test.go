@@ -25,6 +25,10 @@ func TestNewSetErrorsNameTheProvisionerAndField(t *testing.T) {
 	cases := map[string]struct{ set, provisioner, field, text string }{
 		"unknown type lists known types": {`{"k8s": {"type": "kube", "spec": {}}}`, "k8s", "type", `unknown provisioner type "kube"; known types: `},
 		"spec field":                     {`{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://a", "slots": -1}]}}}`, "pool", "spec.runtimes[0].slots", "must be between 0"},
+		"entry is a string":              {`{"p": "static"}`, "p", "", "must be an object"},
+		"entry without type":             {`{"p": {"spec": {}}}`, "p", "type", "is required; known types: "},
+		"type is a number":               {`{"p": {"type": 7, "spec": {}}}`, "p", "type", "must be a string"},
+		"spec is a list":                 {`{"p": {"type": "static", "spec": []}}`, "p", "spec", "must be a JSON object"},
 		"initializer error":              {`{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://a", "slots": 1}]}}}`, "pool", "spec", "ledger"},
 	}
 	for name, tc := range cases {
@@ -41,6 +45,19 @@ func TestNewSetErrorsNameTheProvisionerAndField(t *testing.T) {
 				t.Fatalf("error does not start with the provisioner's name: %q", err)
 			}
 		})
+	}
+}
+
+// A set that is not a JSON object of provisioner names is refused saying what it must be.
+func TestNewSetRefusesASetThatIsNotAnObjectOfProvisioners(t *testing.T) {
+	for set, want := range map[string]string{
+		`{"p": {"type": "static",`: "provisioner set is not valid JSON",
+		`[{"type": "static"}]`:     "provisioner set must be a JSON object of provisioner names",
+		`null`:                     "provisioner set must be a JSON object of provisioner names",
+	} {
+		if _, err := provisioner.NewSet(set, nil, nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("NewSet(%s) = %v, want an error containing %q", set, err, want)
+		}
 	}
 }
 

@@ -81,21 +81,6 @@ resource "rill_runtime" "rt" {
 	}
 }
 
-// Invalid UTF-8 in a set (here from RILL_ADMIN_PROVISIONER_SET_JSON, as HCL cannot hold it) is
-// refused at plan time, saying where, instead of becoming a host with U+FFFD in its name.
-func TestAccSet_invalidUTF8IsRefusedSayingWhere(t *testing.T) {
-	acctest.RequireAcc(t)
-	t.Setenv("RILL_ADMIN_PROVISIONER_SET_JSON", "{\"p\": {\"type\": \"static\", \"spec\": {\"runtimes\": [{\"host\": \"http://h\xff1:9091\", \"slots\": 1}]}}}")
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config:      fmt.Sprintf("provider \"rill\" {\n  ledger_dsn = %q\n}\n", acctest.SQLiteLedger(t)) + runtimeWith(`slots = 1`),
-			PlanOnly:    true,
-			ExpectError: acctest.WordsRegexp(`provisioner set is not valid UTF-8 at line 1, column 66 (byte 65) (byte 0xff)`),
-		}},
-	})
-}
-
 // A runtime no host has room for is a warning at plan time (the plan still succeeds: the same apply
 // may free slots first), and the plan writes nothing to the ledger.
 func TestAccRuntime_noRoomWarnsAtPlan(t *testing.T) {
