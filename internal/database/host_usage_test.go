@@ -155,8 +155,8 @@ func TestHostUsageBackfilled(t *testing.T) {
 			rows = append(rows, fmt.Sprintf(`INSERT INTO allocations (resource_id, provisioner, host, slots, created_at, updated_at)
 				VALUES ('r%d', 'pool', '%s', %d, %s, %s)`, i, r.host, r.slots, now, now))
 		}
-		// Version 3: the newest without a Go step (storeAtVersion cannot run those); Open applies the rest.
-		storeAtVersion(t, driver, dsn, 3, rows...)
+		// Version 4: the one before host_usage; Open applies the rest.
+		storeAtVersion(t, driver, dsn, 4, rows...)
 		db := mustOpen(t, dsn)
 		used, err := db.UsedSlotsByHost(testContext(t))
 		if err != nil {
@@ -188,8 +188,9 @@ type hotQuery struct {
 	batch, control bool
 }
 
-// sumOverAllocations is how Allocate read the slots in use per host before host_usage (O(N)).
-const sumOverAllocations = `SELECT host, SUM(slots) FROM allocations GROUP BY host`
+// sumOverAllocations is how Allocate read the slots in use per host before host_usage (O(N)), and how
+// a read-only handle still reads them on a store from before it.
+const sumOverAllocations = usedFromAllocationsQuery
 
 // The queries on the per-runtime paths (Allocate: find, totals, upsert; release; check/read; the
 // ledger's identity) use an index on both backends, on a ledger of 5,000 allocations: EXPLAIN

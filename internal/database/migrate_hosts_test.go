@@ -9,8 +9,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// storeAtVersion creates the store behind dsn as a provider that knew migrations 1..version left it,
-// and runs stmts on it (old rows), without going through Open.
+// storeAtVersion creates the store behind dsn as a provider that knew migrations 1..version left it
+// (their SQL and Go steps, in one transaction as Open runs them), and runs stmts on it (old rows),
+// without going through Open.
 func storeAtVersion(t *testing.T, driver, dsn string, version int, stmts ...string) {
 	t.Helper()
 	ctx := testContext(t)
@@ -19,6 +20,8 @@ func storeAtVersion(t *testing.T, driver, dsn string, version int, stmts ...stri
 		t.Fatal(err)
 	}
 	var exec func(string, ...any) error
+	var step stepTx
+	var commit func() error
 	switch driver {
 	case DriverSQLite:
 		path, err := sqlitePathFromDSN(dsn)
@@ -30,7 +33,13 @@ func storeAtVersion(t *testing.T, driver, dsn string, version int, stmts ...stri
 			t.Fatal(err)
 		}
 		defer func() { _ = db.Close() }()
-		exec = func(q string, args ...any) error { _, err := db.ExecContext(ctx, q, args...); return err }
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = tx.Rollback() }()
+		exec = func(q string, args ...any) error { _, err := tx.ExecContext(ctx, q, args...); return err }
+		step, commit = sqliteStepTx{tx}, tx.Commit
 		if err := exec(`CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +49,13 @@ func storeAtVersion(t *testing.T, driver, dsn string, version int, stmts ...stri
 			t.Fatal(err)
 		}
 		defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
-		exec = func(q string, args ...any) error { _, err := conn.Exec(ctx, q, args...); return err }
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+		exec = func(q string, args ...any) error { _, err := tx.Exec(ctx, q, args...); return err }
+		step, commit = pgStepTx{tx}, func() error { return tx.Commit(ctx) }
 		if err := exec(`CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
 			t.Fatal(err)
 		}
@@ -50,15 +65,13 @@ func storeAtVersion(t *testing.T, driver, dsn string, version int, stmts ...stri
 			t.Fatalf("migration %s: %v", m.Name, err)
 		}
 		if m.Step != nil {
-			t.Fatalf("storeAtVersion cannot apply Go steps (%s)", m.Name)
+			if err := m.Step(ctx, step); err != nil {
+				t.Fatalf("migration %s: %v", m.Name, err)
+			}
 		}
 		q := `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, 0)`
 		if driver == DriverPostgres {
 			q = `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`
-			if err := exec(q, m.Version, m.Name); err != nil {
-				t.Fatal(err)
-			}
-			continue
 		}
 		if err := exec(q, m.Version, m.Name); err != nil {
 			t.Fatal(err)
@@ -68,6 +81,9 @@ func storeAtVersion(t *testing.T, driver, dsn string, version int, stmts ...stri
 		if err := exec(s); err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}
+	}
+	if err := commit(); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -63,7 +63,8 @@ func Open(ctx context.Context, dsn string, logger *zap.Logger) (DB, error) {
 // creates no file, directory, table or row and runs no migration. A ledger that does not exist (no
 // SQLite file; a PostgreSQL database without the ledger's schema) yields a handle that reads as
 // empty and whose Identity wraps ErrNoLedger. A ledger whose schema is older than this binary's is
-// read as it is (Identity.ID is "" until a write Open migrates it); a newer one is refused, as by
+// read as it is (see readQueries: columns it lacks read as unknown, slots in use summed from its
+// allocations; Identity.ID is "" until a write Open migrates it); a newer one is refused, as by
 // Open. Writes through the handle fail with ErrReadOnly.
 func OpenReadOnly(ctx context.Context, dsn string, logger *zap.Logger) (DB, error) {
 	return open(ctx, dsn, logger, true)

@@ -42,6 +42,7 @@ type postgresDB struct {
 	pool     *pgxpool.Pool
 	name     string // redacted DSN
 	readOnly bool   // from OpenReadOnly: no writes, no migrations
+	reads    readQueries
 	logger   *zap.Logger
 	identity identityCache
 }
@@ -70,7 +71,7 @@ func openPostgres(ctx context.Context, dsn string, logger *zap.Logger, readOnly 
 	if err != nil {
 		return nil, fmt.Errorf("postgres ledger %s: %w", name, err)
 	}
-	p := &postgresDB{pool: pool, name: name, readOnly: readOnly, logger: logger.With(zap.String("ledger", "postgres"), zap.String("dsn", name))}
+	p := &postgresDB{pool: pool, name: name, readOnly: readOnly, reads: pgNewestReads, logger: logger.With(zap.String("ledger", "postgres"), zap.String("dsn", name))}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, p.wrap(fmt.Sprintf("connect (each attempt waits up to %s, the DSN's connect_timeout, for the server to answer)",
@@ -82,6 +83,7 @@ func openPostgres(ctx context.Context, dsn string, logger *zap.Logger, readOnly 
 			var all []migration
 			if all, err = loadMigrations(DriverPostgres); err == nil {
 				_, err = pendingMigrations(all, applied)
+				p.reads = readQueriesAt(all, schemaVersion(applied), pgNewestReads, pgRecordColumns, pgRecordColumnsUnknown)
 			}
 		}
 		if err != nil || len(applied) == 0 {
@@ -268,7 +270,13 @@ func pgAppliedVersions(ctx context.Context, q pgQueryer) (map[int]bool, error) {
 	return applied, nil
 }
 
-const pgColumns = `resource_id, provisioner, host, slots, created_at, updated_at, name, version, hibernated, environment, annotations::text`
+// pgRecordColumns are the columns of migration "allocation_details"; pgRecordColumnsUnknown reads
+// them, typed, on a store from before it (see readQueries).
+const (
+	pgRecordColumns        = `name, version, hibernated, environment, annotations::text`
+	pgRecordColumnsUnknown = `NULL::text, NULL::text, NULL::boolean, NULL::text, NULL::text`
+	pgColumns              = `resource_id, provisioner, host, slots, created_at, updated_at, ` + pgRecordColumns
+)
 
 // The ledger's queries (the per-runtime ones are checked for index use by TestHotQueriesUseIndexes).
 // ListAllocations sorts COLLATE "C": byte order, as SQLite sorts, whatever the database's locale.
@@ -281,6 +289,9 @@ const (
 		` + upsertOnConflict + ` RETURNING ` + pgColumns
 	pgIdentityQuery = `SELECT value FROM ledger_meta WHERE key = $1`
 )
+
+// pgNewestReads are the reads of a store at this binary's schema version.
+var pgNewestReads = readQueries{find: pgFindQuery, list: pgListQuery, used: pgUsedQuery}
 
 func scanPGAllocation(r pgx.Row) (*Allocation, error) {
 	var a Allocation
@@ -300,16 +311,16 @@ type pgQueryer interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-func pgFind(ctx context.Context, q pgQueryer, resourceID string) (*Allocation, error) {
-	a, err := scanPGAllocation(q.QueryRow(ctx, pgFindQuery, resourceID))
+func pgFind(ctx context.Context, q pgQueryer, query, resourceID string) (*Allocation, error) {
+	a, err := scanPGAllocation(q.QueryRow(ctx, query, resourceID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
 	}
 	return a, err
 }
 
-func pgUsed(ctx context.Context, q pgQueryer) (map[string]int, error) {
-	rows, err := q.Query(ctx, pgUsedQuery)
+func pgUsed(ctx context.Context, q pgQueryer, query string) (map[string]int, error) {
+	rows, err := q.Query(ctx, query)
 	if err != nil {
 		return nil, err
 	}
@@ -346,9 +357,10 @@ func (p *postgresDB) allocate(ctx context.Context, resourceID string, place Plac
 	if err := p.lockLedger(ctx, tx, pgAllocateLockKey); err != nil {
 		return nil, nil, err
 	}
+	// The newest queries: only a handle from Open writes, and Open migrated the store.
 	next, placeErr, err := decide(ctx, allocationReads{
-		find: func(ctx context.Context, id string) (*Allocation, error) { return pgFind(ctx, tx, id) },
-		used: func(ctx context.Context) (map[string]int, error) { return pgUsed(ctx, tx) },
+		find: func(ctx context.Context, id string) (*Allocation, error) { return pgFind(ctx, tx, pgFindQuery, id) },
+		used: func(ctx context.Context) (map[string]int, error) { return pgUsed(ctx, tx, pgUsedQuery) },
 	}, resourceID, place)
 	if placeErr != nil || err != nil {
 		return nil, placeErr, err
@@ -374,7 +386,7 @@ func (p *postgresDB) allocate(ctx context.Context, resourceID string, place Plac
 }
 
 func (p *postgresDB) FindAllocation(ctx context.Context, resourceID string) (*Allocation, error) {
-	a, err := pgFind(ctx, p.pool, resourceID)
+	a, err := pgFind(ctx, p.pool, p.reads.find, resourceID)
 	if err != nil {
 		return nil, p.wrap("find allocation "+strconv.Quote(resourceID), err)
 	}
@@ -382,7 +394,7 @@ func (p *postgresDB) FindAllocation(ctx context.Context, resourceID string) (*Al
 }
 
 func (p *postgresDB) ListAllocations(ctx context.Context) ([]*Allocation, error) {
-	rows, err := p.pool.Query(ctx, pgListQuery)
+	rows, err := p.pool.Query(ctx, p.reads.list)
 	if err != nil {
 		return nil, p.wrap("list allocations", err)
 	}
@@ -402,7 +414,7 @@ func (p *postgresDB) ListAllocations(ctx context.Context) ([]*Allocation, error)
 }
 
 func (p *postgresDB) UsedSlotsByHost(ctx context.Context) (map[string]int, error) {
-	used, err := pgUsed(ctx, p.pool)
+	used, err := pgUsed(ctx, p.pool, p.reads.used)
 	if err != nil {
 		return nil, p.wrap("used slots", err)
 	}

@@ -51,6 +51,7 @@ type sqliteDB struct {
 	name     string // file path, or ":memory:"
 	location string // the DSN: "sqlite://" + path, or "sqlite::memory:"
 	readOnly bool   // from OpenReadOnly: no writes, no migrations
+	reads    readQueries
 	logger   *zap.Logger
 	writeMu  chan struct{}
 	identity identityCache
@@ -122,21 +123,25 @@ func openSQLite(ctx context.Context, path string, logger *zap.Logger, readOnly b
 		db.SetConnMaxIdleTime(5 * time.Minute)
 	}
 
-	s := &sqliteDB{db: db, name: name, location: location, readOnly: readOnly,
+	s := &sqliteDB{db: db, name: name, location: location, readOnly: readOnly, reads: sqliteNewestReads,
 		logger: logger.With(zap.String("ledger", "sqlite"), zap.String("path", name)), writeMu: sqliteWriteLock(path)}
 	if err := s.retryBusy(ctx, func() error { return db.PingContext(ctx) }); err != nil {
 		_ = db.Close()
 		return nil, s.wrap("open", err)
 	}
 	if readOnly {
-		exists, err := s.checkSchema(ctx)
-		if err != nil || !exists {
+		version, err := s.checkSchema(ctx)
+		if err != nil || version == 0 {
 			_ = db.Close()
 			if err != nil {
 				return nil, s.wrap("open", err)
 			}
 			s.logger.Debug("ledger file has no ledger schema yet; reading it as empty")
 			return &absentDB{driver: DriverSQLite, location: location}, nil
+		}
+		if s.reads, err = sqliteReadsAt(version); err != nil {
+			_ = db.Close()
+			return nil, s.wrap("open", err)
 		}
 	} else if err := s.migrate(ctx); err != nil {
 		_ = db.Close()
@@ -146,10 +151,11 @@ func openSQLite(ctx context.Context, path string, logger *zap.Logger, readOnly b
 	return s, nil
 }
 
-// checkSchema reports whether the store has a ledger schema, refusing one from a newer provider.
-func (s *sqliteDB) checkSchema(ctx context.Context) (bool, error) {
+// checkSchema returns the schema version of the store (0: no ledger schema), refusing one from a
+// newer provider.
+func (s *sqliteDB) checkSchema(ctx context.Context) (int, error) {
 	applied, _, err := s.schemaState(ctx)
-	return len(applied) > 0, err
+	return schemaVersion(applied), err
 }
 
 // schemaState returns the applied migrations (none without a schema_migrations table) and the
@@ -412,7 +418,13 @@ func sqliteAppliedVersions(ctx context.Context, q sqlQueryer) (map[int]bool, err
 	return applied, rows.Err()
 }
 
-const sqliteColumns = `resource_id, provisioner, host, slots, created_at, updated_at, name, version, hibernated, environment, annotations`
+// sqliteRecordColumns are the columns of migration "allocation_details"; sqliteRecordColumnsUnknown
+// reads them on a store from before it (see readQueries).
+const (
+	sqliteRecordColumns        = `name, version, hibernated, environment, annotations`
+	sqliteRecordColumnsUnknown = `NULL, NULL, NULL, NULL, NULL`
+	sqliteColumns              = `resource_id, provisioner, host, slots, created_at, updated_at, ` + sqliteRecordColumns
+)
 
 // The ledger's queries (the per-runtime ones are checked for index use by TestHotQueriesUseIndexes).
 const (
@@ -424,6 +436,18 @@ const (
 		` + upsertOnConflict + ` RETURNING ` + sqliteColumns
 	sqliteIdentityQuery = `SELECT value FROM ledger_meta WHERE key = ?`
 )
+
+// sqliteNewestReads are the reads of a store at this binary's schema version.
+var sqliteNewestReads = readQueries{find: sqliteFindQuery, list: sqliteListQuery, used: sqliteUsedQuery}
+
+// sqliteReadsAt returns the reads of a store at schema version `version` (see readQueries).
+func sqliteReadsAt(version int) (readQueries, error) {
+	all, err := loadMigrations(DriverSQLite)
+	if err != nil {
+		return readQueries{}, err
+	}
+	return readQueriesAt(all, version, sqliteNewestReads, sqliteRecordColumns, sqliteRecordColumnsUnknown), nil
+}
 
 type rowScanner interface {
 	Scan(dest ...any) error
@@ -446,16 +470,16 @@ type sqlQueryer interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-func sqliteFind(ctx context.Context, q sqlQueryer, resourceID string) (*Allocation, error) {
-	a, err := scanSQLiteAllocation(q.QueryRowContext(ctx, sqliteFindQuery, resourceID))
+func sqliteFind(ctx context.Context, q sqlQueryer, query, resourceID string) (*Allocation, error) {
+	a, err := scanSQLiteAllocation(q.QueryRowContext(ctx, query, resourceID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
 	return a, err
 }
 
-func sqliteUsed(ctx context.Context, q sqlQueryer) (map[string]int, error) {
-	rows, err := q.QueryContext(ctx, sqliteUsedQuery)
+func sqliteUsed(ctx context.Context, q sqlQueryer, query string) (map[string]int, error) {
+	rows, err := q.QueryContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
@@ -500,9 +524,12 @@ func (s *sqliteDB) allocateOnce(ctx context.Context, resourceID string, place Pl
 	}
 	defer func() { _ = tx.Rollback() }()
 
+	// The newest queries: only a handle from Open writes, and Open migrated the store.
 	next, placeErr, err := decide(ctx, allocationReads{
-		find: func(ctx context.Context, id string) (*Allocation, error) { return sqliteFind(ctx, tx, id) },
-		used: func(ctx context.Context) (map[string]int, error) { return sqliteUsed(ctx, tx) },
+		find: func(ctx context.Context, id string) (*Allocation, error) {
+			return sqliteFind(ctx, tx, sqliteFindQuery, id)
+		},
+		used: func(ctx context.Context) (map[string]int, error) { return sqliteUsed(ctx, tx, sqliteUsedQuery) },
 	}, resourceID, place)
 	if placeErr != nil || err != nil {
 		return nil, placeErr, err
@@ -530,7 +557,7 @@ func (s *sqliteDB) FindAllocation(ctx context.Context, resourceID string) (*Allo
 	var a *Allocation
 	err := s.retryBusy(ctx, func() error {
 		var err error
-		a, err = sqliteFind(ctx, s.db, resourceID)
+		a, err = sqliteFind(ctx, s.db, s.reads.find, resourceID)
 		return err
 	})
 	if err != nil {
@@ -543,7 +570,7 @@ func (s *sqliteDB) ListAllocations(ctx context.Context) ([]*Allocation, error) {
 	var list []*Allocation
 	err := s.retryBusy(ctx, func() error {
 		list = nil
-		rows, err := s.db.QueryContext(ctx, sqliteListQuery)
+		rows, err := s.db.QueryContext(ctx, s.reads.list)
 		if err != nil {
 			return err
 		}
@@ -567,7 +594,7 @@ func (s *sqliteDB) UsedSlotsByHost(ctx context.Context) (map[string]int, error) 
 	var used map[string]int
 	err := s.retryBusy(ctx, func() error {
 		var err error
-		used, err = sqliteUsed(ctx, s.db)
+		used, err = sqliteUsed(ctx, s.db, s.reads.used)
 		return err
 	})
 	if err != nil {

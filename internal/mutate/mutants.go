@@ -53,10 +53,10 @@ var Mutants = []Mutant{
 		// busy retry); together they let two processes decide on the same free slots.
 		Name: "sqlite-read-outside-deferred-tx", Breaks: "two processes on one SQLite ledger never oversubscribe a host",
 		File:    "internal/database/sqlite.go",
-		Search:  "return sqliteUsed(ctx, tx)",
-		Replace: "return sqliteUsed(ctx, s.db)",
+		Search:  "return sqliteUsed(ctx, tx, sqliteUsedQuery)",
+		Replace: "return sqliteUsed(ctx, s.db, sqliteUsedQuery)",
 		More: []Edit{
-			{"return sqliteFind(ctx, tx, id)", "return sqliteFind(ctx, s.db, id)"},
+			{"return sqliteFind(ctx, tx, sqliteFindQuery, id)", "return sqliteFind(ctx, s.db, sqliteFindQuery, id)"},
 			{`q.Set("_txlock", "immediate")`, `q.Set("_txlock", "deferred")`},
 		},
 		Checks: []Check{{Package: "./internal/database", Tests: []string{"TestConcurrentAllocateAcrossHandles", "TestSQLiteCrossProcess"}}},
