@@ -142,25 +142,47 @@ func TestIntegrationLifecycleOfTwoIsolatedTenants(t *testing.T) {
 			t.Fatalf("tenant %s reading system.parts: %v", r.ID, err)
 		}
 	}
-	// ...and cannot reach the other's, nor create databases or users.
+	// ...and cannot reach the other's, nor create databases or users: each statement is refused with
+	// ACCESS_DENIED exactly (a login failure, a syntax error or an unknown table is another code), and
+	// then succeeds for its owner (the other tenant, or the administrator for what no tenant may do),
+	// which shows the statement was valid and its target there. The intruder goes first so that the
+	// owner's DROP does not change what the intruder's meets; mutations hit A, whose data nothing
+	// checks again, so that B's table keeps its two rows.
+	admin, err := p.adminSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownerA := func(sql string) error { return tenantExec(ctx, p, a, sql) }
+	ownerB := func(sql string) error { return tenantExec(ctx, p, b, sql) }
+	asAdmin := func(sql string) error { return admin.Exec(ctx, sql) }
 	for _, denied := range []struct {
-		r   *provisioner.Resource
-		sql string
+		intruder *provisioner.Resource
+		sql      string
+		owner    func(string) error
+		undo     string // run by the administrator after the owner's success
 	}{
-		{a, "SELECT count() FROM " + quoteIdent(dbB) + ".t"},
-		{b, "SELECT count() FROM " + quoteIdent(dbA) + ".t"},
-		{a, "INSERT INTO " + quoteIdent(dbB) + ".t VALUES (3)"},
-		{a, "DROP TABLE " + quoteIdent(dbB) + ".t"},
-		{a, "CREATE DATABASE rill_integration_forbidden"},
-		{a, "CREATE USER rill_integration_forbidden"},
-		{a, "SELECT count() FROM system.users"},
+		{a, "SELECT count() FROM " + quoteIdent(dbB) + ".t", ownerB, ""},
+		{b, "SELECT count() FROM " + quoteIdent(dbA) + ".t", ownerA, ""},
+		{b, "INSERT INTO " + quoteIdent(dbA) + ".t VALUES (3)", ownerA, ""},
+		{b, "DROP TABLE " + quoteIdent(dbA) + ".t", ownerA, ""},
+		{a, "CREATE DATABASE rill_integration_forbidden", asAdmin, "DROP DATABASE rill_integration_forbidden"},
+		{a, "CREATE USER rill_integration_forbidden", asAdmin, "DROP USER rill_integration_forbidden"},
+		{a, "SELECT count() FROM system.users", asAdmin, ""},
 	} {
-		err := tenantExec(ctx, p, denied.r, denied.sql)
+		err := tenantExec(ctx, p, denied.intruder, denied.sql)
 		if err == nil {
-			t.Fatalf("tenant %s was allowed: %s", denied.r.ID, denied.sql)
+			t.Fatalf("tenant %s was allowed: %s", denied.intruder.ID, denied.sql)
 		}
 		if exceptionCode(err) != codeAccessDenied {
-			t.Logf("tenant %s refused %q with code %d (%v)", denied.r.ID, denied.sql, exceptionCode(err), err)
+			t.Fatalf("tenant %s refused %q with code %d, want ACCESS_DENIED (%d): %v", denied.intruder.ID, denied.sql, exceptionCode(err), codeAccessDenied, err)
+		}
+		if err := denied.owner(denied.sql); err != nil {
+			t.Fatalf("the owner could not run %q either, so the refusal proves nothing: %v", denied.sql, err)
+		}
+		if denied.undo != "" {
+			if err := admin.Exec(ctx, denied.undo); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 
@@ -181,10 +203,6 @@ func TestIntegrationLifecycleOfTwoIsolatedTenants(t *testing.T) {
 	}
 	if _, err := p.CheckResource(ctx, a, opts("Project A")); !errors.Is(err, provisioner.ErrResourceNotFound) {
 		t.Fatalf("CheckResource A after Deprovision: want ErrResourceNotFound, got %v", err)
-	}
-	admin, err := p.adminSession(ctx)
-	if err != nil {
-		t.Fatal(err)
 	}
 	if names, err := admin.QueryStrings(ctx, "SELECT name FROM system.databases WHERE name = "+quoteString(dbA)); err != nil || len(names) != 0 {
 		t.Fatalf("database of A after Deprovision: %v %v", names, err)
