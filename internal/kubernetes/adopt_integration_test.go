@@ -9,14 +9,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
-	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/rilladmin"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/fakerilladmin"
 )
 
 // rillTemplatePaths writes the templates in the shape Rill's admin documents and returns them as a
 // spec fragment (`, "template_paths": {...}`) and by key.
 func rillTemplatePaths(t *testing.T) (string, map[string]string) {
 	t.Helper()
-	paths, err := rilladmin.Templates(t.TempDir())
+	paths, err := fakerilladmin.Templates(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestIntegrationAdoptRuntimeOfRillAdmin(t *testing.T) {
 			e := newEnv(t, extra)
 			r := e.newRuntime()
 			pid := pidOf(r)
-			if err := rilladmin.ApplyKubernetesRuntime(e.ctx, testKubeconfig, e.ns, paths, rilladmin.Runtime{
+			if err := fakerilladmin.ApplyKubernetesRuntime(e.ctx, testKubeconfig, e.ns, paths, fakerilladmin.Runtime{
 				ResourceID: r.ID, Host: "http://*.rill.test", Image: "rilldata/rill", Version: "v0.60.0", Slots: 3,
 				Annotations: map[string]string{"organization_name": "Acme", "organization_plan": "team", "organization_custom_domain": ""},
 			}); err != nil {

@@ -198,25 +198,25 @@ func TestLedgerIsOpenedOnFirstUse(t *testing.T) {
 	}
 }
 
-// forgetful is a provisioner that counts ForgetReads calls; only Close and Type are otherwise called.
-type forgetful struct {
+// fakeForgetfulProvisioner is a fake provisioner that counts ForgetReads calls; only Close and Type are otherwise called.
+type fakeForgetfulProvisioner struct {
 	provisioner.Provisioner
 	forgets int
 }
 
-func (f *forgetful) Type() string { return "forgetful-test" }
-func (f *forgetful) Close() error { return nil }
-func (f *forgetful) ForgetReads() { f.forgets++ }
+func (f *fakeForgetfulProvisioner) Type() string { return "fake-forgetful" }
+func (f *fakeForgetfulProvisioner) Close() error { return nil }
+func (f *fakeForgetfulProvisioner) ForgetReads() { f.forgets++ }
 
 // Every Configure (every Terraform command) makes the set's provisioners forget cached reads, also when
 // the set itself is reused from an earlier command of the same process.
 func TestConfigureMakesProvisionersForgetCachedReads(t *testing.T) {
-	provisioner.Initializers["forgetful-test"] = func([]byte, database.DB, *zap.Logger) (provisioner.Provisioner, error) {
-		return &forgetful{}, nil
+	provisioner.Initializers["fake-forgetful"] = func([]byte, database.DB, *zap.Logger) (provisioner.Provisioner, error) {
+		return &fakeForgetfulProvisioner{}, nil
 	}
-	t.Cleanup(func() { delete(provisioner.Initializers, "forgetful-test") })
+	t.Cleanup(func() { delete(provisioner.Initializers, "fake-forgetful") })
 	attrs := map[string]any{
-		"provisioner_set_json": `{"f": {"type": "forgetful-test", "spec": {}}}`,
+		"provisioner_set_json": `{"f": {"type": "fake-forgetful", "spec": {}}}`,
 		"ledger_dsn":           "sqlite://" + filepath.Join(t.TempDir(), "ledger.db"),
 	}
 	first, diags := configure(t, attrs)
@@ -227,7 +227,7 @@ func TestConfigureMakesProvisionersForgetCachedReads(t *testing.T) {
 	if diags.HasError() {
 		t.Fatal(diags)
 	}
-	f := second.Set["f"].(*forgetful)
+	f := second.Set["f"].(*fakeForgetfulProvisioner)
 	if first.Set["f"] != second.Set["f"] || f.forgets != 2 {
 		t.Fatalf("same provisioner: %v; ForgetReads calls: %d, want 2", first.Set["f"] == second.Set["f"], f.forgets)
 	}

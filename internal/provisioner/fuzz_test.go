@@ -91,9 +91,9 @@ func FuzzNewRuntimeArgs(f *testing.F) {
 	})
 }
 
-type fuzzProvisioner struct{ Provisioner }
+type fakeFuzzProvisioner struct{ Provisioner }
 
-func (fuzzProvisioner) Close() error { return nil }
+func (fakeFuzzProvisioner) Close() error { return nil }
 
 func registerFuzzType() {
 	if _, ok := Initializers["fuzz"]; ok {
@@ -104,6 +104,6 @@ func registerFuzzType() {
 		if err := json.Unmarshal(spec, &m); err != nil {
 			return nil, err
 		}
-		return fuzzProvisioner{}, nil
+		return fakeFuzzProvisioner{}, nil
 	})
 }

@@ -77,9 +77,9 @@ func TestParseSetWarnsAboutEntryFieldsRillIgnores(t *testing.T) {
 	}
 }
 
-type warningProvisioner struct{ fuzzProvisioner }
+type fakeWarningProvisioner struct{ fakeFuzzProvisioner }
 
-func (warningProvisioner) SpecWarnings() []FieldWarning {
+func (fakeWarningProvisioner) SpecWarnings() []FieldWarning {
 	return []FieldWarning{{Path: "b.c", Message: "second"}, {Path: "a", Message: "first"}}
 }
 
@@ -87,7 +87,7 @@ func (warningProvisioner) SpecWarnings() []FieldWarning {
 // "spec." and sorted; NewSet keeps its signature and builds the same set.
 func TestNewSetWithWarningsCollectsSpecWarnings(t *testing.T) {
 	if _, ok := Initializers["warns"]; !ok {
-		Register("warns", func([]byte, database.DB, *zap.Logger) (Provisioner, error) { return warningProvisioner{}, nil })
+		Register("warns", func([]byte, database.DB, *zap.Logger) (Provisioner, error) { return fakeWarningProvisioner{}, nil })
 	}
 	set, warnings, err := NewSetWithWarnings(`{"p": {"type": "warns", "spec": {}, "x": 1}}`, nil, nil)
 	if err != nil || len(set) != 1 {

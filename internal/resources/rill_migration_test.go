@@ -14,8 +14,8 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/kubernetes"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/rillmigrate"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/fakerilladmin"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
-	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/rilladmin"
 )
 
 // The static half of docs/guides/migrating-from-rill-admin.md through the CLI: Rill's
@@ -29,7 +29,7 @@ func TestAccRuntime_migratedFromRillAdminStaticPool(t *testing.T) {
 	const adopted, other = "5d0c4a52-64a1-4c57-9a2f-0c6b1a8e9f10", "7e2b1c3d-0f4a-4b5c-8d6e-1f2a3b4c5d6e"
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := rilladmin.CreateStaticAssignments(ctx, rillDSN, []rilladmin.StaticAssignment{
+	if err := fakerilladmin.CreateStaticAssignments(ctx, rillDSN, []fakerilladmin.StaticAssignment{
 		{ResourceID: adopted, Host: hostA.URL, Slots: 2},
 		{ResourceID: other, Host: hostA.URL, Slots: 2}, // another project's runtime, staying with Rill for now
 	}); err != nil {
@@ -107,11 +107,11 @@ func TestAccRuntimeKubernetes_adoptsRuntimeOfRillAdmin(t *testing.T) {
 	e := acctest.NewKubeEnv(t)
 	const id = "0b6f1d2e-3c4a-4e5f-8a7b-9c0d1e2f3a4b"
 	const pid = "0b6f1d2e3c4a4e5f8a7b9c0d1e2f3a4b"
-	templates, err := rilladmin.Templates(t.TempDir())
+	templates, err := fakerilladmin.Templates(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rilladmin.ApplyKubernetesRuntime(e.Ctx, e.Cluster.Kubeconfig, e.NS, templates, rilladmin.Runtime{
+	if err := fakerilladmin.ApplyKubernetesRuntime(e.Ctx, e.Cluster.Kubeconfig, e.NS, templates, fakerilladmin.Runtime{
 		ResourceID: id, Host: "http://*.rill.test", Image: "rilldata/rill", Version: "v0.60.0", Slots: 2,
 		Annotations: map[string]string{"organization_name": "acme", "organization_plan": "team", "organization_custom_domain": ""},
 	}); err != nil {

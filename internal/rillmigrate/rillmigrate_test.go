@@ -12,8 +12,8 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/static"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/fakerilladmin"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
-	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/rilladmin"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -39,7 +39,7 @@ func TestMigrateStaticAssignmentsFromRillAdmin(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	rillDSN, ledgerDSN := pgtest.Shared(t), pgtest.Shared(t)
-	if err := rilladmin.CreateStaticAssignments(ctx, rillDSN, []rilladmin.StaticAssignment{
+	if err := fakerilladmin.CreateStaticAssignments(ctx, rillDSN, []fakerilladmin.StaticAssignment{
 		{ResourceID: r1, Host: "http://a.test:9091", Slots: 2},
 		{ResourceID: r2, Host: "http://a.test:9091/", Slots: 1}, // Rill kept the spec's trailing slash
 		{ResourceID: r3, Host: "http://b.test:9091", Slots: 3},  // b already has 4 of 6 in use here

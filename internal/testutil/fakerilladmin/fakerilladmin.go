@@ -1,5 +1,6 @@
-// Package rilladmin plays Rill's admin service in tests of adoption and migration: it creates what
-// Rill's admin would have created for a runtime, so that tests can import and adopt it.
+// Package fakerilladmin is a fake of Rill's admin service (which cannot run here) for tests of
+// adoption and migration: it creates what Rill's admin would have created for a runtime, so that
+// tests can import and adopt it.
 //
 //   - ApplyKubernetesRuntime applies a runtime's five objects the way Rill's kubernetes provisioner
 //     does: templates rendered with Sprig and Rill's template data, names runtime-<id without dashes>,
@@ -11,7 +12,7 @@
 //
 // It is written from the behaviour Rill documents, independently of this provider's code, so that a
 // test compares the provider with what Rill does rather than with itself.
-package rilladmin
+package fakerilladmin
 
 import (
 	"bytes"
