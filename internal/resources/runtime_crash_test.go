@@ -76,8 +76,11 @@ func TestAccRuntime_interruptedApplyLeavesStateEqualToLedger(t *testing.T) {
 			t.Errorf("destroy: %v\n%s", err, out)
 		}
 	})
-	at := killApply(t, w, ledger, interruptTerraform, crashRuntimes/3, 5*time.Second)
-	t.Logf("interrupted %s", at)
+	k := killApply(t, w, ledger, interruptTerraform, crashRuntimes/3, 5*time.Second)
+	t.Logf("%s", k)
+	if !k.killed {
+		t.Fatalf("the Ctrl-C did not interrupt the apply (%s): this run proves nothing", k.where)
+	}
 	allocs, err := acctest.LedgerAllocations(ledger)
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +115,7 @@ func TestAccRuntime_interruptedUpdateConverges(t *testing.T) {
 			})
 			w.Must("apply", "-auto-approve")
 			w.Write("main.tf", resizeConfig(ledger, 2))
-			at := killApplyWhen(t, w, ledger, who, func(allocs map[string]*database.Allocation) bool {
+			k := killApplyWhen(t, w, ledger, who, func(allocs map[string]*database.Allocation) bool {
 				return allocationsWithSlots(allocs, 2) >= resizeRuntimes/4
 			}, 2*time.Minute)
 			recoverUnreadableState(t, w)
@@ -126,8 +129,8 @@ func TestAccRuntime_interruptedUpdateConverges(t *testing.T) {
 					inState++
 				}
 			}
-			t.Logf("interrupted %s; resized: %d in the ledger, %d in the state", at, allocationsWithSlots(allocs, 2), inState)
-			if inState == resizeRuntimes {
+			t.Logf("%s; resized: %d in the ledger, %d in the state", k, allocationsWithSlots(allocs, 2), inState)
+			if !k.killed || inState == resizeRuntimes {
 				t.Fatalf("the interruption came after the update had completed: nothing left to recover, so this run proves nothing")
 			}
 			if who == interruptTerraform {
@@ -192,6 +195,10 @@ resource "rill_runtime" "rt" {
 `, crashRuntimes)
 }
 
+// killAttempts bounds the tries of one round: a try whose apply ends before the kill point kills
+// nothing, and the round tries again from where that apply left the ledger.
+const killAttempts = 5
+
 func runKilledApplies(t *testing.T, ledger string, who victim, kills int) {
 	if runtime.GOOS != "linux" {
 		t.Skip("finds the provider process through /proc")
@@ -210,24 +217,34 @@ func runKilledApplies(t *testing.T, ledger string, who victim, kills int) {
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, seed))
 	t.Logf("kill points from seed %d", seed)
+	// lasted is how long the last apply that ended on its own took: a time-based kill point falls
+	// within it.
+	lasted := 3500 * time.Millisecond
 	for round := 1; round <= kills; round++ {
-		allocs, err := acctest.LedgerAllocations(ledger)
-		if err != nil {
-			t.Fatal(err)
+		killed := false
+		for attempt := 1; attempt <= killAttempts && !killed; attempt++ {
+			allocs, err := acctest.LedgerAllocations(ledger)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Kill at a random point of the apply: once the ledger has grown by a random number of
+			// allocations short of complete. When (almost) all are allocated already, kill at a
+			// random time within what such an apply takes (it refreshes every runtime).
+			remaining := crashRuntimes - len(allocs)
+			target, after := len(allocs)+1+rng.IntN(max(remaining-1, 1)), 2*time.Minute
+			if remaining <= 1 {
+				target, after = crashRuntimes+1, time.Duration(rng.Int64N(int64(lasted)))
+			}
+			k := killApply(t, w, ledger, who, target, after)
+			t.Logf("round %d, try %d: %s", round, attempt, k)
+			if killed = k.killed; !killed {
+				lasted = k.ran
+			}
+			recoverUnreadableState(t, w)
 		}
-		if len(allocs) >= crashRuntimes {
-			t.Logf("round %d: the ledger already holds all %d runtimes", round, crashRuntimes)
+		if !killed {
+			t.Fatalf("round %d: %d applies in a row ended before the kill point: no kill of %s happened mid-apply", round, killAttempts, who)
 		}
-		// Kill at a random point of the apply: once the ledger has grown by a random number of
-		// allocations short of complete. When (almost) all are allocated already, kill at a random time.
-		remaining := crashRuntimes - len(allocs)
-		target, after := len(allocs)+1+rng.IntN(max(remaining-1, 1)), 2*time.Minute
-		if remaining <= 1 {
-			target, after = crashRuntimes+1, time.Duration(500+rng.IntN(3000))*time.Millisecond
-		}
-		at := killApply(t, w, ledger, who, target, after)
-		t.Logf("round %d: killed %s %s", round, who, at)
-		recoverUnreadableState(t, w)
 	}
 
 	// One plain apply converges.
@@ -239,16 +256,33 @@ func runKilledApplies(t *testing.T, ledger string, who victim, kills int) {
 	}
 }
 
+// kill is what killApplyWhen did: killed is true only when the signal reached its victim while the
+// apply ran (terraform died of the SIGKILL, stopped on the SIGINT, or failed when its provider was
+// killed); where says when, or why not; ran is how long the apply ran.
+type kill struct {
+	killed bool
+	where  string
+	ran    time.Duration
+}
+
+func (k kill) String() string {
+	if !k.killed {
+		return "no kill: " + k.where
+	}
+	return "killed " + k.where
+}
+
 // killApply starts `terraform apply` and kills who with SIGKILL once the ledger holds target
-// allocations or after has passed, whichever is first. It returns where the kill happened. When
-// terraform is the victim, its provider process must exit within 10 s.
-func killApply(t *testing.T, w *acctest.Workspace, ledger string, who victim, target int, after time.Duration) string {
+// allocations or after has passed, whichever is first. When terraform is the victim, its provider
+// process must exit within 10 s.
+func killApply(t *testing.T, w *acctest.Workspace, ledger string, who victim, target int, after time.Duration) kill {
 	t.Helper()
 	return killApplyWhen(t, w, ledger, who, func(allocs map[string]*database.Allocation) bool { return len(allocs) >= target }, after)
 }
 
-// killApplyWhen is killApply with the moment given by a condition on the ledger's allocations.
-func killApplyWhen(t *testing.T, w *acctest.Workspace, ledger string, who victim, ready func(map[string]*database.Allocation) bool, after time.Duration) string {
+// killApplyWhen is killApply with the moment given by a condition on the ledger's allocations. It
+// waits for the provider process too, so that a kill of either process happens mid-apply.
+func killApplyWhen(t *testing.T, w *acctest.Workspace, ledger string, who victim, ready func(map[string]*database.Allocation) bool, after time.Duration) kill {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -262,43 +296,53 @@ func killApplyWhen(t *testing.T, w *acctest.Workspace, ledger string, who victim
 
 	start := time.Now()
 	count := 0
-	for time.Since(start) < after {
+	var providers []int
+	for due := false; !due || len(providers) == 0; {
 		select {
 		case err := <-exited:
-			return fmt.Sprintf("never: the apply ended first after %s (%v)", time.Since(start).Round(time.Millisecond), err)
+			return kill{where: fmt.Sprintf("the apply ended first after %s (%v)", time.Since(start).Round(time.Millisecond), err), ran: time.Since(start)}
 		case <-time.After(50 * time.Millisecond):
 		}
+		providers = childrenNamed(cmd.Process.Pid, "terraform-provider-rill")
 		if allocs, err := acctest.LedgerAllocations(ledger); err == nil {
-			if count = len(allocs); ready(allocs) {
-				break
-			}
+			count = len(allocs)
+			due = due || ready(allocs)
 		}
+		due = due || time.Since(start) >= after
 	}
-	providers := childrenNamed(cmd.Process.Pid, "terraform-provider-rill")
-	where := fmt.Sprintf("after %s with %d allocations in the ledger", time.Since(start).Round(time.Millisecond), count)
+	where := fmt.Sprintf("%s after %s with %d allocations in the ledger", who, time.Since(start).Round(time.Millisecond), count)
 	switch who {
 	case killTerraform:
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 	case interruptTerraform:
 		_ = cmd.Process.Signal(syscall.SIGINT)
 	case killProvider:
-		if len(providers) == 0 {
-			if err := <-exited; err != nil {
-				t.Logf("terraform exited: %v", err)
-			}
-			return "never: no provider process was running (" + where + ")"
-		}
 		for _, pid := range providers {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
+	var err error
 	select {
-	case err := <-exited:
-		if err != nil {
-			t.Logf("terraform exited after %s was killed: %v", who, err)
-		}
+	case err = <-exited:
 	case <-time.After(2 * time.Minute):
-		t.Fatalf("terraform did not exit after %s was killed:\n%s", who, out.String())
+		t.Fatalf("terraform did not exit after %s was signalled:\n%s", who, out.String())
+	}
+	k := kill{where: where, ran: time.Since(start)}
+	switch who {
+	case killTerraform:
+		ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+		k.killed = ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
+	case interruptTerraform:
+		k.killed = strings.Contains(out.String(), "Interrupt received")
+	case killProvider:
+		k.killed = err != nil
+	}
+	if !k.killed {
+		k.where += fmt.Sprintf(", but the apply had ended by then (%v)", err)
+		return k
+	}
+	if err != nil {
+		t.Logf("terraform exited after %s: %v", who, err)
 	}
 	if who == killTerraform {
 		for _, pid := range providers {
@@ -306,9 +350,9 @@ func killApplyWhen(t *testing.T, w *acctest.Workspace, ledger string, who victim
 				t.Errorf("provider process %d still runs 10 s after terraform was killed", pid)
 			}
 		}
-		where += fmt.Sprintf("; its %d provider process(es) exited within 10 s", len(providers))
+		k.where += fmt.Sprintf("; its %d provider process(es) exited within 10 s", len(providers))
 	}
-	return where
+	return k
 }
 
 // childrenNamed returns the PIDs of the child processes of pid whose command name starts with name.
