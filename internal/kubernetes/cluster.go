@@ -20,8 +20,12 @@ const identityNamespace = "kube-system"
 // without it, yield "" (the identity is then neither recorded nor checked, and a warning is logged
 // once); any other failure is an error, as the cluster could not be reached.
 func (p *Provisioner) clusterID(ctx context.Context, c *clients) (string, error) {
-	p.clusterMu.Lock()
-	defer p.clusterMu.Unlock()
+	select {
+	case p.clusterLock <- struct{}{}:
+	case <-ctx.Done():
+		return "", fmt.Errorf("waiting for another operation of this run to read the identity of the cluster at %s (namespace %s): %w", c.config.Host, identityNamespace, ctx.Err())
+	}
+	defer func() { <-p.clusterLock }()
 	if p.clusterUID != nil {
 		return *p.clusterUID, nil
 	}

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -36,8 +35,10 @@ type Provisioner struct {
 	// reads serves CheckResource's object reads from snapshots shared by the calls of a refresh.
 	reads *snapshotReader
 
-	clusterMu  sync.Mutex
-	clusterUID *string // the cluster's identity once read (see clusterID)
+	// clusterLock is held while the cluster's identity is read; a channel, so that a waiting caller
+	// honours its own ctx instead of waiting out the first caller's GET (as resourceMapper.lock).
+	clusterLock chan struct{}
+	clusterUID  *string // the cluster's identity once read (see clusterID)
 
 	// SetMember holds the name in the set (provisioner.Named), stamped on every object as its owner, so
 	// that an import through another provisioner of the set is refused.
@@ -73,12 +74,13 @@ func newProvisioner(specJSON []byte, logger *zap.Logger) (*Provisioner, error) {
 		logger = zap.NewNop()
 	}
 	return &Provisioner{
-		spec:       spec,
-		templates:  ts,
-		clients:    &lazyClients{spec: spec, build: buildClients},
-		logger:     logger,
-		httpClient: &http.Client{Timeout: 10 * time.Second},
-		reads:      newSnapshotReader(logger),
+		spec:        spec,
+		templates:   ts,
+		clients:     &lazyClients{spec: spec, build: buildClients},
+		clusterLock: make(chan struct{}, 1),
+		logger:      logger,
+		httpClient:  &http.Client{Timeout: 10 * time.Second},
+		reads:       newSnapshotReader(logger),
 	}, nil
 }
 

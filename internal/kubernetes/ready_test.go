@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 )
 
 func unschedulableWith(msg string) *corev1.Pod {
@@ -226,4 +228,17 @@ func TestWaitLimitNamesTheDeadlineThatEndedTheWait(t *testing.T) {
 			t.Fatalf("got %q", got)
 		}
 	})
+}
+
+// A caller waiting while another reads the cluster's identity stops at its own deadline, with an
+// error that says what it waited for (the lock is held here as the other caller's GET would).
+func TestClusterIDWaiterHonoursItsOwnDeadline(t *testing.T) {
+	p := mustProvisioner(t, `{"host": "http://*.x"}`)
+	p.clusterLock <- struct{}{}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	_, err := p.clusterID(ctx, &clients{config: &rest.Config{Host: "https://api.test"}})
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "waiting for another operation of this run to read the identity of the cluster at https://api.test") {
+		t.Fatalf("got %v", err)
+	}
 }
