@@ -154,3 +154,41 @@ func TestApplyingARuntimeSwitchesThePlanCapacityCheckOff(t *testing.T) {
 		})
 	}
 }
+
+// Without provider data (an unconfigured provider), Create, Update and Delete fail with "Provider not
+// configured", never a panic on switching the capacity check off.
+func TestApplyingARuntimeWithoutProviderDataSaysNotConfigured(t *testing.T) {
+	ctx := context.Background()
+	full := runtimeModels()["full state"]
+	var raw tftypes.Value
+	if d := runtimeCodec.set(ctx, &raw, &full); d.HasError() {
+		t.Fatal(d)
+	}
+	s := runtimeSchemaV0(ctx)
+	plan, state := tfsdk.Plan{Schema: s, Raw: raw}, tfsdk.State{Schema: s, Raw: raw}
+	r := &RuntimeResource{}
+	for name, apply := range map[string]func() diag.Diagnostics{
+		"create": func() diag.Diagnostics {
+			resp := &resource.CreateResponse{State: state}
+			r.Create(ctx, resource.CreateRequest{Plan: plan}, resp)
+			return resp.Diagnostics
+		},
+		"update": func() diag.Diagnostics {
+			resp := &resource.UpdateResponse{State: state}
+			r.Update(ctx, resource.UpdateRequest{Plan: plan, State: state}, resp)
+			return resp.Diagnostics
+		},
+		"delete": func() diag.Diagnostics {
+			resp := &resource.DeleteResponse{State: state}
+			r.Delete(ctx, resource.DeleteRequest{State: state}, resp)
+			return resp.Diagnostics
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			diags := apply()
+			if len(diags.Errors()) != 1 || diags.Errors()[0].Summary() != "Provider not configured" {
+				t.Fatalf("%s without provider data: %v", name, diags)
+			}
+		})
+	}
+}

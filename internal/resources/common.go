@@ -22,6 +22,15 @@ type resourceBase struct {
 	client *Client
 }
 
+// applying switches the plan-time capacity check off for the rest of the command (a Create, Update or
+// Delete began). Without provider data there is nothing to switch: startCall then says the provider is
+// not configured.
+func (b *resourceBase) applying() {
+	if b.client != nil {
+		b.client.capacity.applying()
+	}
+}
+
 // Configure implements resource.ResourceWithConfigure.
 func (b *resourceBase) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	b.client = clientFrom(req.ProviderData, &resp.Diagnostics)

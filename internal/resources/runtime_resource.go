@@ -176,7 +176,7 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 
 // Create provisions the runtime and waits until it is ready.
 func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.client.capacity.applying()
+	r.applying()
 	var plan runtimeModel
 	resp.Diagnostics.Append(runtimeCodec.get(ctx, req.Plan.Raw, &plan)...)
 	if resp.Diagnostics.HasError() {
@@ -290,7 +290,7 @@ func (r *RuntimeResource) Read(ctx context.Context, req resource.ReadRequest, re
 // Update provisions the runtime again with the new args (the provisioner resizes or rolls it), then
 // waits until it is ready.
 func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.client.capacity.applying()
+	r.applying()
 	var plan, state runtimeModel
 	resp.Diagnostics.Append(runtimeCodec.get(ctx, req.Plan.Raw, &plan)...)
 	resp.Diagnostics.Append(runtimeCodec.get(ctx, req.State.Raw, &state)...)
@@ -333,7 +333,7 @@ func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest
 
 // Delete deprovisions the runtime; one that is already gone is deleted.
 func (r *RuntimeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	r.client.capacity.applying()
+	r.applying()
 	var state runtimeModel
 	resp.Diagnostics.Append(runtimeCodec.get(ctx, req.State.Raw, &state)...)
 	if resp.Diagnostics.HasError() {
