@@ -108,8 +108,24 @@ func parseDSN(dsn string) (driver, target string, err error) {
 		scheme, rest, _ := strings.Cut(dsn, "://")
 		return DriverPostgres, strings.ToLower(scheme) + "://" + rest, nil
 	default:
-		return "", "", fmt.Errorf("%w: unsupported DSN %q; %s", ErrInvalidDSN, Redact(dsn), acceptedForms)
+		return "", "", fmt.Errorf("%w: unsupported DSN (%s); %s", ErrInvalidDSN, unsupportedReason(dsn), acceptedForms)
 	}
+}
+
+// dsnScheme is what unsupportedReason shows of a DSN: a URL scheme (RFC 3986), which holds no secret.
+var dsnScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
+
+// unsupportedReason says what is wrong with a DSN parseDSN does not accept, without echoing it: a
+// DSN it cannot parse cannot be redacted reliably either (Redact needs a well-formed "scheme://"
+// or key=value form), and it may hold a password that would reach plan output and logs.
+func unsupportedReason(dsn string) string {
+	if strings.TrimSpace(dsn) != dsn {
+		return "it has leading or trailing whitespace"
+	}
+	if scheme, _, ok := strings.Cut(dsn, "://"); ok && dsnScheme.MatchString(scheme) {
+		return fmt.Sprintf("scheme %q", scheme)
+	}
+	return "no scheme:// at its start; the value is not shown, as it may hold a password"
 }
 
 func hasPrefixFold(s, prefix string) bool {

@@ -176,3 +176,25 @@ func TestRedact(t *testing.T) {
 		}
 	}
 }
+
+// A DSN Open cannot interpret is refused without echoing it: a mistyped scheme or a stray space must
+// not carry the password into plan output or logs. The error says what is wrong with it.
+func TestUnsupportedDSNErrorsHoldNoPassword(t *testing.T) {
+	for dsn, want := range map[string]string{
+		" postgres://admin:s3cret@db:5432/ledger": "leading or trailing whitespace",
+		"postgres:/admin:s3cret@db:5432/ledger":   "no scheme://",
+		"postgress://admin:s3cret@db:5432/ledger": `scheme "postgress"`,
+		"mysql://admin:s3cret@db/ledger":          `scheme "mysql"`,
+		"admin:s3cret@db:5432/ledger":             "no scheme://",
+		"host=db user=admin password=s3cret":      "no scheme://",
+		"admin:s3cret@tcp(db)://ledger":           "no scheme://",
+		"\tsqlite:///tmp/x.db?password=s3cret":    "leading or trailing whitespace",
+		"postgres ://admin:s3cret@db:5432/ledger": "no scheme://",
+		"Pöstgres://admin:s3cret@db:5432/ledger":  "no scheme://",
+	} {
+		err := ValidateDSN(dsn)
+		if !errors.Is(err, ErrInvalidDSN) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("ValidateDSN(%q) = %v; want ErrInvalidDSN saying %q, without the password", dsn, err, want)
+		}
+	}
+}
