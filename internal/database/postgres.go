@@ -54,6 +54,19 @@ const pgDefaultConnectTimeout = 10 * time.Second
 
 var _ DB = (*postgresDB)(nil)
 
+// pgRollbackTimeout bounds the rollback of a transaction that did not commit. The rollback runs
+// without the caller's context (it has often ended: that is why the transaction failed), so that
+// the connection goes back to the pool clean; but a server that stopped answering must not hold the
+// caller past its own timeout for longer than this.
+const pgRollbackTimeout = 5 * time.Second
+
+// pgRollback rolls tx back (a no-op after Commit), bounded by pgRollbackTimeout.
+func pgRollback(ctx context.Context, tx pgx.Tx) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pgRollbackTimeout)
+	defer cancel()
+	_ = tx.Rollback(ctx)
+}
+
 func openPostgres(ctx context.Context, dsn string, logger *zap.Logger, readOnly bool) (DB, error) {
 	name := Redact(dsn)
 	cfg, err := pgxpool.ParseConfig(dsn)
@@ -185,7 +198,7 @@ func (p *postgresDB) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	defer pgRollback(ctx, tx)
 	// Taken before anything else, so that even the CREATE TABLE IF NOT EXISTS below (which is not safe
 	// against a concurrent identical CREATE) runs in one process at a time.
 	if err := p.lockLedger(ctx, tx, pgMigrateLockKey); err != nil {
@@ -352,7 +365,7 @@ func (p *postgresDB) allocate(ctx context.Context, resourceID string, place Plac
 	if err != nil {
 		return nil, nil, err
 	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	defer pgRollback(ctx, tx)
 
 	if err := p.lockLedger(ctx, tx, pgAllocateLockKey); err != nil {
 		return nil, nil, err
