@@ -73,10 +73,13 @@ type Provisioner struct {
 	dial        dialFunc
 	newPassword func() (string, error)
 
-	mu       sync.Mutex
-	admin    session         // nil until the first successful connection
-	features *serverFeatures // nil until the server was checked to manage users by SQL
-	closed   bool
+	// adminLock is held while the admin connection is opened; a channel, so that a caller waiting for
+	// another's dial honours its own ctx. mu guards the fields below and is never held across I/O.
+	adminLock chan struct{}
+	mu        sync.Mutex
+	admin     session         // nil until the first successful connection
+	features  *serverFeatures // nil until the server was checked to manage users by SQL
+	closed    bool
 }
 
 // serverFeatures are what the server's version and privileges allow, read once per connection.
@@ -137,6 +140,7 @@ func New(specJSON []byte, _ database.DB, logger *zap.Logger) (provisioner.Provis
 		warnings:    warnings,
 		dial:        dialClickHouse,
 		newPassword: newPassword,
+		adminLock:   make(chan struct{}, 1),
 	}, nil
 }
 
@@ -215,13 +219,20 @@ func (p *Provisioner) Check(ctx context.Context) error {
 // adminSession returns the admin connection (to write_dsn when set, else dsn), opening it on first use. A failed attempt is not
 // remembered: the next call tries again.
 func (p *Provisioner) adminSession(ctx context.Context) (session, error) {
+	select {
+	case p.adminLock <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for another operation of this run to connect to ClickHouse: %w", ctx.Err())
+	}
+	defer func() { <-p.adminLock }()
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
+	closed, admin := p.closed, p.admin
+	p.mu.Unlock()
+	if closed {
 		return nil, errors.New("the clickhouse-static provisioner is closed")
 	}
-	if p.admin != nil {
-		return p.admin, nil
+	if admin != nil {
+		return admin, nil
 	}
 	// As in Rill, statements go to the writer endpoint when there is one: read replicas may refuse DDL.
 	dsn, which := p.dsn, "dsn"
@@ -235,6 +246,12 @@ func (p *Provisioner) adminSession(ctx context.Context) (session, error) {
 	if err := conn.Ping(ctx); err != nil {
 		_ = conn.Close()
 		return nil, errors.New(p.scrub("connecting to ClickHouse with the admin " + which + ": " + err.Error()))
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed { // closed while dialing
+		_ = conn.Close()
+		return nil, errors.New("the clickhouse-static provisioner is closed")
 	}
 	p.admin = conn
 	return conn, nil

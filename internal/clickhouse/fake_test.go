@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -198,4 +199,29 @@ func named(names []string, q string) []string {
 		}
 	}
 	return out
+}
+
+// A caller waiting while another opens the admin connection stops at its own deadline, with an error
+// that says what it waited for, instead of waiting out the first caller's dial.
+func TestAdminSessionWaiterHonoursItsOwnDeadline(t *testing.T) {
+	fake, p := onFake(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	p.dial = func(ctx context.Context, dsn string) (session, error) {
+		close(entered)
+		<-release
+		return fake.dial(ctx, dsn)
+	}
+	first := make(chan error, 1)
+	go func() { _, err := p.adminSession(context.Background()); first <- err }()
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	_, err := p.adminSession(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "waiting for another operation of this run to connect to ClickHouse") {
+		t.Fatalf("got %v", err)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
 }
