@@ -2,8 +2,14 @@ package provisioner
 
 import (
 	"context"
+	"errors"
 	"sync"
 )
+
+// ErrInsufficientCapacity is what a pool's Provision wraps when no host has room for a resource (the
+// static pool's *CapacityError), in the words of Rill's admin service; the Terraform layer's plan-time
+// capacity warning quotes it.
+var ErrInsufficientCapacity = errors.New("no runtimes found with sufficient available slots")
 
 // HostCapacity is the use of one host of a pool.
 type HostCapacity struct {

@@ -136,7 +136,7 @@ func warnIfNoRoom(ctx context.Context, reads *capacityReads, p provisioner.Provi
 	}
 	diags.AddAttributeWarning(path.Root("slots"), "No host has room for this runtime",
 		fmt.Sprintf("Provisioner %q has no host with %d free slot(s) right now (free slots per host: %s). The apply will fail with "+
-			"\"no runtimes found with sufficient available slots\" unless slots are freed first (a runtime destroyed or replaced "+
+			"%q unless slots are freed first (a runtime destroyed or replaced "+
 			"in the same apply, or by another pipeline). Add hosts or slots to the pool, or lower slots.",
-			name, slots, strings.Join(free, ", ")))
+			name, slots, strings.Join(free, ", "), provisioner.ErrInsufficientCapacity.Error()))
 }

@@ -1,15 +1,17 @@
 package static
 
 import (
-	"errors"
 	"fmt"
 	"math/bits"
 	"sort"
 	"strings"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
 
-// ErrInsufficientCapacity is returned (wrapped in a *CapacityError) when no host has room.
-var ErrInsufficientCapacity = errors.New("no runtimes found with sufficient available slots")
+// ErrInsufficientCapacity is returned (wrapped in a *CapacityError) when no host has room: the
+// contract's provisioner.ErrInsufficientCapacity.
+var ErrInsufficientCapacity = provisioner.ErrInsufficientCapacity
 
 // CapacityError says what was asked for and what each host had free, so the user can act on it.
 type CapacityError struct {
