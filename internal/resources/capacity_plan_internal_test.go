@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
@@ -127,12 +126,7 @@ func TestPlanCapacityCheckIsOffOnceTheCommandApplies(t *testing.T) {
 // else (here the provisioner is not even in the set, so each call then fails).
 func TestApplyingARuntimeSwitchesThePlanCapacityCheckOff(t *testing.T) {
 	ctx := context.Background()
-	full := runtimeModels()["full state"]
-	var raw tftypes.Value
-	if d := runtimeCodec.set(ctx, &raw, &full); d.HasError() {
-		t.Fatal(d)
-	}
-	s := runtimeSchemaV0(ctx)
+	raw, s := fullRuntimeValue(t), runtimeSchemaV0(ctx)
 	plan, state := tfsdk.Plan{Schema: s, Raw: raw}, tfsdk.State{Schema: s, Raw: raw}
 	for name, apply := range map[string]func(*RuntimeResource){
 		"create": func(r *RuntimeResource) {
@@ -159,12 +153,7 @@ func TestApplyingARuntimeSwitchesThePlanCapacityCheckOff(t *testing.T) {
 // configured", never a panic on switching the capacity check off.
 func TestApplyingARuntimeWithoutProviderDataSaysNotConfigured(t *testing.T) {
 	ctx := context.Background()
-	full := runtimeModels()["full state"]
-	var raw tftypes.Value
-	if d := runtimeCodec.set(ctx, &raw, &full); d.HasError() {
-		t.Fatal(d)
-	}
-	s := runtimeSchemaV0(ctx)
+	raw, s := fullRuntimeValue(t), runtimeSchemaV0(ctx)
 	plan, state := tfsdk.Plan{Schema: s, Raw: raw}, tfsdk.State{Schema: s, Raw: raw}
 	r := &RuntimeResource{}
 	for name, apply := range map[string]func() diag.Diagnostics{

@@ -80,11 +80,7 @@ func TestRuntimeCodecMatchesTheFramework(t *testing.T) {
 // naming the attribute, instead of being read as something else.
 func TestRuntimeCodecRefusesWhatTheFrameworkRefuses(t *testing.T) {
 	ctx := context.Background()
-	m := runtimeModels()["full state"]
-	var raw tftypes.Value
-	if d := runtimeCodec.set(ctx, &raw, &m); d.HasError() {
-		t.Fatal(d)
-	}
+	raw := fullRuntimeValue(t)
 	var attrs map[string]tftypes.Value
 	if err := raw.As(&attrs); err != nil {
 		t.Fatal(err)
@@ -102,4 +98,15 @@ func TestRuntimeCodecRefusesWhatTheFrameworkRefuses(t *testing.T) {
 	if wp, ok := d[0].(diag.DiagnosticWithPath); !ok || !wp.Path().Equal(path.Root("cpu")) {
 		t.Fatalf("the error does not name cpu: %v", d)
 	}
+}
+
+// fullRuntimeValue is runtimeModels' "full state", encoded as Terraform holds it.
+func fullRuntimeValue(t *testing.T) tftypes.Value {
+	t.Helper()
+	m := runtimeModels()["full state"]
+	var raw tftypes.Value
+	if d := runtimeCodec.set(context.Background(), &raw, &m); d.HasError() {
+		t.Fatal(d)
+	}
+	return raw
 }
