@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/envnames"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/logging"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/resources"
@@ -28,14 +29,6 @@ import (
 	_ "github.com/rill-provisioner/terraform-provider-rill/internal/clickhouse"
 	_ "github.com/rill-provisioner/terraform-provider-rill/internal/kubernetes"
 	_ "github.com/rill-provisioner/terraform-provider-rill/internal/static"
-)
-
-// Environment variables read when the provider block leaves an attribute unset.
-const (
-	EnvProvisionerSet     = "RILL_ADMIN_PROVISIONER_SET_JSON"
-	EnvDefaultProvisioner = "RILL_ADMIN_DEFAULT_PROVISIONER"
-	EnvLedgerDSN          = "RILL_LEDGER_DSN"
-	EnvRillVersion        = "RILL_VERSION"
 )
 
 var (
@@ -72,17 +65,17 @@ func (p *RillProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp 
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Provisions Rill runtimes (and ClickHouse databases) through pluggable provisioners: a static pool " +
 			"of runtime hosts, Kubernetes, or a shared ClickHouse. The provisioners are configured as a named set in JSON, " +
-			"the same format Rill's admin service reads from `" + EnvProvisionerSet + "`.",
+			"the same format Rill's admin service reads from `" + envnames.ProvisionerSet + "`.",
 		Attributes: map[string]schema.Attribute{
 			"provisioner_set_json": schema.StringAttribute{
 				Optional:  true,
 				Sensitive: true, // specs can hold DSNs and credentials
 				MarkdownDescription: "The provisioner set: a JSON object of provisioner names to `{\"type\": ..., \"spec\": {...}}`. " +
-					"`//` and `/* */` comments and trailing commas are accepted. Defaults to the `" + EnvProvisionerSet + "` environment variable.",
+					"`//` and `/* */` comments and trailing commas are accepted. Defaults to the `" + envnames.ProvisionerSet + "` environment variable.",
 			},
 			"default_provisioner": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "Name of the provisioner used by resources that do not name one. Defaults to `" + EnvDefaultProvisioner +
+				MarkdownDescription: "Name of the provisioner used by resources that do not name one. Defaults to `" + envnames.DefaultProvisioner +
 					"`, and to the only provisioner when the set has exactly one.",
 			},
 			"ledger_dsn": schema.StringAttribute{
@@ -90,12 +83,12 @@ func (p *RillProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp 
 				Sensitive: true, // a PostgreSQL DSN can carry a password
 				MarkdownDescription: "Where provisioners keep their bookkeeping (the static pool's slot allocations): `sqlite:///absolute/path/ledger.db`, " +
 					"`sqlite://relative/path.db`, or `postgres://user:password@host:5432/db` when several pipelines share one pool. Defaults to `" +
-					EnvLedgerDSN + "`, then to an SQLite file at `$XDG_DATA_HOME/terraform-provider-rill/ledger.db` " +
+					envnames.LedgerDSN + "`, then to an SQLite file at `$XDG_DATA_HOME/terraform-provider-rill/ledger.db` " +
 					"(`~/.local/share/terraform-provider-rill/ledger.db`). The ledger is opened on first use, not during configuration.",
 			},
 			"rill_version": schema.StringAttribute{
 				Optional:            true,
-				MarkdownDescription: "Rill version handed to provisioners (the Kubernetes provisioner uses it as the image tag when a runtime sets no `version`). Defaults to `" + EnvRillVersion + "`.",
+				MarkdownDescription: "Rill version handed to provisioners (the Kubernetes provisioner uses it as the image tag when a runtime sets no `version`). Defaults to `" + envnames.RillVersion + "`.",
 			},
 		},
 	}
@@ -112,7 +105,7 @@ func (p *RillProvider) ValidateConfig(ctx context.Context, req provider.Validate
 	if s := cfg.ProvisionerSetJSON; !s.IsNull() && !s.IsUnknown() {
 		if strings.TrimSpace(s.ValueString()) == "" {
 			resp.Diagnostics.AddAttributeError(path.Root("provisioner_set_json"), "Missing provisioner set",
-				"provisioner_set_json is set but empty: give a JSON object of provisioner names to {\"type\": ..., \"spec\": {...}}, or leave the attribute out to use "+EnvProvisionerSet+".")
+				"provisioner_set_json is set but empty: give a JSON object of provisioner names to {\"type\": ..., \"spec\": {...}}, or leave the attribute out to use "+envnames.ProvisionerSet+".")
 			return
 		}
 		var err error
@@ -149,15 +142,15 @@ func (p *RillProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 		resp.ResourceData, resp.DataSourceData = client, client
 		return
 	}
-	setJSON := valueOrEnv(cfg.ProvisionerSetJSON, EnvProvisionerSet)
-	defaultName := valueOrEnv(cfg.DefaultProvisioner, EnvDefaultProvisioner)
-	ledgerDSN := valueOrEnv(cfg.LedgerDSN, EnvLedgerDSN)
-	rillVersion := valueOrEnv(cfg.RillVersion, EnvRillVersion)
+	setJSON := valueOrEnv(cfg.ProvisionerSetJSON, envnames.ProvisionerSet)
+	defaultName := valueOrEnv(cfg.DefaultProvisioner, envnames.DefaultProvisioner)
+	ledgerDSN := valueOrEnv(cfg.LedgerDSN, envnames.LedgerDSN)
+	rillVersion := valueOrEnv(cfg.RillVersion, envnames.RillVersion)
 
 	setPath := path.Root("provisioner_set_json")
 	if strings.TrimSpace(setJSON) == "" {
 		resp.Diagnostics.AddAttributeError(setPath, "Missing provisioner set",
-			"Set provisioner_set_json in the provider block, or the "+EnvProvisionerSet+" environment variable, to a JSON object of provisioner names to {\"type\": ..., \"spec\": {...}}.")
+			"Set provisioner_set_json in the provider block, or the "+envnames.ProvisionerSet+" environment variable, to a JSON object of provisioner names to {\"type\": ..., \"spec\": {...}}.")
 		return
 	}
 	if ledgerDSN != "" {

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/envnames"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/resources"
 )
@@ -155,14 +156,14 @@ func TestDefaultProvisioner(t *testing.T) {
 
 // The provider block may leave everything to Rill's environment variables.
 func TestConfigureReadsTheEnvironment(t *testing.T) {
-	t.Setenv(EnvProvisionerSet, `{"env": {"type": "static", "spec": {"runtimes": [{"host": "http://e", "slots": 1}]}}}`)
-	t.Setenv(EnvLedgerDSN, "sqlite://"+filepath.Join(t.TempDir(), "ledger.db"))
-	t.Setenv(EnvRillVersion, "v0.99.1")
+	t.Setenv(envnames.ProvisionerSet, `{"env": {"type": "static", "spec": {"runtimes": [{"host": "http://e", "slots": 1}]}}}`)
+	t.Setenv(envnames.LedgerDSN, "sqlite://"+filepath.Join(t.TempDir(), "ledger.db"))
+	t.Setenv(envnames.RillVersion, "v0.99.1")
 	client, diags := configure(t, nil)
 	if diags.HasError() || client == nil || client.Default != "env" || client.RillVersion != "v0.99.1" || client.Types["env"] != "static" {
 		t.Fatalf("configure from the environment: %+v %v", client, diags)
 	}
-	t.Setenv(EnvProvisionerSet, "")
+	t.Setenv(envnames.ProvisionerSet, "")
 	_, diags = configure(t, nil)
 	onlyError(t, diags, "provisioner_set_json")
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/envnames"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/silentserver"
 )
@@ -144,12 +145,12 @@ func TestAccRuntime_anotherPostgresLedgerIsRefused(t *testing.T) {
 	acctest.RequireAcc(t)
 	dsnA, dsnB := pgtest.Shared(t), pgtest.Shared(t)
 	dir := ledgerWorkspace(t, identityPool, twoRuntimes)
-	tfA := acctest.WorkspaceIn(t, dir, acctest.TraceLog, "RILL_LEDGER_DSN="+dsnA).Run
+	tfA := acctest.WorkspaceIn(t, dir, acctest.TraceLog, envnames.LedgerDSN+"="+dsnA).Run
 	mustRun(t, tfA, "apply", "-no-color", "-auto-approve")
 	t.Cleanup(func() { _, _ = tfA("destroy", "-no-color", "-auto-approve") })
 	idA := ledgerID(t, dsnA)
 
-	tfB := acctest.WorkspaceIn(t, dir, acctest.TraceLog, "RILL_LEDGER_DSN="+dsnB).Run
+	tfB := acctest.WorkspaceIn(t, dir, acctest.TraceLog, envnames.LedgerDSN+"="+dsnB).Run
 	refusedPlan(t, dir, tfB, "ledger_dsn", idA, database.Redact(dsnA), database.Redact(dsnB)+", which does not exist")
 	if tables := pgtest.Tables(t, dsnB); len(tables) != 0 {
 		t.Errorf("the plan created tables in the empty database: %v", tables)
@@ -178,14 +179,14 @@ resource "rill_runtime" "rt" {
 }
 `)
 	sqliteDSN := "sqlite://" + filepath.Join(dir, "ledger.db")
-	tf := acctest.WorkspaceIn(t, dir, acctest.TraceLog, "RILL_LEDGER_DSN="+sqliteDSN).Run
+	tf := acctest.WorkspaceIn(t, dir, acctest.TraceLog, envnames.LedgerDSN+"="+sqliteDSN).Run
 	mustRun(t, tf, "apply", "-no-color", "-auto-approve")
 	t.Cleanup(func() { _, _ = tf("destroy", "-no-color", "-auto-approve") })
 
 	srv := silentserver.Start(t)
 	silent := "postgres://rill:Silent-Pa55@" + srv.Addr + "/ledger"
 	start := time.Now()
-	out, err := acctest.WorkspaceIn(t, dir, acctest.TraceLog, "RILL_LEDGER_DSN="+silent).Run("plan", "-no-color")
+	out, err := acctest.WorkspaceIn(t, dir, acctest.TraceLog, envnames.LedgerDSN+"="+silent).Run("plan", "-no-color")
 	elapsed := time.Since(start)
 	if err == nil {
 		t.Fatalf("plan against a silent server succeeded:\n%s", acctest.Tail(out))
@@ -232,7 +233,7 @@ resource "rill_runtime" "rt" {
 	}
 	t.Cleanup(func() { _ = tx.Rollback() })
 
-	tf := acctest.WorkspaceIn(t, dir, acctest.TraceLog, "RILL_LEDGER_DSN=sqlite://"+path).Run
+	tf := acctest.WorkspaceIn(t, dir, acctest.TraceLog, envnames.LedgerDSN+"=sqlite://"+path).Run
 	out, err := tf("apply", "-no-color", "-auto-approve")
 	if err == nil {
 		t.Fatalf("apply against a locked ledger succeeded:\n%s", acctest.Tail(out))

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/envnames"
 )
 
 var (
@@ -258,9 +259,9 @@ resource "rill_runtime" "rt" {
 func TestAccProvider_configFromEnvironment(t *testing.T) {
 	acctest.RequireAcc(t)
 	ledger := acctest.SQLiteLedger(t)
-	t.Setenv("RILL_ADMIN_PROVISIONER_SET_JSON", "{"+acctest.Pool("env-a", hostA)+","+acctest.Pool("env-b", hostB)+"}")
-	t.Setenv("RILL_ADMIN_DEFAULT_PROVISIONER", "env-b")
-	t.Setenv("RILL_LEDGER_DSN", ledger)
+	t.Setenv(envnames.ProvisionerSet, "{"+acctest.Pool("env-a", hostA)+","+acctest.Pool("env-b", hostB)+"}")
+	t.Setenv(envnames.DefaultProvisioner, "env-b")
+	t.Setenv(envnames.LedgerDSN, ledger)
 	resource.Test(t, acctest.LedgerTestCase(ledger, []resource.TestStep{{
 		Config: `
 resource "rill_runtime" "rt" {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
-	"github.com/rill-provisioner/terraform-provider-rill/internal/provider"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/envnames"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/freeport"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/k8stest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
@@ -32,7 +32,7 @@ func TestAcc_secretsStayOutOfLogsAndPlans(t *testing.T) {
 	ledger := withPassword(t, pgtest.Shared(t), ledgerPassword) // trust authentication: any password works
 	closed := freeport.For(t)                                   // nothing listens there
 	kubeconfig := k8stest.WriteKubeconfig(t, "", fmt.Sprintf("https://127.0.0.1:%d", closed), kubeToken)
-	t.Setenv(provider.EnvLedgerDSN, ledger)
+	t.Setenv(envnames.LedgerDSN, ledger)
 	t.Setenv("RILL_TEST_CLICKHOUSE_ADMIN_DSN", fmt.Sprintf("clickhouse://admin:%s@127.0.0.1:%d/default", adminPassword, closed))
 	set := fmt.Sprintf(`{
   "ch": {"type": "clickhouse-static", "spec": {"dsn_env": "RILL_TEST_CLICKHOUSE_ADMIN_DSN"}},

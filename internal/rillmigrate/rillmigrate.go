@@ -18,18 +18,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/envnames"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/static"
 )
 
 // Command is the name of the subcommand of the provider binary.
 const Command = "migrate-rill-static"
-
-// Environment variables the command reads when a flag is not given (the provider's own).
-const (
-	envSet    = "RILL_ADMIN_PROVISIONER_SET_JSON"
-	envLedger = "RILL_LEDGER_DSN"
-)
 
 // ReadStaticAssignments reads every row with slots of Rill's static_runtime_assignments table, in
 // one snapshot.
@@ -115,8 +110,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	var o Options
 	fs.StringVar(&o.RillDSN, "rill-dsn", "", "PostgreSQL DSN of Rill's admin database (required)")
 	fs.StringVar(&o.Provisioner, "provisioner", "", "name of the static pool in the provisioner set (required)")
-	fs.StringVar(&o.SetJSON, "set-json", os.Getenv(envSet), "the provider's provisioner set JSON (default $"+envSet+")")
-	fs.StringVar(&o.LedgerDSN, "ledger-dsn", os.Getenv(envLedger), "the provider's ledger DSN (default $"+envLedger+", else the default SQLite ledger)")
+	fs.StringVar(&o.SetJSON, "set-json", os.Getenv(envnames.ProvisionerSet), "the provider's provisioner set JSON (default $"+envnames.ProvisionerSet+")")
+	fs.StringVar(&o.LedgerDSN, "ledger-dsn", os.Getenv(envnames.LedgerDSN), "the provider's ledger DSN (default $"+envnames.LedgerDSN+", else the default SQLite ledger)")
 	timeout := fs.Duration("timeout", 5*time.Minute, "bound on the whole migration")
 	fs.Usage = func() {
 		say(stderr, "Usage: terraform-provider-rill %s -rill-dsn <dsn> -provisioner <name> [-set-json <json>] [-ledger-dsn <dsn>]\n\n"+

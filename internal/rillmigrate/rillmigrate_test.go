@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/envnames"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/static"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/fakerilladmin"
@@ -102,7 +103,7 @@ func TestMigrateStaticAssignmentsFromRillAdmin(t *testing.T) {
 }
 
 func TestMainRefusesMissingFlags(t *testing.T) {
-	t.Setenv(envSet, "")
+	t.Setenv(envnames.ProvisionerSet, "")
 	var out, errOut bytes.Buffer
 	if code := Main([]string{"-provisioner", "pool"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "-rill-dsn") || !strings.Contains(errOut.String(), "-set-json") {
 		t.Fatalf("exit %d, stderr %q", code, errOut.String())

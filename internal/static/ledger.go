@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/envnames"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
 
@@ -78,7 +79,7 @@ func (e *LedgerMismatchError) Error() string {
 		now = fmt.Sprintf("a ledger without an identity at %s", e.Current.Location)
 	}
 	return fmt.Sprintf("%v: runtime %s was allocated in %s, but the provider's ledger is now %s. "+
-		"Not treating the runtime as deleted: set ledger_dsn (or RILL_LEDGER_DSN; the default SQLite ledger lives under "+
+		"Not treating the runtime as deleted: set ledger_dsn (or "+envnames.LedgerDSN+"; the default SQLite ledger lives under "+
 		"$XDG_DATA_HOME or ~/.local/share) to the ledger the runtime was allocated in. If that ledger is lost for good, "+
 		"remove the runtime from state with `terraform state rm`",
 		provisioner.ErrIdentityMismatch, e.ResourceID, was, now)
