@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -53,7 +55,8 @@ func timeoutsBlock(ctx context.Context) schema.Block {
 		if !ok {
 			continue // as above
 		}
-		a.MarkdownDescription = fmt.Sprintf("How long the %s may take, as a Go duration (`30s`, `1h30m`); default `%s`.", timeoutVerb[name], shortDuration(d))
+		a.MarkdownDescription = fmt.Sprintf("How long the %s may take, as a positive Go duration (`30s`, `1h30m`); default `%s`.", timeoutVerb[name], shortDuration(d))
+		a.Validators = append(slices.Clip(a.Validators), positiveDurationValidator{})
 		b.Attributes[name] = a
 	}
 	b.MarkdownDescription = fmt.Sprintf("Operation timeouts; defaults: create `%s`, read `%s`, update `%s`, delete `%s`.",
@@ -74,6 +77,31 @@ func shortDuration(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// positiveDurationValidator refuses a timeout of zero or less at plan time: the operation's context
+// would end before it began, and every apply would fail with a deadline that says nothing of the
+// setting. The timeouts package's own validator reports a value that is no duration at all.
+type positiveDurationValidator struct{}
+
+var _ validator.String = positiveDurationValidator{}
+
+func (positiveDurationValidator) Description(context.Context) string {
+	return "a duration greater than zero"
+}
+
+func (v positiveDurationValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (positiveDurationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if d, err := time.ParseDuration(req.ConfigValue.ValueString()); err == nil && d <= 0 {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid timeout",
+			fmt.Sprintf("%s must be a positive duration, got %q.", req.Path, req.ConfigValue.ValueString()))
+	}
 }
 
 // RuntimeResource is `rill_runtime`: a Rill runtime from a provisioner. Create = Provision + AwaitReady,
