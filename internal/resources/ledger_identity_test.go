@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -221,17 +220,7 @@ resource "rill_runtime" "rt" {
 `)
 	path := filepath.Join(dir, "ledger.db")
 	acctest.OpenLedger(t, "sqlite://"+path)
-	// Another process's writer, as far as the provider process is concerned.
-	raw, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: path, RawQuery: "_txlock=immediate"}).String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = raw.Close() })
-	tx, err := raw.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tx.Rollback() })
+	tx := holdSQLiteWriteLock(t, path)
 
 	tf := acctest.WorkspaceIn(t, dir, acctest.TraceLog, envnames.LedgerDSN+"=sqlite://"+path).Run
 	out, err := tf("apply", "-no-color", "-auto-approve")

@@ -1,9 +1,14 @@
 package resources_test
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,10 +23,19 @@ import (
 // Two terraform processes applying to one static pool through one ledger never oversubscribe it: each
 // asks for more than half the pool, so exactly the pool's slots get allocated, the losers fail with a
 // capacity error, and both states together hold exactly what the ledger holds.
+//
+// The test proves that the two applies overlapped: it holds the ledger file's write lock (BEGIN
+// IMMEDIATE, as another process's writer) while both start, and releases it only once both provider
+// processes have logged that they wait for it. Nothing else writes the ledger before the release (the
+// test creates and migrates it up front), so each process's first wait is for the test's lock, in the
+// write its apply starts with. Without the lock the processes never wait, and the test fails.
 func TestAccRuntime_twoTerraformProcessesShareSQLiteLedger(t *testing.T) {
 	acctest.RequireAcc(t)
 	ledger := acctest.SQLiteLedger(t)
-	runTwoProcesses(t, [2]string{ledger, ledger}, nil)
+	acctest.OpenLedger(t, ledger) // created and migrated now: the applies' first writes are allocations
+	runTwoProcesses(t, [2]string{ledger, ledger}, func(done <-chan struct{}, logs [2]string) (wait func() error) {
+		return holdSQLiteLockUntilBothWait(t, strings.TrimPrefix(ledger, "sqlite://"), done, logs)
+	})
 }
 
 // On PostgreSQL the test proves that the two applies overlapped: it holds the ledger's allocation
@@ -32,12 +46,15 @@ func TestAccRuntime_twoTerraformProcessesSharePostgresLedger(t *testing.T) {
 	ledger := pgtest.Shared(t)
 	var ledgers [2]string
 	for i := range ledgers {
-		ledgers[i] = withQueryParam(t, ledger, "application_name", fmt.Sprintf("rill-apply-%d", i))
+		ledgers[i] = withQueryParam(t, ledger, "application_name", applyName(i))
 	}
-	runTwoProcesses(t, ledgers, func(done <-chan struct{}) (wait func() error) {
-		return holdLedgerLockUntilBothWait(t, ledger, done, "rill-apply-0", "rill-apply-1")
+	runTwoProcesses(t, ledgers, func(done <-chan struct{}, _ [2]string) (wait func() error) {
+		return holdLedgerLockUntilBothWait(t, ledger, done)
 	})
 }
+
+// applyName tells the two applies apart in what the tests observe of them.
+func applyName(i int) string { return fmt.Sprintf("rill-apply-%d", i) }
 
 // allocateLockKey is the PostgreSQL ledger's allocation lock (internal/database's pgAllocateLockKey,
 // the ASCII of "rill-alc"). Should it change there, the PostgreSQL test fails saying the processes
@@ -45,9 +62,8 @@ func TestAccRuntime_twoTerraformProcessesSharePostgresLedger(t *testing.T) {
 const allocateLockKey int64 = 0x72696c6c2d616c63
 
 // holdLedgerLockUntilBothWait takes the ledger's allocation lock on a connection of its own; the
-// returned wait releases it as soon as the named applications both wait for it, and reports an error
-// when done closes (both applies ended) or three minutes pass before that.
-func holdLedgerLockUntilBothWait(t *testing.T, dsn string, done <-chan struct{}, apps ...string) func() error {
+// returned wait releases it as soon as both applies (by application_name) wait for it.
+func holdLedgerLockUntilBothWait(t *testing.T, dsn string, done <-chan struct{}) func() error {
 	t.Helper()
 	ctx := context.Background()
 	// Two connections: one holds the lock in a transaction; the other watches, outside any transaction
@@ -62,27 +78,86 @@ func holdLedgerLockUntilBothWait(t *testing.T, dsn string, done <-chan struct{},
 	}
 	return func() error {
 		defer func() { _ = tx.Rollback(ctx) }() // releases the lock
-		deadline := time.After(3 * time.Minute)
-		for {
+		return untilBothWait(t, done, "the ledger's allocation lock", func() ([]string, error) {
 			var waiting []string
 			err := watch.QueryRow(ctx, `
 				SELECT coalesce(array_agg(DISTINCT a.application_name ORDER BY a.application_name), '{}')
 				FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
 				WHERE l.locktype = 'advisory' AND NOT l.granted AND a.datname = current_database()`).Scan(&waiting)
-			if err != nil {
-				return err
+			return waiting, err
+		})
+	}
+}
+
+// sqliteBusyLogLine is what the SQLite ledger logs (at debug level, internal/database's retryBusy)
+// each time it found the file's write lock taken. Should it change there, the SQLite test fails
+// saying the processes never waited for the lock.
+const sqliteBusyLogLine = "ledger busy, retrying"
+
+// holdSQLiteLockUntilBothWait takes the SQLite ledger file's write lock on a connection of its own;
+// the returned wait releases it as soon as both applies' provider logs (logs[i] is apply i's) say they
+// wait for it. SQLite keeps no list of waiters, so the waiters' own word is the evidence.
+func holdSQLiteLockUntilBothWait(t *testing.T, path string, done <-chan struct{}, logs [2]string) func() error {
+	t.Helper()
+	tx := holdSQLiteWriteLock(t, path)
+	return func() error {
+		defer func() { _ = tx.Rollback() }() // releases the lock
+		return untilBothWait(t, done, "the ledger file's write lock", func() ([]string, error) {
+			var waiting []string
+			for i, log := range logs {
+				b, err := os.ReadFile(log)
+				if err != nil && !os.IsNotExist(err) { // the CLI creates its log when it starts
+					return nil, err
+				}
+				if bytes.Contains(b, []byte(sqliteBusyLogLine)) {
+					waiting = append(waiting, applyName(i))
+				}
 			}
-			if all := strings.Join(waiting, ","); all == strings.Join(apps, ",") {
-				t.Logf("both applies waited for the ledger's allocation lock at once (%s): they overlapped", all)
-				return nil
-			}
-			select {
-			case <-done:
-				return fmt.Errorf("both applies ended without ever waiting for the ledger's allocation lock at the same time (last seen waiting: %v): they did not overlap, or Allocate does not take the lock", waiting)
-			case <-deadline:
-				return fmt.Errorf("after 3 minutes, %v wait for the ledger's allocation lock, not both of %v", waiting, apps)
-			case <-time.After(20 * time.Millisecond):
-			}
+			return waiting, nil
+		})
+	}
+}
+
+// holdSQLiteWriteLock begins a write transaction (BEGIN IMMEDIATE) on the SQLite file at path through
+// a connection of its own: to the provider processes, another process's writer holding the file's
+// write lock until the returned transaction ends (at the latest when the test does).
+func holdSQLiteWriteLock(t *testing.T, path string) *sql.Tx {
+	t.Helper()
+	raw, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: path, RawQuery: "_txlock=immediate"}).String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = raw.Close() })
+	tx, err := raw.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback() })
+	return tx
+}
+
+// untilBothWait polls waiting (the names of the applies that wait for what) until it names both
+// applies at once, and fails when done closes (both applies ended) or three minutes pass before that.
+func untilBothWait(t *testing.T, done <-chan struct{}, what string, waiting func() ([]string, error)) error {
+	t.Helper()
+	both := []string{applyName(0), applyName(1)}
+	deadline := time.After(3 * time.Minute)
+	for {
+		w, err := waiting()
+		if err != nil {
+			return err
+		}
+		slices.Sort(w)
+		if slices.Equal(w, both) {
+			t.Logf("both applies waited for %s at once (%s): they overlapped", what, strings.Join(w, ","))
+			return nil
+		}
+		select {
+		case <-done:
+			return fmt.Errorf("both applies ended without ever waiting for %s at the same time (last seen waiting: %v): they did not overlap, or Allocate does not take the lock", what, w)
+		case <-deadline:
+			return fmt.Errorf("after 3 minutes, %v wait for %s, not both of %v", w, what, both)
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }
@@ -116,10 +191,11 @@ const (
 	concurrencyRuntimesPerRun = 6 // two runs want 12 one-slot runtimes from a pool of 8 slots
 )
 
-// runTwoProcesses runs the two applies, process i with ledgers[i] (one ledger, maybe named apart).
-// gate, when given, is started before the applies with a channel closed when both have ended; the
-// wait it returns runs alongside them, and its error fails the test.
-func runTwoProcesses(t *testing.T, ledgers [2]string, gate func(done <-chan struct{}) (wait func() error)) {
+// runTwoProcesses runs the two applies, process i with ledgers[i] (one ledger, maybe named apart) and
+// its provider's debug log in logs[i]. gate is started before the applies with a channel closed when
+// both have ended and the logs' paths; the wait it returns runs alongside them, and its error fails
+// the test.
+func runTwoProcesses(t *testing.T, ledgers [2]string, gate func(done <-chan struct{}, logs [2]string) (wait func() error)) {
 	ledger := ledgers[0]
 	var hosts []string
 	for i := 0; i < concurrencyHosts; i++ {
@@ -130,7 +206,13 @@ func runTwoProcesses(t *testing.T, ledgers [2]string, gate func(done <-chan stru
 	for i := 0; i < concurrencyRuntimesPerRun; i++ {
 		body += fmt.Sprintf("resource \"rill_runtime\" \"rt%d\" {\n  slots = 1\n}\n", i)
 	}
-	dirs := []*acctest.Workspace{acctest.NewWorkspace(t), acctest.NewWorkspace(t)}
+	var logs [2]string
+	var dirs []*acctest.Workspace
+	for i := range logs {
+		dir := t.TempDir()
+		logs[i] = filepath.Join(dir, "provider.log")
+		dirs = append(dirs, acctest.WorkspaceIn(t, dir, "TF_LOG_PROVIDER=debug", "TF_LOG_PATH="+logs[i]))
+	}
 	for i, w := range dirs {
 		w.Write("main.tf", body)
 		w.Write("terraform.tfvars", fmt.Sprintf("ledger = %q\n", ledgers[i]))
@@ -141,10 +223,7 @@ func runTwoProcesses(t *testing.T, ledgers [2]string, gate func(done <-chan stru
 	outputs := make([]string, len(dirs))
 	errs := make([]error, len(dirs))
 	done := make(chan struct{})
-	var wait func() error
-	if gate != nil {
-		wait = gate(done)
-	}
+	wait := gate(done, logs)
 	for i, d := range dirs {
 		wg.Add(1)
 		go func() {
@@ -153,10 +232,7 @@ func runTwoProcesses(t *testing.T, ledgers [2]string, gate func(done <-chan stru
 		}()
 	}
 	go func() { wg.Wait(); close(done) }()
-	var gateErr error
-	if wait != nil {
-		gateErr = wait()
-	}
+	gateErr := wait()
 	<-done
 	t.Cleanup(func() {
 		for _, d := range dirs {
