@@ -6,78 +6,63 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/freeport"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/k8stest"
 )
 
-// fakeAPIServer answers like a Kubernetes API server in which no Deployment exists, or, in the
-// other modes, like a server that refuses (403) or like a web server that is not Kubernetes at all.
-type fakeAPIServer struct {
+// fakeNonKubernetesServer is a web server that is not a Kubernetes API server: it answers every
+// request with a plain 404 and counts them. It stays a fake because no real API server answers so:
+// its 404s are Status objects and its /version always answers.
+type fakeNonKubernetesServer struct {
 	*httptest.Server
 	requests atomic.Int64
-	mode     atomic.Value // "ok", "forbidden", "not-kubernetes"
 }
 
-func newFakeAPIServer(t *testing.T) *fakeAPIServer {
-	f := &fakeAPIServer{}
-	f.mode.Store("ok")
+func newFakeNonKubernetesServer(t *testing.T) *fakeNonKubernetesServer {
+	f := &fakeNonKubernetesServer{}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.requests.Add(1)
-		switch f.mode.Load().(string) {
-		case "forbidden":
-			status(w, 403, "Forbidden", `deployments.apps is forbidden: User "u" cannot get resource "deployments"`)
-			return
-		case "not-kubernetes":
-			http.NotFound(w, r)
-			return
-		}
-		switch {
-		case r.URL.Path == "/version":
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = fmt.Fprint(w, `{"major":"1","minor":"34","gitVersion":"v1.34.4"}`)
-		case strings.HasSuffix(r.URL.Path, "/deployments"):
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = fmt.Fprint(w, `{"kind":"DeploymentList","apiVersion":"apps/v1","metadata":{"resourceVersion":"1"},"items":[]}`)
-		default:
-			name := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
-			status(w, 404, "NotFound", fmt.Sprintf(`deployments.apps %q not found`, name))
-		}
+		http.NotFound(w, r)
 	}))
 	t.Cleanup(f.Close)
 	return f
-}
-
-func status(w http.ResponseWriter, code int, reason, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_, _ = fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":%q,"reason":%q,"code":%d}`, msg, reason, code)
 }
 
 func runtimeResource() *provisioner.Resource {
 	return &provisioner.Resource{ID: "6f9619ff-8b86-d011-b42d-00cf4fc964ff", Type: provisioner.ResourceTypeRuntime}
 }
 
-func TestInitializerDoesNotContactTheClusterAndClientIsBuiltLazily(t *testing.T) {
-	srv := newFakeAPIServer(t)
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig") // does not exist yet (a cluster created later in the same apply)
+// The initializer reads no kubeconfig and contacts no cluster: it succeeds while the kubeconfig does
+// not exist yet (a cluster created later in the same apply), and the first call that needs the
+// cluster builds the clients, once.
+func TestIntegrationInitializerNeedsNoClusterAndClientIsBuiltLazily(t *testing.T) {
+	needCluster(t)
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig") // does not exist yet
 	p := mustProvisioner(t, `{"host": "http://*.x", "kubeconfig_path": "`+kubeconfig+`"}`)
-	if n := srv.requests.Load(); n != 0 {
-		t.Fatalf("the initializer made %d requests", n)
-	}
 	ctx := context.Background()
 	err := p.Check(ctx)
 	if err == nil || !strings.Contains(err.Error(), "kubeconfig_path") {
 		t.Fatalf("want an error naming kubeconfig_path, got %v", err)
 	}
 	// The failure is not cached: once the file exists, the next call builds the client.
-	k8stest.WriteKubeconfig(t, kubeconfig, srv.URL, "test-token")
+	b, err := os.ReadFile(testKubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kubeconfig, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if err := p.Check(ctx); err != nil {
 		t.Fatalf("Check after the kubeconfig appeared: %v", err)
 	}
@@ -91,26 +76,44 @@ func TestInitializerDoesNotContactTheClusterAndClientIsBuiltLazily(t *testing.T)
 	}
 }
 
-func TestCheckResourceReportsNotFoundOnlyForARealNotFound(t *testing.T) {
-	srv := newFakeAPIServer(t)
-	p := mustProvisioner(t, `{"host": "http://*.x", "kubeconfig_path": "`+k8stest.WriteKubeconfig(t, "", srv.URL, "test-token")+`"}`)
-	ctx := context.Background()
-
-	_, err := p.CheckResource(ctx, runtimeResource(), nil)
+// A namespace that does not exist holds none of the runtime's objects: the API server's 404s (and
+// empty lists) mean the runtime is gone, and CheckResource says so with ErrResourceNotFound.
+func TestIntegrationCheckResourceInAMissingNamespaceIsNotFound(t *testing.T) {
+	needCluster(t)
+	ns := "rill-test-absent-" + randomHex(4)
+	p := mustProvisioner(t, fmt.Sprintf(`{"host": "http://*.x", "namespace": %q, "kubeconfig_path": %q}`, ns, testKubeconfig))
+	_, err := p.CheckResource(context.Background(), runtimeResource(), nil)
 	if !errors.Is(err, provisioner.ErrResourceNotFound) {
-		t.Fatalf("a 404 from the API server must be ErrResourceNotFound, got %v", err)
+		t.Fatalf("the API server's 404s for namespace %s must be ErrResourceNotFound, got %v", ns, err)
 	}
+}
 
-	srv.mode.Store("forbidden")
-	_, err = p.CheckResource(ctx, runtimeResource(), nil)
+// A user the API server refuses (403: a ServiceAccount without any RBAC rights) learns nothing about
+// the runtime: a plain error that says so, never ErrResourceNotFound (the runtime may well exist).
+func TestIntegrationCheckResourceRefusedIsNotNotFound(t *testing.T) {
+	e := newEnv(t, "")
+	const sa = "no-rights"
+	if _, err := e.core.ServiceAccounts(e.ns).Create(e.ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.provisionerAs(sa).CheckResource(e.ctx, runtimeResource(), nil)
 	if err == nil || errors.Is(err, provisioner.ErrResourceNotFound) || !strings.Contains(err.Error(), "forbidden") {
-		t.Fatalf("a 403 must be a plain error, got %v", err)
+		t.Fatalf("a 403 must be a plain error saying forbidden, got %v", err)
 	}
+	t.Log(err)
+}
 
-	srv.mode.Store("not-kubernetes")
-	_, err = p.CheckResource(ctx, runtimeResource(), nil)
+// A server that answers 404 to everything but is no Kubernetes API server (a wrong URL in the
+// kubeconfig) proves nothing about the runtime: a plain error, never ErrResourceNotFound.
+func TestCheckResourceAgainstAServerThatIsNotKubernetesIsNotNotFound(t *testing.T) {
+	srv := newFakeNonKubernetesServer(t)
+	p := mustProvisioner(t, `{"host": "http://*.x", "kubeconfig_path": "`+k8stest.WriteKubeconfig(t, "", srv.URL, "test-token")+`"}`)
+	_, err := p.CheckResource(context.Background(), runtimeResource(), nil)
 	if err == nil || errors.Is(err, provisioner.ErrResourceNotFound) {
 		t.Fatalf("a 404 from something that is not an API server must be a plain error, got %v", err)
+	}
+	if srv.requests.Load() == 0 {
+		t.Fatal("CheckResource never asked the server")
 	}
 	t.Log(err)
 }
