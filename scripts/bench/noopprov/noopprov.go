@@ -7,7 +7,11 @@
 //     work and its trace logging) before the provider does anything of its own;
 //   - `noop_runtime`, with rill_runtime's own schema (the real Schema method: the same attributes,
 //     validators, plan modifiers, defaults and timeouts block): what the framework and Terraform
-//     cost for that schema, so that rill_runtime against it is what the provider's own work costs.
+//     cost for that schema, so that rill_runtime against it is what the provider's own work costs;
+//   - `noop_bare`, rill_runtime's attributes and timeouts block without their validators, plan
+//     modifiers and defaults: the least any provider with those attributes can cost, so that
+//     noop_runtime against it is what the validators, plan modifiers and defaults cost, and
+//     noop_item against it what the number of attributes costs.
 //
 // Built by the bench as
 //
@@ -48,6 +52,7 @@ func (noopProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		func() resource.Resource { return &item{} },
 		func() resource.Resource { return &sameSchema{} },
+		func() resource.Resource { return &bareSchema{} },
 	}
 }
 
@@ -117,6 +122,46 @@ func (*sameSchema) Update(_ context.Context, req resource.UpdateRequest, resp *r
 }
 
 func (*sameSchema) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {}
+
+// bareSchema is `noop_bare`: sameSchema with the validators, plan modifiers and defaults taken out
+// of every attribute (rill_runtime has none on its blocks). Without hibernated's default, the plan
+// leaves it unknown on create, and the state null.
+type bareSchema struct{ sameSchema }
+
+func (*bareSchema) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_bare"
+}
+
+func (b *bareSchema) Schema(ctx context.Context, req resource.SchemaRequest, resp *resource.SchemaResponse) {
+	b.sameSchema.Schema(ctx, req, resp)
+	for name, attr := range resp.Schema.Attributes {
+		switch a := attr.(type) {
+		case schema.StringAttribute:
+			a.Validators, a.PlanModifiers, a.Default = nil, nil, nil
+			attr = a
+		case schema.NumberAttribute:
+			a.Validators, a.PlanModifiers, a.Default = nil, nil, nil
+			attr = a
+		case schema.Int64Attribute:
+			a.Validators, a.PlanModifiers, a.Default = nil, nil, nil
+			attr = a
+		case schema.BoolAttribute:
+			a.Validators, a.PlanModifiers, a.Default = nil, nil, nil
+			attr = a
+		case schema.MapAttribute:
+			a.Validators, a.PlanModifiers, a.Default = nil, nil, nil
+			attr = a
+		case schema.ListAttribute:
+			a.Validators, a.PlanModifiers, a.Default = nil, nil, nil
+			attr = a
+		default:
+			// A new attribute type in rill_runtime's schema: fail loudly rather than measure a
+			// "bare" schema that still carries its validators.
+			resp.Diagnostics.AddError("noop_bare", fmt.Sprintf("attribute %q has a type noop_bare does not strip: %T", name, attr))
+		}
+		resp.Schema.Attributes[name] = attr
+	}
+}
 
 // known returns v with unknown values replaced by null, and the top-level "id" by id when it is unknown.
 func known(v tftypes.Value, id string) tftypes.Value {
