@@ -24,6 +24,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"reflect"
 	"sync/atomic"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -135,32 +136,21 @@ func (*bareSchema) Metadata(_ context.Context, req resource.MetadataRequest, res
 func (b *bareSchema) Schema(ctx context.Context, req resource.SchemaRequest, resp *resource.SchemaResponse) {
 	b.sameSchema.Schema(ctx, req, resp)
 	for name, attr := range resp.Schema.Attributes {
-		switch a := attr.(type) {
-		case schema.StringAttribute:
-			a.Validators, a.PlanModifiers, a.Default = nil, nil, nil
-			attr = a
-		case schema.NumberAttribute:
-			a.Validators, a.PlanModifiers, a.Default = nil, nil, nil
-			attr = a
-		case schema.Int64Attribute:
-			a.Validators, a.PlanModifiers, a.Default = nil, nil, nil
-			attr = a
-		case schema.BoolAttribute:
-			a.Validators, a.PlanModifiers, a.Default = nil, nil, nil
-			attr = a
-		case schema.MapAttribute:
-			a.Validators, a.PlanModifiers, a.Default = nil, nil, nil
-			attr = a
-		case schema.ListAttribute:
-			a.Validators, a.PlanModifiers, a.Default = nil, nil, nil
-			attr = a
-		default:
-			// A new attribute type in rill_runtime's schema: fail loudly rather than measure a
-			// "bare" schema that still carries its validators.
-			resp.Diagnostics.AddError("noop_bare", fmt.Sprintf("attribute %q has a type noop_bare does not strip: %T", name, attr))
-		}
-		resp.Schema.Attributes[name] = attr
+		resp.Schema.Attributes[name] = withoutRules(attr)
 	}
+}
+
+// withoutRules returns a copy of attr with its Validators, PlanModifiers and Default fields zeroed:
+// every attribute type of the framework has them as fields, of a different type per attribute type.
+func withoutRules(attr schema.Attribute) schema.Attribute {
+	v := reflect.New(reflect.TypeOf(attr)).Elem()
+	v.Set(reflect.ValueOf(attr))
+	for _, field := range []string{"Validators", "PlanModifiers", "Default"} {
+		if f := v.FieldByName(field); f.IsValid() {
+			f.SetZero()
+		}
+	}
+	return v.Interface().(schema.Attribute)
 }
 
 // known returns v with unknown values replaced by null, and the top-level "id" by id when it is unknown.
