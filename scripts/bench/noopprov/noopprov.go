@@ -125,8 +125,9 @@ func (*sameSchema) Update(_ context.Context, req resource.UpdateRequest, resp *r
 func (*sameSchema) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {}
 
 // bareSchema is `noop_bare`: sameSchema with the validators, plan modifiers and defaults taken out
-// of every attribute (rill_runtime has none on its blocks). Without hibernated's default, the plan
-// leaves it unknown on create, and the state null.
+// of every attribute. The timeouts block keeps the duration checks on its attributes, which every
+// resource with a timeouts block has; the bench's configurations set no timeouts. Without
+// hibernated's default, the plan leaves it unknown on create, and the state null.
 type bareSchema struct{ sameSchema }
 
 func (*bareSchema) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
