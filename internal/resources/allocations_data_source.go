@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/datasource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -32,6 +33,7 @@ func NewAllocationsDataSource() datasource.DataSource { return &AllocationsDataS
 type allocationsModel struct {
 	Provisioner types.String      `tfsdk:"provisioner_name"`
 	Allocations []allocationModel `tfsdk:"allocations"`
+	Timeouts    timeouts.Value    `tfsdk:"timeouts"`
 }
 
 type allocationModel struct {
@@ -53,7 +55,7 @@ func (d *AllocationsDataSource) Metadata(_ context.Context, req datasource.Metad
 }
 
 // Schema implements datasource.DataSource.
-func (d *AllocationsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+func (d *AllocationsDataSource) Schema(ctx context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "What the provisioners hold, with what an import needs: for a static pool, every allocation its " +
 			"ledger records for it; for Kubernetes, every runtime (Deployment) this provider applied in the spec's namespace for " +
@@ -84,6 +86,7 @@ func (d *AllocationsDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 				}},
 			},
 		},
+		Blocks: map[string]schema.Block{"timeouts": dataSourceTimeoutsBlock(ctx)},
 	}
 }
 
@@ -117,15 +120,20 @@ func (d *AllocationsDataSource) Read(ctx context.Context, req datasource.ReadReq
 		}
 		names = []string{only}
 	}
-	out := allocationsModel{Provisioner: cfg.Provisioner, Allocations: []allocationModel{}}
+	r := startDataSourceRead(ctx, "rill_allocations", req, &resp.Diagnostics)
+	if r == nil {
+		return
+	}
+	defer r.cancel()
+	out := allocationsModel{Provisioner: cfg.Provisioner, Allocations: []allocationModel{}, Timeouts: r.timeouts}
 	for _, name := range names {
 		inv, ok := d.client.Set[name].(provisioner.Inventory)
 		if !ok {
 			continue
 		}
-		items, err := inv.Allocated(ctx)
+		items, err := inv.Allocated(r.ctx)
 		if err != nil {
-			resp.Diagnostics.AddError("Listing allocations failed", fmt.Sprintf("Provisioner %q: %v", name, err))
+			r.failed(&resp.Diagnostics, "Listing allocations failed", name, err)
 			return
 		}
 		for _, a := range items {

@@ -31,9 +31,14 @@ func (p *countingPool) Capacity(ctx context.Context) ([]provisioner.HostCapacity
 
 // onePool is a static pool of one host with one slot, on a fresh SQLite ledger.
 func onePool(t *testing.T) *countingPool {
+	return &countingPool{Provisioner: onePoolOn(t, "sqlite://"+filepath.Join(t.TempDir(), "ledger.db"))}
+}
+
+// onePoolOn is a static pool "pool" of one host with one slot, on the ledger at dsn (created and
+// migrated).
+func onePoolOn(t *testing.T, dsn string) provisioner.Provisioner {
 	t.Helper()
-	ctx := context.Background()
-	db, err := database.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "ledger.db"), nil)
+	db, err := database.Open(context.Background(), dsn, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +47,7 @@ func onePool(t *testing.T) *countingPool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &countingPool{Provisioner: set["pool"]}
+	return set["pool"]
 }
 
 func noRoomWarning(t *testing.T, reads *capacityReads, p provisioner.Provisioner) bool {

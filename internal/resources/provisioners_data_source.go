@@ -2,9 +2,9 @@ package resources
 
 import (
 	"context"
-	"fmt"
 	"math"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/datasource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -31,6 +31,7 @@ func NewProvisionersDataSource() datasource.DataSource { return &ProvisionersDat
 type provisionersModel struct {
 	Default      types.String       `tfsdk:"default"`
 	Provisioners []provisionerModel `tfsdk:"provisioners"`
+	Timeouts     timeouts.Value     `tfsdk:"timeouts"`
 }
 
 type provisionerModel struct {
@@ -59,7 +60,7 @@ func (d *ProvisionersDataSource) Metadata(_ context.Context, req datasource.Meta
 }
 
 // Schema implements datasource.DataSource.
-func (d *ProvisionersDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+func (d *ProvisionersDataSource) Schema(ctx context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	hostAttrs := map[string]schema.Attribute{
 		"host":       schema.StringAttribute{Computed: true, MarkdownDescription: "Runtime host URL."},
 		"slots":      schema.Int64Attribute{Computed: true, MarkdownDescription: "Slots the host offers."},
@@ -93,6 +94,7 @@ func (d *ProvisionersDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 				}},
 			},
 		},
+		Blocks: map[string]schema.Block{"timeouts": dataSourceTimeoutsBlock(ctx)},
 	}
 }
 
@@ -102,11 +104,16 @@ func (d *ProvisionersDataSource) Configure(_ context.Context, req datasource.Con
 }
 
 // Read implements datasource.DataSource.
-func (d *ProvisionersDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {
+func (d *ProvisionersDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
 	if !configured(d.client, &resp.Diagnostics) {
 		return
 	}
-	out := provisionersModel{Default: types.StringValue(d.client.Default), Provisioners: []provisionerModel{}}
+	r := startDataSourceRead(ctx, "rill_provisioners", req, &resp.Diagnostics)
+	if r == nil {
+		return
+	}
+	defer r.cancel()
+	out := provisionersModel{Default: types.StringValue(d.client.Default), Provisioners: []provisionerModel{}, Timeouts: r.timeouts}
 	for _, name := range d.client.Names() {
 		p := d.client.Set[name]
 		m := provisionerModel{
@@ -125,9 +132,9 @@ func (d *ProvisionersDataSource) Read(ctx context.Context, _ datasource.ReadRequ
 			}
 		}
 		if cr, ok := p.(provisioner.CapacityReporter); ok {
-			hosts, err := cr.Capacity(ctx)
+			hosts, err := cr.Capacity(r.ctx)
 			if err != nil {
-				resp.Diagnostics.AddError("Reading pool capacity failed", fmt.Sprintf("Provisioner %q: %v", name, err))
+				r.failed(&resp.Diagnostics, "Reading pool capacity failed", name, err)
 				return
 			}
 			// Totals saturate instead of wrapping around: no real pool comes near, but a sum must

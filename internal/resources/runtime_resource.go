@@ -55,7 +55,7 @@ func timeoutsBlock(ctx context.Context) schema.Block {
 		if !ok {
 			continue // as above
 		}
-		a.MarkdownDescription = fmt.Sprintf("How long the %s may take, as a positive Go duration (`30s`, `1h30m`); default `%s`.", timeoutVerb[name], shortDuration(d))
+		a.MarkdownDescription = timeoutDescription(timeoutVerb[name], d)
 		a.Validators = append(slices.Clip(a.Validators), positiveDurationValidator{})
 		b.Attributes[name] = a
 	}
@@ -65,6 +65,12 @@ func timeoutsBlock(ctx context.Context) schema.Block {
 }
 
 var timeoutVerb = map[string]string{"create": "create", "read": "refresh (read)", "update": "update", "delete": "destroy (delete)"}
+
+// timeoutDescription describes a timeouts attribute, the operation it bounds ("refresh (read)") and its
+// default, for the resources' and the data sources' blocks alike.
+func timeoutDescription(operation string, d time.Duration) string {
+	return fmt.Sprintf("How long the %s may take, as a positive Go duration (`30s`, `1h30m`); default `%s`.", operation, shortDuration(d))
+}
 
 // shortDuration writes whole hours and minutes without the zero parts time.Duration.String adds
 // (20m, not 20m0s).

@@ -9,6 +9,12 @@ terraform {
 # Every allocation of the static pool "static-pool", with what an import needs.
 data "rill_allocations" "pool" {
   provisioner_name = "static-pool"
+
+  # A ledger or cluster that does not answer (or another apply's lock on the ledger) fails the plan
+  # after this long, instead of holding it up; default 5m.
+  timeouts {
+    read = "1m"
+  }
 }
 
 # Unnamed allocations (a named runtime is adopted by the next apply, never orphaned).

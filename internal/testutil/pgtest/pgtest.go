@@ -335,10 +335,7 @@ func Tables(t testing.TB, dsn string) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("pgtest: %v", err)
-	}
+	conn := mustConnect(ctx, t, dsn)
 	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
 	rows, err := conn.Query(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`)
 	if err != nil {
@@ -349,6 +346,33 @@ func Tables(t testing.TB, dsn string) []string {
 		t.Fatalf("pgtest: list tables: %v", err)
 	}
 	return tables
+}
+
+// LockTables holds ACCESS EXCLUSIVE locks on tables of the database at dsn, in a transaction of a
+// connection of its own, until the test ends: what another session's stuck transaction (a stuck
+// apply on another runner) does to every statement that touches them, reads included.
+func LockTables(t testing.TB, dsn string, tables ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn := mustConnect(ctx, t, dsn)
+	t.Cleanup(func() { _ = conn.Close(context.Background()) }) // ends the transaction and its locks
+	if _, err := conn.Exec(ctx, `BEGIN`); err != nil {
+		t.Fatalf("pgtest: begin: %v", err)
+	}
+	if _, err := conn.Exec(ctx, `LOCK TABLE `+strings.Join(tables, ", ")+` IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatalf("pgtest: lock %v: %v", tables, err)
+	}
+}
+
+// mustConnect is connect for the helpers that fail their test when it fails.
+func mustConnect(ctx context.Context, t testing.TB, dsn string) *pgx.Conn {
+	t.Helper()
+	conn, err := connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	return conn
 }
 
 func connect(ctx context.Context, dsn string) (*pgx.Conn, error) {

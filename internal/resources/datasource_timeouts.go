@@ -1,0 +1,73 @@
+package resources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/datasource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+)
+
+// dataSourceTimeoutsBlock is the `timeouts` block of the data sources: a read timeout only, whose
+// default is the resources' (defaultReadTimeout). A data source reads the ledger or the cluster as a
+// refresh does, and an unreachable or locked one must not hold a plan up for longer.
+func dataSourceTimeoutsBlock(ctx context.Context) schema.Block {
+	block := timeouts.BlockWithOpts(ctx, timeouts.Opts{})
+	b, ok := block.(schema.SingleNestedBlock)
+	if !ok {
+		return block // a dependency upgrade changed its shape; TestDataSourceTimeoutsDocumentTheirDefault fails
+	}
+	if a, ok := b.Attributes["read"].(schema.StringAttribute); ok {
+		a.MarkdownDescription = timeoutDescription("read", defaultReadTimeout)
+		a.Validators = append(slices.Clip(a.Validators), positiveDurationValidator{})
+		b.Attributes["read"] = a
+	}
+	b.MarkdownDescription = fmt.Sprintf("Operation timeouts; default: read `%s`.", shortDuration(defaultReadTimeout))
+	return b
+}
+
+// dataSourceRead is a data source's Read in progress: its context, bounded by the read timeout.
+type dataSourceRead struct {
+	ctx      context.Context
+	cancel   context.CancelFunc
+	typeName string // "rill_provisioners"
+	timeout  time.Duration
+	timeouts timeouts.Value // as configured, for the state
+}
+
+// startDataSourceRead bounds a data source's Read by its `timeouts.read` (default defaultReadTimeout).
+// It returns nil (with diagnostics) when the block cannot be read; else the caller must defer
+// r.cancel().
+func startDataSourceRead(ctx context.Context, typeName string, req datasource.ReadRequest, diags *diag.Diagnostics) *dataSourceRead {
+	var t timeouts.Value
+	diags.Append(req.Config.GetAttribute(ctx, path.Root("timeouts"), &t)...)
+	if diags.HasError() {
+		return nil
+	}
+	timeout, d := t.Read(ctx, defaultReadTimeout)
+	diags.Append(d...)
+	if diags.HasError() {
+		return nil
+	}
+	bounded, cancel := context.WithTimeout(ctx, timeout)
+	return &dataSourceRead{ctx: bounded, cancel: cancel, typeName: typeName, timeout: timeout, timeouts: t}
+}
+
+// failed reports a failed call to provisioner name. When the read timeout ended the call, the detail
+// says what the read waited for, how long, and which setting bounds it.
+func (r *dataSourceRead) failed(diags *diag.Diagnostics, summary, name string, err error) {
+	detail := fmt.Sprintf("Provisioner %q: %v", name, err)
+	if errors.Is(r.ctx.Err(), context.DeadlineExceeded) {
+		detail += fmt.Sprintf("\n\n%s waited %s, its read timeout, for provisioner %q (its ledger or cluster) to answer, and gave up. "+
+			"Check that the ledger or cluster is reachable and not held by another operation (a stuck apply holding a lock), "+
+			"or raise the timeout with `timeouts { read = \"...\" }` (default `%s`).",
+			r.typeName, shortDuration(r.timeout), name, shortDuration(defaultReadTimeout))
+	}
+	diags.AddError(summary, detail)
+}

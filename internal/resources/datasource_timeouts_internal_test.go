@@ -1,0 +1,109 @@
+package resources
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
+)
+
+// Both data sources document their read timeout and its default, the resources' read default.
+func TestDataSourceTimeoutsDocumentTheirDefault(t *testing.T) {
+	for name, ds := range map[string]datasource.DataSource{"rill_provisioners": NewProvisionersDataSource(), "rill_allocations": NewAllocationsDataSource()} {
+		var resp datasource.SchemaResponse
+		ds.Schema(context.Background(), datasource.SchemaRequest{}, &resp)
+		b, ok := resp.Schema.Blocks["timeouts"].(schema.SingleNestedBlock)
+		if !ok {
+			t.Fatalf("%s: timeouts is a %T", name, resp.Schema.Blocks["timeouts"])
+		}
+		if !strings.Contains(b.MarkdownDescription, "read `5m`") {
+			t.Errorf("%s: timeouts block description %q lacks the default", name, b.MarkdownDescription)
+		}
+		a, ok := b.Attributes["read"].(schema.StringAttribute)
+		if !ok || !strings.Contains(a.MarkdownDescription, "default `5m`") {
+			t.Errorf("%s: timeouts.read description %q lacks the default", name, a.MarkdownDescription)
+		}
+		var refused diag.Diagnostics
+		for _, v := range a.Validators { // a zero timeout would end every read before it began
+			vr := &validator.StringResponse{}
+			v.ValidateString(context.Background(), validator.StringRequest{Path: path.Root("timeouts").AtName("read"), ConfigValue: types.StringValue("0s")}, vr)
+			refused.Append(vr.Diagnostics...)
+		}
+		if !refused.HasError() {
+			t.Errorf("%s: timeouts.read accepts 0s", name)
+		}
+	}
+}
+
+// A data source's read of a ledger that another session holds locked (a stuck apply on another
+// runner) ends at its read timeout, with an error that says what it waited for, for how long, and
+// which setting bounds it: a plan does not hang.
+func TestDataSourcesStopAtTheirReadTimeout(t *testing.T) {
+	dsn := pgtest.Shared(t)
+	ctx := context.Background()
+	client := &Client{Set: map[string]provisioner.Provisioner{"pool": onePoolOn(t, dsn)}, Default: "pool"}
+	pgtest.LockTables(t, dsn, "allocations")
+
+	for name, ds := range map[string]datasource.DataSource{"rill_provisioners": NewProvisionersDataSource(), "rill_allocations": NewAllocationsDataSource()} {
+		t.Run(name, func(t *testing.T) {
+			ds.(datasource.DataSourceWithConfigure).Configure(ctx, datasource.ConfigureRequest{ProviderData: client}, &datasource.ConfigureResponse{})
+			diags := readWithTimeout(t, ds, "1s")
+			if !diags.HasError() {
+				t.Fatalf("the read of a locked ledger succeeded: %v", diags)
+			}
+			detail := diags.Errors()[0].Detail()
+			t.Log(detail)
+			for _, want := range []string{
+				name + ` waited 1s, its read timeout, for provisioner "pool" (its ledger or cluster) to answer`,
+				"timeouts { read",
+				"postgres ledger", // the ledger's own part of the error
+			} {
+				if !strings.Contains(detail, want) {
+					t.Errorf("the error %q does not say %q", detail, want)
+				}
+			}
+		})
+	}
+}
+
+// readWithTimeout runs ds's Read with `timeouts { read = timeout }` and returns its diagnostics. A
+// Read that has not returned within a minute fails the test: it did not honour its timeout.
+func readWithTimeout(t *testing.T, ds datasource.DataSource, timeout string) diag.Diagnostics {
+	t.Helper()
+	ctx := context.Background()
+	var sresp datasource.SchemaResponse
+	ds.Schema(ctx, datasource.SchemaRequest{}, &sresp)
+	typ := sresp.Schema.Type().TerraformType(ctx).(tftypes.Object)
+	attrs := map[string]tftypes.Value{}
+	for name, at := range typ.AttributeTypes {
+		attrs[name] = tftypes.NewValue(at, nil)
+	}
+	tt := typ.AttributeTypes["timeouts"]
+	attrs["timeouts"] = tftypes.NewValue(tt, map[string]tftypes.Value{"read": tftypes.NewValue(tftypes.String, timeout)})
+	req := datasource.ReadRequest{Config: tfsdk.Config{Schema: sresp.Schema, Raw: tftypes.NewValue(typ, attrs)}}
+	resp := &datasource.ReadResponse{State: tfsdk.State{Schema: sresp.Schema, Raw: tftypes.NewValue(typ, nil)}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ds.Read(ctx, req, resp)
+	}()
+	select {
+	case <-done:
+		return resp.Diagnostics
+	case <-time.After(time.Minute):
+		t.Fatalf("Read has not returned a minute after its %s read timeout", timeout)
+		return nil
+	}
+}
