@@ -15,25 +15,35 @@ import (
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/chdbtest"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/chservertest"
 )
 
-// The integration tests run against a real ClickHouse server given by RILL_TEST_CLICKHOUSE_DSN, an
-// admin DSN (a user with access_management=1 on ClickHouse 20.4 or newer). Optionally,
-// RILL_TEST_CLICKHOUSE_CLUSTER names a cluster for ON CLUSTER. internal/clickhouse/testdata/
-// run-integration.sh starts a throwaway local server when clickhouse-server is installed.
+// The integration tests run against a real ClickHouse server, the first of:
+//   - RILL_TEST_CLICKHOUSE_DSN, an admin DSN of a server you have (a user with access_management=1 on
+//     ClickHouse 20.4 or newer); RILL_TEST_CLICKHOUSE_CLUSTER, if set, names a cluster for ON CLUSTER;
+//   - RILL_TEST_CLICKHOUSE_SERVER, a clickhouse-server (or clickhouse) binary: a throwaway server
+//     started from it (internal/testutil/chservertest);
+//   - chDB's ClickHouse (internal/testutil/chdbtest), which cannot create users by SQL.
 //
-// Without RILL_TEST_CLICKHOUSE_DSN they run against chDB's ClickHouse (internal/testutil/chdbtest),
-// which cannot create users by SQL: the lifecycle tests skip there and say why.
+// The lifecycle tests skip on a server that cannot create users by SQL, and say why.
 const integrationHelp = "to run the lifecycle, point RILL_TEST_CLICKHOUSE_DSN at an admin DSN " +
 	"(e.g. RILL_TEST_CLICKHOUSE_DSN=clickhouse://default:@127.0.0.1:9000 with access_management=1, ClickHouse >= 20.4), " +
-	"or run internal/clickhouse/testdata/run-integration.sh, which starts a local clickhouse-server if one is installed"
+	"or RILL_TEST_CLICKHOUSE_SERVER at a clickhouse-server binary of ClickHouse >= 20.4 to start a throwaway one"
 
 func integrationProvisioner(t *testing.T) *Provisioner {
 	t.Helper()
 	dsn := os.Getenv("RILL_TEST_CLICKHOUSE_DSN")
 	if dsn == "" {
-		dsn = chdbtest.Start(t).AdminDSN
-		t.Logf("RILL_TEST_CLICKHOUSE_DSN is not set: testing against chDB's ClickHouse")
+		cmd, err := chservertest.Command()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cmd != nil {
+			dsn = chservertest.Start(t, cmd).AdminDSN
+		} else {
+			dsn = chdbtest.Start(t).AdminDSN
+			t.Logf("neither RILL_TEST_CLICKHOUSE_DSN nor %s is set: testing against chDB's ClickHouse", chservertest.EnvServer)
+		}
 	}
 	t.Setenv("RILL_TEST_CLICKHOUSE_DSN_FOR_SPEC", dsn)
 	spec := `{"dsn_env":"RILL_TEST_CLICKHOUSE_DSN_FOR_SPEC"`

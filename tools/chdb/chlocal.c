@@ -1,8 +1,8 @@
 /*
  * chlocal: runs ClickHouse's local mode from chDB's libchdb.so with the command line it is given,
  * like the `clickhouse local` program of a full ClickHouse install (which these machines cannot
- * get). scripts/chdb.sh builds it; internal/clickhouse/testdata/run-integration.sh --chdb starts it
- * as a server (SYSTEM START LISTEN, then a query that runs until the process is stopped).
+ * get). scripts/chdb.sh builds it; internal/testutil/chdbtest starts it as a server (SYSTEM START
+ * LISTEN, then a query that runs until the process is stopped).
  *
  * query_stable_v2 is libchdb's entry point that takes clickhouse-local's argv; the struct is its
  * result type (chdb.h, "local_result_v2").
