@@ -66,7 +66,16 @@ type fileServer struct {
 type fileServerState struct {
 	Users     map[string][]string `json:"users"` // name -> its passwords (ClickHouse 24.9+ allows several)
 	Databases map[string]bool     `json:"databases"`
+	// Faults are failures a test injects: a statement that starts with a key fails as its value says,
+	// faultRefuse or faultHang.
+	Faults map[string]string `json:"faults,omitempty"`
 }
+
+// The faults a test can inject (fileServerState.Faults).
+const (
+	faultRefuse = "refuse" // the statement fails with a ClickHouse error
+	faultHang   = "hang"   // no answer until the statement's context ends
+)
 
 func (s *fileServer) load() (*fileServerState, error) {
 	st := &fileServerState{Users: map[string][]string{}, Databases: map[string]bool{"default": true}}
@@ -129,9 +138,23 @@ var (
 	quotedRE   = regexp.MustCompile(`'([^']*)'`)
 )
 
-func (f *fileSession) Exec(_ context.Context, sql string) error {
+func (f *fileSession) Exec(ctx context.Context, sql string) error {
+	if err := ctx.Err(); err != nil {
+		return err // as a driver does: nothing is sent once the context has ended
+	}
 	if !f.admin {
 		return exceptionf(codeAccessDenied, "Not enough privileges")
+	}
+	switch fault, err := f.s.fault(sql); {
+	case err != nil:
+		return err
+	case fault == faultRefuse:
+		return exceptionf(codeAccessDenied, "the stand-in refuses this statement (a fault the test injected)")
+	case fault == faultHang:
+		<-ctx.Done()
+		return ctx.Err()
+	case fault != "":
+		return fmt.Errorf("the stand-in knows no fault %q", fault)
 	}
 	f.s.mu.Lock()
 	defer f.s.mu.Unlock()
@@ -165,6 +188,22 @@ func (f *fileSession) Exec(_ context.Context, sql string) error {
 		return exceptionf(codeSyntaxError, "the stand-in does not understand this statement")
 	}
 	return f.s.save(st)
+}
+
+// fault is the fault injected for sql, or "".
+func (s *fileServer) fault(sql string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.load()
+	if err != nil {
+		return "", err
+	}
+	for prefix, fault := range st.Faults {
+		if strings.HasPrefix(sql, prefix) {
+			return fault, nil
+		}
+	}
+	return "", nil
 }
 
 func (f *fileSession) QueryStrings(_ context.Context, q string) ([]string, error) {

@@ -150,11 +150,14 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_deploymentDeletedByHandIsPlannedForRecreation"}}},
 	},
 	{
-		Name: "create-skips-cleanup", Breaks: "a Provision failing part-way leaves nothing behind",
-		File:    "internal/resources/runtime_resource.go",
-		Search:  "if cleanupErr := c.p.Deprovision(cleanupCtx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}); cleanupErr != nil {",
-		Replace: "if cleanupErr := cleanupCtx.Err(); cleanupErr != nil {",
-		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_provisionFailingPartWayLeavesNothing"}}},
+		Name: "create-skips-cleanup", Breaks: "a Provision failing part-way leaves nothing behind (rill_runtime and rill_clickhouse)",
+		File:    "internal/resources/common.go",
+		Search:  "err := c.p.Deprovision(ctx, &provisioner.Resource{ID: id, Type: rt})",
+		Replace: "err := ctx.Err()",
+		Checks: []Check{
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccClickHouse_failedCreateLeavesNothingUntracked"}},
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_provisionFailingPartWayLeavesNothing"}},
+		},
 	},
 	{
 		Name: "refresh-writes", Breaks: "plan (refresh) writes nothing anywhere",

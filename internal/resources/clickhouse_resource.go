@@ -117,10 +117,21 @@ func (r *ClickHouseResource) Create(ctx context.Context, req resource.CreateRequ
 	tflog.Info(c.ctx, "provisioning a ClickHouse database", map[string]any{"password": passwordSource(&plan)})
 	res, err := c.p.Provision(c.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse}, opts)
 	if err != nil {
-		if cleanupErr := c.p.Deprovision(c.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse}); cleanupErr != nil {
-			resp.Diagnostics.AddWarning("Cleanup after a failed provision failed", fmt.Sprintf("ClickHouse resource %s may have left a database or user behind: %v", id, cleanupErr))
+		undoErr := undoFailedCreate(c, provisioner.ResourceTypeClickHouse, id)
+		if undoErr != nil {
+			// Keep the resource in state (tainted) so that a later apply or destroy drops what was made:
+			// Deprovision finds the user and database by the ID. Nothing else is known for sure, and a
+			// state holds no unknown value.
+			plan.ID = types.StringValue(id)
+			plan.Provisioner = types.StringValue(c.name)
+			for _, v := range []*types.String{&plan.DSN, &plan.WriteDSN, &plan.DSNWithoutPassword, &plan.WriteDSNWithoutPassword, &plan.Database, &plan.User, &plan.Cluster} {
+				if v.IsUnknown() {
+					*v = types.StringNull()
+				}
+			}
+			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		}
-		resp.Diagnostics.AddError("Provisioning the ClickHouse database failed", fmt.Sprintf("Provisioner %q: %v", c.name, err))
+		addCreateFailed(&resp.Diagnostics, clickhouseKind, c.name, id, err, undoErr)
 		return
 	}
 	r.applyResult(c.ctx, &plan, c.name, res, resp.Private, &resp.Diagnostics)
@@ -129,7 +140,9 @@ func (r *ClickHouseResource) Create(ctx context.Context, req resource.CreateRequ
 		return
 	}
 	if err := c.p.AwaitReady(c.ctx, res); err != nil {
-		resp.Diagnostics.AddError("ClickHouse database did not become ready", fmt.Sprintf("Resource %s from provisioner %q: %v", id, c.name, err))
+		// The state is already saved: Terraform marks the resource tainted and replaces it next time.
+		resp.Diagnostics.AddError("ClickHouse database did not become ready", fmt.Sprintf("Resource %s from provisioner %q: %v\n\n"+
+			"It is kept in state as tainted: the next apply destroys it and creates it again.", id, c.name, err))
 	}
 }
 

@@ -176,3 +176,29 @@ func readFound(ctx context.Context, c *call, kind resourceKind, id string, err e
 	}
 	return true
 }
+
+// undoFailedCreate deprovisions what a Provision that failed in Create may have made at id (Provision
+// may have done part of its work), with a context of its own: the operation's may have ended, the
+// failure being its timeout or an interrupt. A nil error means nothing is left.
+func undoFailedCreate(c *call, rt provisioner.ResourceType, id string) error {
+	ctx, cancel := cleanupContext(c.ctx)
+	defer cancel()
+	err := c.p.Deprovision(ctx, &provisioner.Resource{ID: id, Type: rt})
+	if err != nil {
+		tflog.Error(c.ctx, "undoing a failed create failed; the resource is kept in state, tainted", map[string]any{"error": err.Error()})
+	}
+	return err
+}
+
+// addCreateFailed reports a Provision that failed in Create, and what became of its undo. When the
+// undo failed (undoErr), the caller has kept the resource in state: Terraform taints a resource that
+// Create returns with an error, so the next apply destroys it (Deprovision needs the ID alone) and
+// creates it again, and nothing is left behind that no state knows of.
+func addCreateFailed(diags *diag.Diagnostics, kind resourceKind, provisionerName, id string, err, undoErr error) {
+	detail := fmt.Sprintf("Provisioner %q: %v", provisionerName, err)
+	if undoErr != nil {
+		detail += fmt.Sprintf("\n\nUndoing what it may have made failed too, so %s %s is kept in state as tainted: the next apply "+
+			"destroys it and creates it again (or `terraform destroy` removes it). The undo's error: %v", kind.typeName, id, undoErr)
+	}
+	diags.AddError("Provisioning the "+kind.noun+" failed", detail)
+}

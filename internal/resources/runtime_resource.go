@@ -252,19 +252,15 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	if err != nil {
-		// Provision is idempotent and may have done part of its work: undo it so nothing is orphaned,
-		// also when the apply was interrupted (the cleanup gets a context of its own).
-		cleanupCtx, cancel := cleanupContext(c.ctx)
-		defer cancel()
-		if cleanupErr := c.p.Deprovision(cleanupCtx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}); cleanupErr != nil {
+		undoErr := undoFailedCreate(c, provisioner.ResourceTypeRuntime, id)
+		if undoErr != nil {
 			// Keep the resource in state (tainted) so that a later apply or destroy cleans it up.
 			plan.ID = types.StringValue(id)
 			plan.Provisioner = types.StringValue(c.name)
 			plan.Host, plan.Audience = types.StringNull(), types.StringNull() // never known: nothing was provisioned for sure
 			resp.Diagnostics.Append(runtimeCodec.set(ctx, &resp.State.Raw, &plan)...)
-			resp.Diagnostics.AddWarning("Cleanup after a failed provision failed", fmt.Sprintf("Runtime %s was kept in state as tainted: %v", id, cleanupErr))
 		}
-		resp.Diagnostics.AddError("Provisioning the runtime failed", fmt.Sprintf("Provisioner %q: %v", c.name, err))
+		addCreateFailed(&resp.Diagnostics, runtimeKind, c.name, id, err, undoErr)
 		return
 	}
 	resp.Diagnostics.Append(r.applyResult(c.ctx, &plan, c.name, res, resp.Private)...)
