@@ -53,6 +53,30 @@ func (e *LockedError) Error() string {
 // Unwrap returns ErrLocked and the cause.
 func (e *LockedError) Unwrap() []error { return []error{ErrLocked, e.Cause} }
 
+// WaitError says that an operation on the ledger gave up because its context ended (the operation's
+// deadline, or an interrupt) while it waited for the server: a statement queued behind a lock another
+// session holds (another terraform apply on another runner, stuck or slow), or a server that stopped
+// answering. It wraps the context's error. A wait for the ledger's write lock is a *LockedError.
+type WaitError struct {
+	Location string        // the ledger, redacted
+	Op       string        // what the operation did, e.g. "list allocations"
+	Waited   time.Duration // how long it waited
+	Cause    error         // the store's error; wraps the context's
+}
+
+func (e *WaitError) Error() string {
+	until := "the operation's deadline"
+	if errors.Is(e.Cause, context.Canceled) {
+		until = "the operation was canceled"
+	}
+	return fmt.Sprintf("ledger %s: %s: waited %s for the ledger to answer, until %s "+
+		"(a lock that another session holds, such as another terraform apply, or a server that stopped answering): %v",
+		e.Location, e.Op, e.Waited.Round(100*time.Millisecond), until, e.Cause)
+}
+
+// Unwrap returns the cause.
+func (e *WaitError) Unwrap() error { return e.Cause }
+
 // absentDB is what OpenReadOnly returns for a ledger that does not exist: every read sees an empty
 // ledger, Identity reports ErrNoLedger, writes are refused. Nothing is created.
 type absentDB struct {

@@ -68,6 +68,7 @@ func pgRollback(ctx context.Context, tx pgx.Tx) {
 }
 
 func openPostgres(ctx context.Context, dsn string, logger *zap.Logger, readOnly bool) (DB, error) {
+	start := time.Now()
 	name := Redact(dsn)
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -87,7 +88,7 @@ func openPostgres(ctx context.Context, dsn string, logger *zap.Logger, readOnly 
 	p := &postgresDB{pool: pool, name: name, readOnly: readOnly, reads: pgNewestReads, logger: logger.With(zap.String("ledger", "postgres"), zap.String("dsn", name))}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, p.wrap(fmt.Sprintf("connect (each attempt waits up to %s, the DSN's connect_timeout, for the server to answer)",
+		return nil, p.wrap(ctx, start, fmt.Sprintf("connect (each attempt waits up to %s, the DSN's connect_timeout, for the server to answer)",
 			cfg.ConnConfig.ConnectTimeout), err)
 	}
 	if readOnly {
@@ -102,14 +103,14 @@ func openPostgres(ctx context.Context, dsn string, logger *zap.Logger, readOnly 
 		if err != nil || len(applied) == 0 {
 			pool.Close()
 			if err != nil {
-				return nil, p.wrap("open", err)
+				return nil, p.wrap(ctx, start, "open", err)
 			}
 			p.logger.Debug("database has no ledger schema yet; reading it as empty")
 			return &absentDB{driver: DriverPostgres, location: name}, nil
 		}
 	} else if err := p.migrate(ctx); err != nil {
 		pool.Close()
-		return nil, p.wrap("migrate", err)
+		return nil, p.wrap(ctx, start, "migrate", err)
 	}
 	p.logger.Debug("ledger opened", zap.Bool("read_only", readOnly))
 	return p, nil
@@ -126,6 +127,7 @@ func (p *postgresDB) appliedVersions(ctx context.Context) (map[int]bool, error) 
 
 // Identity implements DB.
 func (p *postgresDB) Identity(ctx context.Context) (Identity, error) {
+	start := time.Now()
 	return p.identity.get(p.name, func() (string, error) {
 		var id string
 		var exists bool
@@ -136,7 +138,7 @@ func (p *postgresDB) Identity(ctx context.Context) (Identity, error) {
 		if errors.Is(err, pgx.ErrNoRows) {
 			err = nil
 		}
-		return id, p.wrap("read identity", err)
+		return id, p.wrap(ctx, start, "read identity", err)
 	})
 }
 
@@ -166,12 +168,22 @@ func (p *postgresDB) Close() error {
 }
 
 func (p *postgresDB) Ping(ctx context.Context) error {
-	return p.wrap("ping", p.pool.Ping(ctx))
+	return p.wrap(ctx, time.Now(), "ping", p.pool.Ping(ctx))
 }
 
-func (p *postgresDB) wrap(op string, err error) error {
-	if err == nil {
+// wrap names the ledger and the operation in err. An operation that ended because ctx did (it was
+// waiting for the server: a lock another session holds, or a server that stopped answering) is a
+// *WaitError that says so and how long it waited since start; a *LockedError says that already.
+func (p *postgresDB) wrap(ctx context.Context, start time.Time, op string, err error) error {
+	var locked *LockedError
+	switch {
+	case err == nil:
 		return nil
+	case ctx.Err() != nil && !errors.As(err, &locked):
+		if !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("%w (%w)", ctx.Err(), err)
+		}
+		return &WaitError{Location: p.name, Op: op, Waited: time.Since(start), Cause: err}
 	}
 	return fmt.Errorf("postgres ledger %s: %s: %w", p.name, op, err)
 }
@@ -346,14 +358,15 @@ func (p *postgresDB) Allocate(ctx context.Context, resourceID string, place Plac
 		return nil, err
 	}
 	if p.readOnly {
-		return nil, p.wrap("allocate "+strconv.Quote(resourceID), ErrReadOnly)
+		return nil, fmt.Errorf("postgres ledger %s: allocate %q: %w", p.name, resourceID, ErrReadOnly)
 	}
+	start := time.Now()
 	stored, placeErr, err := p.allocate(ctx, resourceID, place)
 	if placeErr != nil {
 		return nil, placeErr
 	}
 	if err != nil {
-		return nil, p.wrap("allocate "+strconv.Quote(resourceID), err)
+		return nil, p.wrap(ctx, start, "allocate "+strconv.Quote(resourceID), err)
 	}
 	return stored, nil
 }
@@ -399,48 +412,52 @@ func (p *postgresDB) allocate(ctx context.Context, resourceID string, place Plac
 }
 
 func (p *postgresDB) FindAllocation(ctx context.Context, resourceID string) (*Allocation, error) {
+	start := time.Now()
 	a, err := pgFind(ctx, p.pool, p.reads.find, resourceID)
 	if err != nil {
-		return nil, p.wrap("find allocation "+strconv.Quote(resourceID), err)
+		return nil, p.wrap(ctx, start, "find allocation "+strconv.Quote(resourceID), err)
 	}
 	return a, nil
 }
 
 func (p *postgresDB) ListAllocations(ctx context.Context) ([]*Allocation, error) {
+	start := time.Now()
 	rows, err := p.pool.Query(ctx, p.reads.list)
 	if err != nil {
-		return nil, p.wrap("list allocations", err)
+		return nil, p.wrap(ctx, start, "list allocations", err)
 	}
 	defer rows.Close()
 	var list []*Allocation
 	for rows.Next() {
 		a, err := scanPGAllocation(rows)
 		if err != nil {
-			return nil, p.wrap("list allocations", err)
+			return nil, p.wrap(ctx, start, "list allocations", err)
 		}
 		list = append(list, a)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, p.wrap("list allocations", err)
+		return nil, p.wrap(ctx, start, "list allocations", err)
 	}
 	return list, nil
 }
 
 func (p *postgresDB) UsedSlotsByHost(ctx context.Context) (map[string]int, error) {
+	start := time.Now()
 	used, err := pgUsed(ctx, p.pool, p.reads.used)
 	if err != nil {
-		return nil, p.wrap("used slots", err)
+		return nil, p.wrap(ctx, start, "used slots", err)
 	}
 	return used, nil
 }
 
 func (p *postgresDB) DeleteAllocation(ctx context.Context, resourceID string) (bool, error) {
 	if p.readOnly {
-		return false, p.wrap("delete allocation "+strconv.Quote(resourceID), ErrReadOnly)
+		return false, fmt.Errorf("postgres ledger %s: delete allocation %q: %w", p.name, resourceID, ErrReadOnly)
 	}
+	start := time.Now()
 	tag, err := p.pool.Exec(ctx, pgDeleteQuery, resourceID)
 	if err != nil {
-		return false, p.wrap("delete allocation "+strconv.Quote(resourceID), err)
+		return false, p.wrap(ctx, start, "delete allocation "+strconv.Quote(resourceID), err)
 	}
 	return tag.RowsAffected() > 0, nil
 }

@@ -1,10 +1,14 @@
 package database
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
 )
@@ -41,4 +45,71 @@ func TestPostgresLeastPrivilege(t *testing.T) {
 	if ok, err := db.DeleteAllocation(ctx, "r1"); err != nil || !ok {
 		t.Fatalf("DeleteAllocation = %v, %v", ok, err)
 	}
+}
+
+// A ledger call queued behind a lock that another session holds (another terraform apply on another
+// runner, stuck in its transaction) ends at its context's deadline, on the read-only handle a plan
+// uses and on the write handle alike, with an error that says it waited for the ledger, how long, and
+// why it stopped; and the server stops waiting with it: no statement of ours stays queued for the lock.
+func TestPostgresLockedLedgerEndsAtTheDeadline(t *testing.T) {
+	dsn := pgtest.Shared(t)
+	ctx := testContext(t)
+	writer := mustOpen(t, dsn)
+	if _, err := writer.Allocate(ctx, "r1", fixed("h1", 1)); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := OpenReadOnly(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = reader.Close() })
+	pgtest.LockTables(t, dsn, "allocations", "host_usage")
+
+	calls := []struct {
+		op   string
+		call func(ctx context.Context) error
+	}{
+		{"list allocations", func(ctx context.Context) error { _, err := reader.ListAllocations(ctx); return err }},
+		{"used slots", func(ctx context.Context) error { _, err := reader.UsedSlotsByHost(ctx); return err }},
+		{`find allocation "r1"`, func(ctx context.Context) error { _, err := writer.FindAllocation(ctx, "r1"); return err }},
+		{`delete allocation "r1"`, func(ctx context.Context) error { _, err := writer.DeleteAllocation(ctx, "r1"); return err }},
+		{`allocate "r2"`, func(ctx context.Context) error { _, err := writer.Allocate(ctx, "r2", fixed("h1", 1)); return err }},
+	}
+	for _, c := range calls {
+		t.Run(c.op, func(t *testing.T) {
+			opCtx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- c.call(opCtx) }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(time.Minute):
+				t.Fatalf("%s has not returned a minute after its 1s deadline", c.op)
+			}
+			var waited *WaitError
+			if !errors.As(err, &waited) || !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("%s on a locked ledger: got %v, want a *WaitError wrapping the deadline", c.op, err)
+			}
+			want := fmt.Sprintf("ledger %s: %s: waited 1s for the ledger to answer, until the operation's deadline "+
+				"(a lock that another session holds, such as another terraform apply, or a server that stopped answering)", Redact(dsn), c.op)
+			if !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("the error\n%s\ndoes not start with\n%s", err, want)
+			}
+		})
+	}
+	// The server gave up with the client: no backend of the ledger's still waits for the lock.
+	admin := mustOpen(t, dsn).(*postgresDB)
+	var waiting int
+	for range 100 {
+		if err := admin.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND application_name = 'terraform-provider-rill' AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting == 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Errorf("%d statements of the ledger's still wait for the lock after their callers gave up", waiting)
 }

@@ -68,7 +68,7 @@ func TestDataSourcesStopAtTheirReadTimeout(t *testing.T) {
 			for _, want := range []string{
 				name + ` waited 1s, its read timeout, for provisioner "pool" (its ledger or cluster) to answer`,
 				"timeouts { read",
-				"postgres ledger", // the ledger's own part of the error
+				"waited 1s for the ledger to answer, until the operation's deadline", // the ledger's own part
 			} {
 				if !strings.Contains(detail, want) {
 					t.Errorf("the error %q does not say %q", detail, want)
