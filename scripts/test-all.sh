@@ -19,6 +19,10 @@ export CGO_ENABLED=0 CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
 timeout="${RILL_TEST_TIMEOUT:-30m}"
 
 step() { printf '\n==> %s\n' "$*" >&2; }
+# version_of CLI: its version line. Without a CLI config (a TF_CLI_CONFIG_FILE naming a missing file
+# makes OpenTofu 1.12 print a warning on stdout first); the acceptance tests drop such a variable
+# themselves (acctest.Main).
+version_of() { TF_CLI_CONFIG_FILE= "$1" version | head -1; }
 
 step "tools"
 pgbin="$(scripts/postgres.sh)"
@@ -31,8 +35,8 @@ if [ -x scripts/controlplane.sh ]; then
   scripts/controlplane.sh build >&2
 fi
 echo "postgres: $pgbin" >&2
-echo "terraform: $("$tf" version | head -1) ($tf)" >&2
-echo "opentofu: $("$tofu" version | head -1) ($tofu)" >&2
+echo "terraform: $(version_of "$tf") ($tf)" >&2
+echo "opentofu: $(version_of "$tofu") ($tofu)" >&2
 echo "chdb: $chdb" >&2
 echo "golangci-lint: $("$golangci" version --short) ($golangci)" >&2
 echo "goreleaser: $goreleaser" >&2
@@ -54,10 +58,10 @@ go vet -tags rill_fake_clickhouse ./internal/clickhouse/ # the stand-in compiled
 "$goreleaser" check
 scripts/docs.sh --check
 
-step "unit and acceptance tests with $("$tf" version | head -1)"
+step "unit and acceptance tests with $(version_of "$tf")"
 TF_ACC=1 TF_ACC_TERRAFORM_PATH="$tf" go test ./... -count=1 -timeout "$timeout"
 
-step "acceptance tests with $("$tofu" version | head -1)"
+step "acceptance tests with $(version_of "$tofu")"
 # OpenTofu resolves the in-process provider under its own registry host (see scripts/tofu-cli.sh).
 TF_ACC=1 TF_ACC_TERRAFORM_PATH="$tofu" TF_ACC_PROVIDER_HOST=registry.opentofu.org TF_ACC_PROVIDER_NAMESPACE=hashicorp \
   go test ./internal/resources/... -run '^TestAcc' -count=1 -timeout "$timeout"

@@ -7,7 +7,9 @@ package acctest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -31,8 +33,22 @@ import (
 // tests start and removes the provider binary the CLI-driven tests built (about 90 MB in the temp
 // folder, once per test binary). Call it from TestMain.
 func Main(m *testing.M) {
+	dropMissingCLIConfig()
 	pgtest.AtExit(RemoveProviderBinary)
 	pgtest.Main(m)
+}
+
+// dropMissingCLIConfig unsets a TF_CLI_CONFIG_FILE that names no file. To Terraform and OpenTofu such
+// a variable is no CLI configuration at all, plus a warning; OpenTofu 1.12 prints that warning on
+// stdout, ahead of the JSON of `tofu version -json` that terraform-plugin-testing parses, and every
+// acceptance test then fails before it starts. Without the variable both CLIs run as they would
+// with it, minus the warning.
+func dropMissingCLIConfig() {
+	if f := os.Getenv("TF_CLI_CONFIG_FILE"); f != "" {
+		if _, err := os.Stat(f); errors.Is(err, fs.ErrNotExist) {
+			_ = os.Unsetenv("TF_CLI_CONFIG_FILE")
+		}
+	}
 }
 
 // RequireAcc skips tests that need TF_ACC before doing any setup work; under CI=true (without
