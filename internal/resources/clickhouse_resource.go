@@ -140,6 +140,9 @@ func (r *ClickHouseResource) Create(ctx context.Context, req resource.CreateRequ
 		return
 	}
 	if err := c.p.AwaitReady(c.ctx, res); err != nil {
+		if interrupted(ctx, &resp.Diagnostics, clickhouseKind, id) {
+			return // kept in state, not tainted
+		}
 		// The state is already saved: Terraform marks the resource tainted and replaces it next time.
 		resp.Diagnostics.AddError("ClickHouse database did not become ready", fmt.Sprintf("Resource %s from provisioner %q: %v\n\n"+
 			"It is kept in state as tainted: the next apply destroys it and creates it again.", id, c.name, err))

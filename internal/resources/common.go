@@ -177,6 +177,31 @@ func readFound(ctx context.Context, c *call, kind resourceKind, id string, err e
 	return true
 }
 
+// cleanupTimeout bounds the undo of a failed or interrupted create.
+const cleanupTimeout = 30 * time.Second
+
+// cleanupContext is the context of an undo after a failed create: it keeps the log fields but not
+// the cancellation, because an interrupted apply (Ctrl-C cancels the operation's context) must still
+// free what it allocated rather than leave it tainted in state.
+func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+}
+
+// interrupted reports whether the operation's own request was cancelled (Terraform was interrupted:
+// Ctrl-C, or it is stopping the provider), as opposed to a timeout or a real failure, while AwaitReady
+// waited. The resource was provisioned and is in state: it stays there untainted, with a warning, so
+// that state and provisioner agree and the next plan refreshes it.
+func interrupted(ctx context.Context, diags *diag.Diagnostics, kind resourceKind, id string) bool {
+	if !errors.Is(ctx.Err(), context.Canceled) {
+		return false
+	}
+	tflog.Warn(ctx, "interrupted while waiting for the "+kind.noun+" to be ready; keeping it in state")
+	diags.AddWarning("Interrupted before the "+kind.noun+" was ready",
+		fmt.Sprintf("%s %s was provisioned and is kept in state, but Terraform was interrupted before it was ready. "+
+			"The next plan refreshes it.", kind.typeName, id))
+	return true
+}
+
 // undoFailedCreate deprovisions what a Provision that failed in Create may have made at id (Provision
 // may have done part of its work), with a context of its own: the operation's may have ended, the
 // failure being its timeout or an interrupt. A nil error means nothing is left.

@@ -2,15 +2,12 @@ package resources
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
@@ -47,31 +44,6 @@ func conflictDetail(provisionerName string, c *provisioner.IDConflictError) stri
 		detail += fmt.Sprintf("\n\nThe import needs `provisioner_name = %q`, its owner.", c.Provisioner)
 	}
 	return detail + "\nOtherwise choose another name."
-}
-
-// cleanupTimeout bounds the undo of a failed or interrupted create.
-const cleanupTimeout = 30 * time.Second
-
-// cleanupContext is the context of an undo after a failed create: it keeps the log fields but not
-// the cancellation, because an interrupted apply (Ctrl-C cancels the operation's context) must still
-// free what it allocated rather than leave it tainted in state.
-func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-}
-
-// interrupted reports whether the operation's own request was cancelled (Terraform was interrupted:
-// Ctrl-C, or it is stopping the provider), as opposed to a timeout or a real failure. The runtime
-// was provisioned and is in state: it stays there untainted, with a warning, so that state and
-// ledger agree and the next plan refreshes it.
-func interrupted(ctx context.Context, diags *diag.Diagnostics, id string) bool {
-	if !errors.Is(ctx.Err(), context.Canceled) {
-		return false
-	}
-	tflog.Warn(ctx, "interrupted while waiting for the runtime to be ready; keeping it in state")
-	diags.AddWarning("Interrupted before the runtime was ready",
-		fmt.Sprintf("Runtime %s was provisioned and is kept in state, but Terraform was interrupted before it was ready. "+
-			"The next plan refreshes it.", id))
-	return true
 }
 
 // importMarkKey is a private-state key that ImportState sets and the Read that follows clears: that

@@ -271,7 +271,7 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 	}
 	tflog.Info(c.ctx, "waiting for the runtime to be ready", map[string]any{"host": plan.Host.ValueString()})
 	if err := c.p.AwaitReady(c.ctx, res); err != nil {
-		if interrupted(ctx, &resp.Diagnostics, id) {
+		if interrupted(ctx, &resp.Diagnostics, runtimeKind, id) {
 			return // kept in state, not tainted
 		}
 		// The state is already saved: Terraform marks the resource tainted and replaces it next time.
@@ -354,7 +354,7 @@ func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest
 		return
 	}
 	if err := c.p.AwaitReady(c.ctx, res); err != nil {
-		if interrupted(ctx, &resp.Diagnostics, state.ID.ValueString()) {
+		if interrupted(ctx, &resp.Diagnostics, runtimeKind, state.ID.ValueString()) {
 			return
 		}
 		resp.Diagnostics.AddError("Runtime did not become ready after the update", fmt.Sprintf("Runtime %s from provisioner %q: %v", state.ID.ValueString(), c.name, err))
