@@ -1,5 +1,5 @@
-# Shared by scripts/terraform-cli.sh, tofu-cli.sh, tfplugindocs.sh, golangci-lint.sh, goreleaser.sh and
-# postgres.sh, and by
+# Shared by scripts/terraform-cli.sh, tofu-cli.sh, tfplugindocs.sh, golangci-lint.sh, goreleaser.sh,
+# postgres.sh and clickhouse-server.sh, and by
 # lib-bench.sh (sourced, not run): help and arguments of the tool scripts, resolve an
 # override, read a pinned version from a wrapper go.mod, and build a tool once into the git-ignored
 # .tools/<tool>/<version>/ folder, serialised between concurrent callers.
@@ -37,6 +37,29 @@ print_override() {
   fi
   echo "$script: $var=$value is not an executable file" >&2
   exit 1
+}
+
+# apt_install SCRIPT PACKAGE: install Debian's PACKAGE (no recommends, non-interactive), as root with
+# apt-get, or fail saying how to install it. No service starts: a policy-rc.d that exits 101 (only
+# created, and removed, when none exists) keeps the package from starting one; the tests start
+# their own servers.
+apt_install() {
+  local script=$1 package=$2 policy=/usr/sbin/policy-rc.d made_policy=0 rc=0
+  if [[ "$(id -u)" -ne 0 ]]; then
+    echo "$script: $package is not installed and we are not root; install it, e.g.: sudo apt-get install -y --no-install-recommends $package" >&2
+    return 1
+  fi
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "$script: $package is not installed and apt-get is unavailable" >&2
+    return 1
+  fi
+  echo "$script: installing $package with apt-get..." >&2
+  if [[ ! -e "$policy" ]]; then
+    printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && made_policy=1
+  fi
+  { DEBIAN_FRONTEND=noninteractive apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$package"; } >&2 || rc=$?
+  if [[ $made_policy -eq 1 ]]; then rm -f "$policy"; fi
+  return $rc
 }
 
 # pinned_version SCRIPT GOMOD MODULE: the version of MODULE required in GOMOD, without the "v".

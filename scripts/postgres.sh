@@ -60,29 +60,7 @@ rc=0
 find_bin && exit 0 || rc=$?
 [[ $rc -eq 2 ]] && exit 1
 
-if [[ "$(id -u)" -ne 0 ]]; then
-  echo "postgres.sh: PostgreSQL server binaries not found and not root; install them, e.g.: sudo apt-get install -y --no-install-recommends postgresql" >&2
-  exit 1
-fi
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "postgres.sh: PostgreSQL server binaries not found and apt-get is unavailable" >&2
-  exit 1
-fi
-
-echo "postgres.sh: installing postgresql with apt-get..." >&2
-export DEBIAN_FRONTEND=noninteractive
-# policy-rc.d exit 101 keeps the package from starting a cluster service; only
-# created (and removed) if none exists, so an existing policy is untouched.
-policy=/usr/sbin/policy-rc.d
-made_policy=0
-if [[ ! -e "$policy" ]]; then
-  printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && made_policy=1
-fi
-cleanup() { if [[ $made_policy -eq 1 ]]; then rm -f "$policy"; fi; }
-trap cleanup EXIT
-apt-get update >&2
-apt-get install -y --no-install-recommends postgresql >&2
-
+apt_install postgres.sh postgresql || exit 1
 if find_bin; then
   exit 0
 fi

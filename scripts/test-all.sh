@@ -8,8 +8,9 @@
 #   2. unit tests, fuzz seed corpora and acceptance tests through the real Terraform CLI (TF_ACC=1),
 #      with a throwaway PostgreSQL cluster and the local control plane started by the tests themselves;
 #   3. the acceptance tests again through OpenTofu.
-# The ClickHouse tests run against chDB's ClickHouse 26.7 (scripts/chdb.sh, from npm; see
-# internal/clickhouse/README.md for what it can and cannot show).
+# The ClickHouse tests run against chDB's ClickHouse 26.7 (scripts/chdb.sh, from npm), and their
+# integration tests again against Debian's clickhouse-server 18.16 (scripts/clickhouse-server.sh); see
+# internal/clickhouse/README.md for what each can and cannot show.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -29,6 +30,7 @@ pgbin="$(scripts/postgres.sh)"
 tf="$(scripts/terraform-cli.sh)"
 tofu="$(scripts/tofu-cli.sh)"
 chdb="$(scripts/chdb.sh)"
+chserver="$(scripts/clickhouse-server.sh)"
 golangci="$(scripts/golangci-lint.sh)"
 goreleaser="$(scripts/goreleaser.sh)"
 if [ -x scripts/controlplane.sh ]; then
@@ -38,6 +40,7 @@ echo "postgres: $pgbin" >&2
 echo "terraform: $(version_of "$tf") ($tf)" >&2
 echo "opentofu: $(version_of "$tofu") ($tofu)" >&2
 echo "chdb: $chdb" >&2
+echo "clickhouse-server: $chserver (Debian's package)" >&2
 echo "golangci-lint: $("$golangci" version --short) ($golangci)" >&2
 echo "goreleaser: $goreleaser" >&2
 
@@ -60,6 +63,11 @@ scripts/docs.sh --check
 
 step "unit and acceptance tests with $(version_of "$tf")"
 TF_ACC=1 TF_ACC_TERRAFORM_PATH="$tf" go test ./... -count=1 -timeout "$timeout"
+
+step "ClickHouse integration tests against $chserver"
+# The same tests ran against chDB's ClickHouse 26.7 above; a real server of Debian's (18.16, older
+# than SQL user management) shows what the provisioner does with an old server, over the native protocol.
+RILL_TEST_CLICKHOUSE_SERVER="$chserver" go test ./internal/clickhouse/ -run Integration -count=1 -timeout "$timeout"
 
 step "acceptance tests with $(version_of "$tofu")"
 # OpenTofu resolves the in-process provider under its own registry host (see scripts/tofu-cli.sh).

@@ -312,7 +312,12 @@ func (p *Provisioner) checkWithoutCredentials(ctx context.Context, r *provisione
 		return nil, fmt.Errorf("checking ClickHouse resource %s: its config names user %s, but its user is %s", r.ID, quoteIdent(known.User), quoteIdent(user))
 	}
 	users, err := conn.QueryStrings(ctx, "SELECT name FROM system.users WHERE name = "+quoteString(user))
-	if err != nil {
+	switch {
+	case exceptionCode(err) == codeUnknownTable:
+		// A server older than 20.4 has no system.users because it has no SQL users at all: none
+		// can be this resource's (Provision refuses such a server), so only its database can be there.
+		users = nil
+	case err != nil:
 		return nil, fmt.Errorf("checking ClickHouse resource %s: looking up user %s: %s", r.ID, quoteIdent(user), p.scrub(err.Error()))
 	}
 	var dbs []string
