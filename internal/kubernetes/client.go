@@ -2,9 +2,11 @@ package kubernetes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -97,6 +99,12 @@ func restConfig(spec *Spec) (*rest.Config, error) {
 		}
 	}
 	cfg = rest.CopyConfig(cfg)
+	// No cfg.Timeout: every call passes the operation's context (the resource's timeouts, a data
+	// source's read timeout, AwaitReady's waitLimit, the snapshot LIST's minute), and Go's transport
+	// honours it while it dials, shakes hands, waits for the answer and reads the body, so a server
+	// that accepts the connection and never answers holds a call only until then. A per-request
+	// Timeout would also cut the watches of AwaitReady, which legitimately stay open for minutes.
+	// What runs before the transport is bounded by deadlineTransport.
 	cfg.QPS = float32(spec.QPS)
 	cfg.Burst = spec.Burst
 	cfg.UserAgent = "terraform-provider-rill"
@@ -118,6 +126,7 @@ func clientsFor(cfg *rest.Config) (*clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the Kubernetes HTTP client: %w", err)
 	}
+	httpClient.Transport = &deadlineTransport{next: httpClient.Transport, host: cfg.Host}
 	var dyn [3]dynamic.Interface
 	for i := range dyn {
 		if dyn[i], err = dynamic.NewForConfigAndClient(cfg, httpClient); err != nil {
@@ -139,6 +148,69 @@ func clientsFor(cfg *rest.Config) (*clients, error) {
 		mapper:  newResourceMapper(raw),
 	}, nil
 }
+
+// deadlineTransport ends a request when its context ends, even while what runs under it does not
+// return, and says what the request waited for. Go's transport honours the context, but client-go's
+// round trippers run a kubeconfig's exec credential plugin (aws eks get-token, kubelogin,
+// gke-gcloud-auth-plugin) before it, with exec.Command and without the context: a plugin that hangs
+// (a login waiting for a browser, a network that swallows packets) held the call, and the operation,
+// past its deadline, for as long as the plugin ran. The request left behind ends when the plugin
+// does, and its response is closed then.
+type deadlineTransport struct {
+	next http.RoundTripper
+	host string // the API server, to name it in errors
+}
+
+func (t *deadlineTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	if ctx.Done() == nil {
+		return t.next.RoundTrip(req) // a context that never ends: nothing to bound
+	}
+	start := time.Now()
+	type result struct {
+		resp *http.Response
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := t.next.RoundTrip(req)
+		done <- result{resp, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil && ctx.Err() != nil {
+			return nil, t.waited(req, start, r.err)
+		}
+		return r.resp, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-done; r.resp != nil {
+				_ = r.resp.Body.Close()
+			}
+		}()
+		return nil, t.waited(req, start, ctx.Err())
+	}
+}
+
+// waited says what a request whose context ended waited for, how long, and until what.
+func (t *deadlineTransport) waited(req *http.Request, start time.Time, err error) error {
+	until := "the operation's deadline"
+	if errors.Is(req.Context().Err(), context.Canceled) {
+		until = "the operation was canceled"
+	}
+	return fmt.Errorf("waited %s for the Kubernetes API server at %s (or the kubeconfig's credential plugin) to answer %s %s, until %s: %w",
+		time.Since(start).Round(100*time.Millisecond), t.host, req.Method, req.URL.Path, until, err)
+}
+
+// CloseIdleConnections closes the idle connections of the transport underneath (lazyClients.close).
+func (t *deadlineTransport) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// WrappedRoundTripper lets client-go's helpers reach the transport underneath.
+func (t *deadlineTransport) WrappedRoundTripper() http.RoundTripper { return t.next }
 
 // The resources the provisioner reads itself, beside what the templates render.
 var (

@@ -1,0 +1,89 @@
+package kubernetes
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/k8stest"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/silentserver"
+)
+
+// checkWithDeadline runs p.Check under a one-second deadline and returns its error; a Check that has
+// not returned a minute later fails the test: it did not honour its deadline.
+func checkWithDeadline(t *testing.T, p *Provisioner) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- p.Check(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(time.Minute):
+		t.Fatal("Check has not returned a minute after its 1s deadline")
+		return nil
+	}
+}
+
+// An API server that accepts the connection and never answers (a hung server, a port forward to
+// nothing; silentserver stands in for it) holds a call until the operation's deadline, and the error
+// says what the call waited for.
+func TestCallToAServerThatNeverAnswersEndsAtTheDeadline(t *testing.T) {
+	srv := silentserver.Start(t)
+	server := "https://" + srv.Addr
+	p := mustProvisioner(t, `{"host": "http://*.x", "kubeconfig_path": "`+k8stest.WriteKubeconfig(t, "", server, "test-token")+`"}`)
+	err := checkWithDeadline(t, p)
+	want := "waited 1s for the Kubernetes API server at " + server + " (or the kubeconfig's credential plugin) to answer GET /version, until the operation's deadline"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want an error saying %q", err, want)
+	}
+	if srv.Accepted() == 0 {
+		t.Fatal("the call never reached the server")
+	}
+}
+
+// A kubeconfig's exec credential plugin that hangs (a login waiting for a browser) runs before the
+// request, without its context (client-go's exec.Command): the call still ends at the operation's
+// deadline, saying what it waited for. The plugin is a real process that runs until the test ends.
+func TestCallWhoseCredentialPluginHangsEndsAtTheDeadline(t *testing.T) {
+	dir := t.TempDir()
+	alive := filepath.Join(dir, "plugin-may-run")
+	if err := os.WriteFile(alive, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Remove(alive) }) // the plugin exits within 0.1 s
+	server := "https://" + silentserver.Start(t).Addr
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	cfg := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: %q, insecure-skip-tls-verify: true}
+users:
+- name: u
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      interactiveMode: Never
+      command: sh
+      args: ["-c", "while [ -e \"$1\" ]; do sleep 0.1; done", "hung-plugin", %q]
+contexts:
+- name: ctx
+  context: {cluster: c, user: u}
+current-context: ctx
+`, server, alive)
+	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := mustProvisioner(t, `{"host": "http://*.x", "kubeconfig_path": "`+kubeconfig+`"}`)
+	err := checkWithDeadline(t, p)
+	want := "waited 1s for the Kubernetes API server at " + server + " (or the kubeconfig's credential plugin) to answer GET /version, until the operation's deadline"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want an error saying %q", err, want)
+	}
+}
