@@ -133,7 +133,7 @@ func (d *AllocationsDataSource) Read(ctx context.Context, req datasource.ReadReq
 		}
 		items, err := inv.Allocated(r.ctx)
 		if err != nil {
-			r.failed(&resp.Diagnostics, "Listing allocations failed", name, err)
+			resp.Diagnostics.AddError("Listing allocations failed", r.failedDetail(name, err))
 			return
 		}
 		for _, a := range items {

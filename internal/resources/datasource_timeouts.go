@@ -59,9 +59,10 @@ func startDataSourceRead(ctx context.Context, typeName string, req datasource.Re
 	return &dataSourceRead{ctx: bounded, cancel: cancel, typeName: typeName, timeout: timeout, timeouts: t}
 }
 
-// failed reports a failed call to provisioner name. When the read timeout ended the call, the detail
-// says what the read waited for, how long, and which setting bounds it.
-func (r *dataSourceRead) failed(diags *diag.Diagnostics, summary, name string, err error) {
+// failedDetail is the detail of a failed call to provisioner name. When the read timeout ended the
+// call, it says what the read waited for, how long, and which setting bounds it. (The summary stays a
+// literal at each AddError, where the troubleshooting guide's test finds it.)
+func (r *dataSourceRead) failedDetail(name string, err error) string {
 	detail := fmt.Sprintf("Provisioner %q: %v", name, err)
 	if errors.Is(r.ctx.Err(), context.DeadlineExceeded) {
 		detail += fmt.Sprintf("\n\n%s waited %s, its read timeout, for provisioner %q (its ledger or cluster) to answer, and gave up. "+
@@ -69,5 +70,5 @@ func (r *dataSourceRead) failed(diags *diag.Diagnostics, summary, name string, e
 			"or raise the timeout with `timeouts { read = \"...\" }` (default `%s`).",
 			r.typeName, shortDuration(r.timeout), name, shortDuration(defaultReadTimeout))
 	}
-	diags.AddError(summary, detail)
+	return detail
 }

@@ -134,7 +134,7 @@ func (d *ProvisionersDataSource) Read(ctx context.Context, req datasource.ReadRe
 		if cr, ok := p.(provisioner.CapacityReporter); ok {
 			hosts, err := cr.Capacity(r.ctx)
 			if err != nil {
-				r.failed(&resp.Diagnostics, "Reading pool capacity failed", name, err)
+				resp.Diagnostics.AddError("Reading pool capacity failed", r.failedDetail(name, err))
 				return
 			}
 			// Totals saturate instead of wrapping around: no real pool comes near, but a sum must
