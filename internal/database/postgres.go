@@ -185,6 +185,11 @@ func (p *postgresDB) wrap(ctx context.Context, start time.Time, op string, err e
 		}
 		return &WaitError{Location: p.name, Op: op, Waited: time.Since(start), Cause: err}
 	}
+	return p.named(op, err)
+}
+
+// named names the ledger and the operation in err.
+func (p *postgresDB) named(op string, err error) error {
 	return fmt.Errorf("postgres ledger %s: %s: %w", p.name, op, err)
 }
 
@@ -358,7 +363,7 @@ func (p *postgresDB) Allocate(ctx context.Context, resourceID string, place Plac
 		return nil, err
 	}
 	if p.readOnly {
-		return nil, fmt.Errorf("postgres ledger %s: allocate %q: %w", p.name, resourceID, ErrReadOnly)
+		return nil, p.named("allocate "+strconv.Quote(resourceID), ErrReadOnly)
 	}
 	start := time.Now()
 	stored, placeErr, err := p.allocate(ctx, resourceID, place)
@@ -452,7 +457,7 @@ func (p *postgresDB) UsedSlotsByHost(ctx context.Context) (map[string]int, error
 
 func (p *postgresDB) DeleteAllocation(ctx context.Context, resourceID string) (bool, error) {
 	if p.readOnly {
-		return false, fmt.Errorf("postgres ledger %s: delete allocation %q: %w", p.name, resourceID, ErrReadOnly)
+		return false, p.named("delete allocation "+strconv.Quote(resourceID), ErrReadOnly)
 	}
 	start := time.Now()
 	tag, err := p.pool.Exec(ctx, pgDeleteQuery, resourceID)
