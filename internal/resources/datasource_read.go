@@ -4,33 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/datasource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
-	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 )
-
-// dataSourceTimeoutsBlock is the `timeouts` block of the data sources: a read timeout only, whose
-// default is the resources' (defaultReadTimeout). A data source reads the ledger or the cluster as a
-// refresh does, and an unreachable or locked one must not hold a plan up for longer.
-func dataSourceTimeoutsBlock(ctx context.Context) schema.Block {
-	block := timeouts.BlockWithOpts(ctx, timeouts.Opts{})
-	b, ok := block.(schema.SingleNestedBlock)
-	if !ok {
-		return block // a dependency upgrade changed its shape; TestDataSourceTimeoutsDocumentTheirDefault fails
-	}
-	if a, ok := b.Attributes["read"].(schema.StringAttribute); ok {
-		a.MarkdownDescription = timeoutDescription("read", defaultReadTimeout)
-		a.Validators = append(slices.Clip(a.Validators), positiveDurationValidator{})
-		b.Attributes["read"] = a
-	}
-	b.MarkdownDescription = fmt.Sprintf("Operation timeouts; default: read `%s`.", shortDuration(defaultReadTimeout))
-	return b
-}
 
 // dataSourceRead is a data source's Read in progress: its context, bounded by the read timeout.
 type dataSourceRead struct {

@@ -1,0 +1,114 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	dstimeouts "github.com/hashicorp/terraform-plugin-framework-timeouts/datasource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	dsschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+)
+
+// The `timeouts` blocks of the resources and the data sources: their defaults, descriptions and the
+// rule that a timeout is positive, in one place.
+
+// Default operation timeouts, overridable per resource in a `timeouts` block.
+const (
+	defaultCreateTimeout = 20 * time.Minute
+	defaultReadTimeout   = 5 * time.Minute
+	defaultUpdateTimeout = 20 * time.Minute
+	defaultDeleteTimeout = 10 * time.Minute
+)
+
+// timeoutsBlock is the `timeouts` block of rill_runtime and rill_clickhouse, its attributes described
+// with the defaults above (the documentation's one source for them).
+func timeoutsBlock(ctx context.Context) schema.Block {
+	block := timeouts.Block(ctx, timeouts.Opts{Create: true, Read: true, Update: true, Delete: true})
+	b, ok := block.(schema.SingleNestedBlock)
+	if !ok {
+		return block // a dependency upgrade changed its shape; TestTimeoutsDocumentTheirDefaults fails
+	}
+	for name, d := range map[string]time.Duration{
+		"create": defaultCreateTimeout, "read": defaultReadTimeout, "update": defaultUpdateTimeout, "delete": defaultDeleteTimeout,
+	} {
+		a, ok := b.Attributes[name].(schema.StringAttribute)
+		if !ok {
+			continue // as above
+		}
+		a.MarkdownDescription = timeoutDescription(timeoutVerb[name], d)
+		a.Validators = append(slices.Clip(a.Validators), positiveDurationValidator{})
+		b.Attributes[name] = a
+	}
+	b.MarkdownDescription = fmt.Sprintf("Operation timeouts; defaults: create `%s`, read `%s`, update `%s`, delete `%s`.",
+		shortDuration(defaultCreateTimeout), shortDuration(defaultReadTimeout), shortDuration(defaultUpdateTimeout), shortDuration(defaultDeleteTimeout))
+	return b
+}
+
+var timeoutVerb = map[string]string{"create": "create", "read": "refresh (read)", "update": "update", "delete": "destroy (delete)"}
+
+// timeoutDescription describes a timeouts attribute, the operation it bounds ("refresh (read)") and its
+// default, for the resources' and the data sources' blocks alike.
+func timeoutDescription(operation string, d time.Duration) string {
+	return fmt.Sprintf("How long the %s may take, as a positive Go duration (`30s`, `1h30m`); default `%s`.", operation, shortDuration(d))
+}
+
+// shortDuration writes whole hours and minutes without the zero parts time.Duration.String adds
+// (20m, not 20m0s).
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// positiveDurationValidator refuses a timeout of zero or less at plan time: the operation's context
+// would end before it began, and every apply would fail with a deadline that says nothing of the
+// setting. The timeouts package's own validator reports a value that is no duration at all.
+type positiveDurationValidator struct{}
+
+var _ validator.String = positiveDurationValidator{}
+
+func (positiveDurationValidator) Description(context.Context) string {
+	return "a duration greater than zero"
+}
+
+func (v positiveDurationValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (positiveDurationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if d, err := time.ParseDuration(req.ConfigValue.ValueString()); err == nil && d <= 0 {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid timeout",
+			fmt.Sprintf("%s must be a positive duration, got %q.", req.Path, req.ConfigValue.ValueString()))
+	}
+}
+
+// dataSourceTimeoutsBlock is the `timeouts` block of the data sources: a read timeout only, whose
+// default is the resources' (defaultReadTimeout). A data source reads the ledger or the cluster as a
+// refresh does, and an unreachable or locked one must not hold a plan up for longer.
+func dataSourceTimeoutsBlock(ctx context.Context) dsschema.Block {
+	block := dstimeouts.BlockWithOpts(ctx, dstimeouts.Opts{})
+	b, ok := block.(dsschema.SingleNestedBlock)
+	if !ok {
+		return block // a dependency upgrade changed its shape; TestDataSourceTimeoutsDocumentTheirDefault fails
+	}
+	if a, ok := b.Attributes["read"].(dsschema.StringAttribute); ok {
+		a.MarkdownDescription = timeoutDescription("read", defaultReadTimeout)
+		a.Validators = append(slices.Clip(a.Validators), positiveDurationValidator{})
+		b.Attributes["read"] = a
+	}
+	b.MarkdownDescription = fmt.Sprintf("Operation timeouts; default: read `%s`.", shortDuration(defaultReadTimeout))
+	return b
+}
