@@ -109,18 +109,24 @@ func RandomHex(n int) string {
 
 // SetJSON is a provisioner set of one kubernetes provisioner "k8s" for the test's namespace.
 func (e *KubeEnv) SetJSON() string {
-	return fmt.Sprintf(`{"k8s": {"type": "kubernetes", "spec": %s}}`, e.spec(""))
+	return fmt.Sprintf(`{"k8s": {"type": "kubernetes", "spec": %s}}`, e.spec(e.Cluster.Kubeconfig, ""))
 }
 
-func (e *KubeEnv) spec(extraSpec string) string {
+func (e *KubeEnv) spec(kubeconfig, extraSpec string) string {
 	return fmt.Sprintf(`{"host": "http://*.rill.test", "namespace": %q, "kubeconfig_path": %q, "timeout_seconds": 120, "ping_path": ""%s}`,
-		e.NS, e.Cluster.Kubeconfig, extraSpec)
+		e.NS, kubeconfig, extraSpec)
 }
 
 // ProviderConfig renders the provider block: the test's ledger and one kubernetes provisioner "k8s"
 // (the default, as the only one) for the test's namespace, with extraSpec appended to its spec.
 func (e *KubeEnv) ProviderConfig(extraSpec string) string {
-	return ProviderBlock(e.Ledger, "", fmt.Sprintf(`"k8s": {"type": "kubernetes", "spec": %s}`, e.spec(extraSpec)))
+	return e.ProviderConfigAs(e.Cluster.Kubeconfig, extraSpec)
+}
+
+// ProviderConfigAs is ProviderConfig with the provisioner's credentials from another kubeconfig (a
+// ServiceAccount's, say) instead of the cluster's admin one.
+func (e *KubeEnv) ProviderConfigAs(kubeconfig, extraSpec string) string {
+	return ProviderBlock(e.Ledger, "", fmt.Sprintf(`"k8s": {"type": "kubernetes", "spec": %s}`, e.spec(kubeconfig, extraSpec)))
 }
 
 // TestCase is a TestCase on the recording provider whose destroy must leave no object.
@@ -274,6 +280,26 @@ func (e *KubeEnv) ManagedObjects() ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// ForbidServices creates a ResourceQuota that allows no Service in the test's namespace, so that a
+// Provision fails part-way: the claim and the Deployment, applied before the Service, are made. It
+// returns a func that deletes the quota again.
+func (e *KubeEnv) ForbidServices() (lift func()) {
+	e.T.Helper()
+	quota := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: "no-services"},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourceServices: k8sresource.MustParse("0")}},
+	}
+	if _, err := e.Core.ResourceQuotas(e.NS).Create(e.Ctx, quota, metav1.CreateOptions{}); err != nil {
+		e.T.Fatalf("creating the quota: %v", err)
+	}
+	return func() {
+		e.T.Helper()
+		if err := e.Core.ResourceQuotas(e.NS).Delete(e.Ctx, quota.Name, metav1.DeleteOptions{}); err != nil {
+			e.T.Fatalf("deleting the quota: %v", err)
+		}
+	}
 }
 
 // DeleteAndWait deletes an object of the test's namespace by hand and waits until it is gone.

@@ -14,9 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -400,13 +398,7 @@ func TestAccRuntimeKubernetes_planWritesNothing(t *testing.T) {
 // was applied, the runtime is not in state, and no object of the provisioner is left in the namespace.
 func TestAccRuntimeKubernetes_provisionFailingPartWayLeavesNothing(t *testing.T) {
 	e := acctest.NewKubeEnv(t)
-	quota := &corev1.ResourceQuota{
-		ObjectMeta: metav1.ObjectMeta{Name: "no-services"},
-		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourceServices: k8sresource.MustParse("0")}},
-	}
-	if _, err := e.Core.ResourceQuotas(e.NS).Create(e.Ctx, quota, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating the quota: %v", err)
-	}
+	e.ForbidServices()
 	resource.Test(t, e.TestCase(
 		resource.TestStep{
 			Config: e.ProviderConfig("") + acctest.RuntimeBlock("rt", 1),

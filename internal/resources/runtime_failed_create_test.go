@@ -1,0 +1,148 @@
+package resources_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ci"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/k8stest"
+)
+
+// A rill_runtime create that fails half-way, and whose undo fails too, stays tracked: the provider
+// runs as a ServiceAccount with the Role of examples/kubernetes/rbac.yaml less "delete", and a
+// ResourceQuota allows no Service. Provision applies the claim and the Deployment, then the API server
+// refuses the Service (quota); the undo's deletes are refused (403). The runtime is then in state,
+// tainted, with its ID, and the error gives both failures and what happens next. With the causes
+// fixed (the quota removed, delete granted), one plain apply replaces it: the failed create's claim
+// and Deployment are deleted and exactly one healthy runtime's objects are left. The TestCase's
+// destroy then leaves no object. (A failed create whose undo succeeds:
+// TestAccRuntimeKubernetes_provisionFailingPartWayLeavesNothing.)
+func TestAccRuntimeKubernetes_failedCreateWhoseUndoFailsIsKeptTainted(t *testing.T) {
+	e := acctest.NewKubeEnv(t)
+	liftQuota := e.ForbidServices()
+	const sa = "rill-provisioner"
+	k8stest.ApplyExampleRBAC(t, e.Ctx, e.Dyn, e.NS, func(verb string) bool { return verb != "delete" })
+	k8stest.WaitUntilAllowed(t, e.Ctx, e.Dyn, e.NS, sa, "patch", "apps", "deployments", "", true)
+	if k8stest.Allowed(t, e.Ctx, e.Dyn, e.NS, sa, "delete", "apps", "deployments", "") {
+		ci.Skip(t, "the cluster does not authorize by RBAC (the ServiceAccount may delete without a Role that allows it): the undo cannot be made to fail")
+	}
+	cfg := e.ProviderConfigAs(k8stest.ServiceAccountKubeconfig(t, e.Ctx, e.Cluster.Kubeconfig, e.NS, sa), "") + acctest.RuntimeBlock("rt", 1)
+
+	var oldID, oldPID string
+	resource.Test(t, e.TestCase(
+		resource.TestStep{
+			Config: cfg,
+			// Terraform wraps the detail, hence \s+ between words.
+			ExpectError: regexp.MustCompile(`Provisioning the runtime failed(.|\n)*applying\s+Service(.|\n)*exceeded\s+quota` +
+				`(.|\n)*Undoing\s+what\s+it\s+may\s+have\s+made\s+failed\s+too,\s+so\s+rill_runtime\s+[0-9a-f-]{36}\s+is\s+kept\s+in\s+state\s+as\s+tainted` +
+				`(.|\n)*cannot\s+delete\s+resource`),
+		},
+		resource.TestStep{
+			PreConfig: func() {
+				// The diagnostic names the runtime; what the failed create made is still there.
+				oldID = idInCreateError(t, e.Rec.Take(acctest.ApplyResourceChange))
+				oldPID = strings.ReplaceAll(oldID, "-", "")
+				objs, err := e.ManagedObjects()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, want := range []string{"deployments/runtime-" + oldPID, "persistentvolumeclaims/runtime-" + oldPID} {
+					if !slices.Contains(objs, want) {
+						t.Fatalf("the failed create's %s is gone, or never existed: the undo did not fail as meant (objects: %v)", want, objs)
+					}
+				}
+				// The causes fixed: the quota removed, delete granted.
+				liftQuota()
+				k8stest.ApplyExampleRBAC(t, e.Ctx, e.Dyn, e.NS, nil)
+				k8stest.WaitUntilAllowed(t, e.Ctx, e.Dyn, e.NS, sa, "delete", "apps", "deployments", "", true)
+			},
+			Config: cfg,
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply: []plancheck.PlanCheck{
+					expectTaintedWithID{addr: "rill_runtime.rt", id: &oldID},
+					plancheck.ExpectResourceAction("rill_runtime.rt", plancheck.ResourceActionDestroyBeforeCreate),
+				},
+				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+			},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				e.CheckRuntime("rill_runtime.rt", acctest.RuntimeWant{Slots: 1}),
+				func(s *terraform.State) error {
+					pid, err := acctest.PidOf(s, "rill_runtime.rt")
+					if err != nil {
+						return err
+					}
+					if pid == oldPID {
+						return fmt.Errorf("the runtime was not replaced: still %s", oldID)
+					}
+					// Exactly the new runtime's objects: its five, a ReplicaSet and a Pod.
+					objs, err := e.ManagedObjects()
+					if err != nil {
+						return err
+					}
+					if len(objs) != 7 {
+						return fmt.Errorf("want the 7 managed objects of runtime %s alone, got %d: %v", pid, len(objs), objs)
+					}
+					for _, o := range objs {
+						if !strings.HasSuffix(o, pid) && !strings.Contains(o, pid+"-") {
+							return fmt.Errorf("%s is not runtime %s's: the failed create's objects were left (all: %v)", o, pid, objs)
+						}
+					}
+					return nil
+				},
+			),
+		},
+	))
+}
+
+// idInCreateError is the runtime ID the failed create's error names as kept in state.
+func idInCreateError(t *testing.T, calls []acctest.Call) string {
+	t.Helper()
+	re := regexp.MustCompile(`rill_runtime ([0-9a-f-]{36}) is kept in state as tainted`)
+	for _, c := range calls {
+		for _, d := range c.Diags {
+			if d.Severity != tfprotov6.DiagnosticSeverityError {
+				continue
+			}
+			if m := re.FindStringSubmatch(d.Detail); m != nil {
+				t.Logf("the failed create said: %s: %s", d.Summary, d.Detail)
+				return m[1]
+			}
+		}
+	}
+	t.Fatalf("no error of the apply says which runtime is kept in state as tainted: %+v", calls)
+	return ""
+}
+
+// expectTaintedWithID is a plan check: the resource's prior state is tainted and holds the ID.
+type expectTaintedWithID struct {
+	addr string
+	id   *string
+}
+
+func (c expectTaintedWithID) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	if req.Plan.PriorState == nil || req.Plan.PriorState.Values == nil {
+		resp.Error = errors.New("the plan has no prior state")
+		return
+	}
+	for _, r := range req.Plan.PriorState.Values.RootModule.Resources {
+		if r.Address != c.addr {
+			continue
+		}
+		if id, _ := r.AttributeValues["id"].(string); !r.Tainted || id != *c.id || r.AttributeValues["provisioner_name"] != "k8s" {
+			resp.Error = fmt.Errorf("%s in state: tainted %t, id %q, provisioner %v; want tainted, id %q, provisioner k8s", c.addr, r.Tainted, id, r.AttributeValues["provisioner_name"], *c.id)
+		}
+		return
+	}
+	resp.Error = fmt.Errorf("%s is not in the state", c.addr)
+}
