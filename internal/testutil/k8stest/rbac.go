@@ -95,7 +95,7 @@ func ApplyExampleRBAC(t testing.TB, ctx context.Context, dyn dynamic.Interface, 
 			}
 			_ = unstructured.SetNestedSlice(obj.Object, keptRules, "rules")
 		}
-		var client dynamic.ResourceInterface = dyn.Resource(kind.gvr).Namespace(ns)
+		client := dyn.Resource(kind.gvr).Namespace(ns)
 		if !kind.namespaced {
 			client = dyn.Resource(kind.gvr)
 			name := obj.GetName()
