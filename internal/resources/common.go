@@ -218,12 +218,15 @@ func undoFailedCreate(c *call, rt provisioner.ResourceType, id string) error {
 // addCreateFailed reports a Provision that failed in Create, and what became of its undo. When the
 // undo failed (undoErr), the caller has kept the resource in state: Terraform taints a resource that
 // Create returns with an error, so the next apply destroys it (Deprovision needs the ID alone) and
-// creates it again, and nothing is left behind that no state knows of.
+// creates it again, and nothing is left behind that no state knows of. That destroy meets whatever
+// made the undo fail (a refused delete, an unreachable server) unless it is fixed first: the
+// detail says so.
 func addCreateFailed(diags *diag.Diagnostics, kind resourceKind, provisionerName, id string, err, undoErr error) {
 	detail := fmt.Sprintf("Provisioner %q: %v", provisionerName, err)
 	if undoErr != nil {
-		detail += fmt.Sprintf("\n\nUndoing what it may have made failed too, so %s %s is kept in state as tainted: the next apply "+
-			"destroys it and creates it again (or `terraform destroy` removes it). The undo's error: %v", kind.typeName, id, undoErr)
+		detail += fmt.Sprintf("\n\nUndoing what it may have made failed too, so %s %s is kept in state as tainted. Fix what the "+
+			"undo's error names, then the next apply destroys it and creates it again (or `terraform destroy` removes it). "+
+			"The undo's error: %v", kind.typeName, id, undoErr)
 	}
 	diags.AddError("Provisioning the "+kind.noun+" failed", detail)
 }
