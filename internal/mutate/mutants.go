@@ -73,6 +73,25 @@ var Mutants = []Mutant{
 	},
 
 	{
+		// A failed create may undo only what it created: a claim that always reports "created" makes the
+		// create that lost a race for a name undo the winner's runtime.
+		Name: "creation-always-reported", Breaks: "of two creates of one named runtime at once, only the one that created it may undo it",
+		File:    "internal/static/provisioner.go",
+		Search:  "\t\tclaimed = current == nil\n",
+		Replace: "\t\tclaimed = true\n",
+		Checks: []Check{
+			{Package: "./internal/static", Tests: []string{"TestConcurrentProvisionsOfOneNameReportOneCreation"}},
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_twoAppliesCreatingOneNameAtOnceLeaveTheWinnersRuntime"}},
+		},
+	},
+	{
+		Name: "undo-decided-before-the-claim", Breaks: "a create that lost a race for a name and failed leaves the winner's runtime",
+		File:    "internal/resources/runtime_resource.go",
+		Search:  "if reporter, ok := p.(provisioner.CreationReporter); ok {",
+		Replace: "if reporter, ok := p.(provisioner.CreationReporter); ok && false {",
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_twoAppliesCreatingOneNameAtOnceLeaveTheWinnersRuntime"}}},
+	},
+	{
 		Name: "adoption-refused", Breaks: "a retried or interrupted create adopts its own allocation (by ID and name)",
 		File:    "internal/static/provisioner.go",
 		Search:  "\tdefault:\n\t\treturn nil\n\t}\n\treturn conflict\n",

@@ -150,13 +150,8 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	// Provision adopts what already sits at a named runtime's ID: another configuration's runtime of
-	// the same name, or what a killed apply left. A failed create may undo only what it made, so it
-	// undoes a named runtime only when the provisioner found nothing at the ID before.
-	undoable := plan.Name.IsNull() || nothingAt(c.ctx, c.p, id, opts)
-	tflog.Info(c.ctx, "provisioning runtime", map[string]any{"slots": slotsOf(plan.Slots), "undo_on_failure": undoable})
-
-	res, err := c.p.Provision(c.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, opts)
+	tflog.Info(c.ctx, "provisioning runtime", map[string]any{"slots": slotsOf(plan.Slots)})
+	res, undoable, err := provisionNew(c.ctx, c.p, id, opts)
 	var conflict *provisioner.IDConflictError
 	if errors.As(err, &conflict) {
 		// What holds the ID or name is not this runtime's: leave it alone, and say how to take it over.
@@ -164,7 +159,7 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	if err != nil && !undoable {
-		resp.Diagnostics.AddError("Provisioning the runtime failed", fmt.Sprintf("Provisioner %q: %v\n\nRuntime %s (name %q) existed before this create, so it was not deprovisioned: it stays as it was, for the configuration that manages it (or for the next apply to adopt).", c.name, err, id, plan.Name.ValueString()))
+		resp.Diagnostics.AddError("Provisioning the runtime failed", fmt.Sprintf("Provisioner %q: %v\n\nRuntime %s (name %q) was not created by this apply (it existed before, or another apply created it at the same time), so it was not deprovisioned: it stays as it was, for the configuration that manages it (or for the next apply to adopt).", c.name, err, id, plan.Name.ValueString()))
 		return
 	}
 	if err != nil {
@@ -381,6 +376,31 @@ func configOf(m *runtimeModel) map[string]any {
 		CPU: int(m.CPU.ValueInt64()), MemoryGB: int(m.MemoryGB.ValueInt64()), StorageBytes: m.StorageBytes.ValueInt64(),
 	}
 	return cfg.AsMap()
+}
+
+// provisionNew is Create's Provision of a new runtime at id. It also reports whether a failure may
+// be undone (Deprovision), as a failed create may undo only what it made itself: Provision adopts
+// what already sits at a named runtime's ID (another configuration's runtime of the same name, or what
+// a killed apply left), and that is not this create's to undo.
+//
+// A runtime without a name has a random ID: whatever is there is this call's. For a named one, a
+// provisioner that implements provisioner.CreationReporter says whether this call created it, decided
+// by the same atomic step that claimed the ID, which is exact even when another apply creates the
+// same name at the same instant. Any other is asked before Provision (nothingAt), which cannot see a
+// claim made between its answer and Provision's.
+func provisionNew(ctx context.Context, p provisioner.Provisioner, id string, opts *provisioner.ResourceOptions) (*provisioner.Resource, bool, error) {
+	r := &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}
+	named := opts.Name != ""
+	if reporter, ok := p.(provisioner.CreationReporter); ok {
+		res, created, err := reporter.ProvisionReportingCreation(ctx, r, opts)
+		if err != nil {
+			tflog.Debug(ctx, "provisioning failed", map[string]any{"created_by_this_call": created, "undo": !named || created})
+		}
+		return res, !named || created, err
+	}
+	undoable := !named || nothingAt(ctx, p, id, opts)
+	res, err := p.Provision(ctx, r, opts)
+	return res, undoable, err
 }
 
 // nothingAt reports whether the provisioner says for sure that nothing is at the ID (CheckResource

@@ -49,6 +49,7 @@ var (
 	_ provisioner.Named            = (*Provisioner)(nil)
 	_ provisioner.Inventory        = (*Provisioner)(nil)
 	_ provisioner.SpecWarner       = (*Provisioner)(nil)
+	_ provisioner.CreationReporter = (*Provisioner)(nil)
 )
 
 // New is the static provisioner's initializer. It validates the spec and touches nothing.
@@ -83,25 +84,40 @@ func (p *Provisioner) Supports(rt provisioner.ResourceType) bool {
 // Provision allocates slots for the runtime, or resizes its allocation in place. It is idempotent per
 // resource ID: a retried call finds the existing allocation and neither double-counts nor moves it.
 func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, opts *provisioner.ResourceOptions) (*provisioner.Resource, error) {
+	res, _, err := p.ProvisionReportingCreation(ctx, r, opts)
+	return res, err
+}
+
+// ProvisionReportingCreation implements provisioner.CreationReporter: it is Provision, and reports
+// whether the call created the allocation. The ledger's Allocate reads the resource's current
+// allocation and writes the new one in one transaction under the ledger's exclusive lock (both
+// backends), so "there was none" is decided by the same step that claims the ID: of two calls for
+// one ID at the same instant, in any processes sharing the ledger, exactly one sees none.
+func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisioner.Resource, opts *provisioner.ResourceOptions) (*provisioner.Resource, bool, error) {
 	if err := checkRuntime(r); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	args, err := provisioner.NewRuntimeArgs(argsOf(opts))
 	if err != nil {
-		return nil, fmt.Errorf("runtime args: %w", err)
+		return nil, false, fmt.Errorf("runtime args: %w", err)
 	}
 	log := p.logger.With(zap.String("resource_id", r.ID), zap.Int("slots", args.Slots))
 	if _, recorded := r.State[stateLedgerID]; recorded {
 		// An update: the runtime must be in the ledger it was allocated in, or an allocation in
 		// another one would be made for it.
 		if _, _, err := p.checkLedger(ctx, r, mustExist); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 
 	name := nameOf(opts)
 	owner := p.NameInSet()
+	// claimed: the last run of place (a retried transaction runs it again, on fresh data) found no
+	// allocation and returned one to write. Until Allocate returns, that write's outcome is the
+	// transaction's.
+	claimed := false
 	alloc, err := p.db.Allocate(ctx, r.ID, func(current *database.Allocation, used map[string]int) (*database.Allocation, error) {
+		claimed = false
 		var next database.Allocation
 		used = canonicalUsed(used)
 		if current != nil {
@@ -125,19 +141,23 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 			next = database.Allocation{ResourceID: r.ID, Host: host, Slots: args.Slots}
 		}
 		next.Provisioner, next.Name, next.Runtime = owner, name, recordOf(args, opts)
+		claimed = current == nil
 		return &next, nil
 	})
 	if errors.Is(err, database.ErrNameTaken) {
-		return nil, p.nameHolder(ctx, owner, name, err)
+		// The name's unique index refused the row: nothing was written.
+		return nil, false, p.nameHolder(ctx, owner, name, err)
 	}
 	if err != nil {
-		return nil, err
+		// A place error wrote nothing (claimed is false then); a failure after place returned a new
+		// allocation (the write or the commit) may have left it: it would be this call's.
+		return nil, claimed, err
 	}
 	ledger, err := p.db.Identity(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("runtime %s was allocated, but the identity of the ledger cannot be read: %w", r.ID, err)
+		return nil, claimed, fmt.Errorf("runtime %s was allocated, but the identity of the ledger cannot be read: %w", r.ID, err)
 	}
-	return p.resource(r, alloc, args, ledger), nil
+	return p.resource(r, alloc, args, ledger), claimed, nil
 }
 
 // adoptable reports, as an *provisioner.IDConflictError, an existing allocation at a resource's ID that
