@@ -7,11 +7,15 @@ package rillmigrate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -59,14 +63,20 @@ type Options struct {
 }
 
 // Migrate copies Rill's assignments into the ledger through the named static pool (see
-// static.Provisioner.Import).
+// static.Provisioner.Import). Only that pool is built: the other provisioners of a set pasted from
+// Rill's admin service (a kubernetes one whose kubeconfig and templates live on Rill's machines, say)
+// need not work where the command runs. The set and the pool are checked before anything is read or
+// the ledger is created.
 func Migrate(ctx context.Context, o Options, logger *zap.Logger) (*static.ImportReport, error) {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
+	poolJSON, err := poolSet(o.SetJSON, o.Provisioner)
+	if err != nil {
+		return nil, err
+	}
 	dsn := o.LedgerDSN
 	if dsn == "" {
-		var err error
 		if dsn, err = database.DefaultDSN(); err != nil {
 			return nil, err
 		}
@@ -80,7 +90,7 @@ func Migrate(ctx context.Context, o Options, logger *zap.Logger) (*static.Import
 		return nil, err
 	}
 	defer func() { _ = ledger.Close() }()
-	set, err := provisioner.NewSet(o.SetJSON, ledger, logger)
+	set, err := provisioner.NewSet(poolJSON, ledger, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -89,15 +99,28 @@ func Migrate(ctx context.Context, o Options, logger *zap.Logger) (*static.Import
 			_ = p.Close()
 		}
 	}()
-	p, ok := set[o.Provisioner]
-	if !ok {
-		return nil, fmt.Errorf("the provisioner set has no provisioner named %q", o.Provisioner)
-	}
-	pool, ok := p.(*static.Provisioner)
-	if !ok {
-		return nil, fmt.Errorf("provisioner %q is of type %q; Rill's static assignments go to a static pool", o.Provisioner, p.Type())
+	pool, ok := set[o.Provisioner].(*static.Provisioner)
+	if !ok { // poolSet checked the type; a static initializer that returns something else is a bug
+		return nil, fmt.Errorf("provisioner %q is not a static pool", o.Provisioner)
 	}
 	return pool.Import(ctx, rows)
+}
+
+// poolSet returns the set setJSON reduced to its static pool called name, as JSON.
+func poolSet(setJSON, name string) (string, error) {
+	specs, err := provisioner.ParseSet(setJSON)
+	if err != nil {
+		return "", err
+	}
+	ps, ok := specs[name]
+	if !ok {
+		return "", fmt.Errorf("the provisioner set has no provisioner named %q; it has %s", name, strings.Join(slices.Sorted(maps.Keys(specs)), ", "))
+	}
+	if ps.Type != static.Type {
+		return "", fmt.Errorf("provisioner %q is of type %q; Rill's static assignments go to a static pool", name, ps.Type)
+	}
+	one, err := json.Marshal(map[string]provisioner.ProvisionerSpec{name: ps})
+	return string(one), err
 }
 
 // say writes one line of the command's output; a closed terminal is not worth an error.

@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/envnames"
+	_ "github.com/rill-provisioner/terraform-provider-rill/internal/kubernetes" // registers the type of the kubernetes entry of Rill's set, as the provider binary does
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/static"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/fakerilladmin"
@@ -129,4 +131,46 @@ func ledgerContents(t *testing.T, db database.DB) map[string]string {
 		out[a.ResourceID] = fmt.Sprintf("%s %d", a.Host, a.Slots)
 	}
 	return out
+}
+
+// A set pasted from Rill's admin service carries provisioners the migration does not need, such as a
+// kubernetes one whose templates and kubeconfig exist only on Rill's machines: only the named pool is
+// built, so they do not stop it. A pool name the set lacks, or one that is not static, is refused
+// before Rill's database is read or the ledger is created.
+func TestMigrateBuildsOnlyTheNamedPool(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rillSet := `{
+	  "pool": {"type": "static", "spec": {"runtimes": [{"host": "http://a.test:9091", "slots": 4}]}},
+	  "kubernetes-example": {"type": "kubernetes", "spec": {
+	    "kubeconfig_path": "kubeconfig.yaml", // Rill's README example: files on Rill's machines
+	    "template_paths": {"service": "templates/service.yaml"}
+	  }}
+	}`
+	if _, err := provisioner.NewSet(rillSet, nil, nil); err == nil || !strings.Contains(err.Error(), "kubernetes-example") {
+		t.Fatalf("building the whole set: %v, want the kubernetes provisioner's missing files", err)
+	}
+
+	ledgerPath := t.TempDir() + "/ledger.db"
+	for _, tc := range []struct{ provisioner, want string }{
+		{"pol", `no provisioner named "pol"; it has kubernetes-example, pool`},
+		{"kubernetes-example", `provisioner "kubernetes-example" is of type "kubernetes"; Rill's static assignments go to a static pool`},
+	} {
+		_, err := Migrate(ctx, Options{RillDSN: "postgres://nobody@127.0.0.1:1/rill", SetJSON: rillSet, Provisioner: tc.provisioner, LedgerDSN: "sqlite://" + ledgerPath}, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("-provisioner %s: %v, want %q", tc.provisioner, err, tc.want)
+		}
+		if _, statErr := os.Stat(ledgerPath); !errors.Is(statErr, os.ErrNotExist) {
+			t.Fatalf("-provisioner %s created the ledger (%v)", tc.provisioner, statErr)
+		}
+	}
+
+	rillDSN := pgtest.Shared(t)
+	if err := fakerilladmin.CreateStaticAssignments(ctx, rillDSN, []fakerilladmin.StaticAssignment{{ResourceID: r1, Host: "http://a.test:9091", Slots: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	report, err := Migrate(ctx, Options{RillDSN: rillDSN, SetJSON: rillSet, Provisioner: "pool", LedgerDSN: "sqlite://" + ledgerPath}, nil)
+	if err != nil || ids(report.Imported) != r1 {
+		t.Fatalf("migrating with Rill's whole set: %v, %+v", err, report)
+	}
 }
