@@ -298,17 +298,10 @@ var Mutants = []Mutant{
 		Checks:  []Check{loggingTests, providerSetErrors},
 	},
 	{
-		Name: "validate-config-unmasked", Breaks: "a plan-time set error never shows a password",
+		Name: "set-error-unmasked", Breaks: "a set error, at plan or at apply time, never shows a password",
 		File:    "internal/provider/provider.go",
-		Search:  `"Invalid provisioner set", logging.MaskString(err.Error()))`,
-		Replace: `"Invalid provisioner set", err.Error())`,
-		Checks:  []Check{providerSetErrors},
-	},
-	{
-		Name: "configure-unmasked", Breaks: "an apply-time set error never shows a password",
-		File:    "internal/provider/provider.go",
-		Search:  "resp.Diagnostics.AddAttributeError(setPath, summary, logging.MaskString(err.Error()))",
-		Replace: "resp.Diagnostics.AddAttributeError(setPath, summary, err.Error())",
+		Search:  "diags.AddAttributeError(path.Root(\"provisioner_set_json\"), summary, logging.MaskString(err.Error()))",
+		Replace: "diags.AddAttributeError(path.Root(\"provisioner_set_json\"), summary, err.Error())",
 		Checks:  []Check{providerSetErrors},
 	},
 }

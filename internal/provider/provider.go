@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
@@ -110,7 +111,7 @@ func (p *RillProvider) ValidateConfig(ctx context.Context, req provider.Validate
 		}
 		var err error
 		if specs, err = provisioner.ParseSet(s.ValueString()); err != nil {
-			resp.Diagnostics.AddAttributeError(path.Root("provisioner_set_json"), "Invalid provisioner set", logging.MaskString(err.Error()))
+			addSetError(&resp.Diagnostics, err)
 			return
 		}
 	}
@@ -125,6 +126,18 @@ func (p *RillProvider) ValidateConfig(ctx context.Context, req provider.Validate
 			resp.Diagnostics.AddAttributeError(path.Root("ledger_dsn"), "Invalid ledger DSN", err.Error())
 		}
 	}
+}
+
+// addSetError reports err, from parsing or building the set, on provisioner_set_json: the summary names
+// the provisioner the error is about, at plan time (ValidateConfig) and at apply time (Configure)
+// alike. The set may hold secrets (a DSN pasted into the wrong field), so the detail is masked.
+func addSetError(diags *diag.Diagnostics, err error) {
+	summary := "Invalid provisioner set"
+	var se *provisioner.SetError
+	if errors.As(err, &se) {
+		summary = fmt.Sprintf("Invalid provisioner %q in the provisioner set", se.Provisioner)
+	}
+	diags.AddAttributeError(path.Root("provisioner_set_json"), summary, logging.MaskString(err.Error()))
 }
 
 // Configure builds the provisioner set (once per provider process for a given configuration) and hands
@@ -163,12 +176,7 @@ func (p *RillProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 	ctx = logging.WithMasking(ctx)
 	built, err := sets.get(ctx, setJSON, ledgerDSN)
 	if err != nil {
-		summary := "Invalid provisioner set"
-		var se *provisioner.SetError
-		if errors.As(err, &se) {
-			summary = fmt.Sprintf("Invalid provisioner %q in the provisioner set", se.Provisioner)
-		}
-		resp.Diagnostics.AddAttributeError(setPath, summary, logging.MaskString(err.Error()))
+		addSetError(&resp.Diagnostics, err)
 		return
 	}
 	// A new command: reads cached during the previous one may be out of date (an object deleted by

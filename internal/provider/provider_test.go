@@ -77,7 +77,8 @@ const password = "Pr0v1der-S3cret"
 
 // A DSN pasted into the wrong place of the set is echoed by the error that names the place: the
 // diagnostic (which tflog's masking never sees) keeps the place and masks the password, at plan time
-// (ValidateConfig) and at apply time (Configure).
+// (ValidateConfig) and at apply time (Configure). Both name the provisioner in the summary, as the
+// troubleshooting guide's heading does (the plan's once said only "Invalid provisioner set").
 func TestSetErrorsMaskAPasswordTheyEcho(t *testing.T) {
 	set := `{"ch": {"type": "clickhouse://admin:` + password + `@ch.test:9000/default", "spec": {}}}`
 	for name, diags := range map[string]func() diag.Diagnostics{
@@ -91,6 +92,9 @@ func TestSetErrorsMaskAPasswordTheyEcho(t *testing.T) {
 			d := onlyError(t, diags(), "provisioner_set_json")
 			if strings.Contains(d.Detail(), password) || strings.Contains(d.Summary(), password) {
 				t.Fatalf("the diagnostic shows the password: %s: %s", d.Summary(), d.Detail())
+			}
+			if d.Summary() != `Invalid provisioner "ch" in the provisioner set` {
+				t.Fatalf("summary %q should name the provisioner", d.Summary())
 			}
 			if !strings.Contains(d.Detail(), `unknown provisioner type "clickhouse://admin:***@ch.test:9000/default"`) {
 				t.Fatalf("the diagnostic should still say what is wrong and where: %s", d.Detail())
