@@ -154,6 +154,12 @@ func sqlitePathFromDSN(dsn string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: %q: %v", ErrInvalidDSN, dsn, err)
 	}
+	// An existing directory without the trailing '/' (sqlite:///var/lib/rill): SQLite would fail with
+	// "unable to open database file (14)" only when the apply first writes.
+	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
+		return "", fmt.Errorf("%w: %q names a directory, not a file (add a file name, such as %s); %s",
+			ErrInvalidDSN, dsn, "sqlite://"+filepath.Join(abs, DefaultSQLiteFileName), acceptedForms)
+	}
 	return abs, nil
 }
 

@@ -35,6 +35,13 @@ func TestOpenUnknownScheme(t *testing.T) {
 			t.Errorf("ValidateDSN(%q) = %v, want ErrInvalidDSN", dsn, err)
 		}
 	}
+	// A directory that exists, named without the trailing '/': the plan says so (SQLite's own error
+	// came at the apply's first write, as "unable to open database file (14)").
+	dir := t.TempDir()
+	if err := ValidateDSN("sqlite://" + dir); !errors.Is(err, ErrInvalidDSN) || !strings.Contains(err.Error(), "names a directory, not a file") ||
+		!strings.Contains(err.Error(), "sqlite://"+filepath.Join(dir, DefaultSQLiteFileName)) {
+		t.Errorf("ValidateDSN(sqlite://%s) = %v, want ErrInvalidDSN saying it names a directory", dir, err)
+	}
 }
 
 // The plan-time check accepts what Open accepts (the provider once had its own, case-sensitive copy
