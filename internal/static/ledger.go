@@ -72,13 +72,19 @@ func (e *LedgerMismatchError) Error() string {
 			was += " at " + e.RecordedLocation
 		}
 	}
-	now := fmt.Sprintf("ledger %s at %s", e.Current.ID, e.Current.Location)
-	if e.Missing {
-		now = fmt.Sprintf("%s, which does not exist", e.Current.Location)
-	} else if e.Current.ID == "" {
-		now = fmt.Sprintf("a ledger without an identity at %s", e.Current.Location)
+	var now string
+	switch {
+	case e.Missing && e.Current.Location == e.RecordedLocation:
+		// The DSN it was allocated through: the SQLite file (or the database's tables) went away.
+		now = fmt.Sprintf("no ledger exists at %s any more (was it moved or deleted?)", e.Current.Location)
+	case e.Missing:
+		now = fmt.Sprintf("the provider's ledger is now %s, which does not exist", e.Current.Location)
+	case e.Current.ID == "":
+		now = fmt.Sprintf("the provider's ledger is now a ledger without an identity at %s", e.Current.Location)
+	default:
+		now = fmt.Sprintf("the provider's ledger is now ledger %s at %s", e.Current.ID, e.Current.Location)
 	}
-	return fmt.Sprintf("%v: runtime %s was allocated in %s, but the provider's ledger is now %s. "+
+	return fmt.Sprintf("%v: runtime %s was allocated in %s, but %s. "+
 		"Not treating the runtime as deleted: set ledger_dsn (or "+envnames.LedgerDSN+"; the default SQLite ledger lives under "+
 		"$XDG_DATA_HOME or ~/.local/share) to the ledger the runtime was allocated in. If that ledger is lost for good, "+
 		"remove the runtime from state with `terraform state rm`",

@@ -3,6 +3,7 @@ package static
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,6 +72,15 @@ func TestARuntimeInAnotherLedgerIsAnErrorNeverGone(t *testing.T) {
 	}
 	if list, err := dbB.ListAllocations(ctx); err != nil || len(list) != 0 {
 		t.Errorf("the other ledger got allocations: %v, %v", list, err)
+	}
+	// The ledger is gone from the place the runtime was allocated through (the file moved or deleted):
+	// the error says that rather than naming one location as both the old and the new ledger.
+	moved := *r
+	moved.State = maps.Clone(r.State)
+	moved.State[stateLedger] = "sqlite://" + missingPath
+	_, err = missing.(*Provisioner).CheckResource(ctx, &moved, runtimeOpts(1))
+	if want := "no ledger exists at sqlite://" + missingPath + " any more (was it moved or deleted?)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("CheckResource after the ledger left its place: %v; want %q", err, want)
 	}
 	if _, err := os.Stat(filepath.Dir(missingPath)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the missing ledger's directory was created: %v", err)
