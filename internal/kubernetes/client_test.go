@@ -127,8 +127,8 @@ func TestCheckResourceAgainstAnUnreachableServerIsNotNotFound(t *testing.T) {
 	if err == nil || errors.Is(err, provisioner.ErrResourceNotFound) {
 		t.Fatalf("want a plain error, got %v", err)
 	}
-	if !strings.Contains(err.Error(), "connection refused") {
-		t.Fatalf("the error should say why: %v", err)
+	if !strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), "cannot reach the Kubernetes API server at https://"+addr) {
+		t.Fatalf("the error should say that the server cannot be reached (the troubleshooting guide's words), and why: %v", err)
 	}
 	if err := p.Check(ctx); err == nil {
 		t.Fatal("Check must fail against an unreachable server")

@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"go.uber.org/zap"
@@ -39,6 +40,12 @@ func (p *Provisioner) clusterID(ctx context.Context, c *clients) (string, error)
 		p.logger.Warn("cannot read the cluster's identity (the UID of namespace kube-system), so runtimes are not checked against "+
 			"the cluster they were provisioned in; grant get on namespaces/kube-system to enable the check (see examples/kubernetes/rbac.yaml)", zap.Error(err))
 	default:
+		var status apierrors.APIStatus
+		if !errors.As(err, &status) && ctx.Err() == nil {
+			// No answer at all (refused, DNS, TLS): the first request of a run, so say it plainly, in the
+			// words of Check and of the troubleshooting guide.
+			return "", fmt.Errorf("cannot reach the Kubernetes API server at %s (reading the identity of the cluster, namespace %s): %w", c.config.Host, identityNamespace, err)
+		}
 		return "", fmt.Errorf("reading the identity of the cluster at %s (namespace %s): %w", c.config.Host, identityNamespace, err)
 	}
 	p.clusterUID = &uid
