@@ -219,3 +219,63 @@ func literalPattern(s string, format bool) string {
 	b.WriteString(regexp.QuoteMeta(s[last:]))
 	return b.String()
 }
+
+// The docs cite tests as the proof of what they say (the Rill compatibility guide, the migration guide,
+// RELIABILITY.md): each test they name in backquotes exists, so a test that is renamed, merged or
+// removed takes its citations along (the compatibility guide cited one for months after it was gone).
+// A name ending in `*` stands for every test with that prefix, and must match one.
+func TestDocsCiteTestsThatExist(t *testing.T) {
+	defined := map[string]bool{}
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && p != "." || d.Name() == "tools") {
+			return filepath.SkipDir // .tools, .git; tools/ holds separate modules
+		}
+		if d.IsDir() || !strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, 0)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Test") {
+				defined[fn.Name.Name] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := []string{"README.md", "RELIABILITY.md", "CONTRIBUTING.md", "DESIGN.md"}
+	if err := filepath.WalkDir("docs-templates", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".tmpl") {
+			docs = append(docs, p)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cited := regexp.MustCompile("`(Test[A-Z][A-Za-z0-9_]*)(\\*?)`")
+	for _, doc := range docs {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range cited.FindAllStringSubmatch(string(b), -1) {
+			name, prefix := m[1], m[2] == "*"
+			found := defined[name]
+			for d := range defined {
+				if prefix && strings.HasPrefix(d, name) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("%s cites test %s%s, which does not exist: name the test that proves it now", doc, name, m[2])
+			}
+		}
+	}
+}
