@@ -206,38 +206,19 @@ func takeOverFromRill(ctx context.Context, c *clients, objs []*renderedObject, l
 			return err
 		}
 		ri := c.dynamic.Resource(gvr).Namespace(ro.obj.GetNamespace())
-		// The patch tests the resourceVersion it read, so that it renames the entry it looked at; a
-		// controller's status write in between (Rill's Deployments were often applied moments ago)
-		// fails that test, and the object is read again.
-		for attempt := 1; ; attempt++ {
-			err = takeOverObject(ctx, ri, ro, log)
-			changed := apierrors.IsInvalid(err) || apierrors.IsConflict(err)
-			if err == nil || attempt == takeOverAttempts || !changed {
-				break
-			}
-			log.Debug("the object changed between its read and the take-over patch; reading it again", zap.Int("attempt", attempt), zap.Error(err))
-		}
+		err = rewriteManagedFields(ctx, ri, ro.obj, takeOverEntry, log)
 		if err != nil {
-			return err
+			return fmt.Errorf("taking over %s %s/%s from %s: %w", ro.obj.GetKind(), ro.obj.GetNamespace(), ro.obj.GetName(), RillFieldManager, err)
 		}
 	}
 	return nil
 }
 
-// takeOverAttempts bounds the reads and patches of one object in takeOverFromRill.
-const takeOverAttempts = 5
-
-// takeOverObject renames the rill-cloud-admin Apply entry of one object's managed fields to ours.
-func takeOverObject(ctx context.Context, ri dynamic.ResourceInterface, ro *renderedObject, log *zap.Logger) error {
-	live, err := ri.Get(ctx, ro.obj.GetName(), metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading %s %s/%s: %w", ro.obj.GetKind(), ro.obj.GetNamespace(), ro.obj.GetName(), err)
-	}
+// takeOverEntry renames the rill-cloud-admin Apply entry of an object's managed fields to ours
+// (a managedFieldsRewrite), unless ours is there already.
+func takeOverEntry(entries []metav1.ManagedFieldsEntry) []jsonPatchOp {
 	rill, ours := -1, false
-	for i, f := range live.GetManagedFields() {
+	for i, f := range entries {
 		if f.Operation != metav1.ManagedFieldsOperationApply {
 			continue
 		}
@@ -251,16 +232,67 @@ func takeOverObject(ctx context.Context, ri dynamic.ResourceInterface, ro *rende
 	if rill < 0 || ours {
 		return nil
 	}
-	patch, err := json.Marshal([]map[string]any{
-		{"op": "test", "path": "/metadata/resourceVersion", "value": live.GetResourceVersion()},
-		{"op": "replace", "path": fmt.Sprintf("/metadata/managedFields/%d/manager", rill), "value": FieldManager},
-	})
+	return []jsonPatchOp{{Op: "replace", Path: managedFieldsPath(rill, "manager"), Value: FieldManager}}
+}
+
+// managedFieldsAttempts bounds the reads and patches of one object in rewriteManagedFields.
+const managedFieldsAttempts = 5
+
+// jsonPatchOp is one operation of a JSON patch (RFC 6902).
+type jsonPatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
+}
+
+// managedFieldsPath is the JSON patch path of an entry of the managed fields, or of one of its
+// fields when field is not empty.
+func managedFieldsPath(i int, field string) string {
+	if field == "" {
+		return fmt.Sprintf("/metadata/managedFields/%d", i)
+	}
+	return fmt.Sprintf("/metadata/managedFields/%d/%s", i, field)
+}
+
+// managedFieldsRewrite says how to rewrite an object's managed fields, given its entries: the JSON
+// patch operations, none when there is nothing to do.
+type managedFieldsRewrite func(entries []metav1.ManagedFieldsEntry) []jsonPatchOp
+
+// rewriteManagedFields rewrites an object's managed fields with a JSON patch (managed fields can be
+// changed by any request but an apply) that tests the resourceVersion it read, so that it changes
+// the entries it looked at. A write in between (a controller's status write, another call's apply)
+// fails that test, and the object is read again, at most managedFieldsAttempts times. An object that
+// is gone is left alone.
+func rewriteManagedFields(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, rewrite managedFieldsRewrite, log *zap.Logger) error {
+	for attempt := 1; ; attempt++ {
+		err := rewriteManagedFieldsOnce(ctx, ri, obj, rewrite, log)
+		changed := apierrors.IsInvalid(err) || apierrors.IsConflict(err)
+		if err == nil || attempt == managedFieldsAttempts || !changed {
+			return err
+		}
+		log.Debug("the object changed between its read and the managed-fields patch; reading it again", zap.Int("attempt", attempt), zap.Error(err))
+	}
+}
+
+func rewriteManagedFieldsOnce(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, rewrite managedFieldsRewrite, log *zap.Logger) error {
+	live, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+	}
+	ops := rewrite(live.GetManagedFields())
+	if len(ops) == 0 {
+		return nil
+	}
+	patch, err := json.Marshal(append([]jsonPatchOp{{Op: "test", Path: "/metadata/resourceVersion", Value: live.GetResourceVersion()}}, ops...))
 	if err != nil {
 		return err
 	}
 	if _, err := ri.Patch(ctx, live.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
-		return fmt.Errorf("taking over %s %s/%s from %s: %w", live.GetKind(), live.GetNamespace(), live.GetName(), RillFieldManager, err)
+		return err
 	}
-	log.Info("took over the fields Rill's admin service applied", zap.String("kind", live.GetKind()), zap.String("name", live.GetName()))
+	log.Info("rewrote the object's managed fields", zap.String("kind", live.GetKind()), zap.String("name", live.GetName()), zap.Any("patch", ops))
 	return nil
 }

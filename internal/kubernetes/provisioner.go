@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
@@ -46,9 +47,10 @@ type Provisioner struct {
 }
 
 var (
-	_ provisioner.Provisioner = (*Provisioner)(nil)
-	_ provisioner.Named       = (*Provisioner)(nil)
-	_ provisioner.SpecWarner  = (*Provisioner)(nil)
+	_ provisioner.Provisioner      = (*Provisioner)(nil)
+	_ provisioner.Named            = (*Provisioner)(nil)
+	_ provisioner.SpecWarner       = (*Provisioner)(nil)
+	_ provisioner.CreationReporter = (*Provisioner)(nil)
 )
 
 // SpecWarnings implements provisioner.SpecWarner.
@@ -108,27 +110,39 @@ func (p *Provisioner) Supports(rt provisioner.ResourceType) bool {
 // the Deployment and grow the volume (never shrink it), a new version changes the image, hibernated
 // scales to zero and back.
 func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, opts *provisioner.ResourceOptions) (*provisioner.Resource, error) {
+	res, _, err := p.ProvisionReportingCreation(ctx, r, opts)
+	return res, err
+}
+
+// ProvisionReportingCreation implements provisioner.CreationReporter: it is Provision, and reports
+// whether the call created the runtime. A named runtime's ID is shared by everyone who creates the
+// name; the create of one whose objects do not exist yet claims it atomically by creating its first
+// object with a plain create (claim.go), which the API server grants to one caller only. A runtime
+// without a name has a random ID that nobody else creates: a call without a recorded state (a
+// create) created it.
+func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisioner.Resource, opts *provisioner.ResourceOptions) (*provisioner.Resource, bool, error) {
 	if r == nil || r.Type != provisioner.ResourceTypeRuntime {
-		return nil, fmt.Errorf("the kubernetes provisioner only provisions runtimes")
+		return nil, false, fmt.Errorf("the kubernetes provisioner only provisions runtimes")
 	}
 	if opts == nil {
 		opts = &provisioner.ResourceOptions{}
 	}
 	args, err := provisioner.NewRuntimeArgs(opts.Args)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	pid, err := provisionIDFor(r.ID)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	prev := parseState(r.State)
 	ns := p.namespaceOf(prev)
 	log := p.logger.With(zap.String("resource_id", r.ID), zap.String("namespace", ns), zap.String("provision_id", pid))
+	creating := len(r.State) == 0
 
 	c, err := p.clients.get(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	// No CheckResource after this one may answer from a snapshot taken before its writes.
 	defer wrote(c, ns)
@@ -136,13 +150,14 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 	// runtime in another one.
 	cluster, err := p.checkCluster(ctx, c, r.ID, prev)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
+	var live map[string]*unstructured.Unstructured
 	if opts.Name != "" {
 		// A named runtime's ID follows from its name: objects at it may be what an interrupted
 		// earlier Provision left (adopted: applied over), or another runtime's (a conflict).
-		if err := p.checkAdoptable(ctx, c, ns, r.ID, pid, opts.Name); err != nil {
-			return nil, err
+		if live, err = p.checkAdoptable(ctx, c, ns, r.ID, pid, opts.Name); err != nil {
+			return nil, false, err
 		}
 	}
 	data := newTemplateData(p.spec, pid, args, opts)
@@ -150,17 +165,30 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 	data.Provisioner = p.NameInSet()
 	objs, err := p.templates.render(data)
 	if err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	created := creating && opts.Name == ""
+	if creating && opts.Name != "" && len(live) == 0 {
+		if created, err = claim(ctx, c, objs[0], log); err != nil {
+			return nil, created, err
+		}
+		if !created {
+			// Another call claimed the ID since the read above: what it made is adopted as any
+			// other object at the ID is, or is another's (a conflict).
+			if _, err := p.checkAdoptable(ctx, c, ns, r.ID, pid, opts.Name); err != nil {
+				return nil, false, err
+			}
+		}
 	}
 	if prev.Adopting {
 		if err := takeOverFromRill(ctx, c, objs, log); err != nil {
-			return nil, err
+			return nil, created, err
 		}
 	}
-	log.Info("applying runtime", zap.Int("slots", args.Slots), zap.String("image", data.Image+":"+data.ImageTag), zap.Bool("hibernated", args.Hibernated))
+	log.Info("applying runtime", zap.Int("slots", args.Slots), zap.String("image", data.Image+":"+data.ImageTag), zap.Bool("hibernated", args.Hibernated), zap.Bool("created", created))
 	res, err := p.applyAll(ctx, c, objs, log)
 	if err != nil {
-		return nil, err
+		return nil, created, err
 	}
 
 	st := runtimeState{
@@ -184,7 +212,7 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 		Type:   r.Type,
 		State:  st.asMap(),
 		Config: p.runtimeConfig(pid, args.Slots, res.storageBytes),
-	}, nil
+	}, created, nil
 }
 
 // runtimeConfig is the config clients get: host and audience (the runtime URL) and the sizes.
@@ -220,11 +248,12 @@ func (p *Provisioner) resolve(r *provisioner.Resource) (runtimeState, string, Na
 }
 
 // checkAdoptable reads the objects at a named runtime's ID and reports, as an
-// *provisioner.IDConflictError, any that another provisioner of the set or another name owns.
-func (p *Provisioner) checkAdoptable(ctx context.Context, c *clients, ns, id, pid, name string) error {
+// *provisioner.IDConflictError, any that another provisioner of the set or another name owns. It
+// returns the objects it read (by template field), all adoptable.
+func (p *Provisioner) checkAdoptable(ctx context.Context, c *clients, ns, id, pid, name string) (map[string]*unstructured.Unstructured, error) {
 	live, err := p.readLive(ctx, c, ns, NamesFor(pid), getObject)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	owner := p.NameInSet()
 	for _, u := range live {
@@ -241,7 +270,7 @@ func (p *Provisioner) checkAdoptable(ctx context.Context, c *clients, ns, id, pi
 		if conflict.Provisioner == "" {
 			conflict.Provisioner = owner
 		}
-		return conflict
+		return nil, conflict
 	}
-	return nil
+	return live, nil
 }

@@ -26,7 +26,10 @@ func TestIntegrationTheExampleRBACIsEnough(t *testing.T) {
 	p := e.provisionerAs("rill-provisioner")
 
 	r := e.newRuntime()
-	e.provision(p, r, args(1, "v1", false))
+	// Named, so that its create claims the runtime (claim.go): a plain create and a patch of the
+	// managed fields, as the ServiceAccount.
+	named := func(o *provisioner.ResourceOptions) *provisioner.ResourceOptions { o.Name = "rbac"; return o }
+	e.provision(p, r, named(args(1, "v1", false)))
 	if err := p.AwaitReady(e.ctx, r); err != nil {
 		t.Fatalf("AwaitReady as the ServiceAccount: %v", err)
 	}
@@ -36,14 +39,14 @@ func TestIntegrationTheExampleRBACIsEnough(t *testing.T) {
 	if err := p.Check(e.ctx); err != nil {
 		t.Fatalf("Check as the ServiceAccount: %v", err)
 	}
-	checked, err := p.CheckResource(e.ctx, r, args(1, "v1", false))
+	checked, err := p.CheckResource(e.ctx, r, named(args(1, "v1", false)))
 	if err != nil {
 		t.Fatalf("CheckResource as the ServiceAccount: %v", err)
 	}
 	if d := checked.State[StateDrift].([]string); len(d) != 0 {
 		t.Fatalf("drift %q", d)
 	}
-	e.provision(p, r, args(2, "v2", false)) // an update: the claim's GET and the applies again
+	e.provision(p, r, named(args(2, "v2", false))) // an update: the claim's GET and the applies again
 	if err := p.AwaitReady(e.ctx, r); err != nil {
 		t.Fatalf("AwaitReady after the update: %v", err)
 	}

@@ -92,6 +92,20 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_twoAppliesCreatingOneNameAtOnceLeaveTheWinnersRuntime"}}},
 	},
 	{
+		Name: "kubernetes-claim-skipped", Breaks: "of two creates of one named Kubernetes runtime at once, only the one that created it may undo it",
+		File:    "internal/kubernetes/provisioner.go",
+		Search:  "if created, err = claim(ctx, c, objs[0], log); err != nil {",
+		Replace: "if created, err = true, error(nil); err != nil {",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationConcurrentCreatesOfOneNameReportOneCreation"}}},
+	},
+	{
+		Name: "kubernetes-claim-keeps-update-entry", Breaks: "a claimed runtime's fields are owned as a server-side apply owns them",
+		File:    "internal/kubernetes/claim.go",
+		Search:  "if err := rewriteManagedFields(ctx, ri, obj, createdEntryToApply, log); err != nil {",
+		Replace: "if err := error(nil); err != nil {",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationConcurrentCreatesOfOneNameReportOneCreation"}}},
+	},
+	{
 		Name: "adoption-refused", Breaks: "a retried or interrupted create adopts its own allocation (by ID and name)",
 		File:    "internal/static/provisioner.go",
 		Search:  "\tdefault:\n\t\treturn nil\n\t}\n\treturn conflict\n",

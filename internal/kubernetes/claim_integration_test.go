@@ -1,0 +1,91 @@
+package kubernetes
+
+import (
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// Two creates of one named runtime at the same instant, by two provisioners on one namespace (two
+// terraform processes): exactly one reports that it created the runtime, the other adopted it. Each
+// provisioner holds its first write to the API server until the other has reached its own, so both
+// have read the ID's objects (and found none) before either writes: a "created" decided from that
+// read would be reported by both. The claim leaves the volume claim's fields owned as a server-side
+// apply that created it would own them: by the Apply entry of this provisioner's field manager, with
+// no Update entry of its own beside it.
+func TestIntegrationConcurrentCreatesOfOneNameReportOneCreation(t *testing.T) {
+	e := newEnv(t, "")
+	id := provisioner.NamedResourceID("k8s", "orders")
+	t.Cleanup(func() {
+		_ = e.p.Deprovision(e.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime})
+	})
+	var arrived atomic.Int32
+	both := make(chan struct{})
+	var ps [2]*Provisioner
+	for i := range ps {
+		var first sync.Once
+		ps[i] = e.observedProvisioner("", func(req *http.Request) {
+			if req.Method == http.MethodGet {
+				return
+			}
+			first.Do(func() {
+				if arrived.Add(1) == 2 {
+					close(both)
+				}
+				select {
+				case <-both:
+				case <-req.Context().Done():
+				}
+			})
+		})
+		ps[i].SetName("k8s")
+	}
+	opts := args(1, "v0.51.0", true)
+	opts.Name = "orders"
+	var wg sync.WaitGroup
+	var created [2]bool
+	var errs [2]error
+	for i, p := range ps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, created[i], errs[i] = p.ProvisionReportingCreation(e.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, opts)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("provision %d: %v", i, err)
+		}
+	}
+	if arrived.Load() != 2 {
+		t.Fatalf("%d of the two provisions wrote to the API server: they did not overlap", arrived.Load())
+	}
+	if created[0] == created[1] {
+		t.Fatalf("created = %v: exactly one of two creates of one runtime may have created it", created)
+	}
+
+	pvc, err := e.core.PersistentVolumeClaims(e.ns).Get(e.ctx, "runtime-"+pidOf(&provisioner.Resource{ID: id}), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ours []string
+	for _, f := range pvc.ManagedFields {
+		if f.Manager == FieldManager {
+			ours = append(ours, string(f.Operation))
+		}
+	}
+	if len(ours) != 1 || ours[0] != string(metav1.ManagedFieldsOperationApply) {
+		t.Fatalf("the claimed volume's managed fields of %s: %v, want one Apply entry", FieldManager, ours)
+	}
+
+	// Once the runtime exists, a create of its name creates nothing.
+	if _, again, err := e.p.ProvisionReportingCreation(e.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, opts); err != nil || again {
+		t.Fatalf("a third create of the runtime: created=%v err=%v, want false", again, err)
+	}
+}
