@@ -99,6 +99,16 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationConcurrentCreatesOfOneNameReportOneCreation"}}},
 	},
 	{
+		Name: "kubernetes-claim-never-created", Breaks: "a named Kubernetes runtime's failed create leaves nothing behind",
+		File:    "internal/kubernetes/claim.go",
+		Search:  "\treturn true, nil\n}\n\n// createdEntryToApply",
+		Replace: "\treturn false, nil\n}\n\n// createdEntryToApply",
+		Checks: []Check{
+			{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationConcurrentCreatesOfOneNameReportOneCreation"}},
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_provisionFailingPartWayLeavesNothing"}},
+		},
+	},
+	{
 		Name: "kubernetes-claim-keeps-update-entry", Breaks: "a claimed runtime's fields are owned as a server-side apply owns them",
 		File:    "internal/kubernetes/claim.go",
 		Search:  "if err := rewriteManagedFields(ctx, ri, obj, createdEntryToApply, log); err != nil {",

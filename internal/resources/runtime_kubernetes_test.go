@@ -396,12 +396,14 @@ func TestAccRuntimeKubernetes_planWritesNothing(t *testing.T) {
 // A Provision that fails part-way leaves nothing behind: with a ResourceQuota that allows no Service,
 // the claim and the Deployment are applied and the Service is refused; Create then deprovisions what
 // was applied, the runtime is not in state, and no object of the provisioner is left in the namespace.
+// So too for a named runtime, whose create claimed its ID (internal/kubernetes/claim.go) and so
+// undoes what it made: it created it.
 func TestAccRuntimeKubernetes_provisionFailingPartWayLeavesNothing(t *testing.T) {
 	e := acctest.NewKubeEnv(t)
 	e.ForbidServices()
 	resource.Test(t, e.TestCase(
 		resource.TestStep{
-			Config: e.ProviderConfig("") + acctest.RuntimeBlock("rt", 1),
+			Config: e.ProviderConfig("") + acctest.RuntimeBlock("rt", 1) + acctest.RuntimeBlock("named", 1, `name = "partway"`),
 			// The error names the Service, which is applied after the claim and the Deployment.
 			ExpectError: regexp.MustCompile(`Provisioning the runtime failed(.|\n)*applying\s+Service(.|\n)*forbidden`),
 		},

@@ -92,8 +92,8 @@ func runtimeSchemaV0(ctx context.Context) schema.Schema {
 					"provisioner and the name (a UUIDv5), so an apply that was interrupted (terraform or the provider killed) " +
 					"leaves nothing behind: the next apply finds the runtime at that ID and adopts it. Two configurations " +
 					"that give the same name to runtimes of one provisioner manage the same runtime; of two applies that create it at " +
-					"the same time, one creates it and the other adopts it, and on a static pool a create that fails undoes the " +
-					"runtime only when it created it itself. Without a name, see the " +
+					"the same time, one creates it and the other adopts it, and a create that fails undoes the runtime only when " +
+					"it created it itself. Without a name, see the " +
 					"guide on recovering orphaned runtimes. Changing it re-creates the runtime.",
 				Validators:    []validator.String{nameValidator{}},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
