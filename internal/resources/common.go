@@ -156,8 +156,17 @@ var (
 // readFound applies the refresh rule of every resource to CheckResource's error, and reports whether
 // Read may go on: a resource that no longer exists is removed from state with a warning, so that
 // Terraform plans its re-creation; any other failure (an unreachable cluster or server, say) is an
-// error and the state is kept.
+// error and the state is kept. The Read that follows an import of a runtime that is not there fails
+// with the provisioner's reason (such as a ledger that does not exist, on a runner whose default
+// ledger is elsewhere), which Terraform's own "Cannot import non-existent remote object" leaves out:
+// it drops the warning.
 func readFound(ctx context.Context, c *call, kind resourceKind, id string, err error, resp *resource.ReadResponse) bool {
+	if errors.Is(err, provisioner.ErrResourceNotFound) && importMarked(ctx, resp.Private) { // only rill_runtime marks its imports
+		resp.Diagnostics.AddError("Runtime to import was not found",
+			fmt.Sprintf("Provisioner %q found no %s to import at ID %s: %v. Check the ID (the rill_allocations data source lists a pool's runtimes "+
+				"with their import_id), and that ledger_dsn (or RILL_LEDGER_DSN, or the kubeconfig) reaches where the runtime lives.", c.name, kind.noun, id, err))
+		return false
+	}
 	if errors.Is(err, provisioner.ErrResourceNotFound) {
 		tflog.Warn(c.ctx, kind.noun+" no longer exists; removing it from state so it is planned for re-creation", map[string]any{"reason": err.Error()})
 		resp.Diagnostics.AddWarning(kind.title+" no longer exists",

@@ -90,7 +90,9 @@ provider "rill" {
 }
 
 // Import IDs that cannot be imported: one without the provisioner part is rejected with the expected
-// format; one the pool does not know fails instead of importing nothing.
+// format; one the pool does not know fails instead of importing nothing, with the provisioner's reason
+// (here the ledger, which no apply has created yet, does not exist) rather than only Terraform's
+// "Cannot import non-existent remote object".
 func TestAccRuntime_importOfABadIDFails(t *testing.T) {
 	acctest.RequireAcc(t)
 	ledger := acctest.SQLiteLedger(t)
@@ -98,7 +100,7 @@ func TestAccRuntime_importOfABadIDFails(t *testing.T) {
 	var steps []resource.TestStep
 	for id, want := range map[string]*regexp.Regexp{
 		"3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11":   acctest.WordsRegexp(`Expected "<provisioner>/<id>"`),
-		"p/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11": regexp.MustCompile(`Cannot import non-existent remote object`),
+		"p/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11": regexp.MustCompile(`(?s)Runtime to import was not found.*does\s+not\s+exist.*rill_allocations`),
 	} {
 		steps = append(steps, resource.TestStep{Config: config, ResourceName: "rill_runtime.rt", ImportState: true, ImportStateId: id, ExpectError: want})
 	}

@@ -54,6 +54,15 @@ func setImportMark(ctx context.Context, private privateState) diag.Diagnostics {
 	return private.SetKey(ctx, importMarkKey, []byte("true"))
 }
 
+// importMarked reports whether this Read follows an import, leaving the mark in place.
+func importMarked(ctx context.Context, private privateState) bool {
+	if private == nil {
+		return false
+	}
+	raw, diags := private.GetKey(ctx, importMarkKey)
+	return !diags.HasError() && len(raw) > 0
+}
+
 // takeImportMark reports whether this Read follows an import, and clears the mark.
 func takeImportMark(ctx context.Context, req, resp privateState) (bool, diag.Diagnostics) {
 	if req == nil || resp == nil {
