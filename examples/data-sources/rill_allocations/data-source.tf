@@ -10,8 +10,9 @@ terraform {
 data "rill_allocations" "pool" {
   provisioner_name = "static-pool"
 
-  # A ledger or cluster that does not answer (or another apply's lock on the ledger) fails the plan
-  # after this long, instead of holding it up; default 5m.
+  # A ledger or cluster that does not answer (a server that stopped answering, a table another session
+  # keeps locked) fails the plan after this long, instead of holding it up; default 5m. Applies that
+  # write the ledger meanwhile do not hold up this read.
   timeouts {
     read = "1m"
   }
