@@ -135,8 +135,9 @@ func runtimeSchemaV0(ctx context.Context) schema.Schema {
 				Optional: true,
 				Computed: true,
 				Default:  booldefault.StaticBool(false),
-				MarkdownDescription: "Stop the runtime but keep its data: Kubernetes scales the Deployment to zero and keeps the " +
-					"volume and Service; a static pool keeps the slots reserved. Defaults to `false`.",
+				MarkdownDescription: "Hibernate the runtime, keeping its data: Kubernetes scales the Deployment to zero and keeps the " +
+					"volume and Service; a static pool keeps the slots reserved and records the flag in the ledger (the host, which " +
+					"is not the provider's, keeps running). Defaults to `false`.",
 			},
 			"host": schema.StringAttribute{
 				Computed:            true,

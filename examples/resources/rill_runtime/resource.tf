@@ -27,5 +27,5 @@ resource "rill_runtime" "staging" {
   provisioner_name = "static-pool"
   slots            = 1
   version          = "v0.50.0"
-  hibernated       = true # keep the slots and data, stop serving
+  hibernated       = true # a static pool keeps the slots and records it; Kubernetes scales to zero
 }
