@@ -89,15 +89,32 @@ func NewKubeEnv(t testing.TB) *KubeEnv {
 	if e.Dyn, err = dynamic.NewForConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
-	e.NS = "rill-acc-" + RandomHex(4)
-	if _, err := e.Core.Namespaces().Create(e.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.NS}}, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating namespace %s: %v", e.NS, err)
-	}
 	t.Cleanup(func() {
-		_ = e.Core.Namespaces().Delete(context.Background(), e.NS, metav1.DeleteOptions{})
 		t.Logf("%s took %s (without starting the cluster)", t.Name(), time.Since(e.started).Round(100*time.Millisecond))
 	})
+	e.NS = e.newNamespace()
 	return e
+}
+
+// InNewNamespace is a copy of the environment for another namespace of the same cluster, made for the
+// test and deleted after it: the same ledger, clients and recorder, so that a test can move a
+// provisioner's namespace between steps.
+func (e *KubeEnv) InNewNamespace() *KubeEnv {
+	e.T.Helper()
+	moved := *e
+	moved.NS = e.newNamespace()
+	return &moved
+}
+
+// newNamespace makes a namespace for the test, deleted after it.
+func (e *KubeEnv) newNamespace() string {
+	e.T.Helper()
+	ns := "rill-acc-" + RandomHex(4)
+	if _, err := e.Core.Namespaces().Create(e.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		e.T.Fatalf("creating namespace %s: %v", ns, err)
+	}
+	e.T.Cleanup(func() { _ = e.Core.Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	return ns
 }
 
 // RandomHex returns n random bytes in hex.

@@ -170,7 +170,7 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 	created := creating && opts.Name == ""
 	if creating && opts.Name != "" && len(live) == 0 {
 		if created, err = claim(ctx, c, objs[0], log); err != nil {
-			return nil, created, err
+			return placed(r, ns, pid, cluster, c.config.Host), created, err
 		}
 		if !created {
 			// Another call claimed the ID since the read above: what it made is adopted as any
@@ -182,13 +182,13 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 	}
 	if prev.Adopting {
 		if err := takeOverFromRill(ctx, c, objs, log); err != nil {
-			return nil, created, err
+			return placed(r, ns, pid, cluster, c.config.Host), created, err
 		}
 	}
 	log.Info("applying runtime", zap.Int("slots", args.Slots), zap.String("image", data.Image+":"+data.ImageTag), zap.Bool("hibernated", args.Hibernated), zap.Bool("created", created))
 	res, err := p.applyAll(ctx, c, objs, log)
 	if err != nil {
-		return nil, created, err
+		return placed(r, ns, pid, cluster, c.config.Host), created, err
 	}
 
 	st := runtimeState{
@@ -213,6 +213,16 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 		State:  st.asMap(),
 		Config: p.runtimeConfig(pid, args.Slots, res.storageBytes),
 	}, created, nil
+}
+
+// placed is what a Provision that failed part-way returns with its error (see
+// provisioner.Provisioner.Provision): where its objects may be, the namespace and the cluster, so that
+// a caller that keeps the failed runtime refreshes and deletes it there, and not in the namespace or
+// cluster the spec or kubeconfig name by then.
+func placed(r *provisioner.Resource, ns, pid, clusterID, clusterURL string) *provisioner.Resource {
+	return &provisioner.Resource{ID: r.ID, Type: r.Type, State: map[string]any{
+		StateNamespace: ns, StateProvisionID: pid, StateClusterID: clusterID, StateCluster: clusterURL,
+	}}
 }
 
 // runtimeConfig is the config clients get: host and audience (the runtime URL) and the sizes.

@@ -193,9 +193,16 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_deploymentDeletedByHandIsPlannedForRecreation"}}},
 	},
 	{
+		Name: "failed-create-forgets-where", Breaks: "a runtime kept tainted after a failed create is destroyed where its objects are",
+		File:    "internal/kubernetes/provisioner.go",
+		Search:  "\tres, err := p.applyAll(ctx, c, objs, log)\n\tif err != nil {\n\t\treturn placed(r, ns, pid, cluster, c.config.Host), created, err",
+		Replace: "\tres, err := p.applyAll(ctx, c, objs, log)\n\tif err != nil {\n\t\treturn nil, created, err",
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_failedCreateKeptTaintedIsDestroyedWhereItsObjectsAre"}}},
+	},
+	{
 		Name: "create-skips-cleanup", Breaks: "a Provision failing part-way leaves nothing behind (rill_runtime and rill_clickhouse)",
 		File:    "internal/resources/common.go",
-		Search:  "err := c.p.Deprovision(ctx, &provisioner.Resource{ID: id, Type: rt})",
+		Search:  "err := c.p.Deprovision(ctx, &provisioner.Resource{ID: id, Type: rt, State: stateOf(partial)})",
 		Replace: "err := ctx.Err()",
 		Checks: []Check{
 			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccClickHouse_failedCreateLeavesNothingUntracked"}},

@@ -41,6 +41,12 @@ type Provisioner interface {
 	//  - the resource args are updated
 	//
 	// This means Provision should be idempotent for the resource's ID.
+	//
+	// An addition to Rill's contract: a Provision that fails part-way may return, together with its
+	// error, a Resource whose State records where what it made lives (the namespace, the identity of
+	// the cluster or ledger). A caller that cannot undo the failed call keeps that State and passes it
+	// to CheckResource and Deprovision later, which then check that they reach the same place instead
+	// of finding nothing somewhere else. A nil Resource with an error means nothing to record.
 	Provision(ctx context.Context, r *Resource, opts *ResourceOptions) (*Resource, error)
 	// Deprovision deprovisions a resource. A resource that is already gone is not an error.
 	Deprovision(ctx context.Context, r *Resource) error

@@ -117,7 +117,7 @@ func (r *ClickHouseResource) Create(ctx context.Context, req resource.CreateRequ
 	tflog.Info(c.ctx, "provisioning a ClickHouse database", map[string]any{"password": passwordSource(&plan)})
 	res, err := c.p.Provision(c.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse}, opts)
 	if err != nil {
-		undoErr := undoFailedCreate(c, provisioner.ResourceTypeClickHouse, id)
+		undoErr := undoFailedCreate(c, provisioner.ResourceTypeClickHouse, id, res)
 		if undoErr != nil {
 			// Keep the resource in state (tainted) so that a later apply or destroy drops what was made:
 			// Deprovision finds the user and database by the ID. Nothing else is known for sure, and a
@@ -129,6 +129,7 @@ func (r *ClickHouseResource) Create(ctx context.Context, req resource.CreateRequ
 					*v = types.StringNull()
 				}
 			}
+			resp.Diagnostics.Append(keepFailedCreate(ctx, resp.Private, res)...)
 			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		}
 		addCreateFailed(&resp.Diagnostics, clickhouseKind, c.name, id, err, undoErr)

@@ -214,10 +214,13 @@ func interrupted(ctx context.Context, diags *diag.Diagnostics, kind resourceKind
 // undoFailedCreate deprovisions what a Provision that failed in Create may have made at id (Provision
 // may have done part of its work), with a context of its own: the operation's may have ended, the
 // failure being its timeout or an interrupt. A nil error means nothing is left.
-func undoFailedCreate(c *call, rt provisioner.ResourceType, id string) error {
+//
+// partial is what the failed Provision returned with its error, or nil: a provisioner may record in
+// its State where what it made lives (see Provisioner.Provision), which Deprovision then uses.
+func undoFailedCreate(c *call, rt provisioner.ResourceType, id string, partial *provisioner.Resource) error {
 	ctx, cancel := cleanupContext(c.ctx)
 	defer cancel()
-	err := c.p.Deprovision(ctx, &provisioner.Resource{ID: id, Type: rt})
+	err := c.p.Deprovision(ctx, &provisioner.Resource{ID: id, Type: rt, State: stateOf(partial)})
 	if err != nil {
 		tflog.Error(c.ctx, "undoing a failed create failed; the resource is kept in state, tainted", map[string]any{"error": err.Error()})
 	}

@@ -51,3 +51,24 @@ func saveProvisionerState(ctx context.Context, private privateState, state map[s
 	}
 	return private.SetKey(ctx, privateStateKey, raw)
 }
+
+// keepFailedCreate records, on a resource that a failed Create keeps in state (tainted) because its
+// undo failed too, where the failed Provision said its work lives (partial: its result, or nil), so
+// that the next refresh checks that it reaches the same cluster or ledger and `terraform destroy`
+// deletes there. Terraform gives the destroy half of a tainted resource's replacement no private
+// state (it plans the new object from nothing), so that delete falls back to what the provisioner's
+// spec names by then (DESIGN.md, the Create row of "Mapping Terraform to the contract").
+func keepFailedCreate(ctx context.Context, private privateState, partial *provisioner.Resource) diag.Diagnostics {
+	if state := stateOf(partial); len(state) > 0 {
+		return saveProvisionerState(ctx, private, state)
+	}
+	return nil
+}
+
+// stateOf is a resource's State, or nil for no resource.
+func stateOf(r *provisioner.Resource) map[string]any {
+	if r == nil {
+		return nil
+	}
+	return r.State
+}

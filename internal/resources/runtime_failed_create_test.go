@@ -29,27 +29,12 @@ import (
 // destroy then leaves no object. (A failed create whose undo succeeds:
 // TestAccRuntimeKubernetes_provisionFailingPartWayLeavesNothing.)
 func TestAccRuntimeKubernetes_failedCreateWhoseUndoFailsIsKeptTainted(t *testing.T) {
-	e := acctest.NewKubeEnv(t)
-	liftQuota := e.ForbidServices()
+	e, cfg, liftQuota, failedCreate := failingCreateWhoseUndoFails(t)
 	const sa = "rill-provisioner"
-	k8stest.ApplyExampleRBAC(t, e.Ctx, e.Dyn, e.NS, func(verb string) bool { return verb != "delete" })
-	k8stest.WaitUntilAllowed(t, e.Ctx, e.Dyn, e.NS, sa, "patch", "apps", "deployments", "", true)
-	if k8stest.Allowed(t, e.Ctx, e.Dyn, e.NS, sa, "delete", "apps", "deployments", "") {
-		ci.Skip(t, "the cluster does not authorize by RBAC (the ServiceAccount may delete without a Role that allows it): the undo cannot be made to fail")
-	}
-	cfg := e.ProviderConfigAs(k8stest.ServiceAccountKubeconfig(t, e.Ctx, e.Cluster.Kubeconfig, e.NS, sa), "") + acctest.RuntimeBlock("rt", 1)
 
 	var oldID, oldPID string
 	resource.Test(t, e.TestCase(
-		resource.TestStep{
-			Config: cfg,
-			// Terraform wraps the detail, hence \s+ between words.
-			ExpectError: regexp.MustCompile(`Provisioning the runtime failed(.|\n)*applying\s+Service(.|\n)*exceeded\s+quota` +
-				`(.|\n)*Undoing\s+what\s+it\s+may\s+have\s+made\s+failed\s+too,\s+so\s+rill_runtime\s+[0-9a-f-]{36}\s+is\s+kept\s+in\s+state\s+as\s+tainted` +
-				// What to do: the next apply's destroy would fail the same way.
-				`\.\s+Fix\s+what\s+the\s+undo's\s+error\s+names,\s+then\s+the\s+next\s+apply\s+destroys\s+it\s+and\s+creates\s+it\s+again` +
-				`(.|\n)*cannot\s+delete\s+resource`),
-		},
+		failedCreate,
 		resource.TestStep{
 			PreConfig: func() {
 				// The diagnostic names the runtime; what the failed create made is still there.
@@ -105,6 +90,62 @@ func TestAccRuntimeKubernetes_failedCreateWhoseUndoFailsIsKeptTainted(t *testing
 			),
 		},
 	))
+}
+
+// A runtime kept in state after a failed create whose undo failed too records where its objects are
+// (the namespace and cluster the failed Provision returned), so that `terraform destroy` deletes them
+// there even after the provisioner's spec moved to another namespace: a delete in the spec's new
+// namespace would find nothing, succeed, and leave them.
+func TestAccRuntimeKubernetes_failedCreateKeptTaintedIsDestroyedWhereItsObjectsAre(t *testing.T) {
+	e, _, _, failedCreate := failingCreateWhoseUndoFails(t)
+	moved := e.InNewNamespace()
+	movedCfg := moved.ProviderConfig("") + acctest.RuntimeBlock("rt", 1)
+	tc := e.TestCase(
+		failedCreate,
+		resource.TestStep{
+			PreConfig: func() {
+				if objs, err := e.ManagedObjects(); err != nil || len(objs) == 0 {
+					t.Fatalf("the failed create left no object to destroy (%v): the undo did not fail as meant", err)
+				}
+			},
+			// The spec now names another namespace, and the cluster's full credentials.
+			Config:  movedCfg,
+			Destroy: true,
+			Check: func(*terraform.State) error {
+				if left, err := e.ManagedObjects(); err != nil || len(left) > 0 {
+					return fmt.Errorf("destroy left the failed create's objects in namespace %s (%v): %v", e.NS, err, left)
+				}
+				return nil
+			},
+		},
+	)
+	tc.CheckDestroy = resource.ComposeAggregateTestCheckFunc(e.CheckNoObjectLeft(), moved.CheckNoObjectLeft())
+	resource.Test(t, tc)
+}
+
+// failingCreateWhoseUndoFails prepares a create that fails half-way and whose undo fails too: the
+// provider runs as a ServiceAccount with the Role of examples/kubernetes/rbac.yaml less "delete", and
+// a ResourceQuota allows no Service. It returns the environment, that provider's configuration with
+// one runtime "rt", a func that lifts the quota, and the step that applies it and checks the error.
+func failingCreateWhoseUndoFails(t *testing.T) (*acctest.KubeEnv, string, func(), resource.TestStep) {
+	e := acctest.NewKubeEnv(t)
+	liftQuota := e.ForbidServices()
+	const sa = "rill-provisioner"
+	k8stest.ApplyExampleRBAC(t, e.Ctx, e.Dyn, e.NS, func(verb string) bool { return verb != "delete" })
+	k8stest.WaitUntilAllowed(t, e.Ctx, e.Dyn, e.NS, sa, "patch", "apps", "deployments", "", true)
+	if k8stest.Allowed(t, e.Ctx, e.Dyn, e.NS, sa, "delete", "apps", "deployments", "") {
+		ci.Skip(t, "the cluster does not authorize by RBAC (the ServiceAccount may delete without a Role that allows it): the undo cannot be made to fail")
+	}
+	cfg := e.ProviderConfigAs(k8stest.ServiceAccountKubeconfig(t, e.Ctx, e.Cluster.Kubeconfig, e.NS, sa), "") + acctest.RuntimeBlock("rt", 1)
+	return e, cfg, liftQuota, resource.TestStep{
+		Config: cfg,
+		// Terraform wraps the detail, hence \s+ between words.
+		ExpectError: regexp.MustCompile(`Provisioning the runtime failed(.|\n)*applying\s+Service(.|\n)*exceeded\s+quota` +
+			`(.|\n)*Undoing\s+what\s+it\s+may\s+have\s+made\s+failed\s+too,\s+so\s+rill_runtime\s+[0-9a-f-]{36}\s+is\s+kept\s+in\s+state\s+as\s+tainted` +
+			// What to do: the next apply's destroy would fail the same way.
+			`\.\s+Fix\s+what\s+the\s+undo's\s+error\s+names,\s+then\s+the\s+next\s+apply\s+destroys\s+it\s+and\s+creates\s+it\s+again` +
+			`(.|\n)*cannot\s+delete\s+resource`),
+	}
 }
 
 // idInCreateError is the runtime ID the failed create's error names as kept in state.

@@ -163,12 +163,13 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	if err != nil {
-		undoErr := undoFailedCreate(c, provisioner.ResourceTypeRuntime, id)
+		undoErr := undoFailedCreate(c, provisioner.ResourceTypeRuntime, id, res)
 		if undoErr != nil {
 			// Keep the resource in state (tainted) so that a later apply or destroy cleans it up.
 			plan.ID = types.StringValue(id)
 			plan.Provisioner = types.StringValue(c.name)
 			plan.Host, plan.Audience = types.StringNull(), types.StringNull() // never known: nothing was provisioned for sure
+			resp.Diagnostics.Append(keepFailedCreate(ctx, resp.Private, res)...)
 			resp.Diagnostics.Append(runtimeCodec.set(ctx, &resp.State.Raw, &plan)...)
 		}
 		addCreateFailed(&resp.Diagnostics, runtimeKind, c.name, id, err, undoErr)
