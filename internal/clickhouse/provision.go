@@ -118,8 +118,25 @@ func stateString(r *provisioner.Resource, key string) (string, bool) {
 // config still works. With a password in the args (ClickhouseArgs), it always sets that password
 // (there is no DSN to check: the caller keeps no secret). See provisionStatements for the SQL.
 func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, opts *provisioner.ResourceOptions) (*provisioner.Resource, error) {
+	res, _, err := p.ProvisionReportingCreation(ctx, r, opts)
+	return res, err
+}
+
+// ProvisionReportingCreation implements provisioner.CreationReporter: it is Provision, and reports
+// whether the call created the resource. A resource's ID is random and its database and user are
+// named after it, so nobody else creates them: a call for a resource without state (a create) created
+// what is there once it sent its first statement, and created nothing when it failed before that (an
+// unreachable server, refused admin credentials, a server without SQL user management), so that a
+// failed create then has nothing to undo.
+func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisioner.Resource, opts *provisioner.ResourceOptions) (*provisioner.Resource, bool, error) {
+	res, sent, err := p.provision(ctx, r, opts)
+	return res, sent && len(r.State) == 0, err
+}
+
+// provision is Provision, and reports whether it sent a statement that may have changed the server.
+func (p *Provisioner) provision(ctx context.Context, r *provisioner.Resource, opts *provisioner.ResourceOptions) (*provisioner.Resource, bool, error) {
 	if err := checkResource(r); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var annotations map[string]string
 	var rawArgs map[string]any
@@ -128,16 +145,16 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 	}
 	args, err := provisioner.NewClickhouseArgs(rawArgs)
 	if err != nil {
-		return nil, fmt.Errorf("clickhouse args: %w", err)
+		return nil, false, fmt.Errorf("clickhouse args: %w", err)
 	}
 
 	if dsn := resourceDSN(r); dsn != "" && args.Password == "" {
 		err := p.selectOne(ctx, dsn)
 		if err == nil {
-			return r, nil
+			return r, false, nil
 		}
 		if !isGoneError(err) {
-			return nil, fmt.Errorf("checking the existing ClickHouse resource %s with its own credentials: %s", r.ID, p.scrub(err.Error(), secretsOfDSN(dsn)...))
+			return nil, false, fmt.Errorf("checking the existing ClickHouse resource %s with its own credentials: %s", r.ID, p.scrub(err.Error(), secretsOfDSN(dsn)...))
 		}
 		p.logger.Warn("the credentials of a provisioned ClickHouse resource no longer work; provisioning it again",
 			zap.String("resource_id", r.ID), zap.Int("clickhouse_code", exceptionCode(err)))
@@ -152,16 +169,16 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 	password := args.Password
 	if password == "" {
 		if password, err = p.newPassword(); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	cfg := &provisioner.ClickhouseConfig{Cluster: p.cluster, Database: db, User: user}
 	if cfg.DSN, err = withCredentials(p.dsn, user, password, db); err != nil {
-		return nil, errors.New("building the resource DSN from the admin dsn: the admin DSN is not a valid URL")
+		return nil, false, errors.New("building the resource DSN from the admin dsn: the admin DSN is not a valid URL")
 	}
 	if p.writeDSN != "" {
 		if cfg.WriteDSN, err = withCredentials(p.writeDSN, user, password, db); err != nil {
-			return nil, errors.New("building the resource write_dsn: the write_dsn is not a valid URL")
+			return nil, false, errors.New("building the resource write_dsn: the write_dsn is not a valid URL")
 		}
 	}
 	if annotations == nil {
@@ -169,25 +186,25 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 	}
 	comment, err := json.Marshal(annotations) // keys sorted: the same annotations give the same comment
 	if err != nil {
-		return nil, fmt.Errorf("encoding the annotations for the database comment: %w", err)
+		return nil, false, fmt.Errorf("encoding the annotations for the database comment: %w", err)
 	}
 
 	conn, features, err := p.managerSession(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("provisioning ClickHouse resource %s: %w", r.ID, err)
+		return nil, false, fmt.Errorf("provisioning ClickHouse resource %s: %w", r.ID, err)
 	}
 	stmts, finish := provisionStatements(db, user, password, p.cluster, string(comment), features)
 	if err := p.execAll(ctx, conn, r.ID, password, stmts); err != nil {
-		return nil, err
+		return nil, true, err
 	}
 	if len(finish) > 0 {
 		// The old passwords go only once the new one logs in (on a cluster, once it reached the replica
 		// the DSN points at).
 		if err := p.waitForLogin(ctx, r.ID, cfg.DSN); err != nil {
-			return nil, fmt.Errorf("provisioning ClickHouse resource %s: the new password was set but %w; the previous password still works", r.ID, err)
+			return nil, true, fmt.Errorf("provisioning ClickHouse resource %s: the new password was set but %w; the previous password still works", r.ID, err)
 		}
 		if err := p.execAll(ctx, conn, r.ID, password, finish); err != nil {
-			return nil, err
+			return nil, true, err
 		}
 	}
 	p.logger.Info("provisioned a ClickHouse database and user", zap.String("resource_id", r.ID),
@@ -200,7 +217,7 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 		Type:   provisioner.ResourceTypeClickHouse,
 		State:  map[string]any{stateDatabase: db, stateUser: user, stateCluster: p.cluster},
 		Config: cfg.AsMap(),
-	}, nil
+	}, true, nil
 }
 
 // execAll runs statements in order and stops at the first failure, whose error names the step.

@@ -502,3 +502,43 @@ func TestCheckResourceOfAProvisionedResourceWithoutDSNNeedsBothObjects_fake(t *t
 		t.Fatalf("CheckResource wrote: %q", fake.statements())
 	}
 }
+
+// A create reports that it created the database and user once it sent a statement, and that it
+// created nothing when it failed before (an unreachable server, a server that cannot manage users
+// by SQL), so that a failed create then has nothing to undo. A call on a resource with state (an
+// update) never reports a creation.
+func TestProvisionReportsACreationOnceItSentAStatement_fake(t *testing.T) {
+	cases := map[string]struct {
+		setup   func(f *fakeServer)
+		created bool
+		fails   bool
+	}{
+		"unreachable": {func(f *fakeServer) {
+			f.dialErr = &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+		}, false, true},
+		"cannot manage users": {func(f *fakeServer) { f.version = "18.16.1" }, false, true},
+		"a statement refused": {func(f *fakeServer) {
+			f.failOn, f.failErr = "GRANT", func(string) error { return exception(codeAccessDenied, "Not enough privileges") }
+		}, true, true},
+		"provisioned": {func(*fakeServer) {}, true, false},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			fake := newFakeServer()
+			c.setup(fake)
+			p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
+			res, created, err := p.ProvisionReportingCreation(context.Background(), newResource(testUUID), testAnnotations)
+			if (err != nil) != c.fails || created != c.created {
+				t.Fatalf("created %v, err %v; want created %v, failing %v", created, err, c.created, c.fails)
+			}
+			if err != nil {
+				return
+			}
+			if _, created, err := p.ProvisionReportingCreation(context.Background(), res, &provisioner.ResourceOptions{
+				Annotations: testAnnotations.Annotations, Args: (&provisioner.ClickhouseArgs{Password: "AnotherPassword0123456789abcdefGHIJ"}).AsMap(),
+			}); err != nil || created {
+				t.Fatalf("an update: created %v, err %v; want no creation", created, err)
+			}
+		})
+	}
+}

@@ -85,8 +85,18 @@ var Mutants = []Mutant{
 		},
 	},
 	{
+		Name: "failed-before-the-claim-undone", Breaks: "a create that made nothing (an unreachable ledger) leaves nothing in state, not a tainted resource",
+		File:    "internal/resources/common.go",
+		Search:  "\t\treturn res, created, err\n",
+		Replace: "\t\treturn res, true, err\n",
+		Checks: []Check{
+			{Package: "./internal/resources", Tests: []string{"TestProvisionNewUndoesOnlyWhatItCreated"}},
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_createAgainstAnUnreachableLedgerLeavesNothingInState"}},
+		},
+	},
+	{
 		Name: "undo-decided-before-the-claim", Breaks: "a create that lost a race for a name and failed leaves the winner's runtime",
-		File:    "internal/resources/runtime_resource.go",
+		File:    "internal/resources/common.go",
 		Search:  "if reporter, ok := p.(provisioner.CreationReporter); ok {",
 		Replace: "if reporter, ok := p.(provisioner.CreationReporter); ok && false {",
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_twoAppliesCreatingOneNameAtOnceLeaveTheWinnersRuntime"}}},

@@ -115,7 +115,13 @@ func (r *ClickHouseResource) Create(ctx context.Context, req resource.CreateRequ
 		return
 	}
 	tflog.Info(c.ctx, "provisioning a ClickHouse database", map[string]any{"password": passwordSource(&plan)})
-	res, err := c.p.Provision(c.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse}, opts)
+	res, undoable, err := provisionNew(c.ctx, c.p, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse}, opts)
+	if err != nil && !undoable {
+		// It failed before it sent a statement (an unreachable server, refused admin credentials):
+		// nothing to undo, and nothing for the state to track.
+		addCreateFailed(&resp.Diagnostics, clickhouseKind, c.name, id, err, nil)
+		return
+	}
 	if err != nil {
 		undoErr := undoFailedCreate(c, provisioner.ResourceTypeClickHouse, id, res)
 		if undoErr != nil {

@@ -211,6 +211,40 @@ func interrupted(ctx context.Context, diags *diag.Diagnostics, kind resourceKind
 	return true
 }
 
+// provisionNew is Create's Provision of a new resource (r: its ID and type). It also reports whether a
+// failure may be undone (Deprovision), as a failed create may undo only what it made itself: it may
+// have failed before it made anything (an unreachable ledger, cluster or server), and Provision adopts
+// what already sits at a named runtime's ID (another configuration's runtime of the same name, or
+// what a killed apply left), which is not this create's to undo either.
+//
+// A provisioner that implements provisioner.CreationReporter says whether this call created what is
+// at the ID, decided by the same atomic step that claimed it, which is exact even when another apply
+// creates the same name at the same instant. Any other is asked before Provision (nothingAt) for a
+// named runtime, which cannot see a claim made between its answer and Provision's; a resource
+// without a name has a random ID, so whatever is there can only be this call's.
+func provisionNew(ctx context.Context, p provisioner.Provisioner, r *provisioner.Resource, opts *provisioner.ResourceOptions) (*provisioner.Resource, bool, error) {
+	if reporter, ok := p.(provisioner.CreationReporter); ok {
+		res, created, err := reporter.ProvisionReportingCreation(ctx, r, opts)
+		if err != nil {
+			tflog.Debug(ctx, "provisioning failed", map[string]any{"created_by_this_call": created, "undo": created})
+		}
+		return res, created, err
+	}
+	undoable := opts == nil || opts.Name == "" || nothingAt(ctx, p, r, opts)
+	res, err := p.Provision(ctx, r, opts)
+	return res, undoable, err
+}
+
+// nothingAt reports whether the provisioner says for sure that nothing is at the ID (CheckResource
+// fails with ErrResourceNotFound). Any other answer, an error included, may mean something is there.
+func nothingAt(ctx context.Context, p provisioner.Provisioner, r *provisioner.Resource, opts *provisioner.ResourceOptions) bool {
+	_, err := p.CheckResource(ctx, &provisioner.Resource{ID: r.ID, Type: r.Type}, opts)
+	if err != nil && !errors.Is(err, provisioner.ErrResourceNotFound) {
+		tflog.Debug(ctx, "cannot tell whether the resource's ID is free: a failed create will not undo it", map[string]any{"error": err.Error()})
+	}
+	return errors.Is(err, provisioner.ErrResourceNotFound)
+}
+
 // undoFailedCreate deprovisions what a Provision that failed in Create may have made at id (Provision
 // may have done part of its work), with a context of its own: the operation's may have ended, the
 // failure being its timeout or an interrupt. A nil error means nothing is left.

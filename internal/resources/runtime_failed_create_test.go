@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ci"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/freeport"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/k8stest"
 )
 
@@ -146,6 +148,35 @@ func failingCreateWhoseUndoFails(t *testing.T) (*acctest.KubeEnv, string, func()
 			`\.\s+Fix\s+what\s+the\s+undo's\s+error\s+names,\s+then\s+the\s+next\s+apply\s+destroys\s+it\s+and\s+creates\s+it\s+again` +
 			`(.|\n)*cannot\s+delete\s+resource`),
 	}
+}
+
+// A create that cannot reach its ledger fails and leaves nothing in state: it made nothing, so there
+// is nothing to undo, and nothing to keep tainted (which the next apply's destroy would meet the same
+// unreachable ledger with). Once the ledger can be reached, a plain apply creates the runtime.
+func TestAccRuntime_createAgainstAnUnreachableLedgerLeavesNothingInState(t *testing.T) {
+	acctest.RequireAcc(t)
+	set := `{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test:9091", "slots": 2}]}}}`
+	body := "resource \"rill_runtime\" \"rt\" {\n  slots = 1\n}\n"
+	unreachable := fmt.Sprintf("postgres://rill@127.0.0.1:%d/ledger?sslmode=disable&connect_timeout=5", freeport.For(t))
+	w := acctest.NewWorkspace(t)
+	w.Write("main.tf", acctest.CLIHeader(fmt.Sprintf("%q", unreachable), set)+body)
+	out, err := w.Run("apply", "-auto-approve")
+	if err == nil || !acctest.WordsRegexp("Provisioning the runtime failed").MatchString(out) || !strings.Contains(out, "127.0.0.1") {
+		t.Fatalf("apply against an unreachable ledger: want it to fail naming the ledger; err %v\n%s", err, acctest.Tail(out))
+	}
+	if strings.Contains(out, "Undoing") || strings.Contains(out, "tainted") {
+		t.Errorf("a create that made nothing tried to undo it, or kept it tainted:\n%s", acctest.Tail(out))
+	}
+	if left := w.Must("state", "list"); strings.TrimSpace(left) != "" {
+		t.Fatalf("the failed create left in state: %s", left)
+	}
+
+	w.Write("main.tf", acctest.CLIHeader(fmt.Sprintf("%q", "sqlite://"+filepath.Join(t.TempDir(), "ledger.db")), set)+body)
+	w.Must("apply", "-auto-approve")
+	if out, err := w.Run("plan", "-detailed-exitcode"); err != nil {
+		t.Errorf("the plan after the apply is not empty (%v):\n%s", err, acctest.Tail(out))
+	}
+	w.Must("destroy", "-auto-approve")
 }
 
 // idInCreateError is the runtime ID the failed create's error names as kept in state.

@@ -151,15 +151,21 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	tflog.Info(c.ctx, "provisioning runtime", map[string]any{"slots": slotsOf(plan.Slots)})
-	res, undoable, err := provisionNew(c.ctx, c.p, id, opts)
+	res, undoable, err := provisionNew(c.ctx, c.p, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, opts)
 	var conflict *provisioner.IDConflictError
 	if errors.As(err, &conflict) {
 		// What holds the ID or name is not this runtime's: leave it alone, and say how to take it over.
 		resp.Diagnostics.AddError("Runtime ID or name already in use", conflictDetail(c.name, conflict))
 		return
 	}
+	if err != nil && !undoable && !plan.Name.IsNull() {
+		resp.Diagnostics.AddError("Provisioning the runtime failed", fmt.Sprintf("Provisioner %q: %v\n\nRuntime %s (name %q) was not created by this apply (it failed before it claimed the ID, or the ID was held already: by a runtime that existed before, or that another apply created at the same time), so it was not deprovisioned: what is at the ID stays as it was, for the configuration that manages it (or for the next apply to adopt).", c.name, err, id, plan.Name.ValueString()))
+		return
+	}
 	if err != nil && !undoable {
-		resp.Diagnostics.AddError("Provisioning the runtime failed", fmt.Sprintf("Provisioner %q: %v\n\nRuntime %s (name %q) was not created by this apply (it existed before, or another apply created it at the same time), so it was not deprovisioned: it stays as it was, for the configuration that manages it (or for the next apply to adopt).", c.name, err, id, plan.Name.ValueString()))
+		// It failed before it made anything (an unreachable ledger or cluster, say): nothing to undo,
+		// and nothing for the state to track.
+		addCreateFailed(&resp.Diagnostics, runtimeKind, c.name, id, err, nil)
 		return
 	}
 	if err != nil {
@@ -377,39 +383,4 @@ func configOf(m *runtimeModel) map[string]any {
 		CPU: int(m.CPU.ValueInt64()), MemoryGB: int(m.MemoryGB.ValueInt64()), StorageBytes: m.StorageBytes.ValueInt64(),
 	}
 	return cfg.AsMap()
-}
-
-// provisionNew is Create's Provision of a new runtime at id. It also reports whether a failure may
-// be undone (Deprovision), as a failed create may undo only what it made itself: Provision adopts
-// what already sits at a named runtime's ID (another configuration's runtime of the same name, or what
-// a killed apply left), and that is not this create's to undo.
-//
-// A runtime without a name has a random ID: whatever is there is this call's. For a named one, a
-// provisioner that implements provisioner.CreationReporter says whether this call created it, decided
-// by the same atomic step that claimed the ID, which is exact even when another apply creates the
-// same name at the same instant. Any other is asked before Provision (nothingAt), which cannot see a
-// claim made between its answer and Provision's.
-func provisionNew(ctx context.Context, p provisioner.Provisioner, id string, opts *provisioner.ResourceOptions) (*provisioner.Resource, bool, error) {
-	r := &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}
-	named := opts.Name != ""
-	if reporter, ok := p.(provisioner.CreationReporter); ok {
-		res, created, err := reporter.ProvisionReportingCreation(ctx, r, opts)
-		if err != nil {
-			tflog.Debug(ctx, "provisioning failed", map[string]any{"created_by_this_call": created, "undo": !named || created})
-		}
-		return res, !named || created, err
-	}
-	undoable := !named || nothingAt(ctx, p, id, opts)
-	res, err := p.Provision(ctx, r, opts)
-	return res, undoable, err
-}
-
-// nothingAt reports whether the provisioner says for sure that nothing is at the ID (CheckResource
-// fails with ErrResourceNotFound). Any other answer, an error included, may mean something is there.
-func nothingAt(ctx context.Context, p provisioner.Provisioner, id string, opts *provisioner.ResourceOptions) bool {
-	_, err := p.CheckResource(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, opts)
-	if err != nil && !errors.Is(err, provisioner.ErrResourceNotFound) {
-		tflog.Debug(ctx, "cannot tell whether the runtime's ID is free: a failed create will not undo it", map[string]any{"error": err.Error()})
-	}
-	return errors.Is(err, provisioner.ErrResourceNotFound)
 }
