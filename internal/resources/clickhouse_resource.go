@@ -115,19 +115,14 @@ func (r *ClickHouseResource) Create(ctx context.Context, req resource.CreateRequ
 		return
 	}
 	tflog.Info(c.ctx, "provisioning a ClickHouse database", map[string]any{"password": passwordSource(&plan)})
-	res, undoable, err := provisionNew(c.ctx, c.p, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse}, opts)
-	if err != nil && !undoable {
-		// It failed before it sent a statement (an unreachable server, refused admin credentials):
-		// nothing to undo, and nothing for the state to track.
-		addCreateFailed(&resp.Diagnostics, clickhouseKind, c.name, id, err, nil)
-		return
-	}
+	pr := &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse}
+	res, created, err := provisionNew(c.ctx, c.p, pr, opts)
 	if err != nil {
-		undoErr := undoFailedCreate(c, provisioner.ResourceTypeClickHouse, id, res)
-		if undoErr != nil {
-			// Keep the resource in state (tainted) so that a later apply or destroy drops what was made:
-			// Deprovision finds the user and database by the ID. Nothing else is known for sure, and a
-			// state holds no unknown value.
+		// A create that failed before it sent a statement (an unreachable server, refused admin
+		// credentials) made nothing. One whose undo failed is kept so that a later apply or destroy
+		// drops what was made: Deprovision finds the user and database by the ID. Nothing else is
+		// known for sure, and a state holds no unknown value.
+		failCreate(ctx, c, clickhouseKind, pr, res, err, created, resp, func() diag.Diagnostics {
 			plan.ID = types.StringValue(id)
 			plan.Provisioner = types.StringValue(c.name)
 			for _, v := range []*types.String{&plan.DSN, &plan.WriteDSN, &plan.DSNWithoutPassword, &plan.WriteDSNWithoutPassword, &plan.Database, &plan.User, &plan.Cluster} {
@@ -135,10 +130,8 @@ func (r *ClickHouseResource) Create(ctx context.Context, req resource.CreateRequ
 					*v = types.StringNull()
 				}
 			}
-			resp.Diagnostics.Append(keepFailedCreate(ctx, resp.Private, res)...)
-			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-		}
-		addCreateFailed(&resp.Diagnostics, clickhouseKind, c.name, id, err, undoErr)
+			return resp.State.Set(ctx, &plan)
+		})
 		return
 	}
 	r.applyResult(c.ctx, &plan, c.name, res, resp.Private, &resp.Diagnostics)

@@ -226,7 +226,7 @@ func provisionNew(ctx context.Context, p provisioner.Provisioner, r *provisioner
 	if reporter, ok := p.(provisioner.CreationReporter); ok {
 		res, created, err := reporter.ProvisionReportingCreation(ctx, r, opts)
 		if err != nil {
-			tflog.Debug(ctx, "provisioning failed", map[string]any{"created_by_this_call": created, "undo": created})
+			tflog.Debug(ctx, "provisioning failed", map[string]any{"created_by_this_call": created})
 		}
 		return res, created, err
 	}
@@ -243,6 +243,24 @@ func nothingAt(ctx context.Context, p provisioner.Provisioner, r *provisioner.Re
 		tflog.Debug(ctx, "cannot tell whether the resource's ID is free: a failed create will not undo it", map[string]any{"error": err.Error()})
 	}
 	return errors.Is(err, provisioner.ErrResourceNotFound)
+}
+
+// failCreate handles a Provision that failed in Create (err, with partial: what it returned, or nil)
+// the same way for every resource. A create that made nothing (created is false: provisionNew's
+// report) has nothing to undo and leaves nothing in state. Otherwise what it made is undone; when
+// that fails too, keep puts the resource into resp.State (with its ID, what is not known null),
+// its private state records where the work lives (keepFailedCreate), and Terraform taints it.
+func failCreate(ctx context.Context, c *call, kind resourceKind, r *provisioner.Resource, partial *provisioner.Resource, err error, created bool,
+	resp *resource.CreateResponse, keep func() diag.Diagnostics) {
+	var undoErr error
+	if created {
+		undoErr = undoFailedCreate(c, r.Type, r.ID, partial)
+	}
+	if undoErr != nil {
+		resp.Diagnostics.Append(keepFailedCreate(ctx, resp.Private, partial)...)
+		resp.Diagnostics.Append(keep()...)
+	}
+	addCreateFailed(&resp.Diagnostics, kind, c.name, r.ID, err, undoErr)
 }
 
 // undoFailedCreate deprovisions what a Provision that failed in Create may have made at id (Provision

@@ -151,34 +151,27 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	tflog.Info(c.ctx, "provisioning runtime", map[string]any{"slots": slotsOf(plan.Slots)})
-	res, undoable, err := provisionNew(c.ctx, c.p, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, opts)
+	pr := &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}
+	res, created, err := provisionNew(c.ctx, c.p, pr, opts)
 	var conflict *provisioner.IDConflictError
 	if errors.As(err, &conflict) {
 		// What holds the ID or name is not this runtime's: leave it alone, and say how to take it over.
 		resp.Diagnostics.AddError("Runtime ID or name already in use", conflictDetail(c.name, conflict))
 		return
 	}
-	if err != nil && !undoable && !plan.Name.IsNull() {
+	if err != nil && !created && !plan.Name.IsNull() {
 		resp.Diagnostics.AddError("Provisioning the runtime failed", fmt.Sprintf("Provisioner %q: %v\n\nRuntime %s (name %q) was not created by this apply (it failed before it claimed the ID, or the ID was held already: by a runtime that existed before, or that another apply created at the same time), so it was not deprovisioned: what is at the ID stays as it was, for the configuration that manages it (or for the next apply to adopt).", c.name, err, id, plan.Name.ValueString()))
 		return
 	}
-	if err != nil && !undoable {
-		// It failed before it made anything (an unreachable ledger or cluster, say): nothing to undo,
-		// and nothing for the state to track.
-		addCreateFailed(&resp.Diagnostics, runtimeKind, c.name, id, err, nil)
-		return
-	}
 	if err != nil {
-		undoErr := undoFailedCreate(c, provisioner.ResourceTypeRuntime, id, res)
-		if undoErr != nil {
-			// Keep the resource in state (tainted) so that a later apply or destroy cleans it up.
+		// A create that failed before it made anything (an unreachable ledger or cluster, say) has
+		// nothing to undo. One whose undo failed is kept so that a later apply or destroy cleans it up.
+		failCreate(ctx, c, runtimeKind, pr, res, err, created, resp, func() diag.Diagnostics {
 			plan.ID = types.StringValue(id)
 			plan.Provisioner = types.StringValue(c.name)
 			plan.Host, plan.Audience = types.StringNull(), types.StringNull() // never known: nothing was provisioned for sure
-			resp.Diagnostics.Append(keepFailedCreate(ctx, resp.Private, res)...)
-			resp.Diagnostics.Append(runtimeCodec.set(ctx, &resp.State.Raw, &plan)...)
-		}
-		addCreateFailed(&resp.Diagnostics, runtimeKind, c.name, id, err, undoErr)
+			return runtimeCodec.set(ctx, &resp.State.Raw, &plan)
+		})
 		return
 	}
 	resp.Diagnostics.Append(r.applyResult(c.ctx, &plan, c.name, res, resp.Private)...)
