@@ -114,7 +114,11 @@ func poolSet(setJSON, name string) (string, error) {
 	}
 	ps, ok := specs[name]
 	if !ok {
-		return "", fmt.Errorf("the provisioner set has no provisioner named %q; it has %s", name, strings.Join(slices.Sorted(maps.Keys(specs)), ", "))
+		have := "none"
+		if len(specs) > 0 {
+			have = strings.Join(slices.Sorted(maps.Keys(specs)), ", ")
+		}
+		return "", fmt.Errorf("the provisioner set has no provisioner named %q; it has %s", name, have)
 	}
 	if ps.Type != static.Type {
 		return "", fmt.Errorf("provisioner %q is of type %q; Rill's static assignments go to a static pool", name, ps.Type)

@@ -174,3 +174,13 @@ func TestMigrateBuildsOnlyTheNamedPool(t *testing.T) {
 		t.Fatalf("migrating with Rill's whole set: %v, %+v", err, report)
 	}
 }
+
+// An empty set names no provisioner the error could list: it says so rather than "it has " and
+// nothing.
+func TestMigrateFromAnEmptySetSaysItHasNone(t *testing.T) {
+	_, err := Migrate(context.Background(), Options{RillDSN: "postgres://nobody@127.0.0.1:1/rill", SetJSON: `{}`, Provisioner: "pool",
+		LedgerDSN: "sqlite://" + t.TempDir() + "/ledger.db"}, nil)
+	if want := `the provisioner set has no provisioner named "pool"; it has none`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Migrate with an empty set: %v, want %q", err, want)
+	}
+}
