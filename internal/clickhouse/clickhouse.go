@@ -39,8 +39,9 @@ import (
 const Type = "clickhouse-static"
 
 var (
-	_ provisioner.Provisioner = (*Provisioner)(nil)
-	_ provisioner.SpecWarner  = (*Provisioner)(nil)
+	_ provisioner.Provisioner      = (*Provisioner)(nil)
+	_ provisioner.SpecWarner       = (*Provisioner)(nil)
+	_ provisioner.CreationReporter = (*Provisioner)(nil)
 )
 
 func init() {
