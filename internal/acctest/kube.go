@@ -300,7 +300,7 @@ func (e *KubeEnv) ManagedObjects() ([]string, error) {
 }
 
 // ForbidServices creates a ResourceQuota that allows no Service in the test's namespace, so that a
-// Provision fails part-way: the claim and the Deployment, applied before the Service, are made. It
+// Provision fails part-way: the volume claim and the Deployment, applied before the Service, are made. It
 // returns a func that deletes the quota again.
 func (e *KubeEnv) ForbidServices() (lift func()) {
 	e.T.Helper()

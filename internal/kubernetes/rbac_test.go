@@ -46,7 +46,7 @@ func TestIntegrationTheExampleRBACIsEnough(t *testing.T) {
 	if d := checked.State[StateDrift].([]string); len(d) != 0 {
 		t.Fatalf("drift %q", d)
 	}
-	e.provision(p, r, named(args(2, "v2", false))) // an update: the claim's GET and the applies again
+	e.provision(p, r, named(args(2, "v2", false))) // an update: the volume claim's GET and the applies again, no claim of the ID (claim.go)
 	if err := p.AwaitReady(e.ctx, r); err != nil {
 		t.Fatalf("AwaitReady after the update: %v", err)
 	}

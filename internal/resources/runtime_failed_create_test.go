@@ -23,7 +23,7 @@ import (
 
 // A rill_runtime create that fails half-way, and whose undo fails too, stays tracked: the provider
 // runs as a ServiceAccount with the Role of examples/kubernetes/rbac.yaml less "delete", and a
-// ResourceQuota allows no Service. Provision applies the claim and the Deployment, then the API server
+// ResourceQuota allows no Service. Provision applies the volume claim and the Deployment, then the API server
 // refuses the Service (quota); the undo's deletes are refused (403). The runtime is then in state,
 // tainted, with its ID, and the error gives both failures and what happens next. With the causes
 // fixed (the quota removed, delete granted), one plain apply replaces it: the failed create's claim

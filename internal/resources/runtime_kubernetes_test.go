@@ -394,7 +394,7 @@ func TestAccRuntimeKubernetes_planWritesNothing(t *testing.T) {
 }
 
 // A Provision that fails part-way leaves nothing behind: with a ResourceQuota that allows no Service,
-// the claim and the Deployment are applied and the Service is refused; Create then deprovisions what
+// the volume claim and the Deployment are applied and the Service is refused; Create then deprovisions what
 // was applied, the runtime is not in state, and no object of the provisioner is left in the namespace.
 // So too for a named runtime, whose create claimed its ID (internal/kubernetes/claim.go) and so
 // undoes what it made: it created it.
