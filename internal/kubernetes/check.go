@@ -27,12 +27,22 @@ func (p *Provisioner) Check(ctx context.Context) error {
 		return err
 	}
 	if err := serverVersion(ctx, c); err != nil {
-		return fmt.Errorf("cannot reach the Kubernetes API server at %s: %w", c.config.Host, err)
+		return unreachable(c, "", err)
 	}
 	if _, err := c.apps.Resource(deploymentsResource).Namespace(p.spec.Namespace).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
 		return fmt.Errorf("cannot list deployments in namespace %q: %w", p.spec.Namespace, err)
 	}
 	return nil
+}
+
+// unreachable is the error of a request the API server did not answer (or, from Check, answered
+// with an error), in the words the troubleshooting guide lists; doing, when not empty, says what the
+// request was for.
+func unreachable(c *clients, doing string, err error) error {
+	if doing != "" {
+		return fmt.Errorf("cannot reach the Kubernetes API server at %s (%s): %w", c.config.Host, doing, err)
+	}
+	return fmt.Errorf("cannot reach the Kubernetes API server at %s: %w", c.config.Host, err)
 }
 
 func serverVersion(ctx context.Context, c *clients) error {

@@ -44,7 +44,7 @@ func (p *Provisioner) clusterID(ctx context.Context, c *clients) (string, error)
 		if !errors.As(err, &status) && ctx.Err() == nil {
 			// No answer at all (refused, DNS, TLS): the first request of a run, so say it plainly, in the
 			// words of Check and of the troubleshooting guide.
-			return "", fmt.Errorf("cannot reach the Kubernetes API server at %s (reading the identity of the cluster, namespace %s): %w", c.config.Host, identityNamespace, err)
+			return "", unreachable(c, "reading the identity of the cluster, namespace "+identityNamespace, err)
 		}
 		return "", fmt.Errorf("reading the identity of the cluster at %s (namespace %s): %w", c.config.Host, identityNamespace, err)
 	}
