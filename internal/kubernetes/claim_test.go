@@ -1,10 +1,16 @@
 package kubernetes
 
 import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
 	"reflect"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // The fields a claim's create set are handed to this provisioner's Apply entry: its Update entry
@@ -25,6 +31,29 @@ func TestCreatedEntryToApply(t *testing.T) {
 	} {
 		if got := createdEntryToApply(tc.entries); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: %+v, want %+v", name, got, tc.want)
+		}
+	}
+}
+
+// A claim the API server refused created nothing (its caller may not undo the ID); one without an
+// answer, or with a timeout or a server error, may have created the object.
+func TestRefusedTellsARefusalFromAnUnknownOutcome(t *testing.T) {
+	gr := schema.GroupResource{Resource: "persistentvolumeclaims"}
+	for name, tc := range map[string]struct {
+		err  error
+		want bool
+	}{
+		"forbidden":         {apierrors.NewForbidden(gr, "runtime-x", errors.New("RBAC")), true},
+		"invalid":           {apierrors.NewInvalid(schema.GroupKind{Kind: "PersistentVolumeClaim"}, "runtime-x", nil), true},
+		"too many requests": {apierrors.NewTooManyRequests("slow down", 1), true},
+		"request timeout":   {&apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusRequestTimeout}}, false},
+		"gateway timeout":   {apierrors.NewTimeoutError("the request timed out", 1), false},
+		"server error":      {apierrors.NewInternalError(errors.New("etcd")), false},
+		"no answer":         {&net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}, false},
+		"wrapped refusal":   {fmt.Errorf("creating: %w", apierrors.NewForbidden(gr, "runtime-x", errors.New("RBAC"))), true},
+	} {
+		if got := refused(tc.err); got != tc.want {
+			t.Errorf("%s: refused = %v, want %v", name, got, tc.want)
 		}
 	}
 }
