@@ -246,10 +246,12 @@ func nothingAt(ctx context.Context, p provisioner.Provisioner, r *provisioner.Re
 }
 
 // failCreate handles a Provision that failed in Create (err, with partial: what it returned, or nil)
-// the same way for every resource. A create that made nothing (created is false: provisionNew's
-// report) has nothing to undo and leaves nothing in state. Otherwise what it made is undone; when
-// that fails too, keep puts the resource into resp.State (with its ID, what is not known null),
-// its private state records where the work lives (keepFailedCreate), and Terraform taints it.
+// the same way for every resource. A create that did not make what is at the ID (created is false,
+// provisionNew's report) has nothing to undo and leaves nothing in state; rill_runtime reports a
+// named runtime in that case itself, as its ID may hold another's runtime. Otherwise what it made is
+// undone; when that fails too, keep puts the resource into resp.State (with its ID, what is not
+// known null), its private state records where the work lives (keepFailedCreate), and Terraform
+// taints it.
 func failCreate(ctx context.Context, c *call, kind resourceKind, r *provisioner.Resource, partial *provisioner.Resource, err error, created bool,
 	resp *resource.CreateResponse, keep func() diag.Diagnostics) {
 	var undoErr error
