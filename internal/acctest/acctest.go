@@ -141,17 +141,6 @@ func SQLiteLedger(t testing.TB) string {
 	return "sqlite://" + filepath.Join(t.TempDir(), "ledger.db")
 }
 
-// OpenLedger opens the ledger a test's provider uses, to check it or change it out of band.
-func OpenLedger(t testing.TB, dsn string) database.DB {
-	t.Helper()
-	db, err := database.Open(context.Background(), dsn, nil)
-	if err != nil {
-		t.Fatalf("opening the ledger %s: %v", database.Redact(dsn), err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	return db
-}
-
 // LedgerAllocations returns resource ID -> allocation. It opens the ledger read-only, so a check
 // never creates or migrates it: a ledger that does not exist holds no allocations.
 func LedgerAllocations(dsn string) (map[string]*database.Allocation, error) {

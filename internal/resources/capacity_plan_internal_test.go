@@ -13,9 +13,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 
-	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 	_ "github.com/rill-provisioner/terraform-provider-rill/internal/static" // the "static" provisioner type
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ledgertest"
 )
 
 // countingPool is a real static pool that counts its Capacity reads (each a read of the whole ledger).
@@ -38,11 +38,7 @@ func onePool(t *testing.T) *countingPool {
 // migrated).
 func onePoolOn(t *testing.T, dsn string) provisioner.Provisioner {
 	t.Helper()
-	db, err := database.Open(context.Background(), dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := ledgertest.Open(t, dsn)
 	set, err := provisioner.NewSet(`{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://h1.test:9091", "slots": 1}]}}}`, db, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ledgertest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestAccAllocationsDataSource_lockedLedgerFailsThePlanAtItsReadTimeout(t *testing.T) {
 	acctest.RequireAcc(t)
 	ledger := pgtest.Shared(t)
-	acctest.OpenLedger(t, ledger) // created and migrated, as an earlier apply leaves it
+	ledgertest.Open(t, ledger) // created and migrated, as an earlier apply leaves it
 	cfg := acctest.ProviderBlock(ledger, "static-pool", acctest.Pool("static-pool", hostA)) + `
 data "rill_allocations" "pool" {
   timeouts {

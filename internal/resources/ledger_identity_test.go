@@ -18,6 +18,7 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/envnames"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ledgertest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/silentserver"
 )
@@ -123,7 +124,7 @@ func TestAccRuntime_newRunnerWithAnotherDefaultLedgerIsRefused(t *testing.T) {
 
 	// A data home with another ledger.
 	ledgerC := "sqlite://" + filepath.Join(homeC, "terraform-provider-rill", "ledger.db")
-	acctest.OpenLedger(t, ledgerC)
+	ledgertest.Open(t, ledgerC)
 	refusedPlan(t, dir, acctest.WorkspaceIn(t, dir, acctest.TraceLog, "XDG_DATA_HOME="+homeC).Run, "ledger_dsn", idA, ledgerA, ledgerID(t, ledgerC), ledgerC)
 	if allocs, err := acctest.LedgerAllocations(ledgerC); err != nil || len(allocs) != 0 {
 		t.Errorf("the other ledger got allocations: %v, %v", allocs, err)
@@ -155,7 +156,7 @@ func TestAccRuntime_anotherPostgresLedgerIsRefused(t *testing.T) {
 		t.Errorf("the plan created tables in the empty database: %v", tables)
 	}
 
-	acctest.OpenLedger(t, dsnB) // now a ledger of its own
+	ledgertest.Open(t, dsnB) // now a ledger of its own
 	refusedPlan(t, dir, tfB, "ledger_dsn", idA, ledgerID(t, dsnB), database.Redact(dsnB))
 	if allocs, err := acctest.LedgerAllocations(dsnB); err != nil || len(allocs) != 0 {
 		t.Errorf("the other ledger got allocations: %v, %v", allocs, err)
@@ -219,7 +220,7 @@ resource "rill_runtime" "rt" {
 }
 `)
 	path := filepath.Join(dir, "ledger.db")
-	acctest.OpenLedger(t, "sqlite://"+path)
+	ledgertest.Open(t, "sqlite://"+path)
 	tx := holdSQLiteWriteLock(t, path)
 
 	tf := acctest.WorkspaceIn(t, dir, acctest.TraceLog, envnames.LedgerDSN+"=sqlite://"+path).Run

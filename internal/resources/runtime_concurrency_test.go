@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ledgertest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
 )
 
@@ -32,7 +33,7 @@ import (
 func TestAccRuntime_twoTerraformProcessesShareSQLiteLedger(t *testing.T) {
 	acctest.RequireAcc(t)
 	ledger := acctest.SQLiteLedger(t)
-	acctest.OpenLedger(t, ledger) // created and migrated now: the applies' first writes are allocations
+	ledgertest.Open(t, ledger) // created and migrated now: the applies' first writes are allocations
 	runTwoProcesses(t, [2]string{ledger, ledger}, func(done <-chan struct{}, logs [2]string) (wait func() error) {
 		return holdSQLiteLockUntilBothWait(t, strings.TrimPrefix(ledger, "sqlite://"), done, logs)
 	})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ledgertest"
 )
 
 // Two pipelines create the runtime named "orders" of pool "pool" at the same instant, through one
@@ -29,7 +30,7 @@ import (
 func TestAccRuntime_twoAppliesCreatingOneNameAtOnceLeaveTheWinnersRuntime(t *testing.T) {
 	acctest.RequireAcc(t)
 	ledger := acctest.SQLiteLedger(t)
-	acctest.OpenLedger(t, ledger) // created and migrated now: the applies' first writes are the claims
+	ledgertest.Open(t, ledger) // created and migrated now: the applies' first writes are the claims
 	hosts := [2]string{"http://race-0.test:9091", "http://race-1.test:9091"}
 	var logs [2]string
 	var dirs [2]*acctest.Workspace

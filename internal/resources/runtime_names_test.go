@@ -17,6 +17,7 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ledgertest"
 )
 
 // Two pools of one provider list the same host. Importing a runtime of pool "shared" through pool
@@ -170,7 +171,7 @@ resource "rill_runtime" "orders" {
 	resource.Test(t, acctest.LedgerTestCase(ledger, []resource.TestStep{
 		{
 			PreConfig: func() {
-				_, err := acctest.OpenLedger(t, ledger).Allocate(context.Background(), id, func(*database.Allocation, map[string]int) (*database.Allocation, error) {
+				_, err := ledgertest.Open(t, ledger).Allocate(context.Background(), id, func(*database.Allocation, map[string]int) (*database.Allocation, error) {
 					return &database.Allocation{Provisioner: "pool", Host: hostA.URL, Slots: 1, Name: "someone-else"}, nil
 				})
 				if err != nil {
@@ -186,7 +187,7 @@ resource "rill_runtime" "orders" {
 				if err != nil || len(allocs) != 1 || allocs[id] == nil || allocs[id].Name != "someone-else" {
 					t.Fatalf("the refused create changed the ledger: %v %v", allocs, err)
 				}
-				if _, err := acctest.OpenLedger(t, ledger).DeleteAllocation(context.Background(), id); err != nil {
+				if _, err := ledgertest.Open(t, ledger).DeleteAllocation(context.Background(), id); err != nil {
 					t.Fatal(err)
 				}
 			},

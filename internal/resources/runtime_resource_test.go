@@ -18,6 +18,7 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/envnames"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ledgertest"
 )
 
 var (
@@ -111,7 +112,7 @@ func TestAccRuntime_staticPoolLifecycle(t *testing.T) {
 		{
 			// An allocation removed from the ledger out of band is planned for re-creation.
 			PreConfig: func() {
-				db := acctest.OpenLedger(t, ledger)
+				db := ledgertest.Open(t, ledger)
 				if existed, err := db.DeleteAllocation(context.Background(), firstID); err != nil || !existed {
 					t.Fatalf("deleting the allocation out of band: existed=%v err=%v", existed, err)
 				}

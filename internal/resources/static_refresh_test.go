@@ -11,6 +11,7 @@ import (
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ledgertest"
 )
 
 // An allocation resized outside Terraform (an operator's UPDATE, another tool) is what refresh reads:
@@ -27,7 +28,7 @@ resource "rill_runtime" "rt" {
 		{Config: cfg, Check: acctest.CheckLedgerMatchesState(ledger)},
 		{
 			PreConfig: func() {
-				db := acctest.OpenLedger(t, ledger)
+				db := ledgertest.Open(t, ledger)
 				list, err := db.ListAllocations(context.Background())
 				if err != nil || len(list) != 1 {
 					t.Fatalf("ledger before the change: %v %v", list, err)

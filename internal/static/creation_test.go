@@ -10,6 +10,7 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ledgerbarrier"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ledgertest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
 )
 
@@ -56,7 +57,7 @@ func TestConcurrentProvisionsOfOneNameReportOneCreation(t *testing.T) {
 			if hostOf(results[0]) != hostOf(results[1]) {
 				t.Fatalf("the two provisions report hosts %s and %s for one runtime", hostOf(results[0]), hostOf(results[1]))
 			}
-			db := openLedger(t, ledger)
+			db := ledgertest.Open(t, ledger)
 			if all, err := db.ListAllocations(ctx); err != nil || len(all) != 1 {
 				t.Fatalf("ledger holds %d allocations (err %v), want the one runtime's", len(all), err)
 			}
@@ -92,7 +93,7 @@ func TestFailedProvisionReportsNothingCreated(t *testing.T) {
 // Allocate calls held at barrier (when not nil).
 func poolOn(t *testing.T, dsn string, barrier *ledgerbarrier.Barrier) *Provisioner {
 	t.Helper()
-	db := openLedger(t, dsn)
+	db := ledgertest.Open(t, dsn)
 	if barrier != nil {
 		db = barrier.Wrap(db)
 	}
@@ -102,14 +103,4 @@ func poolOn(t *testing.T, dsn string, barrier *ledgerbarrier.Barrier) *Provision
 	}
 	p.(*Provisioner).SetName("pool")
 	return p.(*Provisioner)
-}
-
-func openLedger(t *testing.T, dsn string) database.DB {
-	t.Helper()
-	db, err := database.Open(context.Background(), dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	return db
 }

@@ -15,16 +15,13 @@ import (
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ledgertest"
 )
 
 // newPool builds a static provisioner on a real SQLite ledger in a temp dir.
 func newPool(t *testing.T, spec string) (*Provisioner, database.DB, *observer.ObservedLogs) {
 	t.Helper()
-	db, err := database.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "ledger.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := ledgertest.Open(t, "sqlite://"+filepath.Join(t.TempDir(), "ledger.db"))
 	core, logs := observer.New(zapcore.DebugLevel)
 	p, err := New([]byte(spec), db, zap.New(core))
 	if err != nil {
