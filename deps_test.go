@@ -3,10 +3,14 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"go/parser"
+	"go/token"
 	"io"
 	"maps"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -25,7 +29,120 @@ func TestMainPackageLinksNoKubernetesScheme(t *testing.T) {
 	}
 	allowedAPI := map[string]bool{"k8s.io/api/core/v1": true, "k8s.io/api/apps/v1": true}
 
-	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports", ".")
+	imports, roots := importGraph(t, ".")
+	if len(imports) < 50 {
+		t.Fatalf("go list -deps listed %d packages: not the provider's dependencies", len(imports))
+	}
+	chains := importChains(imports, roots[0])
+	var api []string
+	for _, p := range slices.Sorted(maps.Keys(chains)) {
+		switch {
+		case forbidden[p]:
+			t.Errorf("the provider links %s: %s", p, chains[p])
+		case strings.HasPrefix(p, "k8s.io/api/") && !allowedAPI[p]:
+			api = append(api, p)
+		}
+	}
+	if len(api) > 0 {
+		t.Errorf("the provider links %d more packages of k8s.io/api than core/v1 and apps/v1 (%s), for instance %s",
+			len(api), strings.Join(api, ", "), chains[api[0]])
+	}
+	if _, ok := chains["k8s.io/client-go/dynamic"]; !ok {
+		t.Error("k8s.io/client-go/dynamic is not linked: is the kubernetes provisioner still registered?")
+	}
+}
+
+// The layers of DESIGN.md ("Layers"), as imports: the Terraform layer speaks only the provisioner
+// contract (Kubernetes, SQL and ClickHouse live behind it), the provider builds the provisioner set
+// and the ledger and links the implementations only to register them, and the contract, the ledger
+// and the provisioners know nothing of Terraform (they log through zap; internal/logging bridges
+// that to tflog) nor of one another. Only non-test files count: tests may use real parts.
+func TestLayersImportWhatDesignAllows(t *testing.T) {
+	imports, _ := importGraph(t, "./internal/...")
+	const (
+		resources   = module + "/internal/resources"
+		provider    = module + "/internal/provider"
+		contract    = module + "/internal/provisioner"
+		static      = module + "/internal/static"
+		kubernetes  = module + "/internal/kubernetes"
+		clickhouse  = module + "/internal/clickhouse"
+		database    = module + "/internal/database"
+		hosturl     = module + "/internal/hosturl"
+		envnames    = module + "/internal/envnames"
+		logging     = module + "/internal/logging"
+		rillmigrate = module + "/internal/rillmigrate"
+	)
+	// What lives behind the contract, by import path prefix.
+	backends := []string{"database/sql", "k8s.io/", "sigs.k8s.io/", "github.com/ClickHouse/", "github.com/jackc/", "modernc.org/"}
+	hasPrefix := func(p string, prefixes ...string) bool {
+		return slices.ContainsFunc(prefixes, func(pre string) bool { return strings.HasPrefix(p, pre) })
+	}
+	direct := func(pkg string, allowedOwn []string, forbidden ...string) {
+		t.Helper()
+		if _, ok := imports[pkg]; !ok {
+			t.Fatalf("go list did not list %s", pkg)
+		}
+		for _, q := range imports[pkg] {
+			switch {
+			case strings.HasPrefix(q, module+"/") && !slices.Contains(allowedOwn, q):
+				t.Errorf("%s imports %s; it may import, of this module, only %s", pkg, q, strings.Join(allowedOwn, ", "))
+			case hasPrefix(q, forbidden...):
+				t.Errorf("%s imports %s", pkg, q)
+			}
+		}
+	}
+	direct(resources, []string{contract}, append(backends, "go.uber.org/zap")...)
+	direct(provider, []string{contract, resources, database, envnames, logging, static, kubernetes, clickhouse}, backends...)
+
+	// The provider links the implementations for their init's Register alone.
+	files, err := filepath.Glob("internal/provider/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, spec := range f.Imports {
+			path, _ := strconv.Unquote(spec.Path.Value)
+			if slices.Contains([]string{static, kubernetes, clickhouse}, path) && (spec.Name == nil || spec.Name.Name != "_") {
+				t.Errorf("%s imports %s by name; the provider may link a provisioner only to register it (import _)", file, path)
+			}
+		}
+	}
+
+	// Behind the contract, nothing of Terraform, and no provisioner of another (migrate-rill-static
+	// fills the static pool's ledger, so it may depend on that one).
+	terraform := []string{provider, resources, logging, "github.com/hashicorp/terraform-plugin-"}
+	for _, pkg := range []string{contract, database, hosturl, static, kubernetes, clickhouse, rillmigrate} {
+		forbidden := slices.Clone(terraform)
+		for _, impl := range []string{static, kubernetes, clickhouse} {
+			if impl != pkg && (pkg != rillmigrate || impl != static) {
+				forbidden = append(forbidden, impl)
+			}
+		}
+		chains := importChains(imports, pkg)
+		deps := slices.SortedFunc(maps.Keys(chains), func(a, b string) int { return len(chains[a]) - len(chains[b]) })
+		for _, prefix := range forbidden {
+			if i := slices.IndexFunc(deps, func(dep string) bool { return strings.HasPrefix(dep, prefix) }); i >= 0 {
+				t.Errorf("%s depends on %s: %s", pkg, deps[i], chains[deps[i]])
+			}
+		}
+	}
+}
+
+// module is this repository's module path, the prefix of its own packages.
+const module = "github.com/rill-provisioner/terraform-provider-rill"
+
+// importGraph is `go list -deps` of patterns: each package's direct imports, non-test files only,
+// and the packages named by patterns (those -deps lists as the roots, in the order given).
+func importGraph(t *testing.T, patterns ...string) (imports map[string][]string, roots []string) {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-deps", "-json=ImportPath,Imports,DepOnly"}, patterns...)...)
 	out, err := cmd.Output()
 	if err != nil {
 		var ee *exec.ExitError
@@ -34,13 +151,13 @@ func TestMainPackageLinksNoKubernetesScheme(t *testing.T) {
 		}
 		t.Fatalf("go list: %v", err)
 	}
-	imports := map[string][]string{}
-	var main string
+	imports = map[string][]string{}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	for {
 		var p struct {
 			ImportPath string
 			Imports    []string
+			DepOnly    bool
 		}
 		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
 			break
@@ -48,15 +165,18 @@ func TestMainPackageLinksNoKubernetesScheme(t *testing.T) {
 			t.Fatal(err)
 		}
 		imports[p.ImportPath] = p.Imports
-		main = p.ImportPath // -deps lists the package itself last
+		if !p.DepOnly {
+			roots = append(roots, p.ImportPath)
+		}
 	}
-	if len(imports) < 50 {
-		t.Fatalf("go list -deps listed %d packages: not the provider's dependencies", len(imports))
-	}
+	return imports, roots
+}
 
-	// Shortest import chains from the main package, breadth first.
-	via := map[string]string{main: ""}
-	queue := []string{main}
+// importChains is the shortest import chain from root to each package it depends on, breadth first
+// ("a -> b -> c").
+func importChains(imports map[string][]string, root string) map[string]string {
+	via := map[string]string{root: ""}
+	queue := []string{root}
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
@@ -67,27 +187,13 @@ func TestMainPackageLinksNoKubernetesScheme(t *testing.T) {
 			}
 		}
 	}
-	chain := func(p string) string {
+	chains := map[string]string{}
+	for p := range via {
 		var c []string
-		for ; p != ""; p = via[p] {
-			c = append([]string{p}, c...)
+		for q := p; q != ""; q = via[q] {
+			c = append([]string{q}, c...)
 		}
-		return strings.Join(c, " -> ")
+		chains[p] = strings.Join(c, " -> ")
 	}
-	var api []string
-	for _, p := range slices.Sorted(maps.Keys(via)) {
-		switch {
-		case forbidden[p]:
-			t.Errorf("the provider links %s: %s", p, chain(p))
-		case strings.HasPrefix(p, "k8s.io/api/") && !allowedAPI[p]:
-			api = append(api, p)
-		}
-	}
-	if len(api) > 0 {
-		t.Errorf("the provider links %d more packages of k8s.io/api than core/v1 and apps/v1 (%s), for instance %s",
-			len(api), strings.Join(api, ", "), chain(api[0]))
-	}
-	if _, ok := via["k8s.io/client-go/dynamic"]; !ok {
-		t.Error("k8s.io/client-go/dynamic is not linked: is the kubernetes provisioner still registered?")
-	}
+	return chains
 }
