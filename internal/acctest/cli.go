@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/clickhouse"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ci"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/proc"
 )
@@ -321,9 +322,9 @@ func providerBinary() (string, error) {
 		}
 		buildProvider.dir = dir
 		out := filepath.Join(dir, "terraform-provider-rill")
-		// The tag adds one provisioner type, "clickhouse-static-fake" (internal/clickhouse/
+		// The tag adds one provisioner type, clickhouse.FakeType (internal/clickhouse/
 		// fakeserver_tagged.go): everything else is the production build.
-		if buildProvider.err = BuildProvider(root, out, "-tags", "rill_fake_clickhouse"); buildProvider.err == nil {
+		if buildProvider.err = BuildProvider(root, out, "-tags", clickhouse.FakeBuildTag); buildProvider.err == nil {
 			buildProvider.path = out
 		}
 	})

@@ -5,8 +5,8 @@
 // clickhouse-static provisioner (the same SQL, naming, DSNs, scrubbing and logging) talking to a
 // stand-in for ClickHouse, because no ClickHouse that can create users by SQL runs on the project's
 // machines (see README.md). The stand-in keeps its users (with passwords) and databases in the JSON
-// file named by RILL_FAKE_CLICKHOUSE_STATE, so that they outlive one provider process, as a server's
-// would across terraform commands.
+// file named by FakeStateEnv, so that they outlive one provider process, as a server's would across
+// terraform commands. Its names (the tag, the type, the variable) are in fake_names.go.
 
 package clickhouse
 
@@ -28,12 +28,6 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
-
-// FakeType is the type name of the fake-backed provisioner in test builds.
-const FakeType = "clickhouse-static-fake"
-
-// FakeStateEnv names the JSON file of the stand-in's users and databases.
-const FakeStateEnv = "RILL_FAKE_CLICKHOUSE_STATE"
 
 func init() {
 	provisioner.Register(FakeType, func(spec []byte, db database.DB, logger *zap.Logger) (provisioner.Provisioner, error) {

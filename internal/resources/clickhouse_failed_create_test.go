@@ -3,7 +3,6 @@ package resources_test
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -23,9 +22,7 @@ import (
 //     and creates it again.
 func TestAccClickHouse_failedCreateLeavesNothingUntracked(t *testing.T) {
 	acctest.RequireAcc(t)
-	standIn := filepath.Join(t.TempDir(), "fake-clickhouse.json")
-	t.Setenv("RILL_FAKE_CLICKHOUSE_STATE", standIn)
-	set := `{"ch": {"type": "clickhouse-static-fake", "spec": {"dsn": "clickhouse://admin:Fake-Adm1n-Pa55@ch.fake:9000/default"}}}`
+	set, standIn := acctest.FakeClickHouseSet(t, "Fake-Adm1n-Pa55", false)
 	w := cliWorkspace(t, set, strings.Replace(clickhouseBlock, "\n}\n", "\n  timeouts {\n    create = \"5s\"\n  }\n}\n", 1))
 	t.Cleanup(func() { _, _ = w.Run("destroy", "-no-color", "-auto-approve") })
 

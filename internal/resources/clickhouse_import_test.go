@@ -111,10 +111,8 @@ resource "rill_clickhouse" "db" {
 // generated password and DSN never appear in TF_LOG=trace output, plan output or `terraform show`.
 func TestAccClickHouse_fakeServerLifecycleKeepsGeneratedSecretsOutOfLogsAndPlans(t *testing.T) {
 	acctest.RequireAcc(t)
-	state := filepath.Join(t.TempDir(), "fake-clickhouse.json")
-	t.Setenv("RILL_FAKE_CLICKHOUSE_STATE", state)
 	const adminPassword = "Fake-Adm1n-Pa55"
-	set := fmt.Sprintf(`{"ch": {"type": "clickhouse-static-fake", "spec": {"dsn": "clickhouse://admin:%s@ch.fake:9000/default", "write_dsn": "http://admin:%s@ch-writer.fake:8123"}}}`, adminPassword, adminPassword)
+	set, standIn := acctest.FakeClickHouseSet(t, adminPassword, true)
 	tf := cliWorkspace(t, set, clickhouseBlock+`
 output "dsn" {
   value     = rill_clickhouse.db.dsn
@@ -190,7 +188,7 @@ output "dsn_without_password" {
 	}
 
 	// The user and database dropped outside Terraform: the refresh says so and the plan re-creates them.
-	if err := os.WriteFile(state, []byte(`{"users": {}, "databases": {"default": true}}`), 0o600); err != nil {
+	if err := os.WriteFile(standIn, []byte(`{"users": {}, "databases": {"default": true}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	plan := step("plan after an outside drop", "plan", "-no-color")
@@ -204,7 +202,7 @@ output "dsn_without_password" {
 		t.Fatalf("re-created dsn %q", recreated)
 	}
 	step("destroy", "destroy", "-no-color", "-auto-approve")
-	left, err := os.ReadFile(state)
+	left, err := os.ReadFile(standIn)
 	if err != nil || strings.Contains(string(left), "rill_") {
 		t.Fatalf("destroy left users or databases in the stand-in: %s (%v)", left, err)
 	}

@@ -31,12 +31,10 @@ func TestAccClickHouse_writeOnlyPasswordAndEphemeralProviderInputsKeepSecretsOut
 	acctest.RequireAcc(t)
 	acctest.RequireCLIVersion(t, 1, 11, "write-only attributes (password_wo) and ephemeral variables")
 
-	fakeState := filepath.Join(t.TempDir(), "fake-clickhouse.json")
-	t.Setenv("RILL_FAKE_CLICKHOUSE_STATE", fakeState)
 	const adminPassword = "Ephemeral-Adm1n-Pa55"
+	set, fakeState := acctest.FakeClickHouseSet(t, adminPassword, true)
 	passwords := []string{`Wr1te-0nly 'first' \ pw`, "Wr1te-0nly-second-pw"}
 	dir := t.TempDir()
-	set := fmt.Sprintf(`{"ch": {"type": "clickhouse-static-fake", "spec": {"dsn": "clickhouse://admin:%s@ch.fake:9000/default", "write_dsn": "http://admin:%s@ch-writer.fake:8123"}}}`, adminPassword, adminPassword)
 	t.Setenv("TF_VAR_ledger_dsn", "sqlite://"+filepath.Join(dir, "ledger.db"))
 	t.Setenv("TF_VAR_provisioner_set_json", set)
 	main := `
