@@ -131,12 +131,3 @@ func pendingMigrations(all []migration, applied map[int]bool) ([]migration, erro
 	}
 	return pending, nil
 }
-
-// latestSchemaVersion is the schema version this binary migrates stores to.
-func latestSchemaVersion(driver string) int {
-	ms, err := loadMigrations(driver)
-	if err != nil || len(ms) == 0 {
-		return 0
-	}
-	return ms[len(ms)-1].Version
-}

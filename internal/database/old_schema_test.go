@@ -80,3 +80,13 @@ func TestReadsKnowTheirMigrations(t *testing.T) {
 		}
 	}
 }
+
+// latestSchemaVersion is the schema version this binary migrates stores to (0 when its migrations do
+// not load: the tests that read it then fail on the versions they find).
+func latestSchemaVersion(driver string) int {
+	ms, err := loadMigrations(driver)
+	if err != nil || len(ms) == 0 {
+		return 0
+	}
+	return ms[len(ms)-1].Version
+}

@@ -88,10 +88,6 @@ type Cluster struct {
 	stopErr  error
 }
 
-// AdminDSN returns a superuser DSN for the cluster's "postgres" database (for an external cluster,
-// the DSN of EnvDSN).
-func (c *Cluster) AdminDSN() string { return c.adminDSN }
-
 // StartCluster starts a new local cluster, or, when EnvDSN is set, returns a handle on that server
 // (whose Stop does nothing). The error wraps ErrUnavailable when PostgreSQL is not installed.
 func StartCluster(ctx context.Context) (*Cluster, error) {
