@@ -20,14 +20,20 @@ func ValidateName(name string) error {
 		return fmt.Errorf("must be at most %d characters, got %d", NameMaxLength, len(name))
 	}
 	if !namePattern.MatchString(name) {
-		return fmt.Errorf("must be letters, digits, '.', '_' and '-', starting and ending with a letter or digit; got %q", name)
+		return fmt.Errorf("must be %s; got %q", NameRule, name)
 	}
 	return nil
 }
 
-// nameNamespace is the UUIDv5 namespace of named resource IDs: UUIDv5(URL namespace,
-// "https://registry.terraform.io/providers/rill-provisioner/rill/names").
-var nameNamespace = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://registry.terraform.io/providers/rill-provisioner/rill/names"))
+// NameRule says what ValidateName accepts, besides the length: for errors and descriptions.
+const NameRule = "letters, digits, '.', '_' and '-', starting and ending with a letter or digit"
+
+// NameNamespaceURL names the UUIDv5 namespace of named resource IDs (nameNamespace); rill_runtime's
+// `id` description quotes it.
+const NameNamespaceURL = "https://registry.terraform.io/providers/rill-provisioner/rill/names"
+
+// nameNamespace is the UUIDv5 namespace of named resource IDs: UUIDv5(URL namespace, NameNamespaceURL).
+var nameNamespace = uuid.NewSHA1(uuid.NameSpaceURL, []byte(NameNamespaceURL))
 
 // NamedResourceID is the ID of the resource named name in provisioner provisionerName: the UUIDv5 of
 // "<provisioner>/<name>" in nameNamespace. The same provisioner and name always give the same ID, so a

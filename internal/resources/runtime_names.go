@@ -18,7 +18,7 @@ type nameValidator struct{}
 var _ validator.String = nameValidator{}
 
 func (nameValidator) Description(context.Context) string {
-	return "letters, digits, '.', '_' and '-', starting and ending with a letter or digit, at most 253 characters"
+	return fmt.Sprintf("%s, at most %d characters", provisioner.NameRule, provisioner.NameMaxLength)
 }
 
 func (v nameValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }

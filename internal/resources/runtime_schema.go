@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -67,13 +68,14 @@ func runtimeSchemaV0(ctx context.Context) schema.Schema {
 	return schema.Schema{
 		Version: 0,
 		MarkdownDescription: "A Rill runtime, provisioned by one of the provider's provisioners: slots on a host of a static pool, " +
-			"or a dedicated Deployment on Kubernetes. Each slot grants 1 CPU, 4 GB of memory and 40 GiB of storage.",
+			"or a dedicated Deployment on Kubernetes. " + fmt.Sprintf("Each slot grants %d CPU, %d GB of memory and %d GiB of storage.",
+			provisioner.CPUPerSlot, provisioner.MemoryGBPerSlot, provisioner.StorageBytesPerSlot>>30),
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed: true,
 				MarkdownDescription: "The resource ID the provisioner knows the runtime by: a random UUID chosen at creation, or for a " +
 					"named runtime the UUIDv5 of `<provisioner_name>/<name>` in the namespace UUIDv5(URL, " +
-					"`https://registry.terraform.io/providers/rill-provisioner/rill/names`), known at plan time.",
+					"`" + provisioner.NameNamespaceURL + "`), known at plan time.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 			"provisioner_name": schema.StringAttribute{
@@ -88,7 +90,7 @@ func runtimeSchemaV0(ctx context.Context) schema.Schema {
 			"name": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "A name for the runtime, unique per provisioner: letters, digits, `.`, `_` and `-`, starting and " +
-					"ending with a letter or digit, at most 253 characters. With a name the runtime's `id` is derived from the " +
+					"ending with a letter or digit, at most " + strconv.Itoa(provisioner.NameMaxLength) + " characters. With a name the runtime's `id` is derived from the " +
 					"provisioner and the name (a UUIDv5), so an apply that was interrupted (terraform or the provider killed) " +
 					"leaves nothing behind: the next apply finds the runtime at that ID and adopts it. Two configurations " +
 					"that give the same name to runtimes of one provisioner manage the same runtime; of two applies that create it at " +
@@ -100,8 +102,8 @@ func runtimeSchemaV0(ctx context.Context) schema.Schema {
 			},
 			"slots": schema.NumberAttribute{
 				Required: true,
-				MarkdownDescription: "Number of slots: a whole number from 1 to " + strconv.Itoa(provisioner.MaxSlots) + " (the most whose storage, 40 GiB " +
-					"per slot, fits in 64 bits). Changing it resizes the runtime in place when its host or cluster has room.",
+				MarkdownDescription: "Number of slots: a whole number from 1 to " + strconv.Itoa(provisioner.MaxSlots) + " (the most whose storage, " +
+					strconv.FormatInt(provisioner.StorageBytesPerSlot>>30, 10) + " GiB per slot, fits in 64 bits). Changing it resizes the runtime in place when its host or cluster has room.",
 				// A number, not an int64: Terraform hands 1.5 or 2^63 to the provider, and only a
 				// number attribute lets a validator name the attribute instead of failing the read.
 				Validators: []validator.Number{slotsValidator{}},
@@ -120,7 +122,7 @@ func runtimeSchemaV0(ctx context.Context) schema.Schema {
 			},
 			"override_disk_gb": schema.Int64Attribute{
 				Optional: true,
-				MarkdownDescription: "Disk size in GB (2^30 bytes) that replaces the 40 GiB per slot, as Rill's `override_disk_gb`. " +
+				MarkdownDescription: "Disk size in GB (2^30 bytes) that replaces the " + strconv.FormatInt(provisioner.StorageBytesPerSlot>>30, 10) + " GiB per slot, as Rill's `override_disk_gb`. " +
 					"A Kubernetes volume grows to it but never shrinks; a static pool only reports it. At most " +
 					strconv.FormatInt(provisioner.MaxOverrideDiskGB, 10) + " (the most whose bytes fit in 64 bits).",
 				Validators: []validator.Int64{int64validator.Between(1, provisioner.MaxOverrideDiskGB)},
@@ -151,15 +153,15 @@ func runtimeSchemaV0(ctx context.Context) schema.Schema {
 			},
 			"cpu": schema.Int64Attribute{
 				Computed:            true,
-				MarkdownDescription: "CPU cores granted (1 per slot).",
+				MarkdownDescription: fmt.Sprintf("CPU cores granted (%d per slot).", provisioner.CPUPerSlot),
 			},
 			"memory_gb": schema.Int64Attribute{
 				Computed:            true,
-				MarkdownDescription: "Memory granted, in GB (4 per slot).",
+				MarkdownDescription: fmt.Sprintf("Memory granted, in GB (%d per slot).", provisioner.MemoryGBPerSlot),
 			},
 			"storage_bytes": schema.Int64Attribute{
 				Computed: true,
-				MarkdownDescription: "Storage granted, in bytes (40 GiB per slot). A Kubernetes volume never shrinks: after a " +
+				MarkdownDescription: fmt.Sprintf("Storage granted, in bytes (%d GiB per slot). ", provisioner.StorageBytesPerSlot>>30) + "A Kubernetes volume never shrinks: after a " +
 					"resize down it keeps its larger size, and this shows the size it really has.",
 			},
 			"drift": schema.ListAttribute{
