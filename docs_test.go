@@ -6,12 +6,19 @@ import (
 	"go/token"
 	"html"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/static"
 )
 
 const troubleshootingGuide = "docs-templates/guides/troubleshooting.md.tmpl"
@@ -252,28 +259,9 @@ func TestDocsCiteTestsThatExist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var docs []string
-	if err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && p != "." || p == "docs" || p == "tools") {
-			return filepath.SkipDir // generated docs, .tools, .git, the tools' own modules
-		}
-		if !d.IsDir() && (strings.HasSuffix(p, ".md") || strings.HasSuffix(p, ".md.tmpl")) {
-			docs = append(docs, p)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
 	cited := regexp.MustCompile("`(Test[A-Z][A-Za-z0-9_]*)(\\*?)`")
-	for _, doc := range docs {
-		b, err := os.ReadFile(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range cited.FindAllStringSubmatch(string(b), -1) {
+	for doc, text := range readDocs(t) {
+		for _, m := range cited.FindAllStringSubmatch(text, -1) {
 			name, prefix := m[1], m[2] == "*"
 			found := defined[name]
 			for d := range defined {
@@ -284,6 +272,82 @@ func TestDocsCiteTestsThatExist(t *testing.T) {
 			if !found {
 				t.Errorf("%s cites test %s%s, which does not exist: name the test that proves it now", doc, name, m[2])
 			}
+		}
+	}
+}
+
+// readDocs reads every Markdown file and docs template, by path, but docs/, which scripts/docs.sh
+// renders from the templates.
+func readDocs(t *testing.T) map[string]string {
+	t.Helper()
+	docs := map[string]string{}
+	if err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && p != "." || p == "docs" || p == "tools") {
+			return filepath.SkipDir // generated docs, .tools, .git, the tools' own modules
+		}
+		if !d.IsDir() && (strings.HasSuffix(p, ".md") || strings.HasSuffix(p, ".md.tmpl")) {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			docs[p] = string(b)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return docs
+}
+
+// The figures the docs quote (a slot's size, the most slots, a name's length, how long the ledger
+// waits) are the code's: each has one home in the code, and the prose that repeats it for the
+// reader is held to that home here, so a change of the figure cannot leave a doc behind. Each
+// pattern must still find a quote: a doc reworded around it wants the pattern reworded too.
+func TestDocsQuoteTheCodesFigures(t *testing.T) {
+	figures := []struct {
+		home    string
+		pattern string
+		want    int64
+	}{
+		{"provisioner.CPUPerSlot", `(\d+) CPU, \d+ GB`, provisioner.CPUPerSlot},
+		{"provisioner.CPUPerSlot", "`\\.CPU` \\((\\d+) per slot\\)", provisioner.CPUPerSlot},
+		{"provisioner.MemoryGBPerSlot", `\d+ CPU, (\d+) GB`, provisioner.MemoryGBPerSlot},
+		{"provisioner.MemoryGBPerSlot", "`\\.MemoryGB` \\((\\d+) per slot\\)", provisioner.MemoryGBPerSlot},
+		{"provisioner.StorageBytesPerSlot", `(\d+) GiB (?:per slot|of storage|× slots)`, provisioner.StorageBytesPerSlot >> 30},
+		{"provisioner.MaxSlots", `whole number from 1 to ([\d,]+)`, int64(provisioner.MaxSlots)},
+		{"provisioner.MaxSlots", "`slots` above ([\\d,]+), `1\\.5`", int64(provisioner.MaxSlots)},
+		{"static.MaxHostSlots", `between 0 \(a drained host\) and (\d+)`, static.MaxHostSlots},
+		{"static.MaxHostSlots", `from 0 \(a drained host[^)]*\) to (\d+)`, static.MaxHostSlots},
+		{"static.MaxHostSlots", "`slots` above ([\\d,]+) \\(`2\\^31-1`\\)", static.MaxHostSlots},
+		{"static.MaxHostSlots", `at most (\d+) per host`, static.MaxHostSlots},
+		{"provisioner.NameMaxLength", "`_`,? (?:and )?`-`[^.]{0,60}?at most (\\d+) characters", provisioner.NameMaxLength},
+		{"database.LockWait", `waited (\d+) ?s for its write lock`, int64(database.LockWait / time.Second)},
+		{"database.LockWait", `(\d+) ?s(?:econds)? without (?:progress|committing)`, int64(database.LockWait / time.Second)},
+		{"database.LockWait", "(\\d+) s `(?:database\\.)?LockWait`", int64(database.LockWait / time.Second)},
+		{"database.LockWait", "`(?:database\\.)?LockWait` \\((\\d+) s", int64(database.LockWait / time.Second)},
+		{"database.PostgresDefaultConnectTimeout", "`connect_timeout`[^.;]{0,40}?default (\\d+) s", int64(database.PostgresDefaultConnectTimeout / time.Second)},
+	}
+	docs := readDocs(t)
+	space := regexp.MustCompile(`\s+`)
+	for path, text := range docs {
+		docs[path] = space.ReplaceAllString(text, " ") // a quote may break across lines
+	}
+	for _, f := range figures {
+		re := regexp.MustCompile(f.pattern)
+		quoted := false
+		for _, path := range slices.Sorted(maps.Keys(docs)) {
+			for _, m := range re.FindAllStringSubmatch(docs[path], -1) {
+				quoted = true
+				if got, err := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64); err != nil || got != f.want {
+					t.Errorf("%s quotes %q, but %s is %d", path, m[0], f.home, f.want)
+				}
+			}
+		}
+		if !quoted {
+			t.Errorf("no doc quotes %s as %s any more: change or drop the pattern", f.home, f.pattern)
 		}
 	}
 }

@@ -47,10 +47,11 @@ type postgresDB struct {
 	identity identityCache
 }
 
-// pgDefaultConnectTimeout bounds each connection attempt when the DSN sets no connect_timeout: a
+// PostgresDefaultConnectTimeout bounds each connection attempt when the DSN sets no connect_timeout: a
 // server that accepts TCP and never answers fails the first operation that needs it within this
-// time (and the provider remembers the failure for the rest of the run).
-const pgDefaultConnectTimeout = 10 * time.Second
+// time (and the provider remembers the failure for the rest of the run). Exported for the test that
+// holds the docs to it (TestDocsQuoteTheCodesFigures).
+const PostgresDefaultConnectTimeout = 10 * time.Second
 
 var _ DB = (*postgresDB)(nil)
 
@@ -79,7 +80,7 @@ func openPostgres(ctx context.Context, dsn string, logger *zap.Logger, readOnly 
 		cfg.ConnConfig.RuntimeParams["application_name"] = "terraform-provider-rill"
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
-		cfg.ConnConfig.ConnectTimeout = pgDefaultConnectTimeout
+		cfg.ConnConfig.ConnectTimeout = PostgresDefaultConnectTimeout
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
