@@ -39,7 +39,7 @@ func storeAtVersion(t *testing.T, driver, dsn string, version int, stmts ...stri
 		}
 		defer func() { _ = tx.Rollback() }()
 		exec = func(q string, args ...any) error { _, err := tx.ExecContext(ctx, q, args...); return err }
-		step, commit = sqliteStepTx{tx}, tx.Commit
+		step, commit = sqliteMigrationTx{tx}, tx.Commit
 		if err := exec(`CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +55,7 @@ func storeAtVersion(t *testing.T, driver, dsn string, version int, stmts ...stri
 		}
 		defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 		exec = func(q string, args ...any) error { _, err := tx.Exec(ctx, q, args...); return err }
-		step, commit = pgStepTx{tx}, func() error { return tx.Commit(ctx) }
+		step, commit = pgMigrationTx{tx}, func() error { return tx.Commit(ctx) }
 		if err := exec(`CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
 			t.Fatal(err)
 		}

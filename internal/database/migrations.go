@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"go.uber.org/zap"
+
 	"github.com/rill-provisioner/terraform-provider-rill/internal/hosturl"
 )
 
@@ -44,6 +46,43 @@ type stepTx interface {
 	queryStrings(ctx context.Context, query string) ([]string, error)
 	// exec runs one statement whose placeholders are written "?".
 	exec(ctx context.Context, stmt string, args ...any) error
+}
+
+// migrationTx is a backend's open migration transaction, as applyMigrations drives it.
+type migrationTx interface {
+	stepTx
+	// script runs a migration's SQL as it is: several statements, no placeholders.
+	script(ctx context.Context, sql string) error
+	// record writes m's row in schema_migrations.
+	record(ctx context.Context, m migration) error
+}
+
+// applyMigrations applies pending in order inside tx, under the lock that makes the caller the only
+// migrator: each migration's SQL, then its Go step, then its row in schema_migrations, so that a
+// version is recorded only with all of its parts. An error names the migration; the caller rolls
+// back, commits otherwise, and then logs what it applied (logMigrated).
+func applyMigrations(ctx context.Context, tx migrationTx, pending []migration) error {
+	for _, m := range pending {
+		if err := tx.script(ctx, m.SQL); err != nil {
+			return fmt.Errorf("migration %s: %w", m.Name, err)
+		}
+		if m.Step != nil {
+			if err := m.Step(ctx, tx); err != nil {
+				return fmt.Errorf("migration %s: %w", m.Name, err)
+			}
+		}
+		if err := tx.record(ctx, m); err != nil {
+			return fmt.Errorf("record migration %s: %w", m.Name, err)
+		}
+	}
+	return nil
+}
+
+// logMigrated logs each migration a committed transaction applied.
+func logMigrated(logger *zap.Logger, applied []migration) {
+	for _, m := range applied {
+		logger.Info("ledger schema migrated", zap.Int("version", m.Version), zap.String("migration", m.Name))
+	}
 }
 
 // goSteps holds the Go part of migrations by description (the file name without its number and

@@ -236,33 +236,32 @@ func (p *postgresDB) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, m := range pending {
-		// No arguments: pgx sends it with the simple protocol, which allows several statements.
-		if _, err := tx.Exec(ctx, m.SQL); err != nil {
-			return fmt.Errorf("migration %s: %w", m.Name, err)
-		}
-		if m.Step != nil {
-			if err := m.Step(ctx, pgStepTx{tx}); err != nil {
-				return fmt.Errorf("migration %s: %w", m.Name, err)
-			}
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
-			return fmt.Errorf("record migration %s: %w", m.Name, err)
-		}
+	if err := applyMigrations(ctx, pgMigrationTx{tx}, pending); err != nil {
+		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return err
 	}
-	for _, m := range pending {
-		p.logger.Info("ledger schema migrated", zap.Int("version", m.Version), zap.String("migration", m.Name))
-	}
+	logMigrated(p.logger, pending)
 	return nil
 }
 
-// pgStepTx adapts a migration transaction for Go steps; "?" placeholders become $1, $2, ...
-type pgStepTx struct{ tx pgx.Tx }
+// pgMigrationTx adapts a migration transaction (migrationTx) and, for Go steps, stepTx, whose "?"
+// placeholders become $1, $2, ...
+type pgMigrationTx struct{ tx pgx.Tx }
 
-func (t pgStepTx) queryStrings(ctx context.Context, query string) ([]string, error) {
+func (t pgMigrationTx) script(ctx context.Context, sql string) error {
+	// No arguments: pgx sends it with the simple protocol, which allows several statements.
+	_, err := t.tx.Exec(ctx, sql)
+	return err
+}
+
+func (t pgMigrationTx) record(ctx context.Context, m migration) error {
+	_, err := t.tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name)
+	return err
+}
+
+func (t pgMigrationTx) queryStrings(ctx context.Context, query string) ([]string, error) {
 	rows, err := t.tx.Query(ctx, query)
 	if err != nil {
 		return nil, err
@@ -270,7 +269,7 @@ func (t pgStepTx) queryStrings(ctx context.Context, query string) ([]string, err
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
-func (t pgStepTx) exec(ctx context.Context, stmt string, args ...any) error {
+func (t pgMigrationTx) exec(ctx context.Context, stmt string, args ...any) error {
 	var b strings.Builder
 	n := 0
 	for _, r := range stmt {

@@ -352,34 +352,32 @@ func (s *sqliteDB) migrate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		for _, m := range pending {
-			if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-				return fmt.Errorf("migration %s: %w", m.Name, err)
-			}
-			if m.Step != nil {
-				if err := m.Step(ctx, sqliteStepTx{tx}); err != nil {
-					return fmt.Errorf("migration %s: %w", m.Name, err)
-				}
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-				m.Version, m.Name, time.Now().UnixMicro()); err != nil {
-				return fmt.Errorf("record migration %s: %w", m.Name, err)
-			}
+		if err := applyMigrations(ctx, sqliteMigrationTx{tx}, pending); err != nil {
+			return err
 		}
 		if err := tx.Commit(); err != nil {
 			return err
 		}
-		for _, m := range pending {
-			s.logger.Info("ledger schema migrated", zap.Int("version", m.Version), zap.String("migration", m.Name))
-		}
+		logMigrated(s.logger, pending)
 		return nil
 	})
 }
 
-// sqliteStepTx adapts a migration transaction for Go steps.
-type sqliteStepTx struct{ tx *sql.Tx }
+// sqliteMigrationTx adapts a migration transaction (migrationTx) and, for Go steps, stepTx.
+type sqliteMigrationTx struct{ tx *sql.Tx }
 
-func (t sqliteStepTx) queryStrings(ctx context.Context, query string) ([]string, error) {
+func (t sqliteMigrationTx) script(ctx context.Context, sql string) error {
+	_, err := t.tx.ExecContext(ctx, sql)
+	return err
+}
+
+func (t sqliteMigrationTx) record(ctx context.Context, m migration) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+		m.Version, m.Name, time.Now().UnixMicro())
+	return err
+}
+
+func (t sqliteMigrationTx) queryStrings(ctx context.Context, query string) ([]string, error) {
 	rows, err := t.tx.QueryContext(ctx, query)
 	if err != nil {
 		return nil, err
@@ -396,7 +394,7 @@ func (t sqliteStepTx) queryStrings(ctx context.Context, query string) ([]string,
 	return out, rows.Err()
 }
 
-func (t sqliteStepTx) exec(ctx context.Context, stmt string, args ...any) error {
+func (t sqliteMigrationTx) exec(ctx context.Context, stmt string, args ...any) error {
 	_, err := t.tx.ExecContext(ctx, stmt, args...)
 	return err
 }
