@@ -23,7 +23,7 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 	if err != nil {
 		return err
 	}
-	ctx, cancel, limit := newWaitLimit(ctx, time.Duration(p.spec.TimeoutSeconds)*time.Second, fmt.Sprintf("timeout_seconds=%d", p.spec.TimeoutSeconds))
+	ctx, cancel, limit := p.specWaitLimit(ctx)
 	defer cancel()
 	c, err := p.clients.get(ctx)
 	if err != nil {

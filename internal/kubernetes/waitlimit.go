@@ -24,6 +24,12 @@ func newWaitLimit(parent context.Context, limit time.Duration, name string) (con
 	return ctx, cancel, &waitLimit{parent: parent, start: time.Now(), limit: limit, name: name}
 }
 
+// specWaitLimit bounds a wait of p's (AwaitReady, Deprovision) by the spec's timeout_seconds as well
+// as by parent.
+func (p *Provisioner) specWaitLimit(parent context.Context) (context.Context, context.CancelFunc, *waitLimit) {
+	return newWaitLimit(parent, time.Duration(p.spec.TimeoutSeconds)*time.Second, fmt.Sprintf("timeout_seconds=%d", p.spec.TimeoutSeconds))
+}
+
 // reason says how long the wait took and which limit ended it.
 func (w *waitLimit) reason() string {
 	elapsed := time.Since(w.start).Round(time.Millisecond)
