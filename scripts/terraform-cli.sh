@@ -28,7 +28,7 @@ force="${RILL_FORCE_TERRAFORM_BUILD:-0}"
 for arg in "$@"; do
   case "$arg" in
     --build|--force-build) force=1 ;;
-    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; exit 0 ;;
+    -h|--help) print_help "$0"; exit 0 ;;
     *) echo "terraform-cli.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
