@@ -86,7 +86,7 @@ func openPostgres(ctx context.Context, dsn string, logger *zap.Logger, readOnly 
 	if err != nil {
 		return nil, fmt.Errorf("postgres ledger %s: %w", name, err)
 	}
-	p := &postgresDB{pool: pool, name: name, readOnly: readOnly, reads: pgNewestReads, logger: logger.With(zap.String("ledger", "postgres"), zap.String("dsn", name))}
+	p := &postgresDB{pool: pool, name: name, readOnly: readOnly, reads: pgNewestReads, logger: logger.With(zap.String("ledger", DriverPostgres), zap.String("dsn", name))}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, p.wrap(ctx, start, fmt.Sprintf("connect (each attempt waits up to %s, the DSN's connect_timeout, for the server to answer)",

@@ -124,7 +124,7 @@ func openSQLite(ctx context.Context, path string, logger *zap.Logger, readOnly b
 	}
 
 	s := &sqliteDB{db: db, name: name, location: location, readOnly: readOnly, reads: sqliteNewestReads,
-		logger: logger.With(zap.String("ledger", "sqlite"), zap.String("path", name)), writeMu: sqliteWriteLock(path)}
+		logger: logger.With(zap.String("ledger", DriverSQLite), zap.String("path", name)), writeMu: sqliteWriteLock(path)}
 	if err := s.retryBusy(ctx, func() error { return db.PingContext(ctx) }); err != nil {
 		_ = db.Close()
 		return nil, s.wrap("open", err)
