@@ -2,6 +2,7 @@ package resources_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -238,4 +239,64 @@ func cliWorkspace(t *testing.T, set, body string) *acctest.Workspace {
 	w := acctest.NewWorkspace(t, acctest.TraceLog)
 	w.Write("main.tf", acctest.CLIHeader(strconv.Quote("sqlite://"+filepath.Join(w.Dir, "ledger.db")), set)+body)
 	return w
+}
+
+// A resource whose database (or user) alone was dropped outside Terraform is planned for re-creation
+// under a new ID, which would leave the other half behind; importing its ID instead adopts the half
+// that is left, and the apply creates the missing one under the same ID (CREATE ... IF NOT EXISTS).
+// That apply's result must match its plan: the missing name is unknown until then, not the state's
+// empty string ("Provider produced inconsistent result after apply" before).
+func TestAccClickHouse_importOfAHalfDroppedResourceRecreatesTheMissingHalf(t *testing.T) {
+	acctest.RequireAcc(t)
+	state := filepath.Join(t.TempDir(), "fake-clickhouse.json")
+	t.Setenv("RILL_FAKE_CLICKHOUSE_STATE", state)
+	set := `{"ch": {"type": "clickhouse-static-fake", "spec": {"dsn": "clickhouse://admin:Fake-Adm1n-Pa55@ch.fake:9000/default"}}}`
+	tf := cliWorkspace(t, set, clickhouseBlock).Run
+	step := func(name string, args ...string) string {
+		t.Helper()
+		out, err := tf(args...)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, acctest.Tail(out))
+		}
+		return out
+	}
+	step("apply", "apply", "-no-color", "-auto-approve")
+	t.Cleanup(func() { _, _ = tf("destroy", "-no-color", "-auto-approve") })
+	shown := step("state show", "state", "show", "-no-color", "rill_clickhouse.db")
+	id := regexp.MustCompile(`id\s+=\s+"([0-9a-f-]{36})"`).FindStringSubmatch(shown)
+	if id == nil {
+		t.Fatalf("no id in:\n%s", shown)
+	}
+	for _, drop := range []string{"databases", "users"} {
+		var server map[string]map[string]any
+		raw, err := os.ReadFile(state)
+		if err == nil {
+			err = json.Unmarshal(raw, &server)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name := range server[drop] {
+			if strings.HasPrefix(name, "rill_") {
+				delete(server[drop], name)
+			}
+		}
+		if raw, err = json.Marshal(server); err != nil || os.WriteFile(state, raw, 0o600) != nil {
+			t.Fatal(err)
+		}
+		step("state rm", "state", "rm", "rill_clickhouse.db")
+		step("import with its "+drop+" dropped", "import", "-no-color", "rill_clickhouse.db", "ch/"+id[1])
+		step("apply after the import", "apply", "-no-color", "-auto-approve")
+		if plan := step("plan after the apply", "plan", "-no-color", "-detailed-exitcode"); !strings.Contains(plan, "No changes.") {
+			t.Fatalf("with its %s dropped: plan after the import's apply is not empty:\n%s", drop, acctest.Tail(plan))
+		}
+		raw, err = os.ReadFile(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idPart := strings.ReplaceAll(id[1], "-", "_")
+		if !strings.Contains(string(raw), `"rill_`+idPart+`"`) || !strings.Contains(string(raw), `"rill_acme_web_`+idPart+`"`) {
+			t.Fatalf("with its %s dropped: the apply did not restore the user and database of ID %s: %s", drop, id[1], raw)
+		}
+	}
 }

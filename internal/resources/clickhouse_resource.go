@@ -82,6 +82,13 @@ func (r *ClickHouseResource) ModifyPlan(ctx context.Context, req resource.Modify
 		// UseStateForUnknown would plan the state's null.
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("dsn_without_password"), types.StringUnknown())...)
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("write_dsn_without_password"), types.StringUnknown())...)
+		// An import adopts the user or the database alone when the other was dropped; the apply
+		// creates the missing one under the same ID, so its name is not known until then.
+		for attr, v := range map[string]types.String{"database": state.Database, "user": state.User} {
+			if v.ValueString() == "" {
+				resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(attr), types.StringUnknown())...)
+			}
+		}
 	}
 	if state != nil && state.DSN.IsNull() && !config.writeOnly() && !replace {
 		// Imported, or the password was write-only until now: nobody knows the password, so the apply
