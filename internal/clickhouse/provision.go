@@ -300,7 +300,7 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 	case err == nil:
 		return r, nil
 	case isGoneError(err):
-		return nil, fmt.Errorf("ClickHouse resource %s: its user or database no longer exists (ClickHouse error code %d): %w", r.ID, exceptionCode(err), provisioner.ErrResourceNotFound)
+		return nil, fmt.Errorf("ClickHouse resource %s: its user or database no longer exists (ClickHouse error code %d)%s: %w", r.ID, exceptionCode(err), p.leftBehind(ctx, r.ID), provisioner.ErrResourceNotFound)
 	default:
 		return nil, fmt.Errorf("checking ClickHouse resource %s: %s", r.ID, p.scrub(err.Error(), secretsOfDSN(dsn)...))
 	}
@@ -352,8 +352,12 @@ func (p *Provisioner) checkWithoutCredentials(ctx context.Context, r *provisione
 		return nil, fmt.Errorf("checking ClickHouse resource %s: %w", r.ID, err)
 	}
 	switch {
-	case provisioned && (len(users) == 0 || len(dbs) == 0):
-		return nil, fmt.Errorf("ClickHouse resource %s: its user %s or its database %s no longer exists: %w", r.ID, quoteIdent(user), quoteIdent(db), provisioner.ErrResourceNotFound)
+	case provisioned && len(users) == 0 && len(dbs) == 0:
+		return nil, fmt.Errorf("ClickHouse resource %s: its user %s and its database %s no longer exist: %w", r.ID, quoteIdent(user), quoteIdent(db), provisioner.ErrResourceNotFound)
+	case provisioned && len(users) == 0:
+		return nil, fmt.Errorf("ClickHouse resource %s: its user %s no longer exists%s: %w", r.ID, quoteIdent(user), describeLeftBehind(users, dbs), provisioner.ErrResourceNotFound)
+	case provisioned && len(dbs) == 0:
+		return nil, fmt.Errorf("ClickHouse resource %s: its database %s no longer exists%s: %w", r.ID, quoteIdent(db), describeLeftBehind(users, dbs), provisioner.ErrResourceNotFound)
 	case len(users) == 0 && len(dbs) == 0:
 		return nil, fmt.Errorf("ClickHouse resource %s: neither user %s nor a database named for it exists: %w", r.ID, quoteIdent(user), provisioner.ErrResourceNotFound)
 	case len(dbs) > 1:
@@ -370,6 +374,45 @@ func (p *Provisioner) checkWithoutCredentials(ctx context.Context, r *provisione
 	p.logger.Info("found a ClickHouse resource without its credentials", zap.String("resource_id", r.ID),
 		zap.String("database", cfg.Database), zap.Bool("user_exists", len(users) == 1), zap.Bool("provisioned_before", provisioned))
 	return &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeClickHouse, State: state, Config: cfg.AsMap()}, nil
+}
+
+// leftBehind is, for a resource whose login says it is gone, what is still on the server of it (see
+// describeLeftBehind): a changed password leaves both its user and its database there, a dropped
+// user its database. Read-only through the admin connection, and best effort: a lookup that fails
+// adds nothing, and the verdict stands.
+func (p *Provisioner) leftBehind(ctx context.Context, resourceID string) string {
+	conn, err := p.adminSession(ctx)
+	if err != nil {
+		return ""
+	}
+	users, err := conn.QueryStrings(ctx, "SELECT name FROM system.users WHERE name = "+quoteString(userName(resourceID)))
+	if err != nil {
+		users = nil // a server older than 20.4 has no system.users, and no SQL users (see checkWithoutCredentials)
+	}
+	dbs, err := p.databasesOf(ctx, conn, resourceID)
+	if err != nil {
+		dbs = nil
+	}
+	return describeLeftBehind(users, dbs)
+}
+
+// describeLeftBehind names the user and databases of a resource found gone that are still on the
+// server, for the error's reason: Terraform re-creates a gone resource under a new ID, which leaves
+// them (and the database's data) behind, managed by nothing; importing the ID instead adopts them and
+// the apply creates what is missing. Empty when nothing is left.
+func describeLeftBehind(users, dbs []string) string {
+	var left []string
+	for _, u := range users {
+		left = append(left, "user "+quoteIdent(u))
+	}
+	for _, d := range dbs {
+		left = append(left, "database "+quoteIdent(d))
+	}
+	if len(left) == 0 {
+		return ""
+	}
+	return "; still on the server: " + strings.Join(left, ", ") + " (a re-creation gets a new ID and leaves them there; to keep them, " +
+		"import this ID instead of applying: see \"ClickHouse database no longer exists\" in the troubleshooting guide)"
 }
 
 // databasesOf returns the databases named for a resource ID (rill_<id> or rill_<org>_<project>_<id>).

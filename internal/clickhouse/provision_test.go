@@ -542,3 +542,57 @@ func TestProvisionReportsACreationOnceItSentAStatement_fake(t *testing.T) {
 		})
 	}
 }
+
+// A resource found gone whose user or database is still on the server says which, in the reason the
+// refresh's warning quotes: Terraform re-creates it under a new ID, which leaves them (and the
+// database's data) behind, and importing the ID instead keeps them. Through its DSN (a dropped user,
+// a changed password) and without one (a write-only password, both names known).
+func TestCheckResourceOfAGoneResourceNamesWhatIsLeftBehind_fake(t *testing.T) {
+	db, user := databaseName(testUUID, testAnnotations.Annotations), userName(testUUID)
+	fake, p, r := provisionedOnFake(t)
+	dsn := r.Config["dsn"].(string)
+	written := len(fake.statements())
+	withoutDSN := &provisioner.Resource{ID: testUUID, Type: provisioner.ResourceTypeClickHouse, Config: (&provisioner.ClickhouseConfig{Database: db, User: user}).AsMap()}
+	for _, c := range []struct {
+		name        string
+		r           *provisioner.Resource
+		login       error
+		users, dbs  []string
+		want, avoid []string
+	}{
+		{"dropped user, by login", r, exception(codeUnknownUser, "unknown user"), nil, []string{db},
+			[]string{"still on the server: database `" + db + "`", "import this ID"}, []string{"user `" + user + "`"}},
+		{"changed password, by login", r, exception(codeWrongPassword, "wrong password"), []string{user}, []string{db},
+			[]string{"still on the server: user `" + user + "`, database `" + db + "`"}, nil},
+		{"both dropped, by login", r, exception(codeUnknownUser, "unknown user"), nil, nil, nil, []string{"still on the server"}},
+		{"dropped database, by name", withoutDSN, nil, []string{user}, nil,
+			[]string{"its database `" + db + "` no longer exists; still on the server: user `" + user + "`"}, nil},
+		{"dropped user, by name", withoutDSN, nil, nil, []string{db},
+			[]string{"its user `" + user + "` no longer exists; still on the server: database `" + db + "`"}, nil},
+		{"both dropped, by name", withoutDSN, nil, nil, nil, []string{"no longer exist"}, []string{"still on the server"}},
+	} {
+		fake.mu.Lock()
+		fake.users, fake.databases = c.users, c.dbs
+		fake.mu.Unlock()
+		if c.login != nil {
+			fake.setTenant(dsn, c.login)
+		}
+		_, err := p.CheckResource(context.Background(), c.r, nil)
+		if !errors.Is(err, provisioner.ErrResourceNotFound) {
+			t.Fatalf("%s: want ErrResourceNotFound, got %v", c.name, err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q lacks %q", c.name, err, w)
+			}
+		}
+		for _, a := range c.avoid {
+			if strings.Contains(err.Error(), a) {
+				t.Errorf("%s: %q has %q", c.name, err, a)
+			}
+		}
+	}
+	if len(fake.statements()) != written {
+		t.Fatalf("CheckResource wrote: %q", fake.statements()[written:])
+	}
+}
