@@ -654,7 +654,7 @@ if [[ "$profile" == 1 && "$do_apply" == 1 ]]; then
   log "profile: apply with TF_LOG=trace"
   reset_dir "$pdir/runtime"
   trace_res="$(timed_apply "$pdir/runtime" "$pdir/apply.trace.log" TF_LOG=trace TF_LOG_PATH="$pdir/trace.log")"
-  rpc_table="$(awk -f "$root/scripts/bench/rpctimes.awk" "$pdir/trace.log")"
+  rpc_table="$(cd "$root" && go run ./scripts/bench/rpctimes "$pdir/trace.log")"
 
   provider_cpu() { cat "$1"/rusage-*.txt | awk '{ split($2, u, "="); split($3, s, "="); t += u[2] + s[2]; n++ } END { printf "%.2f s in %d processes", t, n }'; }
   log "profile: apply with pprof"
