@@ -94,7 +94,8 @@ func run(in io.Reader, out io.Writer) error {
 		return err
 	}
 
-	fmt.Fprintf(out, "%-26s %6s %10s %9s %9s %10s\n", "rpc", "calls", "sum_ms", "p50_ms", "max_ms", "span_ms")
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-26s %6s %10s %9s %9s %10s\n", "rpc", "calls", "sum_ms", "p50_ms", "max_ms", "span_ms")
 	for _, name := range slices.Sorted(maps.Keys(rpcs)) {
 		s := rpcs[name]
 		d := slices.Sorted(slices.Values(s.durations))
@@ -102,14 +103,15 @@ func run(in io.Reader, out io.Writer) error {
 		for _, v := range d {
 			sum += v
 		}
-		fmt.Fprintf(out, "%-26s %6d %10d %9.1f %9d %10d\n", name, len(d), sum, median(d), d[len(d)-1], s.last-s.first)
+		fmt.Fprintf(&b, "%-26s %6d %10d %9.1f %9d %10d\n", name, len(d), sum, median(d), d[len(d)-1], s.last-s.first)
 	}
-	fmt.Fprint(out, "\nprovider log lines by @module:")
+	b.WriteString("\nprovider log lines by @module:")
 	for _, m := range slices.Sorted(maps.Keys(modules)) {
-		fmt.Fprintf(out, " %s=%d", m, modules[m])
+		fmt.Fprintf(&b, " %s=%d", m, modules[m])
 	}
-	fmt.Fprintln(out)
-	return nil
+	b.WriteString("\n")
+	_, err := io.WriteString(out, b.String())
+	return err
 }
 
 // msSinceMidnight reads a log timestamp such as 2026-11-29T18:04:31.386Z as milliseconds since its
