@@ -234,7 +234,7 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 func sampleData(spec *Spec) *TemplateData {
 	const pid = "0123456789abcdef0123456789abcdef"
 	d := newTemplateData(spec, pid, &provisioner.RuntimeArgs{Slots: 1, Version: "v0.0.0"}, &provisioner.ResourceOptions{
-		Annotations: map[string]string{provisioner.AnnotationEnvironment: "prod"},
+		Annotations: map[string]string{provisioner.AnnotationEnvironment: provisioner.DefaultEnvironment},
 	})
 	return d
 }
