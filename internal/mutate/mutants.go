@@ -341,8 +341,8 @@ var Mutants = []Mutant{
 	{
 		Name: "set-error-unmasked", Breaks: "a set error, at plan or at apply time, never shows a password",
 		File:    "internal/provider/provider.go",
-		Search:  "diags.AddAttributeError(path.Root(\"provisioner_set_json\"), summary, logging.MaskString(err.Error()))",
-		Replace: "diags.AddAttributeError(path.Root(\"provisioner_set_json\"), summary, err.Error())",
+		Search:  "diags.AddAttributeError(path.Root(\"provisioner_set_json\"), summary, logging.MaskString(err.Error())+from)",
+		Replace: "diags.AddAttributeError(path.Root(\"provisioner_set_json\"), summary, err.Error()+from)",
 		Checks:  []Check{providerSetErrors},
 	},
 }

@@ -111,7 +111,7 @@ func (p *RillProvider) ValidateConfig(ctx context.Context, req provider.Validate
 		}
 		var err error
 		if specs, err = provisioner.ParseSet(s.ValueString()); err != nil {
-			addSetError(&resp.Diagnostics, err)
+			addSetError(&resp.Diagnostics, err, "")
 			return
 		}
 	}
@@ -131,13 +131,13 @@ func (p *RillProvider) ValidateConfig(ctx context.Context, req provider.Validate
 // addSetError reports err, from parsing or building the set, on provisioner_set_json: the summary names
 // the provisioner the error is about, at plan time (ValidateConfig) and at apply time (Configure)
 // alike. The set may hold secrets (a DSN pasted into the wrong field), so the detail is masked.
-func addSetError(diags *diag.Diagnostics, err error) {
+func addSetError(diags *diag.Diagnostics, err error, from string) {
 	summary := "Invalid provisioner set"
 	var se *provisioner.SetError
 	if errors.As(err, &se) {
 		summary = fmt.Sprintf("Invalid provisioner %q in the provisioner set", se.Provisioner)
 	}
-	diags.AddAttributeError(path.Root("provisioner_set_json"), summary, logging.MaskString(err.Error()))
+	diags.AddAttributeError(path.Root("provisioner_set_json"), summary, logging.MaskString(err.Error())+from)
 }
 
 // Configure builds the provisioner set (once per provider process for a given configuration) and hands
@@ -159,6 +159,8 @@ func (p *RillProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 	defaultName := valueOrEnv(cfg.DefaultProvisioner, envnames.DefaultProvisioner)
 	ledgerDSN := valueOrEnv(cfg.LedgerDSN, envnames.LedgerDSN)
 	rillVersion := valueOrEnv(cfg.RillVersion, envnames.RillVersion)
+	setFrom, defaultFrom, ledgerFrom := fromEnv(cfg.ProvisionerSetJSON, envnames.ProvisionerSet),
+		fromEnv(cfg.DefaultProvisioner, envnames.DefaultProvisioner), fromEnv(cfg.LedgerDSN, envnames.LedgerDSN)
 
 	setPath := path.Root("provisioner_set_json")
 	if strings.TrimSpace(setJSON) == "" {
@@ -168,7 +170,7 @@ func (p *RillProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 	}
 	if ledgerDSN != "" {
 		if err := database.ValidateDSN(ledgerDSN); err != nil {
-			resp.Diagnostics.AddAttributeError(path.Root("ledger_dsn"), "Invalid ledger DSN", err.Error())
+			resp.Diagnostics.AddAttributeError(path.Root("ledger_dsn"), "Invalid ledger DSN", err.Error()+ledgerFrom)
 			return
 		}
 	}
@@ -176,7 +178,7 @@ func (p *RillProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 	ctx = logging.WithMasking(ctx)
 	built, err := sets.get(ctx, setJSON, ledgerDSN)
 	if err != nil {
-		addSetError(&resp.Diagnostics, err)
+		addSetError(&resp.Diagnostics, err, setFrom)
 		return
 	}
 	// A new command: reads cached during the previous one may be out of date (an object deleted by
@@ -187,14 +189,14 @@ func (p *RillProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 		}
 	}
 	for _, w := range built.warnings {
-		resp.Diagnostics.AddAttributeWarning(setPath, fmt.Sprintf("Provisioner %q: %s", w.Provisioner, setWarningSummary(w)), logging.MaskString(w.String()))
+		resp.Diagnostics.AddAttributeWarning(setPath, fmt.Sprintf("Provisioner %q: %s", w.Provisioner, setWarningSummary(w)), logging.MaskString(w.String())+setFrom)
 	}
 	client := &resources.Client{Set: built.set, Types: built.types, RillVersion: rillVersion}
 	switch {
 	case defaultName != "":
 		if _, ok := built.set[defaultName]; !ok {
 			resp.Diagnostics.AddAttributeError(path.Root("default_provisioner"), "Unknown default provisioner",
-				fmt.Sprintf("default provisioner %q is not in the provisioner set; known provisioners: %s", defaultName, strings.Join(client.Names(), ", ")))
+				fmt.Sprintf("default provisioner %q is not in the provisioner set; known provisioners: %s", defaultName, strings.Join(client.Names(), ", "))+defaultFrom)
 			return
 		}
 		client.Default = defaultName
@@ -227,6 +229,16 @@ func setWarningSummary(w provisioner.SetWarning) string {
 		return "set warning"
 	}
 	return w.Field
+}
+
+// fromEnv is what Configure adds to a diagnostic about a value that came from its environment variable:
+// Terraform points the diagnostic at the provider block, which does not hold the value, so the
+// variable is where to look (found walking the GitOps guide with every value in the environment).
+func fromEnv(v types.String, env string) string {
+	if !v.IsNull() {
+		return ""
+	}
+	return " (the value comes from the environment variable " + env + ": the provider block does not set it)"
 }
 
 func valueOrEnv(v types.String, env string) string {

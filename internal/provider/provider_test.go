@@ -172,6 +172,37 @@ func TestConfigureReadsTheEnvironment(t *testing.T) {
 	onlyError(t, diags, "provisioner_set_json")
 }
 
+// A value taken from its environment variable that is wrong says so: Terraform points the diagnostic at
+// the provider block, which in the GitOps guide sets none of them. The same value set in the block
+// does not mention the variable.
+func TestConfigureNamesTheEnvironmentVariableAValueCameFrom(t *testing.T) {
+	set := `{"env": {"type": "static", "spec": {"runtimes": [{"host": "http://e", "slots": 1}]}}}`
+	ledger := "sqlite://" + filepath.Join(t.TempDir(), "ledger.db")
+	for _, c := range []struct {
+		env, value, attr string
+	}{
+		{envnames.ProvisionerSet, `{"env": {"type": "static", "spec": {"runtimes": [{"host": "http://e", "slots": -1}]}}}`, "provisioner_set_json"},
+		{envnames.LedgerDSN, "mysql://rill@db.test/ledger", "ledger_dsn"},
+		{envnames.DefaultProvisioner, "nope", "default_provisioner"},
+	} {
+		t.Run(c.env, func(t *testing.T) {
+			attrs := map[string]any{"provisioner_set_json": set, "ledger_dsn": ledger}
+			delete(attrs, c.attr)
+			t.Setenv(c.env, c.value)
+			_, diags := configure(t, attrs)
+			if d := onlyError(t, diags, c.attr); !strings.Contains(d.Detail(), "the environment variable "+c.env) {
+				t.Errorf("from %s: the error does not name the variable: %s", c.env, d.Detail())
+			}
+			t.Setenv(c.env, "")
+			attrs[c.attr] = c.value
+			_, diags = configure(t, attrs)
+			if d := onlyError(t, diags, c.attr); strings.Contains(d.Detail(), "environment variable") {
+				t.Errorf("set in the block: the error names a variable: %s", d.Detail())
+			}
+		})
+	}
+}
+
 // A provider block that depends on values computed during apply builds nothing yet.
 func TestConfigureWithUnknownValuesBuildsNothing(t *testing.T) {
 	client, diags := configure(t, map[string]any{"provisioner_set_json": tftypes.UnknownValue})
