@@ -64,8 +64,6 @@ func TestLayersImportWhatDesignAllows(t *testing.T) {
 		provider    = module + "/internal/provider"
 		contract    = module + "/internal/provisioner"
 		static      = module + "/internal/static"
-		kubernetes  = module + "/internal/kubernetes"
-		clickhouse  = module + "/internal/clickhouse"
 		database    = module + "/internal/database"
 		hosturl     = module + "/internal/hosturl"
 		envnames    = module + "/internal/envnames"
@@ -77,6 +75,32 @@ func TestLayersImportWhatDesignAllows(t *testing.T) {
 	hasPrefix := func(p string, prefixes ...string) bool {
 		return slices.ContainsFunc(prefixes, func(pre string) bool { return strings.HasPrefix(p, pre) })
 	}
+
+	// The provisioners are what the provider links for their init's Register alone (import _): that
+	// is how it links them, and nothing else of this module may it import so.
+	var provisioners []string
+	files, err := filepath.Glob("internal/provider/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, spec := range f.Imports {
+			if path, _ := strconv.Unquote(spec.Path.Value); spec.Name != nil && spec.Name.Name == "_" && strings.HasPrefix(path, module+"/") {
+				provisioners = append(provisioners, path)
+			}
+		}
+	}
+	if !slices.Contains(provisioners, static) {
+		t.Fatalf("internal/provider links %v with import _; not the provisioners (no %s)", provisioners, static)
+	}
+
 	direct := func(pkg string, allowedOwn []string, forbidden ...string) {
 		t.Helper()
 		if _, ok := imports[pkg]; !ok {
@@ -92,37 +116,16 @@ func TestLayersImportWhatDesignAllows(t *testing.T) {
 		}
 	}
 	direct(resources, []string{contract}, append(backends, "go.uber.org/zap")...)
-	direct(provider, []string{contract, resources, database, envnames, logging, static, kubernetes, clickhouse}, backends...)
-
-	// The provider links the implementations for their init's Register alone.
-	files, err := filepath.Glob("internal/provider/*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, file := range files {
-		if strings.HasSuffix(file, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, spec := range f.Imports {
-			path, _ := strconv.Unquote(spec.Path.Value)
-			if slices.Contains([]string{static, kubernetes, clickhouse}, path) && (spec.Name == nil || spec.Name.Name != "_") {
-				t.Errorf("%s imports %s by name; the provider may link a provisioner only to register it (import _)", file, path)
-			}
-		}
-	}
+	direct(provider, append([]string{contract, resources, database, envnames, logging}, provisioners...), backends...)
 
 	// Behind the contract, nothing of Terraform, and no provisioner of another (migrate-rill-static
 	// fills the static pool's ledger, so it may depend on that one).
 	terraform := []string{provider, resources, logging, "github.com/hashicorp/terraform-plugin-"}
-	for _, pkg := range []string{contract, database, hosturl, static, kubernetes, clickhouse, rillmigrate} {
+	for _, pkg := range append([]string{contract, database, hosturl, rillmigrate}, provisioners...) {
 		forbidden := slices.Clone(terraform)
-		for _, impl := range []string{static, kubernetes, clickhouse} {
-			if impl != pkg && (pkg != rillmigrate || impl != static) {
-				forbidden = append(forbidden, impl)
+		for _, other := range provisioners {
+			if other != pkg && (pkg != rillmigrate || other != static) {
+				forbidden = append(forbidden, other)
 			}
 		}
 		chains := importChains(imports, pkg)
