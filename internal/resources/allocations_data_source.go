@@ -140,7 +140,7 @@ func (d *AllocationsDataSource) Read(ctx context.Context, req datasource.ReadReq
 			ann, diags := types.MapValueFrom(ctx, types.StringType, nonNil(a.Annotations))
 			resp.Diagnostics.Append(diags...)
 			out.Allocations = append(out.Allocations, allocationModel{
-				ID: types.StringValue(a.ID), ImportID: types.StringValue(name + "/" + a.ID), Type: types.StringValue(string(a.Type)),
+				ID: types.StringValue(a.ID), ImportID: types.StringValue(importID(name, a.ID)), Type: types.StringValue(string(a.Type)),
 				Name: types.StringValue(a.Name), Provisioner: types.StringValue(name), Host: types.StringValue(a.Host),
 				Slots: types.Int64Value(int64(a.Slots)), Environment: types.StringValue(a.Environment), Annotations: ann,
 				CreatedAt: types.StringValue(a.CreatedAt.UTC().Format(time.RFC3339)),

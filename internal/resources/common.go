@@ -133,6 +133,11 @@ func importByID(ctx context.Context, req resource.ImportStateRequest, resp *reso
 	return !resp.Diagnostics.HasError()
 }
 
+// importID is the import ID of the resource id of provisioner provisionerName, "<provisioner>/<id>":
+// what importByID reads (splitImportID), rill_allocations' import_id and a name conflict's hint give.
+func importID(provisionerName, id string) string { return provisionerName + "/" + id }
+
+// splitImportID splits an importID into the provisioner's name and the ID, at its last "/".
 func splitImportID(id string) (string, string, bool) {
 	i := strings.LastIndex(id, "/")
 	if i <= 0 || i == len(id)-1 {

@@ -35,11 +35,11 @@ func (nameValidator) ValidateString(_ context.Context, req validator.StringReque
 // conflictDetail says what holds a runtime's ID or name, and how to take it over: Terraform prints the
 // resource's address with the diagnostic; the import ID is exact.
 func conflictDetail(provisionerName string, c *provisioner.IDConflictError) string {
-	importID := c.Provisioner + "/" + c.ID
+	id := importID(c.Provisioner, c.ID)
 	detail := fmt.Sprintf("Provisioner %q: %v.\n\nNothing was changed. If that runtime is this one (for example left by an "+
 		"earlier apply), import it under this resource's address (shown above) and give the resource the same name:\n\n"+
 		"  terraform import <address> %s\n\nor, in the configuration (Terraform 1.5+):\n\n  import {\n    to = <address>\n    id = %q\n  }",
-		provisionerName, c, importID, importID)
+		provisionerName, c, id, id)
 	if c.Provisioner != provisionerName {
 		detail += fmt.Sprintf("\n\nThe import needs `provisioner_name = %q`, its owner.", c.Provisioner)
 	}
