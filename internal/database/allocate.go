@@ -155,7 +155,8 @@ func recordColumnsOf(a *Allocation) (recordColumns, error) {
 	return c, nil
 }
 
-// scanTargets are the pointers to scan the columns into, in recordColumnNames order.
+// scanTargets are the pointers to scan the columns into, in the order the backends select them
+// (pgRecordColumns, sqliteRecordColumns).
 func (c *recordColumns) scanTargets() []any {
 	return []any{&c.name, &c.version, &c.hibernated, &c.environment, &c.annotations}
 }
