@@ -248,9 +248,7 @@ func cliWorkspace(t *testing.T, set, body string) *acctest.Workspace {
 // empty string ("Provider produced inconsistent result after apply" before).
 func TestAccClickHouse_importOfAHalfDroppedResourceRecreatesTheMissingHalf(t *testing.T) {
 	acctest.RequireAcc(t)
-	state := filepath.Join(t.TempDir(), "fake-clickhouse.json")
-	t.Setenv("RILL_FAKE_CLICKHOUSE_STATE", state)
-	set := `{"ch": {"type": "clickhouse-static-fake", "spec": {"dsn": "clickhouse://admin:Fake-Adm1n-Pa55@ch.fake:9000/default"}}}`
+	set, state := acctest.FakeClickHouseSet(t, "Fake-Adm1n-Pa55", false)
 	tf := cliWorkspace(t, set, clickhouseBlock).Run
 	step := func(name string, args ...string) string {
 		t.Helper()
