@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -15,23 +16,25 @@ import (
 type applyResult struct {
 	storageBytes int64    // the volume's requested size after apply
 	warnings     []string // see StateWarnings
+	applied      int      // objects applied (or maybe applied: see refused), also when applyAll failed
 }
 
 // applyAll applies the rendered objects in order with server-side apply, forced, so that it also takes
 // over objects another field manager applied (Rill's admin service's, when adopting). The volume is
 // never shrunk: when the rendered size is below the live one, the live size is kept and a warning is
-// returned. A live Deployment's selector is kept (see keepLiveSelector).
+// returned. A live Deployment's selector is kept (see keepLiveSelector). The result is never nil: on
+// an error it counts the objects that were, or may have been, applied before it.
 func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*renderedObject, log *zap.Logger) (*applyResult, error) {
 	res := &applyResult{}
 	if _, err := keepLiveSelector(ctx, c, objs, log); err != nil {
-		return nil, err
+		return res, err
 	}
 	for _, ro := range objs {
 		obj := ro.obj
 		if ro.slot.field == "pvc" {
 			size, warning, err := keepLargerVolume(ctx, c, obj, log)
 			if err != nil {
-				return nil, err
+				return res, err
 			}
 			res.storageBytes = size
 			if warning != "" {
@@ -40,16 +43,20 @@ func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*rendered
 		}
 		gvr, err := c.resourceFor(ctx, obj.GroupVersionKind())
 		if err != nil {
-			return nil, fmt.Errorf("applying %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+			return res, fmt.Errorf("applying %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 		}
 		_, err = c.dynamic.Resource(gvr).Namespace(obj.GetNamespace()).Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 		if err != nil {
+			if !refused(err) {
+				res.applied++ // no answer, a timeout or a server error: it may have been applied
+			}
 			hint := ""
 			if ro.slot.field == "pvc" && apierrors.IsForbidden(err) {
 				hint = " (growing a volume needs a StorageClass with allowVolumeExpansion: true and a bound claim)"
 			}
-			return nil, fmt.Errorf("applying %s %s/%s: %w%s", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err, hint)
+			return res, fmt.Errorf("applying %s %s/%s: %w%s", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err, hint)
 		}
+		res.applied++
 		log.Debug("applied", zap.String("kind", obj.GetKind()), zap.String("name", obj.GetName()))
 	}
 	return res, nil
@@ -70,6 +77,12 @@ func keepLargerVolume(ctx context.Context, c *clients, obj *unstructured.Unstruc
 	if err != nil {
 		return 0, "", fmt.Errorf("reading PersistentVolumeClaim %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
 	}
+	if u.GetDeletionTimestamp() != nil {
+		// A claim being deleted (a destroy or a kubectl delete that a finalizer holds up) is gone
+		// for the runtime: applied over, it stays Terminating, and a pod that mounts it is never
+		// scheduled, so the readiness wait would run to its timeout. Nothing is applied.
+		return 0, "", fmt.Errorf("%s: nothing was applied: wait until it is gone (or remove what holds it up), then plan again", terminatingVolume(u))
+	}
 	live, err := fromUnstructured[corev1.PersistentVolumeClaim](u)
 	if err != nil {
 		return 0, "", err
@@ -85,6 +98,19 @@ func keepLargerVolume(ctx context.Context, c *clients, obj *unstructured.Unstruc
 		return 0, "", err
 	}
 	return have.Value(), warning, nil
+}
+
+// terminatingVolume describes a claim that is being deleted, with what holds it up.
+func terminatingVolume(u *unstructured.Unstructured) string {
+	return fmt.Sprintf("volume %s/%s is being deleted%s", u.GetNamespace(), u.GetName(), finalizersOf(u))
+}
+
+// finalizersOf is " (finalizers: a, b)", or "" when the object has none.
+func finalizersOf(u *unstructured.Unstructured) string {
+	if len(u.GetFinalizers()) == 0 {
+		return ""
+	}
+	return " (finalizers: " + strings.Join(u.GetFinalizers(), ", ") + ")"
 }
 
 func volumeKeptWarning(ns, name string, have, want resource.Quantity, slots string) string {

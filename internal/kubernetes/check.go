@@ -167,7 +167,7 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 		switch {
 		case ro.slot.field == "deployment" && dep == nil:
 			msg := fmt.Sprintf("Deployment %s/%s is missing: apply re-creates it under the same name", ns, names.Deployment)
-			if live["pvc"] != nil {
+			if pvc := live["pvc"]; pvc != nil && pvc.GetDeletionTimestamp() == nil {
 				msg += fmt.Sprintf(", on the existing volume %s/%s", ns, names.PVC)
 			}
 			drift = append(drift, msg)
@@ -179,6 +179,10 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 			}
 		case u == nil:
 			drift = append(drift, fmt.Sprintf("%s %s/%s is missing", ro.obj.GetKind(), ns, ro.obj.GetName()))
+		case ro.slot.field == "pvc" && u.GetDeletionTimestamp() != nil:
+			// What a destroy that a finalizer held up leaves, or a kubectl delete of the claim: the
+			// apply refuses it (keepLargerVolume), so the plan says so rather than promising it.
+			drift = append(drift, terminatingVolume(u)+": apply fails until it is gone")
 		case ro.slot.field == "pvc":
 			pvc := &corev1.PersistentVolumeClaim{}
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, pvc); err != nil {

@@ -82,8 +82,8 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 				return fmt.Errorf("checking that %s %s/%s is gone: %w", t.kind, st.Namespace, t.name, err)
 			default:
 				desc := t.kind + " " + t.name
-				if obj != nil && len(obj.GetFinalizers()) > 0 {
-					desc += " (finalizers: " + strings.Join(obj.GetFinalizers(), ", ") + ")"
+				if obj != nil {
+					desc += finalizersOf(obj)
 				}
 				remaining = append(remaining, desc)
 			}

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -399,6 +400,58 @@ func TestIntegrationDeletedDeploymentIsDriftAndAllObjectsDeletedIsNotFound(t *te
 	if !errors.Is(err, provisioner.ErrResourceNotFound) {
 		t.Fatalf("want ErrResourceNotFound, got %v", err)
 	}
+}
+
+// A volume claim being deleted (a destroy that a finalizer held up, as in the troubleshooting guide's
+// "objects still exist") is no volume to re-create the runtime on: CheckResource says so in the drift
+// instead of promising the Deployment back "on the existing volume", and Provision refuses at once,
+// naming the claim and its finalizers, before it writes anything (it returns no resource, so the
+// update's error can say "unchanged"); before, it re-created the Deployment on the claim and waited
+// the whole timeout_seconds for a pod that can never be scheduled.
+func TestIntegrationVolumeBeingDeletedIsDriftAndRefusedBeforeAnyWrite(t *testing.T) {
+	e := newEnv(t, "")
+	r := e.newRuntime()
+	e.provision(e.p, r, args(1, "v1", false))
+	name := "runtime-" + pidOf(r)
+	const finalizer = "rill.test/hold"
+	pvcs := e.core.PersistentVolumeClaims(e.ns)
+	patch := []byte(`{"metadata":{"finalizers":["` + finalizer + `"]}}`)
+	if _, err := pvcs.Patch(e.ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = pvcs.Patch(context.Background(), name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	})
+	e.deleteAndWait(gvrOf("deployments"), name)
+	if err := pvcs.Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.p.ForgetReads()
+
+	checked, err := e.p.CheckResource(e.ctx, r, args(1, "v1", false))
+	if err != nil {
+		t.Fatalf("CheckResource: %v", err)
+	}
+	// The volume's own protection finalizer may be there too while the pod goes away.
+	beingDeleted := fmt.Sprintf(`^volume %s/%s is being deleted \(finalizers: [^)]*%s[^)]*\)`, e.ns, name, regexp.QuoteMeta(finalizer))
+	drift := checked.State[StateDrift].([]string)
+	wantDeployment := fmt.Sprintf("Deployment %s/%s is missing: apply re-creates it under the same name", e.ns, name)
+	if len(drift) != 2 || !regexp.MustCompile(beingDeleted+`: apply fails until it is gone$`).MatchString(drift[0]) || drift[1] != wantDeployment {
+		t.Fatalf("drift %q, want [%q, %q]", drift, beingDeleted+": apply fails until it is gone", wantDeployment)
+	}
+
+	start := time.Now()
+	out, err := e.p.Provision(e.ctx, r, args(1, "v1", false))
+	if err == nil || !regexp.MustCompile(beingDeleted+`: nothing was applied`).MatchString(err.Error()) {
+		t.Fatalf("Provision: %v, want an error matching %q", err, beingDeleted+": nothing was applied")
+	}
+	if out != nil {
+		t.Errorf("Provision returned %v with its error: nothing was written, so nothing is to be recorded", out)
+	}
+	if _, err := e.apps.Deployments(e.ns).Get(e.ctx, name, metav1.GetOptions{}); err == nil {
+		t.Errorf("the Deployment was re-created on the volume being deleted")
+	}
+	t.Logf("refused after %s (timeout_seconds is 60)", time.Since(start).Round(time.Millisecond))
 }
 
 // gvrOf is the resource of the default templates' kinds by resource name.

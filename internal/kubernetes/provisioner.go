@@ -188,6 +188,11 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 	log.Info("applying runtime", zap.Int("slots", args.Slots), zap.String("image", data.Image+":"+data.ImageTag), zap.Bool("hibernated", args.Hibernated), zap.Bool("created", created))
 	res, err := p.applyAll(ctx, c, objs, log)
 	if err != nil {
+		if res.applied == 0 && !creating && !prev.Adopting {
+			// An update that failed before its first write changed nothing: nothing to record,
+			// which tells the caller so (see provisioner.Provisioner.Provision).
+			return nil, false, err
+		}
 		return placed(r, ns, pid, cluster, c.config.Host), created, err
 	}
 

@@ -205,8 +205,8 @@ var Mutants = []Mutant{
 	{
 		Name: "failed-create-forgets-where", Breaks: "a runtime kept tainted after a failed create is destroyed where its objects are",
 		File:    "internal/kubernetes/provisioner.go",
-		Search:  "\tres, err := p.applyAll(ctx, c, objs, log)\n\tif err != nil {\n\t\treturn placed(r, ns, pid, cluster, c.config.Host), created, err",
-		Replace: "\tres, err := p.applyAll(ctx, c, objs, log)\n\tif err != nil {\n\t\treturn nil, created, err",
+		Search:  "\t\t\treturn nil, false, err\n\t\t}\n\t\treturn placed(r, ns, pid, cluster, c.config.Host), created, err",
+		Replace: "\t\t\treturn nil, false, err\n\t\t}\n\t\treturn nil, created, err",
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_failedCreateKeptTaintedIsDestroyedWhereItsObjectsAre"}}},
 	},
 	{

@@ -418,3 +418,66 @@ func TestAccRuntimeKubernetes_provisionFailingPartWayLeavesNothing(t *testing.T)
 		},
 	))
 }
+
+// A failed update says whether it changed anything, as the troubleshooting guide's "Updating the
+// runtime failed" tells the user: "(partly updated: ...)" when the provisioner applied some objects
+// before one was refused (here the Service, deleted by hand and then forbidden by a quota, after the
+// volume and the Deployment were resized), "(unchanged)" when it refused before any write (here a
+// volume claim being deleted, which a finalizer holds up). Once the cause is gone, the next apply
+// repairs the runtime and destroy leaves nothing.
+func TestAccRuntimeKubernetes_failedUpdateSaysWhetherItChangedAnything(t *testing.T) {
+	e := acctest.NewKubeEnv(t)
+	var name string
+	var lift func()
+	const finalizer = "rill.test/hold"
+	holdPatch := func(finalizers string) []byte { return []byte(`{"metadata":{"finalizers":` + finalizers + `}}`) }
+	resource.Test(t, e.TestCase(
+		resource.TestStep{
+			Config: e.ProviderConfig("") + acctest.RuntimeBlock("rt", 1),
+			Check: func(s *terraform.State) error {
+				pid, err := acctest.PidOf(s, "rill_runtime.rt")
+				name = "runtime-" + pid
+				return err
+			},
+		},
+		resource.TestStep{
+			PreConfig: func() {
+				e.DeleteAndWait(acctest.Services, name)
+				lift = e.ForbidServices()
+			},
+			Config:      e.ProviderConfig("") + acctest.RuntimeBlock("rt", 2),
+			ExpectError: regexp.MustCompile(`Updating the runtime failed(.|\n)*\(partly\s+updated:\s+the\s+next\s+plan\s+shows\s+what\s+is\s+left\s+to\s+do\)(.|\n)*applying\s+Service`),
+		},
+		resource.TestStep{
+			PreConfig: func() {
+				lift()
+				pvcs := e.Core.PersistentVolumeClaims(e.NS)
+				if _, err := pvcs.Patch(e.Ctx, name, types.MergePatchType, holdPatch(`["`+finalizer+`"]`), metav1.PatchOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				if err := pvcs.Delete(e.Ctx, name, metav1.DeleteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			Config:      e.ProviderConfig("") + acctest.RuntimeBlock("rt", 2),
+			ExpectError: regexp.MustCompile(`Updating the runtime failed(.|\n)*\(unchanged\)(.|\n)*is\s+being\s+deleted\s+\(finalizers:[^)]*` + regexp.QuoteMeta(finalizer)),
+		},
+		resource.TestStep{
+			PreConfig: func() {
+				if _, err := e.Core.PersistentVolumeClaims(e.NS).Patch(e.Ctx, name, types.MergePatchType, holdPatch("null"), metav1.PatchOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				if err := acctest.Eventually(30*time.Second, func() error {
+					if _, err := e.Core.PersistentVolumeClaims(e.NS).Get(e.Ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+						return fmt.Errorf("the claim is still there (%v)", err)
+					}
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			Config: e.ProviderConfig("") + acctest.RuntimeBlock("rt", 2),
+			Check:  e.CheckRuntime("rill_runtime.rt", acctest.RuntimeWant{Slots: 2}),
+		},
+	))
+}

@@ -255,7 +255,13 @@ func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest
 	res, err := c.p.Provision(c.ctx, &provisioner.Resource{ID: state.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: c.privState, Config: configOf(&state)}, opts)
 	r.client.capacity.forget(c.name) // a resize may have freed slots
 	if err != nil {
-		resp.Diagnostics.AddError("Updating the runtime failed", fmt.Sprintf("Provisioner %q, runtime %s (unchanged): %v", c.name, state.ID.ValueString(), err))
+		// A Provision that fails after it changed something returns where it did (see
+		// provisioner.Provisioner.Provision); one that returns nothing changed nothing.
+		outcome := "unchanged"
+		if res != nil {
+			outcome = "partly updated: the next plan shows what is left to do"
+		}
+		resp.Diagnostics.AddError("Updating the runtime failed", fmt.Sprintf("Provisioner %q, runtime %s (%s): %v", c.name, state.ID.ValueString(), outcome, err))
 		return
 	}
 	resp.Diagnostics.Append(r.applyResult(c.ctx, &plan, c.name, res, resp.Private)...)
