@@ -114,8 +114,22 @@ func finalizersOf(u *unstructured.Unstructured) string {
 }
 
 func volumeKeptWarning(ns, name string, have, want resource.Quantity, slots string) string {
-	return fmt.Sprintf("volume %s/%s stays at %s (%d bytes): %s slot(s) ask for %d bytes, but volumes are never shrunk",
-		ns, name, have.String(), have.Value(), slots, want.Value())
+	return fmt.Sprintf("volume %s/%s stays at %s: %s slot(s) ask for %s, but volumes are never shrunk",
+		ns, name, sizeText(have.Value()), slots, sizeText(want.Value()))
+}
+
+// sizeText gives a size in whole TiB, GiB or MiB, with its bytes ("80Gi (85899345920 bytes)"), or in
+// bytes alone: the templates may spell a claim's size as bare bytes (the default one and Rill's do).
+func sizeText(b int64) string {
+	for _, u := range []struct {
+		n    int64
+		unit string
+	}{{1 << 40, "Ti"}, {1 << 30, "Gi"}, {1 << 20, "Mi"}} {
+		if b >= u.n && b%u.n == 0 {
+			return fmt.Sprintf("%d%s (%d bytes)", b/u.n, u.unit, b)
+		}
+	}
+	return fmt.Sprintf("%d bytes", b)
 }
 
 // renderedStorage reads spec.resources.requests.storage of a rendered claim.
