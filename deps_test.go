@@ -64,6 +64,8 @@ func TestLayersImportWhatDesignAllows(t *testing.T) {
 		provider    = module + "/internal/provider"
 		contract    = module + "/internal/provisioner"
 		static      = module + "/internal/static"
+		kubernetes  = module + "/internal/kubernetes"
+		clickhouse  = module + "/internal/clickhouse"
 		database    = module + "/internal/database"
 		hosturl     = module + "/internal/hosturl"
 		envnames    = module + "/internal/envnames"
@@ -117,6 +119,26 @@ func TestLayersImportWhatDesignAllows(t *testing.T) {
 	}
 	direct(resources, []string{contract}, append(backends, "go.uber.org/zap")...)
 	direct(provider, append([]string{contract, resources, database, envnames, logging}, provisioners...), backends...)
+
+	// Each backend's client library lives in its own package: Kubernetes in internal/kubernetes,
+	// ClickHouse in internal/clickhouse, SQL in the ledger (and in migrate-rill-static, which reads
+	// Rill admin's PostgreSQL). Test support (internal/testutil, internal/acctest) may use any.
+	homes := map[string][]string{
+		"k8s.io/": {kubernetes}, "sigs.k8s.io/": {kubernetes}, "github.com/ClickHouse/": {clickhouse},
+		"github.com/jackc/": {database, rillmigrate}, "modernc.org/": {database}, "database/sql": {database},
+	}
+	for _, pkg := range slices.Sorted(maps.Keys(imports)) {
+		if !strings.HasPrefix(pkg, module+"/internal/") || hasPrefix(pkg, module+"/internal/testutil/", module+"/internal/acctest") {
+			continue
+		}
+		for _, q := range imports[pkg] {
+			for prefix, home := range homes {
+				if strings.HasPrefix(q, prefix) && !slices.Contains(home, pkg) {
+					t.Errorf("%s imports %s, which only %s may", pkg, q, strings.Join(home, " and "))
+				}
+			}
+		}
+	}
 
 	// Behind the contract, nothing of Terraform, and no provisioner of another (migrate-rill-static
 	// fills the static pool's ledger, so it may depend on that one).
