@@ -37,30 +37,18 @@ func TestAccClickHouse_writeOnlyPasswordAndEphemeralProviderInputsKeepSecretsOut
 	dir := t.TempDir()
 	t.Setenv("TF_VAR_ledger_dsn", "sqlite://"+filepath.Join(dir, "ledger.db"))
 	t.Setenv("TF_VAR_provisioner_set_json", set)
-	main := `
-terraform {
-  required_providers {
-    rill = { source = "rill-provisioner/rill" }
-  }
-}
-variable "ledger_dsn" {
-  type      = string
-  ephemeral = true
-}
-variable "provisioner_set_json" {
-  type      = string
-  ephemeral = true
-}
+	// The provider's inputs come as the documented example gives them (ephemeral variables).
+	example, err := os.ReadFile(repoFile(t, "examples/provider/ephemeral.tf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	main := string(example) + `
 variable "clickhouse_password" {
   type      = string
   ephemeral = true
 }
 variable "clickhouse_password_version" {
   type = number
-}
-provider "rill" {
-  ledger_dsn           = var.ledger_dsn
-  provisioner_set_json = var.provisioner_set_json
 }
 resource "rill_clickhouse" "db" {
   provisioner_name    = "ch"
