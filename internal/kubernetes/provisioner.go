@@ -168,10 +168,12 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 		return nil, false, err
 	}
 	created := creating && opts.Name == ""
+	claimed := false // the claim below created the first object
 	if creating && opts.Name != "" && len(live) == 0 {
 		if created, err = claim(ctx, c, objs[0], log); err != nil {
 			return placed(r, ns, pid, cluster, c.config.Host), created, err
 		}
+		claimed = created
 		if !created {
 			// Another call claimed the ID since the read above: what it made is adopted as any
 			// other object at the ID is, or is another's (a conflict).
@@ -188,9 +190,10 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 	log.Info("applying runtime", zap.Int("slots", args.Slots), zap.String("image", data.Image+":"+data.ImageTag), zap.Bool("hibernated", args.Hibernated), zap.Bool("created", created))
 	res, err := p.applyAll(ctx, c, objs, log)
 	if err != nil {
-		if res.applied == 0 && !creating && !prev.Adopting {
-			// An update that failed before its first write changed nothing: nothing to record,
-			// which tells the caller so (see provisioner.Provisioner.Provision).
+		if res.applied == 0 && !claimed && !prev.Adopting {
+			// Refused before its first write (credentials that may not write in the namespace, a
+			// volume being deleted): nothing was made or changed, so nothing is to be recorded or
+			// undone (see provisioner.Provisioner.Provision), and a create created nothing.
 			return nil, false, err
 		}
 		return placed(r, ns, pid, cluster, c.config.Host), created, err

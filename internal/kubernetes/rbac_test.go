@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"go.uber.org/zap"
@@ -110,4 +111,36 @@ func (e *env) waitUntilAllowed(serviceAccount, verb, group, resource string, wan
 func (e *env) waitUntilAllowedOn(serviceAccount, verb, group, resource, name string, want bool) {
 	e.t.Helper()
 	k8stest.WaitUntilAllowed(e.t, e.ctx, e.c.dynamic, e.ns, serviceAccount, verb, group, resource, name, want)
+}
+
+// Credentials that may read but not write in the namespace (the Role without create and patch, as
+// when the spec's namespace is not the one the Role is in): a create is refused at its first apply
+// and reports that it created nothing and returns no resource, so the Terraform layer has nothing to
+// undo and keeps nothing in state; before, it reported a creation, whose undo was refused as well, and
+// the runtime stayed in state, tainted, with "Undoing what it may have made failed too". An update is
+// refused the same way and returns no resource either: the update's error says "unchanged".
+func TestIntegrationProvisionRefusedBeforeAnyWriteReportsNothingMade(t *testing.T) {
+	e := newEnv(t, "")
+	e.applyExampleRBAC(func(verb string) bool { return verb != "create" && verb != "patch" })
+	e.waitUntilAllowedOn("rill-provisioner", "get", "", "namespaces", identityNamespace, true)
+	e.waitUntilAllowed("rill-provisioner", "patch", "", "persistentvolumeclaims", false)
+	p := e.provisionerAs("rill-provisioner")
+
+	out, created, err := p.ProvisionReportingCreation(e.ctx, e.newRuntime(), args(1, "v1", false))
+	if err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Fatalf("create as a ServiceAccount that may not write: %v, want a forbidden error", err)
+	}
+	if created || out != nil {
+		t.Errorf("a create refused before any write reported created=%t and %v: it made nothing", created, out)
+	}
+
+	r := e.newRuntime()
+	e.provision(e.p, r, args(1, "v1", false))
+	out, err = p.Provision(e.ctx, r, args(2, "v1", false))
+	if err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Fatalf("update as a ServiceAccount that may not write: %v, want a forbidden error", err)
+	}
+	if out != nil {
+		t.Errorf("an update refused before any write returned %v: it changed nothing", out)
+	}
 }

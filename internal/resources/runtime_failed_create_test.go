@@ -220,3 +220,35 @@ func (c expectTaintedWithID) CheckPlan(_ context.Context, req plancheck.CheckPla
 	}
 	resp.Error = fmt.Errorf("%s is not in the state", c.addr)
 }
+
+// A create whose credentials may not touch the spec's namespace (the ServiceAccount of
+// examples/kubernetes/rbac.yaml, whose Role is in another namespace: the spec's namespace was changed
+// and the Role not applied there) fails at its first request and leaves nothing in state: it made
+// nothing, so it neither tries an undo that is refused the same way nor keeps the runtime tainted
+// (found walking the troubleshooting guide; it said "Undoing what it may have made failed too").
+func TestAccRuntimeKubernetes_createRefusedBeforeAnyWriteLeavesNothingInState(t *testing.T) {
+	e := acctest.NewKubeEnv(t)
+	const sa = "rill-provisioner"
+	k8stest.ApplyExampleRBAC(t, e.Ctx, e.Dyn, e.NS, nil)
+	k8stest.WaitUntilAllowed(t, e.Ctx, e.Dyn, e.NS, sa, "patch", "apps", "deployments", "", true)
+	elsewhere := e.InNewNamespace()
+	if k8stest.Allowed(t, e.Ctx, e.Dyn, elsewhere.NS, sa, "get", "apps", "deployments", "") {
+		ci.Skip(t, "the cluster does not authorize by RBAC (the ServiceAccount may read without a Role that allows it)")
+	}
+	provider := elsewhere.ProviderConfigAs(k8stest.ServiceAccountKubeconfig(t, e.Ctx, e.Cluster.Kubeconfig, e.NS, sa), "")
+	resource.Test(t, elsewhere.TestCase(
+		resource.TestStep{
+			Config:      provider + acctest.RuntimeBlock("rt", 1),
+			ExpectError: regexp.MustCompile(`Provisioning the runtime failed(.|\n)*` + elsewhere.NS + `(.|\n)*forbidden`),
+		},
+		resource.TestStep{
+			Config: provider,
+			Check: func(s *terraform.State) error {
+				if len(s.RootModule().Resources) != 0 {
+					return fmt.Errorf("the create that made nothing is in state: %v", s.RootModule().Resources)
+				}
+				return nil
+			},
+		},
+	))
+}
