@@ -35,6 +35,12 @@ func (p *Provisioner) clusterID(ctx context.Context, c *clients) (string, error)
 	switch {
 	case err == nil:
 		uid = string(ns.GetUID())
+	case apierrors.IsUnauthorized(err):
+		// The first request of a run: credentials the server rejects fail here, whatever the run was
+		// about to do. A bare "Unauthorized" does not say which credentials, nor the usual cause.
+		return "", fmt.Errorf("the Kubernetes API server at %s did not accept the credentials of %s (a token that expired or "+
+			"was revoked, such as one from `kubectl create token` past its --duration, needs renewing): %w",
+			c.config.Host, credentialsOf(p.spec.KubeconfigPath, p.spec.KubeconfigContext), err)
 	case apierrors.IsForbidden(err), apierrors.IsNotFound(err):
 		// Credentials without that right, or an API server without kube-system (not a full cluster).
 		p.logger.Warn("cannot read the cluster's identity (the UID of namespace kube-system), so runtimes are not checked against "+
@@ -86,17 +92,22 @@ func (e *ClusterMismatchError) Error() string {
 	if e.RecordedServer != "" {
 		was += " at " + e.RecordedServer
 	}
-	via := "the in-cluster service account"
-	if e.Kubeconfig != "" {
-		via = "kubeconfig_path " + e.Kubeconfig
-		if e.Context != "" {
-			via += " (context " + e.Context + ")"
-		}
-	}
+	via := credentialsOf(e.Kubeconfig, e.Context)
 	return fmt.Sprintf("%v: runtime %s was provisioned in %s, namespace %s (cluster identities are the UID of namespace %s), "+
 		"but %s now reaches cluster %s at %s. Not treating the runtime as deleted: point kubeconfig_path and kubeconfig_context "+
 		"at the cluster the runtime was provisioned in. If that cluster is gone for good, remove the runtime from state with "+
 		"`terraform state rm`", provisioner.ErrIdentityMismatch, e.ResourceID, was, e.Namespace, identityNamespace, via, e.Current, e.CurrentServer)
+}
+
+// credentialsOf names where the provisioner's credentials come from, as the spec sets them.
+func credentialsOf(kubeconfig, context string) string {
+	if kubeconfig == "" {
+		return "the in-cluster service account"
+	}
+	if context != "" {
+		return "kubeconfig_path " + kubeconfig + " (context " + context + ")"
+	}
+	return "kubeconfig_path " + kubeconfig
 }
 
 // Unwrap returns provisioner.ErrIdentityMismatch.

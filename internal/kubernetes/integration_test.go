@@ -899,6 +899,21 @@ func TestIntegrationAwaitReadyTimeoutSaysWhereTheRolloutStands(t *testing.T) {
 
 // Check passes with the cluster's admin credentials and fails, saying which step and where, for a
 // ServiceAccount that may not list Deployments in the namespace.
+// Credentials the API server rejects (a token from `kubectl create token` past its --duration, as
+// the Kubernetes on kind guide makes one) fail every operation at its first request, with an error
+// that names the server and the kubeconfig and says what to renew; it said "reading the identity of
+// the cluster at ... (namespace kube-system): Unauthorized" alone.
+func TestIntegrationRejectedCredentialsSayWhichAndWhatToRenew(t *testing.T) {
+	e := newEnv(t, "")
+	kubeconfig := k8stest.WriteKubeconfig(t, "", e.c.config.Host, "expired-"+randomHex(8))
+	p := e.provisionerWith(kubeconfig)
+	want := fmt.Sprintf("the Kubernetes API server at %s did not accept the credentials of kubeconfig_path %s (a token that expired or was revoked", e.c.config.Host, kubeconfig)
+	_, err := p.Provision(e.ctx, e.newRuntime(), args(1, "v1", false))
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "Unauthorized") {
+		t.Fatalf("Provision with a rejected token: %v\nwant it to contain %q and Unauthorized", err, want)
+	}
+}
+
 func TestIntegrationCheck(t *testing.T) {
 	e := newEnv(t, "")
 	if err := e.p.Check(e.ctx); err != nil {

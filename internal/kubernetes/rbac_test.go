@@ -91,7 +91,12 @@ func (e *env) applyExampleRBAC(keepVerb func(string) bool) {
 // of the ServiceAccount (so RBAC changes apply to it at once: a new provisioner has new clients).
 func (e *env) provisionerAs(serviceAccount string) *Provisioner {
 	e.t.Helper()
-	path := k8stest.ServiceAccountKubeconfig(e.t, e.ctx, testKubeconfig, e.ns, serviceAccount)
+	return e.provisionerWith(k8stest.ServiceAccountKubeconfig(e.t, e.ctx, testKubeconfig, e.ns, serviceAccount))
+}
+
+// provisionerWith is a provisioner for the test's namespace with the credentials of another kubeconfig.
+func (e *env) provisionerWith(path string) *Provisioner {
+	e.t.Helper()
 	spec := fmt.Sprintf(`{"host": "http://*.rill.test", "namespace": %q, "kubeconfig_path": %q, "timeout_seconds": 60, "ping_path": ""}`, e.ns, path)
 	p, err := newProvisioner([]byte(spec), zaptest.NewLogger(e.t))
 	if err != nil {
