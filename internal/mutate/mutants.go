@@ -222,8 +222,8 @@ var Mutants = []Mutant{
 	{
 		Name: "refresh-writes", Breaks: "plan (refresh) writes nothing anywhere",
 		File:    "internal/resources/runtime_resource.go",
-		Search:  "res, err := c.p.CheckResource(c.ctx, &provisioner.Resource{ID: state.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: c.privState, Config: configOf(&state)}, opts)",
-		Replace: "res, err := c.p.Provision(c.ctx, &provisioner.Resource{ID: state.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: c.privState, Config: configOf(&state)}, opts)",
+		Search:  "res, err := c.p.CheckResource(c.ctx, r.resource(&state, c.privState), opts)",
+		Replace: "res, err := c.p.Provision(c.ctx, r.resource(&state, c.privState), opts)",
 		Checks: []Check{
 			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_outOfBandLedgerChangeIsPlannedBack"}},
 			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_planWritesNothing"}},

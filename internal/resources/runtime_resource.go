@@ -212,7 +212,7 @@ func (r *RuntimeResource) Read(ctx context.Context, req resource.ReadRequest, re
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	res, err := c.p.CheckResource(c.ctx, &provisioner.Resource{ID: state.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: c.privState, Config: configOf(&state)}, opts)
+	res, err := c.p.CheckResource(c.ctx, r.resource(&state, c.privState), opts)
 	if !readFound(ctx, c, runtimeKind, state.ID.ValueString(), err, resp) {
 		return
 	}
@@ -252,7 +252,7 @@ func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest
 	plan.ID = state.ID
 	tflog.Info(c.ctx, "updating runtime", map[string]any{"slots": slotsOf(plan.Slots), "previous_slots": slotsOf(state.Slots)})
 
-	res, err := c.p.Provision(c.ctx, &provisioner.Resource{ID: state.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: c.privState, Config: configOf(&state)}, opts)
+	res, err := c.p.Provision(c.ctx, r.resource(&state, c.privState), opts)
 	r.client.capacity.forget(c.name) // a resize may have freed slots
 	if err != nil {
 		// A Provision that fails after it changed something returns where it did (see
@@ -293,7 +293,7 @@ func (r *RuntimeResource) Delete(ctx context.Context, req resource.DeleteRequest
 	}
 	defer c.cancel()
 	tflog.Info(c.ctx, "deprovisioning runtime")
-	err := c.p.Deprovision(c.ctx, &provisioner.Resource{ID: state.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: c.privState, Config: configOf(&state)})
+	err := c.p.Deprovision(c.ctx, r.resource(&state, c.privState))
 	r.client.capacity.forget(c.name) // slots freed: the next plan-time check must see them
 	if err != nil {
 		resp.Diagnostics.AddError("Deprovisioning the runtime failed", fmt.Sprintf("Provisioner %q, runtime %s: %v", c.name, state.ID.ValueString(), err))
@@ -373,13 +373,16 @@ func (r *RuntimeResource) applyResult(ctx context.Context, m *runtimeModel, name
 	return diags
 }
 
-func configOf(m *runtimeModel) map[string]any {
-	if m.Host.IsNull() || m.Host.IsUnknown() {
-		return nil
+// resource is what the provisioner reported last, from the model: the RuntimeConfig (none before the
+// first apply, when the host is not known) and the provisioner's own state; as rill_clickhouse's.
+func (r *RuntimeResource) resource(m *runtimeModel, privState map[string]any) *provisioner.Resource {
+	res := &provisioner.Resource{ID: m.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: privState}
+	if !m.Host.IsNull() && !m.Host.IsUnknown() {
+		cfg := &provisioner.RuntimeConfig{
+			Host: m.Host.ValueString(), Audience: m.Audience.ValueString(),
+			CPU: int(m.CPU.ValueInt64()), MemoryGB: int(m.MemoryGB.ValueInt64()), StorageBytes: m.StorageBytes.ValueInt64(),
+		}
+		res.Config = cfg.AsMap()
 	}
-	cfg := &provisioner.RuntimeConfig{
-		Host: m.Host.ValueString(), Audience: m.Audience.ValueString(),
-		CPU: int(m.CPU.ValueInt64()), MemoryGB: int(m.MemoryGB.ValueInt64()), StorageBytes: m.StorageBytes.ValueInt64(),
-	}
-	return cfg.AsMap()
+	return res
 }
