@@ -446,7 +446,7 @@ func TestAccRuntimeKubernetes_failedUpdateSaysWhetherItChangedAnything(t *testin
 				lift = e.ForbidServices()
 			},
 			Config:      e.ProviderConfig("") + acctest.RuntimeBlock("rt", 2),
-			ExpectError: regexp.MustCompile(`Updating the runtime failed(.|\n)*\(partly\s+updated:\s+the\s+next\s+plan\s+shows\s+what\s+is\s+left\s+to\s+do\)(.|\n)*applying\s+Service`),
+			ExpectError: regexp.MustCompile(`Updating the runtime failed(.|\n)*\(partly\s+updated:\s+some\s+of\s+its\s+objects\s+were\s+applied\s+before\s+the\s+error\)(.|\n)*applying\s+Service`),
 		},
 		resource.TestStep{
 			PreConfig: func() {

@@ -259,7 +259,7 @@ func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest
 		// provisioner.Provisioner.Provision); one that returns nothing changed nothing.
 		outcome := "unchanged"
 		if res != nil {
-			outcome = "partly updated: the next plan shows what is left to do"
+			outcome = "partly updated: some of its objects were applied before the error"
 		}
 		resp.Diagnostics.AddError("Updating the runtime failed", fmt.Sprintf("Provisioner %q, runtime %s (%s): %v", c.name, state.ID.ValueString(), outcome, err))
 		return
