@@ -45,16 +45,6 @@ resource "rill_runtime" "two" {
 }
 `
 
-// mustRun runs the CLI and fails the test on error.
-func mustRun(t *testing.T, tf func(args ...string) (string, error), args ...string) string {
-	t.Helper()
-	out, err := tf(args...)
-	if err != nil {
-		t.Fatalf("terraform %s: %v\n%s", strings.Join(args, " "), err, acctest.Tail(out))
-	}
-	return out
-}
-
 // refusedPlan runs a plan that must fail with the identity error naming each of want, and checks
 // that it read no runtime as gone and left the state file byte for byte as it was.
 func refusedPlan(t *testing.T, dir string, tf func(args ...string) (string, error), want ...string) {
@@ -104,16 +94,17 @@ func TestAccRuntime_newRunnerWithAnotherDefaultLedgerIsRefused(t *testing.T) {
 	acctest.RequireAcc(t)
 	dir := ledgerWorkspace(t, identityPool, twoRuntimes)
 	homeA, homeB, homeC := t.TempDir(), t.TempDir(), t.TempDir()
-	tfA := acctest.WorkspaceIn(t, dir, acctest.TraceLog, "XDG_DATA_HOME="+homeA).Run
+	a := acctest.WorkspaceIn(t, dir, acctest.TraceLog, "XDG_DATA_HOME="+homeA)
+	tfA := a.Run
 	ledgerA := "sqlite://" + filepath.Join(homeA, "terraform-provider-rill", "ledger.db")
 
 	// Nothing in state: the plan plans two creates and creates no ledger.
-	if out := mustRun(t, tfA, "plan", "-no-color"); !strings.Contains(out, "Plan: 2 to add, 0 to change, 0 to destroy") {
+	if out := a.Must("plan", "-no-color"); !strings.Contains(out, "Plan: 2 to add, 0 to change, 0 to destroy") {
 		t.Fatalf("plan with nothing in state:\n%s", acctest.Tail(out))
 	}
 	checkEmptyDir(t, homeA)
 
-	mustRun(t, tfA, "apply", "-no-color", "-auto-approve")
+	a.Must("apply", "-no-color", "-auto-approve")
 	t.Cleanup(func() { _, _ = tfA("destroy", "-no-color", "-auto-approve") })
 	idA := ledgerID(t, ledgerA)
 
@@ -131,7 +122,7 @@ func TestAccRuntime_newRunnerWithAnotherDefaultLedgerIsRefused(t *testing.T) {
 	}
 
 	// The runtimes' own ledger: nothing to do.
-	if out := mustRun(t, tfA, "plan", "-no-color", "-detailed-exitcode"); !strings.Contains(out, "No changes.") {
+	if out := a.Must("plan", "-no-color", "-detailed-exitcode"); !strings.Contains(out, "No changes.") {
 		t.Errorf("plan against the runtimes' own ledger:\n%s", acctest.Tail(out))
 	}
 	if allocs, err := acctest.LedgerAllocations(ledgerA); err != nil || len(allocs) != 2 {
@@ -145,8 +136,9 @@ func TestAccRuntime_anotherPostgresLedgerIsRefused(t *testing.T) {
 	acctest.RequireAcc(t)
 	dsnA, dsnB := pgtest.Shared(t), pgtest.Shared(t)
 	dir := ledgerWorkspace(t, identityPool, twoRuntimes)
-	tfA := acctest.WorkspaceIn(t, dir, acctest.TraceLog, envnames.LedgerDSN+"="+dsnA).Run
-	mustRun(t, tfA, "apply", "-no-color", "-auto-approve")
+	a := acctest.WorkspaceIn(t, dir, acctest.TraceLog, envnames.LedgerDSN+"="+dsnA)
+	tfA := a.Run
+	a.Must("apply", "-no-color", "-auto-approve")
 	t.Cleanup(func() { _, _ = tfA("destroy", "-no-color", "-auto-approve") })
 	idA := ledgerID(t, dsnA)
 
@@ -161,7 +153,7 @@ func TestAccRuntime_anotherPostgresLedgerIsRefused(t *testing.T) {
 	if allocs, err := acctest.LedgerAllocations(dsnB); err != nil || len(allocs) != 0 {
 		t.Errorf("the other ledger got allocations: %v, %v", allocs, err)
 	}
-	if out := mustRun(t, tfA, "plan", "-no-color"); !strings.Contains(out, "No changes.") {
+	if out := a.Must("plan", "-no-color"); !strings.Contains(out, "No changes.") {
 		t.Errorf("plan against the runtimes' own ledger:\n%s", acctest.Tail(out))
 	}
 }
@@ -179,8 +171,9 @@ resource "rill_runtime" "rt" {
 }
 `)
 	sqliteDSN := "sqlite://" + filepath.Join(dir, "ledger.db")
-	tf := acctest.WorkspaceIn(t, dir, acctest.TraceLog, envnames.LedgerDSN+"="+sqliteDSN).Run
-	mustRun(t, tf, "apply", "-no-color", "-auto-approve")
+	w := acctest.WorkspaceIn(t, dir, acctest.TraceLog, envnames.LedgerDSN+"="+sqliteDSN)
+	tf := w.Run
+	w.Must("apply", "-no-color", "-auto-approve")
 	t.Cleanup(func() { _, _ = tf("destroy", "-no-color", "-auto-approve") })
 
 	srv := silentserver.Start(t)
@@ -258,8 +251,9 @@ func TestAccRuntime_stateFromBeforeIdentitiesAdoptsItsLedger(t *testing.T) {
 	acctest.RequireAcc(t)
 	dir := ledgerWorkspace(t, identityPool, twoRuntimes)
 	home := t.TempDir()
-	tf := acctest.WorkspaceIn(t, dir, acctest.TraceLog, "XDG_DATA_HOME="+home).Run
-	mustRun(t, tf, "apply", "-no-color", "-auto-approve")
+	w := acctest.WorkspaceIn(t, dir, acctest.TraceLog, "XDG_DATA_HOME="+home)
+	tf := w.Run
+	w.Must("apply", "-no-color", "-auto-approve")
 	t.Cleanup(func() { _, _ = tf("destroy", "-no-color", "-auto-approve") })
 	id := ledgerID(t, "sqlite://"+filepath.Join(home, "terraform-provider-rill", "ledger.db"))
 
@@ -272,10 +266,10 @@ func TestAccRuntime_stateFromBeforeIdentitiesAdoptsItsLedger(t *testing.T) {
 	})
 
 	refusedPlan(t, dir, acctest.WorkspaceIn(t, dir, acctest.TraceLog, "XDG_DATA_HOME="+t.TempDir()).Run, "ledger_dsn", "allocated in a ledger that existed then", "which does not exist")
-	if out := mustRun(t, tf, "plan", "-no-color"); !strings.Contains(out, "No changes.") {
+	if out := w.Must("plan", "-no-color"); !strings.Contains(out, "No changes.") {
 		t.Fatalf("plan of a state from before identities against its own ledger:\n%s", acctest.Tail(out))
 	}
-	mustRun(t, tf, "apply", "-refresh-only", "-no-color", "-auto-approve")
+	w.Must("apply", "-refresh-only", "-no-color", "-auto-approve")
 	var recorded []any
 	editProvisionerStates(t, statePath, "rill_runtime", func(ps map[string]any) { recorded = append(recorded, ps["ledger_id"]) })
 	if len(recorded) != 2 || recorded[0] != id || recorded[1] != id {
@@ -295,7 +289,7 @@ func TestAccRuntimeKubernetes_anotherOrUnreachableClusterIsAnErrorNeverGone(t *t
 	body := acctest.RuntimeBlock("rt", 1)
 	w := cliWorkspace(t, e.SetJSON(), body)
 	dir, tf := w.Dir, w.Run
-	mustRun(t, tf, "apply", "-no-color", "-auto-approve")
+	w.Must("apply", "-no-color", "-auto-approve")
 	t.Cleanup(func() { _, _ = tf("destroy", "-no-color", "-auto-approve") })
 	ks, err := e.Core.Namespaces().Get(e.Ctx, "kube-system", metav1.GetOptions{})
 	if err != nil {
@@ -330,7 +324,7 @@ func TestAccRuntimeKubernetes_anotherOrUnreachableClusterIsAnErrorNeverGone(t *t
 	}
 	w.Write("main.tf", main)
 
-	if out := mustRun(t, tf, "plan", "-no-color"); !strings.Contains(out, "No changes.") {
+	if out := w.Must("plan", "-no-color"); !strings.Contains(out, "No changes.") {
 		t.Errorf("plan against the runtime's own cluster:\n%s", acctest.Tail(out))
 	}
 }
