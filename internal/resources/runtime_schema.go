@@ -111,12 +111,12 @@ func runtimeSchemaV0(ctx context.Context) schema.Schema {
 			"version": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "Rill version of the runtime (the image tag on Kubernetes). Defaults to the provider's `rill_version`, " +
-					"then `latest`. Static hosts run the version they were deployed with; it is recorded only.",
+					"then `" + provisioner.LatestVersion + "`. Static hosts run the version they were deployed with; it is recorded only.",
 				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
 			},
 			"environment": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "Environment of the project the runtime serves (e.g. `prod`, `dev`); unset means `prod`, as in Rill. " +
+				MarkdownDescription: "Environment of the project the runtime serves (e.g. `prod`, `dev`); unset means `" + provisioner.DefaultEnvironment + "`, as in Rill. " +
 					"Passed to the provisioner as the runtime's `environment` argument (Kubernetes templates see it as `.Environment`) and as the `environment` annotation.",
 				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
 			},
