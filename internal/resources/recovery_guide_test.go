@@ -36,7 +36,8 @@ func recoveryConfig(t *testing.T) string {
 // runtime shares the pool. The guide's recover.tf refuses to run without saved states, then finds the
 // orphans through rill_allocations and imports them -- and not the other configuration's runtime,
 // whose state is saved beside -- its destroy frees them, and the plain apply that follows converges
-// to state == ledger.
+// to state == ledger. A saved state may be empty (a configuration whose first apply was the one
+// interrupted): the guide's recover.tf failed on it with "Call to function "jsondecode" failed: EOF".
 func TestAccRuntime_recoveringOrphanedRuntimesGuide(t *testing.T) {
 	acctest.RequireAcc(t)
 	ledger := acctest.SQLiteLedger(t)
@@ -97,6 +98,12 @@ resource "rill_runtime" "app" {
 	}
 	w.Write(filepath.Join("states", "this.json"), w.Must("state", "pull"))
 	w.Write(filepath.Join("states", "other.json"), other.Must("state", "pull"))
+	// A third configuration whose first apply was interrupted: no state yet, so its pull is empty.
+	// (Written as pulled: w.Write would remove the file for an empty body.)
+	pulled := acctest.NewWorkspace(t).Must("state", "pull")
+	if err := os.WriteFile(filepath.Join(w.Dir, "states", "first-apply-killed.json"), []byte(pulled), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	plan := w.Must("plan", "-target=rill_runtime.orphan")
 	if !strings.Contains(plan, "2 to import") {
 		t.Fatalf("the guide's review plan should list the 2 orphans for import:\n%s", plan)
