@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -183,6 +184,12 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 			// What a destroy that a finalizer held up leaves, or a kubectl delete of the claim: the
 			// apply refuses it (keepLargerVolume), so the plan says so rather than promising it.
 			drift = append(drift, terminatingVolume(u)+": apply fails until it is gone")
+		case ro.obj.GetKind() == "Ingress":
+			// The host is a template input, not a template: a spec whose host changed renders other
+			// Ingress hosts under the same checksum, and the runtime's host attribute follows the spec.
+			if have, want := ingressHosts(u), ingressHosts(ro.obj); !slices.Equal(have, want) {
+				drift = append(drift, fmt.Sprintf("Ingress %s/%s serves host(s) %s, want %s", ns, u.GetName(), hostList(have), hostList(want)))
+			}
 		case ro.slot.field == "pvc":
 			pvc := &corev1.PersistentVolumeClaim{}
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, pvc); err != nil {
@@ -345,6 +352,36 @@ func sortedResourceNames(l corev1.ResourceList) []corev1.ResourceName {
 	}
 	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
 	return names
+}
+
+// ingressHosts are the host names an Ingress routes and has certificates for (spec.rules[].host,
+// spec.tls[].hosts[]), sorted, without repeats.
+func ingressHosts(u *unstructured.Unstructured) []string {
+	var hosts []string
+	rules, _, _ := unstructured.NestedSlice(u.Object, "spec", "rules")
+	for _, r := range rules {
+		if m, ok := r.(map[string]any); ok {
+			if h, ok := m["host"].(string); ok && h != "" {
+				hosts = append(hosts, h)
+			}
+		}
+	}
+	tls, _, _ := unstructured.NestedSlice(u.Object, "spec", "tls")
+	for _, t := range tls {
+		if m, ok := t.(map[string]any); ok {
+			hs, _, _ := unstructured.NestedStringSlice(m, "hosts")
+			hosts = append(hosts, hs...)
+		}
+	}
+	slices.Sort(hosts)
+	return slices.Compact(hosts)
+}
+
+func hostList(hosts []string) string {
+	if len(hosts) == 0 {
+		return "none"
+	}
+	return strings.Join(hosts, ", ")
 }
 
 // splitImage splits "repo[:tag][@digest]" into repository and tag ("" when untagged).

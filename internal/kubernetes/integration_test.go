@@ -402,6 +402,44 @@ func TestIntegrationDeletedDeploymentIsDriftAndAllObjectsDeletedIsNotFound(t *te
 	}
 }
 
+// The spec's host is a template input, not a template (the templates' checksum stays the same): once
+// it changes, CheckResource reports each Ingress that still serves the old host as drift, so Terraform
+// plans the update that re-applies them; before, the plan was empty while the runtime's host attribute
+// already named the new URL, which no Ingress served. A hand edit of an Ingress's host is drift too.
+func TestIntegrationHostChangedInTheSpecIsIngressDrift(t *testing.T) {
+	e := newEnv(t, "")
+	r := e.newRuntime()
+	e.provision(e.p, r, args(1, "v1", false))
+	pid := pidOf(r)
+	spec := fmt.Sprintf(`{"host": "https://*.moved.test", "namespace": %q, "kubeconfig_path": %q, "timeout_seconds": 60, "ping_path": ""}`, e.ns, testKubeconfig)
+	moved, err := newProvisioner([]byte(spec), zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked, err := moved.CheckResource(e.ctx, r, args(1, "v1", false))
+	if err != nil {
+		t.Fatalf("CheckResource: %v", err)
+	}
+	want := []string{
+		fmt.Sprintf("Ingress %s/http-runtime-%s serves host(s) %s.rill.test, want %s.moved.test", e.ns, pid, pid, pid),
+		fmt.Sprintf("Ingress %s/grpc-runtime-%s serves host(s) %s.rill.test, want %s.moved.test", e.ns, pid, pid, pid),
+	}
+	if drift := checked.State[StateDrift].([]string); !reflect.DeepEqual(drift, want) {
+		t.Fatalf("drift %q, want %q", drift, want)
+	}
+
+	e.provision(moved, r, args(1, "v1", false))
+	moved.ForgetReads()
+	checked, err = moved.CheckResource(e.ctx, r, args(1, "v1", false))
+	if err != nil || len(checked.State[StateDrift].([]string)) != 0 {
+		t.Fatalf("after the apply: err %v, drift %q", err, checked.State[StateDrift])
+	}
+	ing, err := e.c.dynamic.Resource(gvrOf("ingresses")).Namespace(e.ns).Get(e.ctx, "http-runtime-"+pid, metav1.GetOptions{})
+	if err != nil || !slices.Equal(ingressHosts(ing), []string{pid + ".moved.test"}) {
+		t.Fatalf("after the apply the Ingress serves %v (%v)", ingressHosts(ing), err)
+	}
+}
+
 // A volume claim being deleted (a destroy that a finalizer held up, as in the troubleshooting guide's
 // "objects still exist") is no volume to re-create the runtime on: CheckResource says so in the drift
 // instead of promising the Deployment back "on the existing volume", and Provision refuses at once,
