@@ -235,7 +235,7 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 		break
 	}
 	return &provisioner.Resource{
-		ID:     r.ID,
+		ID:     canonicalResourceID(r.ID, pid),
 		Type:   r.Type,
 		State:  out.asMap(),
 		Config: p.runtimeConfig(pid, obs.Slots, storageBytes),

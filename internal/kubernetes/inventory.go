@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 
@@ -44,6 +45,21 @@ func (p *Provisioner) Allocated(ctx context.Context) ([]provisioner.Allocated, e
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
 	return out, nil
 }
+
+// canonicalResourceID is the form of a UUID-shaped resource ID that the runtime is known by elsewhere
+// (Rill's admin service, rill_allocations' import_id, a named runtime's ID): lower case, with dashes.
+// An import may give the ID as the objects' names spell it (no dashes) or in upper case; the state
+// would then hold another string for the same runtime, which the recovery guide's comparison of
+// states with rill_allocations takes for an orphan (and imports a second time). Any other shape of
+// ID is returned as it is.
+func canonicalResourceID(id, pid string) string {
+	if uuidHexRE.MatchString(pid) {
+		return resourceIDFor(pid)
+	}
+	return id
+}
+
+var uuidHexRE = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
 // resourceIDFor is the inverse of provisionIDFor for the IDs the provider makes (UUIDs): the dashes
 // put back. Another shape of ID is returned as it is.

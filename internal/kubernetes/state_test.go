@@ -26,3 +26,23 @@ func TestParseStateAfterJSON(t *testing.T) {
 		t.Fatalf("empty state (import): got %+v", got)
 	}
 }
+
+// An imported ID is kept in the form the runtime is known by elsewhere when it is a UUID in another
+// spelling (the objects' dashless names, upper case), and as it is otherwise.
+func TestCanonicalResourceID(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"0b6f1d2e-3c4a-4e5f-8a7b-9c0d1e2f3a4b", "0b6f1d2e-3c4a-4e5f-8a7b-9c0d1e2f3a4b"},
+		{"0b6f1d2e3c4a4e5f8a7b9c0d1e2f3a4b", "0b6f1d2e-3c4a-4e5f-8a7b-9c0d1e2f3a4b"},
+		{"0B6F1D2E-3C4A-4E5F-8A7B-9C0D1E2F3A4B", "0b6f1d2e-3c4a-4e5f-8a7b-9c0d1e2f3a4b"},
+		{"rt-1", "rt-1"},
+		{"zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz"},
+	} {
+		pid, err := provisionIDFor(tc.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := canonicalResourceID(tc.in, pid); got != tc.want {
+			t.Errorf("canonicalResourceID(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -481,3 +481,24 @@ func TestAccRuntimeKubernetes_failedUpdateSaysWhetherItChangedAnything(t *testin
 		},
 	))
 }
+
+// An import by the ID as the objects' names spell it (runtime-<id without dashes>, what kubectl shows
+// of a runtime Rill's admin service made) or in upper case keeps the runtime's ID as everything else
+// knows it (Rill's admin, rill_allocations' import_id): lower case, with dashes. The state held the
+// typed string, so the recovery guide, which compares states with rill_allocations, took the runtime
+// for an orphan and imported it a second time, for its step 3 to destroy.
+func TestAccRuntimeKubernetes_importByTheObjectsSpellingKeepsTheRuntimesID(t *testing.T) {
+	e := acctest.NewKubeEnv(t)
+	resource.Test(t, e.TestCase(
+		resource.TestStep{Config: e.ProviderConfig("") + acctest.RuntimeBlock("rt", 1)},
+		resource.TestStep{
+			ResourceName:      "rill_runtime.rt",
+			ImportState:       true,
+			ImportStateVerify: true,
+			ImportStateIdFunc: func(s *terraform.State) (string, error) {
+				id := s.RootModule().Resources["rill_runtime.rt"].Primary.ID
+				return "k8s/" + strings.ToUpper(strings.ReplaceAll(id, "-", "")), nil
+			},
+		},
+	))
+}
