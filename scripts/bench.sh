@@ -33,9 +33,10 @@
 #    several counts (--count 200,1000) all of this runs per count, one section each; with
 #    --calibrate each section has issue 11's targets as a table of ratios (apply and refresh plan;
 #    wall, CPU of terraform + provider, CPU of the provider) and the provider's peak RSS against the
-#    memory targets (60 MB at 200, 120 MB at 1,000). Reported, for the applies and the plans: median, min and max
-#    wall time, median CPU time (user+sys of terraform and its provider processes), median(x) /
-#    median(b), and the provider processes' peak RSS and CPU time (each provider process runs under
+#    memory targets at 200 and 1,000 (scripts/bench/report holds the targets, renders the sections and
+#    judges them). Reported, for the applies and the plans: median, min and max wall time, median
+#    CPU time (user+sys of terraform and its provider processes), median(x) / median(b), and the
+#    provider processes' peak RSS and CPU time (each provider process runs under
 #    scripts/bench/rsswrap, which records the kernel's rusage of it).
 # 1b. --scale N1,N2,...: per N, one apply, refresh plan and destroy of N `rill_runtime` (one pool of
 #    N/100 hosts x 100 slots, fresh SQLite ledger) and of N `terraform_data`, interleaved by phase
@@ -328,6 +329,8 @@ if [[ "$do_apply" == 1 || -n "$scale" ]]; then
   log "building the provider (CGO_ENABLED=0) from $src, and the wrapper that records each provider process's peak RSS and CPU (scripts/bench/rsswrap)"
   (cd "$src" && go build -trimpath -o "$bindir/real/terraform-provider-rill" .)
   (cd "$root" && go build -trimpath -o "$bindir/terraform-provider-rill" ./scripts/bench/rsswrap)
+  # The results' tables and verdicts (scripts/bench/report), built from this checkout like rsswrap.
+  (cd "$root" && go build -trimpath -o "$work/report-tool" ./scripts/bench/report)
   cp "$bindir/terraform-provider-rill" "$bindir/terraform-provider-noop"
   rc="$work/terraformrc"
   write_cli_config "$rc" "$bindir"
@@ -339,47 +342,12 @@ if [[ "$do_apply" == 1 || -n "$scale" ]]; then
 fi
 
 describe() { echo "wall $1 s, cpu $2 s, provider peak RSS $3 MB, provider cpu $4 s"; }
-label() {
-  case "$1" in
-    runtime) echo "$count × \`rill_runtime\` (SQLite ledger)" ;;
-    runtime_pg) echo "$count × \`rill_runtime\` (PostgreSQL ledger)" ;;
-    data) echo "$count × \`terraform_data\`" ;;
-    noop) echo "calibration: $count × \`noop_item\` (no-op framework provider)" ;;
-    noop_quiet) echo "calibration: $count × \`noop_item\`, SDK trace logging off" ;;
-    noop_schema) echo "calibration: $count × \`noop_runtime\` (no-op, rill_runtime's schema), SDK trace logging off" ;;
-    noop_bare) echo "calibration: $count × \`noop_bare\` (no-op, rill_runtime's attributes without validators, plan modifiers, defaults), SDK trace logging off" ;;
-    runtime_quiet) echo "calibration: $count × \`rill_runtime\` (SQLite), SDK trace logging off" ;;
-  esac
-}
-# stat NAME FIELD FUNC: FUNC (median, minof, maxof) of field FIELD of $w/NAME.times, the lines
-# "wall cpu provider_rss provider_cpu" of the timed rounds ("nan" when there were none).
-stat() { { [[ -f "$w/$1.times" ]] && cut -d' ' -f"$2" "$w/$1.times"; } | grep -v nan | "$3"; }
+# fmt, fmt0, ratio, per_item: the scale table's figures ("nan" prints as "–").
 fmt() { awk -v v="$1" 'BEGIN { if (v == "nan") print "–"; else printf "%.2f", v }'; }
 fmt0() { awk -v v="$1" 'BEGIN { if (v == "nan") print "–"; else printf "%.0f", v }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "nan" || b == "nan" || b == 0) print "–"; else printf "%.2f", a / b }'; }
-# terraform_cpu NAME: the median over the rounds of Terraform's own CPU (the command's CPU less its
-# provider processes').
-terraform_cpu() { { [[ -f "$w/$1.times" ]] && awk '$2 != "nan" && $4 != "nan" { print $2 - $4 }' "$w/$1.times"; } | median; }
-# floor NAME SUFFIX: Terraform's own CPU for NAME against the plain no-op's whole CPU (SUFFIX "" = the
-# applies, ".plan" = the refresh plans).
-floor() { ratio "$(terraform_cpu "$1")" "$(stat "noop_quiet$2" 2 median)"; }
 # per_item SECONDS N: milliseconds per resource.
 per_item() { awk -v v="$1" -v n="$2" 'BEGIN { if (v == "nan") print "–"; else printf "%.2f", 1000 * v / n }'; }
-
-# table PHASE SUFFIX: one row per configuration; SUFFIX "" = the applies, ".plan" = the refresh plans,
-# ".destroy" = the destroys.
-table() {
-  local phase="$1" sfx="$2" n med vs dmed
-  dmed="$(stat "data$sfx" 1 median)"
-  echo "| Configuration (\`terraform $phase\`, -parallelism=$parallelism, rounds=$rounds) | median wall (s) | min (s) | max (s) | median CPU (s) | wall vs terraform_data | provider peak RSS (MB, median) | provider CPU (s, median) |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
-  for n in "${names[@]}"; do
-    med="$(stat "$n$sfx" 1 median)"
-    vs="1.00"
-    [[ "$n" == data ]] || vs="**$(ratio "$med" "$dmed")**"
-    echo "| $(label "$n") | $(fmt "$med") | $(fmt "$(stat "$n$sfx" 1 minof)") | $(fmt "$(stat "$n$sfx" 1 maxof)") | $(fmt "$(stat "$n$sfx" 2 median)") | $vs | $(fmt0 "$(stat "$n$sfx" 3 median)") | $(fmt "$(stat "$n$sfx" 4 median)") |"
-  done
-}
 
 # run_cycle NAME DIR LOGPREFIX COUNT DESTROY [VAR=VALUE...]: apply (fresh), refresh plan and, when
 # DESTROY is 1, destroy of DIR; checks that each touched COUNT resources; prints three lines
@@ -429,9 +397,6 @@ if [[ "$do_apply" == 1 && "$with_pg" == 1 ]]; then
   fi
 fi
 
-# The memory targets of issue 11 (provider peak RSS), by count.
-rss_target() { case "$1" in 200) echo 60 ;; 1000) echo 120 ;; *) echo "" ;; esac; }
-
 ci=0
 for count in "${counts[@]}"; do
   [[ "$do_apply" == 1 ]] || break
@@ -479,62 +444,13 @@ for count in "${counts[@]}"; do
     done
   done
 
-  apply_md+="### $count resources"$'\n\n'
-  data_med="$(stat data 1 median)"
-  data_cpu="$(stat data 2 median)"
-  apply_md+="$(table apply "")"$'\n'
-  rt_ratio="$(ratio "$(stat runtime 1 median)" "$data_med")"
-  verdict="meets"
-  above "$rt_ratio" 1.3 && verdict="misses"
-  apply_md+=$'\n'"Ratio runtime/terraform_data (median wall, SQLite ledger): **$rt_ratio** — $verdict the target of <= 1.3."
-  apply_md+=" CPU ratio: $(ratio "$(stat runtime 2 median)" "$data_cpu")."$'\n'
-  if [[ "$calibrate" == 1 ]]; then
-    apply_md+=$'\n'"For scale: a provider that does nothing costs $(ratio "$(stat noop 1 median)" "$data_med")× terraform_data"
-    apply_md+=" ($(ratio "$(stat noop_quiet 1 median)" "$data_med")× with the SDK's trace logging off);"
-    apply_md+=" rill_runtime with the SDK's trace logging off is $(ratio "$(stat runtime_quiet 1 median)" "$data_med")×."$'\n\n'
-    # The targets of issue 11: rill_runtime within 1.25x of the same-schema no-op, 1.5x of the plain one.
-    apply_md+="| Targets at $count (rill_runtime, SDK trace logging off as in \`main.go\`; medians) | vs same-schema no-op (<= 1.25) | vs plain no-op (<= 1.5) | vs terraform_data |"$'\n'
-    apply_md+="|---|---:|---:|---:|"$'\n'
-    for sfx in "" .plan; do
-      phase=apply
-      [[ "$sfx" == .plan ]] && phase="refresh plan"
-      for f in 1 2 4; do
-        what="wall"
-        [[ "$f" == 2 ]] && what="CPU, terraform + provider"
-        [[ "$f" == 4 ]] && what="CPU, provider only"
-        a="$(stat "runtime_quiet$sfx" "$f" median)"
-        s="$(ratio "$a" "$(stat "noop_schema$sfx" "$f" median)")"
-        p="$(ratio "$a" "$(stat "noop_quiet$sfx" "$f" median)")"
-        d="–"
-        [[ "$f" == 4 ]] || d="$(ratio "$a" "$(stat "data$sfx" "$f" median)")"
-        [[ "$f" == 4 ]] || { above "$s" 1.25 && s="$s ✗" || s="$s ✓"; above "$p" 1.5 && p="$p ✗" || p="$p ✓"; }
-        apply_md+="| $phase, $what | $s | $p | $d |"$'\n'
-      done
-    done
-    # The floor of the 1.5x target, two ways: what any provider with rill_runtime's attributes costs
-    # (noop_bare, no validators, plan modifiers or defaults, doing nothing) against the plain no-op;
-    # and Terraform's own CPU for rill_runtime (the command's less its provider's) against the plain
-    # no-op's whole CPU. Above 1.5, a provider that cost nothing at all would still miss it.
-    apply_md+=$'\n'"The floor of the 1.5× target: $count \`noop_bare\` (rill_runtime's attributes and \`timeouts\` block, without validators, plan modifiers or defaults, a provider doing nothing)"
-    apply_md+=" costs **$(ratio "$(stat noop_bare 2 median)" "$(stat noop_quiet 2 median)")×** the plain no-op's CPU (Terraform and provider) in the apply and **$(ratio "$(stat noop_bare.plan 2 median)" "$(stat noop_quiet.plan 2 median)")×** in the refresh plan"
-    apply_md+=" (\`noop_runtime\`, with them: $(ratio "$(stat noop_schema 2 median)" "$(stat noop_bare 2 median)")× and $(ratio "$(stat noop_schema.plan 2 median)" "$(stat noop_bare.plan 2 median)")× \`noop_bare\`);"
-    apply_md+=" Terraform's own CPU alone, without its provider's, is **$(floor runtime_quiet "")×** and **$(floor runtime_quiet.plan .plan)×** the plain no-op's whole CPU for $count \`rill_runtime\`"
-    apply_md+=" ($(floor noop_bare "")× and $(floor noop_bare.plan .plan)× for \`noop_bare\`). Above 1.5, a provider with these attributes that cost no CPU at all would still miss the 1.5× target."$'\n'
-  fi
-  apply_md+=$'\n'"Each apply is followed by a refresh plan of what it created (\`terraform plan\`, which must report no changes):"$'\n\n'
-  apply_md+="$(table plan .plan)"$'\n\n'
-  if [[ "$with_destroy" == 1 ]]; then
-    apply_md+="Then a destroy of all of it:"$'\n\n'"$(table destroy .destroy)"$'\n\n'
-  fi
-  apply_md+="Provider memory at $count runtimes: peak RSS $(fmt0 "$(stat runtime 3 median)") MB in the apply,"
-  apply_md+=" $(fmt0 "$(stat runtime.plan 3 median)") MB in the refresh plan"
-  if [[ -n "$(rss_target "$count")" ]]; then
-    t="$(rss_target "$count")"
-    verdict="meets"
-    { above "$(stat runtime 3 median)" "$t" || above "$(stat runtime.plan 3 median)" "$t"; } && verdict="misses"
-    apply_md+=" ($verdict the target of <= $t MB at $count)"
-  fi
-  apply_md+=". Peak RSS counts the pages of the provider's binary that the process touched (file-backed, shared with the page cache) as well as its own memory."$'\n\n'
+  # The section's tables, ratios and verdicts against issue 11's targets, from the rounds' .times files.
+  section_args=(-dir "$w" -count "$count" -rounds "$rounds" -parallelism "$parallelism")
+  section_args+=(-configs "$(IFS=,; echo "${names[*]}")")
+  [[ "$calibrate" != 1 ]] || section_args+=(-calibrate)
+  [[ "$with_destroy" != 1 ]] || section_args+=(-destroy)
+  section_md="$("$work/report-tool" "${section_args[@]}")" || exit 1
+  apply_md+="$section_md"$'\n\n'
   ci=$((ci + 1))
 done
 if [[ "$do_apply" == 1 && "$with_pg" == 1 && -n "$pg_note" ]]; then
