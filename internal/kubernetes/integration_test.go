@@ -440,6 +440,29 @@ func TestIntegrationHostChangedInTheSpecIsIngressDrift(t *testing.T) {
 	}
 }
 
+// A Service port edited by hand (kubectl patch or edit) is drift, so the plan shows it: the apply
+// cannot take the edited list entry back (the troubleshooting guide says to delete the Service), and
+// before, the plan was empty while the Ingresses routed to a port the Service no longer had.
+func TestIntegrationServicePortEditedByHandIsDrift(t *testing.T) {
+	e := newEnv(t, "")
+	r := e.newRuntime()
+	e.provision(e.p, r, args(1, "v1", false))
+	name := "runtime-" + pidOf(r)
+	patch := []byte(`[{"op": "replace", "path": "/spec/ports/0/port", "value": 1234}]`)
+	if _, err := e.core.Services(e.ns).Patch(e.ctx, name, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.p.ForgetReads()
+	checked, err := e.p.CheckResource(e.ctx, r, args(1, "v1", false))
+	if err != nil {
+		t.Fatalf("CheckResource: %v", err)
+	}
+	want := fmt.Sprintf("Service %s/%s has ports grpc 9090/TCP->grpc, http 1234/TCP->http, want grpc 9090/TCP->grpc, http 8080/TCP->http", e.ns, name)
+	if drift := checked.State[StateDrift].([]string); len(drift) != 1 || drift[0] != want {
+		t.Fatalf("drift %q, want [%q]", drift, want)
+	}
+}
+
 // A volume claim being deleted (a destroy that a finalizer held up, as in the troubleshooting guide's
 // "objects still exist") is no volume to re-create the runtime on: CheckResource says so in the drift
 // instead of promising the Deployment back "on the existing volume", and Provision refuses at once,
