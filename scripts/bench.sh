@@ -151,6 +151,9 @@ main_block=0
 [[ "$do_apply" == 0 && "$do_ledger" == 0 && -n "$scale" ]] || main_block=1
 [[ "$main_block" == 0 ]] || prepare_update bench "$root/BENCHMARKS.md"
 [[ -z "$scale" ]] || prepare_update bench-scale "$root/BENCHMARKS.md"
+# The results' tables, statistics and verdicts against issue 11's targets (scripts/bench/report), from
+# the raw figures this script records; built from this checkout (with --rev too), like rsswrap.
+(cd "$root" && go build -trimpath -o "$work/report-tool" ./scripts/bench/report)
 
 # ---------------------------------------------------------------------------------------------------
 # Machine and load.
@@ -309,13 +312,8 @@ timed_tf() { # CMD DIR LOG [VAR=VALUE...]
 
 # provider_usage LOG: "peak_rss_mb cpu_s" of the provider processes of one timed command: the largest
 # peak RSS of any of them, and the sum of their CPU time ("nan nan" without a provider, i.e.
-# terraform_data).
-provider_usage() {
-  [[ -s "$1.rusage" ]] || { echo "nan nan"; return; }
-  awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-         if (v["maxrss_kb"] > rss) rss = v["maxrss_kb"]; cpu += v["user"] + v["sys"] }
-       END { printf "%.1f %.3f\n", rss / 1024, cpu }' "$1.rusage"
-}
+# terraform_data); scripts/bench/report reads LOG.rusage.
+provider_usage() { "$work/report-tool" usage "$1.rusage"; }
 
 reset_dir() { # remove state (and an SQLite ledger) so that the next apply creates everything
   rm -f "$1"/terraform.tfstate "$1"/terraform.tfstate.backup "$1"/.terraform.tfstate.lock.info \
@@ -329,8 +327,6 @@ if [[ "$do_apply" == 1 || -n "$scale" ]]; then
   log "building the provider (CGO_ENABLED=0) from $src, and the wrapper that records each provider process's peak RSS and CPU (scripts/bench/rsswrap)"
   (cd "$src" && go build -trimpath -o "$bindir/real/terraform-provider-rill" .)
   (cd "$root" && go build -trimpath -o "$bindir/terraform-provider-rill" ./scripts/bench/rsswrap)
-  # The results' tables and verdicts (scripts/bench/report), built from this checkout like rsswrap.
-  (cd "$root" && go build -trimpath -o "$work/report-tool" ./scripts/bench/report)
   cp "$bindir/terraform-provider-rill" "$bindir/terraform-provider-noop"
   rc="$work/terraformrc"
   write_cli_config "$rc" "$bindir"
@@ -342,12 +338,6 @@ if [[ "$do_apply" == 1 || -n "$scale" ]]; then
 fi
 
 describe() { echo "wall $1 s, cpu $2 s, provider peak RSS $3 MB, provider cpu $4 s"; }
-# fmt, fmt0, ratio, per_item: the scale table's figures ("nan" prints as "–").
-fmt() { awk -v v="$1" 'BEGIN { if (v == "nan") print "–"; else printf "%.2f", v }'; }
-fmt0() { awk -v v="$1" 'BEGIN { if (v == "nan") print "–"; else printf "%.0f", v }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "nan" || b == "nan" || b == 0) print "–"; else printf "%.2f", a / b }'; }
-# per_item SECONDS N: milliseconds per resource.
-per_item() { awk -v v="$1" -v n="$2" 'BEGIN { if (v == "nan") print "–"; else printf "%.2f", 1000 * v / n }'; }
 
 # run_cycle NAME DIR LOGPREFIX COUNT DESTROY [VAR=VALUE...]: apply (fresh), refresh plan and, when
 # DESTROY is 1, destroy of DIR; checks that each touched COUNT resources; prints three lines
@@ -449,7 +439,7 @@ for count in "${counts[@]}"; do
   section_args+=(-configs "$(IFS=,; echo "${names[*]}")")
   [[ "$calibrate" != 1 ]] || section_args+=(-calibrate)
   [[ "$with_destroy" != 1 ]] || section_args+=(-destroy)
-  section_md="$("$work/report-tool" "${section_args[@]}")" || exit 1
+  section_md="$("$work/report-tool" section "${section_args[@]}")" || exit 1
   apply_md+="$section_md"$'\n\n'
   ci=$((ci + 1))
 done
@@ -498,11 +488,6 @@ if [[ -n "$scale" ]]; then
     esac
     echo "$res $(provider_usage "$logf")"
   }
-  # own CPU PROVIDER_CPU N: terraform's own CPU per resource in ms (all of it without a provider).
-  own() { awk -v c="$1" -v p="$2" -v n="$3" 'BEGIN { if (p == "nan") p = 0; printf "%.2f", 1000 * (c - p) / n }'; }
-  scale_md+="| N | configuration | phase | wall (s) | provider CPU per runtime (ms) | Terraform's own CPU per resource (ms) | provider peak RSS (MB) |"$'\n'
-  scale_md+="|---:|---|---|---:|---:|---:|---:|"$'\n'
-  declare -A pcpu_at=() dcpu_at=()
   for count in "${scale_counts[@]}"; do
     w="$work/scale$count"
     mkdir -p "$w"
@@ -522,36 +507,13 @@ if [[ -n "$scale" ]]; then
           out="$(scale_phase "$count" "$n" "$w/$n" "$phase")"
           log "scale N=$count $n $phase: $out"
         fi
-        cfg="\`terraform_data\`"
-        [[ "$n" == runtime ]] && cfg="\`rill_runtime\` ($(( count > 400 ? (count + 99) / 100 : 4 )) hosts × 100 slots)"
-        if [[ "$out" =~ ^[0-9] ]]; then
-          read -r wall cpu rss pcpu <<<"$out"
-          if [[ "$n" == runtime ]]; then
-            scale_md+="| $count | $cfg | $phase | $(fmt "$wall") | $(per_item "$pcpu" "$count") | $(own "$cpu" "$pcpu" "$count") | $(fmt0 "$rss") |"$'\n'
-            pcpu_at[$count.$phase]="$(per_item "$pcpu" "$count")"
-          else
-            scale_md+="| $count | $cfg | $phase | $(fmt "$wall") | – | $(own "$cpu" nan "$count") | – |"$'\n'
-            dcpu_at[$count.$phase]="$(own "$cpu" nan "$count")"
-          fi
-        else
-          ok[$n]=0
-          scale_md+="| $count | $cfg | $phase | $out | | | |"$'\n'
-        fi
+        # What the table says of it (scripts/bench/report): the figures, or what happened instead.
+        echo "$out" >"$w/$n.$phase.result"
+        [[ "$out" =~ ^[0-9] ]] || ok[$n]=0
       done
     done
   done
-  first="${scale_counts[0]}"
-  for phase in apply plan destroy; do
-    last=""
-    for count in "${scale_counts[@]}"; do [[ -z "${pcpu_at[$count.$phase]:-}" ]] || last=$count; done
-    [[ -n "$last" && "$last" != "$first" && -n "${pcpu_at[$first.$phase]:-}" ]] || continue
-    scale_md+=$'\n'"Provider CPU per runtime, $phase, from $first to $last runtimes: ${pcpu_at[$first.$phase]} → ${pcpu_at[$last.$phase]} ms"
-    scale_md+=" (**$(ratio "${pcpu_at[$last.$phase]}" "${pcpu_at[$first.$phase]}")×**; flat is 1.0×)."
-    if [[ -n "${dcpu_at[$first.$phase]:-}" && -n "${dcpu_at[$last.$phase]:-}" ]]; then
-      scale_md+=" Terraform core beside it, terraform_data's CPU per resource: ${dcpu_at[$first.$phase]} → ${dcpu_at[$last.$phase]} ms ($(ratio "${dcpu_at[$last.$phase]}" "${dcpu_at[$first.$phase]}")×)."
-    fi
-    scale_md+=$'\n'
-  done
+  scale_md="$("$work/report-tool" scale -dir "$work" -counts "$scale")" || exit 1
 fi
 
 # ---------------------------------------------------------------------------------------------------
@@ -572,7 +534,7 @@ if [[ "$profile" == 1 && "$do_apply" == 1 ]]; then
   trace_res="$(timed_apply "$pdir/runtime" "$pdir/apply.trace.log" TF_LOG=trace TF_LOG_PATH="$pdir/trace.log")"
   rpc_table="$(cd "$root" && go run ./scripts/bench/rpctimes "$pdir/trace.log")"
 
-  provider_cpu() { cat "$1"/rusage-*.txt | awk '{ split($2, u, "="); split($3, s, "="); t += u[2] + s[2]; n++ } END { printf "%.2f s in %d processes", t, n }'; }
+  provider_cpu() { "$work/report-tool" usage -processes "$1"/rusage-*.txt; }
   log "profile: apply with pprof"
   reset_dir "$pdir/runtime"
   prof_res="$(timed_apply "$pdir/runtime" "$pdir/apply.pprof.log" RILL_BENCH_PROFILE_DIR="$pdir/pprof")"
@@ -624,25 +586,8 @@ if [[ "$do_ledger" == 1 ]]; then
   ledger_cmd=(go test ./internal/database -run '^$' -bench BenchmarkAllocate -benchtime 300x -count "$ledger_count")
   log "ledger: ${ledger_cmd[*]}"
   (cd "$src" && "${ledger_cmd[@]}") 2>&1 | tee "$work/ledger.txt" >&2
-  # BenchmarkAllocate/sqlite/writers=8-2   300   2325455 ns/op   430.0 allocs/s
-  ledger_val() { # $1 = backend, $2 = case
-    awk -v name="BenchmarkAllocate/$1/$2" '
-      { n = $1; sub(/-[0-9]+$/, "", n) }
-      n == name { for (i = 2; i < NF; i++) if ($(i + 1) == "allocs/s") print $i }' "$work/ledger.txt" | median
-  }
-  ledger_md+="| Ledger (\`Allocate\`, allocs/s, median of $ledger_count) | writers=1 | writers=8 | writers=8, handles=8 | writers=1, 5,000 allocations already in the ledger |"$'\n'
-  ledger_md+="|---|---:|---:|---:|---:|"$'\n'
-  for be in sqlite postgres; do
-    row="| $be"
-    for c in writers=1 writers=8 'writers=8,handles=8' 'writers=1,rows=5000'; do
-      v="$(ledger_val "$be" "$c")"
-      if [[ "$v" == nan ]]; then row+=" | skipped"; else row+=" | $(awk -v v="$v" 'BEGIN { printf "%.0f", v }')"; fi
-    done
-    ledger_md+="$row |"$'\n'
-  done
-  if grep -q 'SKIP\|skipping PostgreSQL' "$work/ledger.txt"; then
-    ledger_md+=$'\n'"PostgreSQL skipped: $(grep -m1 'skipping PostgreSQL' "$work/ledger.txt" | sed 's/^ *//')"$'\n'
-  fi
+  # The table of the medians per backend and case (scripts/bench/report).
+  ledger_md="$("$work/report-tool" ledger -file "$work/ledger.txt" -count "$ledger_count")"$'\n' || exit 1
 fi
 
 # ---------------------------------------------------------------------------------------------------

@@ -1,22 +1,8 @@
-// Command report renders one count's section of scripts/bench.sh's results (Markdown on stdout) from
-// the raw figures the script records in its work directory, and judges them against issue 11's
-// targets (targets.go):
-//
-//	report -dir WORK/nCOUNT -count COUNT -rounds R -parallelism P -configs runtime,data,noop,... [-calibrate] [-destroy]
-//
-// DIR holds, per configuration NAME, the files NAME.times, NAME.plan.times and NAME.destroy.times: one
-// line per timed round, "wall cpu provider_peak_rss_mb provider_cpu" (seconds, MB; "nan" for a figure
-// not measured: the provider columns of terraform_data, a destroy not run). The configurations are the
-// names scripts/bench.sh gives them (runtime, data, noop, noop_quiet, noop_schema, noop_bare,
-// runtime_quiet, runtime_pg), in the order of the tables' rows.
 package main
 
 import (
-	"bufio"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -25,28 +11,7 @@ import (
 	"strings"
 )
 
-func main() {
-	var c section
-	var configs string
-	flag.StringVar(&c.dir, "dir", "", "work directory of one count (holds NAME.times, NAME.plan.times, NAME.destroy.times)")
-	flag.IntVar(&c.count, "count", 0, "resources per configuration")
-	flag.IntVar(&c.rounds, "rounds", 0, "timed rounds (for the tables' headers)")
-	flag.IntVar(&c.parallelism, "parallelism", 0, "terraform -parallelism (for the tables' headers)")
-	flag.StringVar(&configs, "configs", "", "configurations, comma-separated, in row order")
-	flag.BoolVar(&c.calibrate, "calibrate", false, "the run has the calibration configurations: print the targets table and the floor")
-	flag.BoolVar(&c.destroy, "destroy", false, "the run timed destroys: print their table")
-	flag.Parse()
-	if c.dir == "" || c.count <= 0 || configs == "" || flag.NArg() != 0 {
-		fmt.Fprintln(os.Stderr, "usage: report -dir DIR -count N -rounds R -parallelism P -configs NAME,... [-calibrate] [-destroy]")
-		os.Exit(2)
-	}
-	c.configs = strings.Split(configs, ",")
-	if err := c.write(os.Stdout); err != nil {
-		fmt.Fprintf(os.Stderr, "report: %v\n", err)
-		os.Exit(1)
-	}
-}
-
+// section: one count's section of the apply benchmark (report section).
 // The columns of a .times line.
 const (
 	colWall = iota
@@ -92,19 +57,9 @@ func readTimes(path string) ([][columns]float64, error) {
 		if line == "" {
 			continue
 		}
-		f := strings.Fields(line)
-		if len(f) != columns {
-			return nil, fmt.Errorf("%s:%d: want %d figures (wall cpu provider_rss provider_cpu), got %q", path, i+1, columns, line)
-		}
-		var row [columns]float64
-		for j, s := range f {
-			if s == "nan" {
-				row[j] = math.NaN()
-				continue
-			}
-			if row[j], err = strconv.ParseFloat(s, 64); err != nil {
-				return nil, fmt.Errorf("%s:%d: %q is not a number", path, i+1, s)
-			}
+		row, err := parseFigures(line)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, i+1, err)
 		}
 		rows = append(rows, row)
 	}
@@ -182,19 +137,11 @@ func (c *section) table(b *strings.Builder, phase, sfx string) {
 	}
 }
 
-func (c *section) write(w io.Writer) error {
-	if err := c.load(); err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(w)
-	if _, err := bw.WriteString(c.render()); err != nil {
-		return err
-	}
-	return bw.Flush()
-}
-
 // render: the section, ending with a blank line.
-func (c *section) render() string {
+func (c *section) render() (string, error) {
+	if err := c.load(); err != nil {
+		return "", err
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "### %d resources\n\n", c.count)
 	dataWall, dataCPU := c.med("data", colWall), c.med("data", colCPU)
@@ -219,7 +166,7 @@ func (c *section) render() string {
 		fmt.Fprintf(&b, " (%s the target of <= %g MB at %d)", verdict(meets(applyRSS, t) && meets(planRSS, t)), t, c.count)
 	}
 	b.WriteString(". Peak RSS counts the pages of the provider's binary that the process touched (file-backed, shared with the page cache) as well as its own memory.\n\n")
-	return b.String()
+	return b.String(), nil
 }
 
 // calibration: the no-op providers for scale, the targets table of issue 11, and the floor of the
@@ -262,4 +209,33 @@ func (c *section) calibration(b *strings.Builder, dataWall float64) {
 		f2(c.floor("runtime_quiet", "")), f2(c.floor("runtime_quiet", ".plan")), c.count)
 	fmt.Fprintf(b, " (%s× and %s× for `noop_bare`). Above %g, a provider with these attributes that cost no CPU at all would still miss the %g× target.\n",
 		f2(c.floor("noop_bare", "")), f2(c.floor("noop_bare", ".plan")), targetVsPlainNoop, targetVsPlainNoop)
+}
+
+// parseFigures: one line "wall cpu provider_rss provider_cpu" ("nan": a figure not measured).
+func parseFigures(line string) (f [columns]float64, err error) {
+	fields := strings.Fields(line)
+	if len(fields) != columns {
+		return f, fmt.Errorf("want %d figures (wall cpu provider_rss provider_cpu), got %q", columns, line)
+	}
+	for i, s := range fields {
+		if s == "nan" {
+			f[i] = math.NaN()
+		} else if f[i], err = strconv.ParseFloat(s, 64); err != nil {
+			return f, fmt.Errorf("%q is not a number", s)
+		}
+	}
+	return f, nil
+}
+
+// positiveInts: a comma-separated list of positive integers.
+func positiveInts(list string) ([]int, error) {
+	var ns []int
+	for _, s := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%q is not a positive integer", s)
+		}
+		ns = append(ns, n)
+	}
+	return ns, nil
 }

@@ -94,17 +94,23 @@ func TestRenderMatchesTheShellItReplaced(t *testing.T) {
 		{"plain-200.md", section{count: 200, rounds: 2, parallelism: 10, configs: []string{"runtime", "data"}}},
 	} {
 		tc.s.dir = filepath.Join("testdata", "n20")
-		var out strings.Builder
-		if err := tc.s.write(&out); err != nil {
-			t.Fatal(err)
-		}
-		want, err := os.ReadFile(filepath.Join("testdata", tc.golden))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out.String() != string(want) {
-			t.Errorf("%s: got\n%s\nwant\n%s", tc.golden, out.String(), want)
-		}
+		matchesGolden(t, &tc.s, tc.golden)
+	}
+}
+
+// matchesGolden: what r renders is testdata/golden, byte for byte.
+func matchesGolden(t *testing.T, r renderer, golden string) {
+	t.Helper()
+	var out strings.Builder
+	if err := write(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join("testdata", golden))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != string(want) {
+		t.Errorf("%s: got\n%s\nwant\n%s", golden, out.String(), want)
 	}
 }
 
@@ -138,7 +144,7 @@ func TestMemoryTarget(t *testing.T) {
 		})
 		s := section{dir: dir, count: tc.count, rounds: 1, parallelism: 10, configs: []string{"runtime", "data"}}
 		var out strings.Builder
-		if err := s.write(&out); err != nil {
+		if err := write(&out, &s); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(out.String(), tc.want) {
@@ -153,7 +159,7 @@ func TestMissingBaselinePrintsDashesAndMisses(t *testing.T) {
 	writeTimes(t, dir, map[string]string{"runtime": "1.000 0.900 50.0 0.400\n"})
 	s := section{dir: dir, count: 20, rounds: 1, parallelism: 10, configs: []string{"runtime", "data"}}
 	var out strings.Builder
-	if err := s.write(&out); err != nil {
+	if err := write(&out, &s); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
@@ -172,7 +178,7 @@ func TestMalformedTimesFail(t *testing.T) {
 		dir := t.TempDir()
 		writeTimes(t, dir, map[string]string{"runtime": content})
 		s := section{dir: dir, count: 20, configs: []string{"runtime"}}
-		if err := s.write(&strings.Builder{}); err == nil || !strings.Contains(err.Error(), "runtime.times:1") {
+		if err := write(&strings.Builder{}, &s); err == nil || !strings.Contains(err.Error(), "runtime.times:1") {
 			t.Errorf("%q: got %v, want an error naming runtime.times:1", content, err)
 		}
 	}
