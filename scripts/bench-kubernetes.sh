@@ -113,6 +113,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 prepare_update bench-kubernetes "$root/BENCHMARKS-kubernetes.md"
+# The results' tables, statistics and verdicts against the targets (scripts/bench/report), from the
+# raw figures this script records; built from this checkout (with --src too).
+(cd "$root" && go build -trimpath -o "$work/report-tool" ./scripts/bench/report)
 
 # Room on the nodes: every runtime asks for 1 CPU; earlier rounds' runtimes stay.
 node_cpus="$(awk '$1 == "cpu:" { gsub(/"/, "", $2); print $2; exit }' "$root/scripts/bench/kubernetes/node.yaml")"
@@ -196,8 +199,6 @@ done
 # Helpers.
 now_ns() { date +%s%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
-fmt2() { awk -v v="$1" 'BEGIN { printf "%.2f", v }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 write_tf_config() { # $1 = dir
   mkdir -p "$1"
@@ -379,25 +380,10 @@ done
 
 # ---------------------------------------------------------------------------------------------------
 # Results.
-col() { cut -d' ' -f"$2" "$work/$1" | "$3"; }
-tf_med="$(col tf.times 1 median)" kc_med="$(col kubectl.times 1 median)"
-apply_ratio="$(ratio "$tf_med" "$kc_med")"
-plan_med="$(col plan.counts 1 median)"
-per_runtime="$(awk -v n="$plan_med" -v c="$count" 'BEGIN { printf "%.2f", n / c }')"
-last="$rounds"
 "$k8sbench" latency -audit-log "$audit_log" -probe "$work/probe.txt" "${latency_windows[@]}" >"$work/latency.txt"
-lat() { # lat server|client idle|busy FIELD
-  awk -v s="$1" -v l="$2" -v f="$3" '$1 == s && $2 == l { for (i = 3; i <= NF; i++) { split($i, kv, "="); if (kv[1] == f) print kv[2] } }' "$work/latency.txt"
-}
-lat_p50_ratio="$(ratio "$(lat server busy p50_ms)" "$(lat server idle p50_ms)")"
-lat_p95_ratio="$(ratio "$(lat server busy p95_ms)" "$(lat server idle p95_ms)")"
-breakdown="$(awk 'NR > 1 { printf "%s%s × %s %s", sep, $1, $2, $3; sep = ", " }' "$work/tf-plan-$last.requests")"
-ready_val() { # ready_val CONCURRENCY NAME FIELD
-  awk -v n="$2" -v f="$3" '$1 == "summary" && $2 == n { for (i = 3; i <= NF; i++) { split($i, kv, "="); if (kv[1] == f) print kv[2] } }' "$work/ready-c$1.txt"
-}
-verdict() { # verdict VALUE OP LIMIT
-  if awk -v v="$1" -v l="$3" -v op="$2" 'BEGIN { exit !((op == "<=" && v <= l) || (op == "<" && v < l)) }'; then echo "met"; else echo "**missed**"; fi
-}
+report_args=(-dir "$work" -count "$count" -rounds "$rounds" -parallelism "$parallelism" -ready-count "$ready_count")
+report_args+=(-idle-secs "$idle_secs" -ready-concurrency "$(IFS=,; echo "${ready_rows[*]}")" -plan-note "$plan_note")
+tables="$("$work/report-tool" kubernetes "${report_args[@]}")" || exit 1
 load_end="$(loadavg)"
 elapsed=$((SECONDS - t_start))
 
@@ -406,49 +392,7 @@ results="$(
   echo "Kubernetes $k8s_version (scripts/controlplane.sh: etcd, kube-apiserver, controller manager, scheduler, kwok); $source_desc."
   echo "Load average (1/5/15 min): $load_note; at the end: $load_end. The run took ${elapsed}s."
   echo
-  echo "| # | Figure | Result | Target | |"
-  echo "|---|---|---:|---|---|"
-  echo "| 1 | \`terraform apply\` of $count \`rill_runtime\` (-parallelism=$parallelism), median of $rounds | $(fmt2 "$tf_med") s | | |"
-  echo "| 1 | \`kubectl apply --server-side\` of the same objects + \`kubectl rollout status\` × $count ($parallelism at a time), median of $rounds | $(fmt2 "$kc_med") s | | |"
-  echo "| 1 | ratio terraform / kubectl (medians) | **$apply_ratio** | <= 1.0 | $(verdict "$apply_ratio" "<=" 1.0) |"
-  echo "| 2 | API requests per runtime, refresh \`terraform plan\` over $count runtimes (median of $rounds: $plan_med requests) | **$per_runtime** | <= 0.2 | $(verdict "$per_runtime" "<=" 0.2) |"
-  echo "| 2 | API server latency of \`GET namespaces/default\` every 50 ms (audit log), ${idle_secs} s before the plans → during them: p50 | $(lat server idle p50_ms) → $(lat server busy p50_ms) ms, ratio **$lat_p50_ratio** | <= 1.25 | $(verdict "$lat_p50_ratio" "<=" 1.25) |"
-  echo "| 2 | the same: p95 (requests: $(lat server idle n) idle, $(lat server busy n) during the plans) | $(lat server idle p95_ms) → $(lat server busy p95_ms) ms, ratio $lat_p95_ratio | | |"
-  for conc in "${ready_rows[@]}"; do
-    p50="$(ready_val "$conc" audit p50_ms)" p95="$(ready_val "$conc" audit p95_ms)"
-    what="one at a time"
-    [[ "$conc" == 1 ]] || what="$conc at a time"
-    echo "| 3 | readiness detection latency, $ready_count runtimes $what: p50 / p95 | **$p50 ms** / $p95 ms | p50 < 50 ms | $(verdict "$p50" "<" 50) |"
-  done
-  echo
-  echo "Per round (wall seconds; CPU = user + sys of the client processes; requests = the client's API requests in the audit log):"
-  echo
-  echo "| Round | terraform apply | CPU | requests | kubectl apply + rollout status | of which apply | CPU | requests | ratio | plan requests | plan (s) | load at the plan |"
-  echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-  for i in $(seq 1 "$rounds"); do
-    read -r tw tc tn < <(sed -n "${i}p" "$work/tf.times")
-    read -r kw kcpu ka kn < <(sed -n "${i}p" "$work/kubectl.times")
-    read -r pn ps pl < <(sed -n "${i}p" "$work/plan.counts")
-    echo "| $i | $(fmt2 "$tw") | $(fmt2 "$tc") | $tn | $(fmt2 "$kw") | $(fmt2 "$ka") | $(fmt2 "$kcpu") | $kn | $(ratio "$tw" "$kw") | $pn | $(fmt2 "$ps") | $pl |"
-  done
-  echo
-  echo "terraform apply min / max: $(fmt2 "$(col tf.times 1 minof)") / $(fmt2 "$(col tf.times 1 maxof)") s;" \
-    "kubectl min / max: $(fmt2 "$(col kubectl.times 1 minof)") / $(fmt2 "$(col kubectl.times 1 maxof)") s."
-  echo
-  echo "Provider requests of the last refresh plan: $breakdown."
-  echo
-  echo "The probe's latency as the probe saw it (client side, including its own scheduling on the loaded machine): p50 $(lat client idle p50_ms) → $(lat client busy p50_ms) ms, p95 $(lat client idle p95_ms) → $(lat client busy p95_ms) ms."
-  [[ -z "$plan_note" ]] || echo "Note: $plan_note."
-  echo
-  echo "Readiness detection (ms; audit = from the status write that made the Deployment Available, watch = from a peer watch's event; await = AwaitReady's whole duration):"
-  echo
-  echo "| Runtimes at a time | reference | p50 | p95 | min | max | mean |"
-  echo "|---:|---|---:|---:|---:|---:|---:|"
-  for conc in "${ready_rows[@]}"; do
-    for n in audit watch await; do
-      echo "| $conc | $n | $(ready_val "$conc" "$n" p50_ms) | $(ready_val "$conc" "$n" p95_ms) | $(ready_val "$conc" "$n" min_ms) | $(ready_val "$conc" "$n" max_ms) | $(ready_val "$conc" "$n" mean_ms) |"
-    done
-  done
+  echo "$tables"
   if [[ -n "$trace_md" ]]; then
     echo
     echo "Traced apply (TF_LOG=debug, untimed):"

@@ -1,5 +1,6 @@
 # Shared by scripts/bench.sh and scripts/bench-kubernetes.sh (sourced, not run): argument checks, the
-# wait for a quiet machine, the small statistics both tables use, and --update. The caller defines log().
+# wait for a quiet machine, and --update. The caller defines log(). The statistics, tables and verdicts
+# are Go: scripts/bench/report.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib-tools.sh"
 
@@ -47,9 +48,6 @@ wait_for_quiet() {
   load_note="$(loadavg) at the start (waited ${waited}s for it to be <= $max_load)"
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "nan"; exit } if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-minof() { sort -g | head -1; }
-maxof() { sort -g | tail -1; }
 
 # prepare_update NAME FILE: with --update (update=1), build scripts/bench/results (the tested Go function
 # that writes results between FILE's <!-- NAME:results:begin/end --> markers) into $work and check the

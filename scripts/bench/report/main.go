@@ -5,6 +5,7 @@
 //	report scale -dir WORK -counts N1,N2,...
 //	report ledger -file WORK/ledger.txt -count C
 //	report usage [-processes] RUSAGE_FILE...
+//	report kubernetes -dir WORK -count N -rounds R -parallelism P -ready-count N -idle-secs S -ready-concurrency 1,P [-plan-note TEXT]
 //
 // section: one count's tables, ratios and verdicts. DIR holds, per configuration NAME, the files
 // NAME.times, NAME.plan.times and NAME.destroy.times: one line per timed round, "wall cpu
@@ -24,6 +25,8 @@
 // usage: the provider processes' peak RSS (MB, the largest) and CPU time (s, the sum) of one timed
 // command, from the rusage lines scripts/bench/rsswrap (or scripts/bench/profprov) wrote; with
 // -processes, the CPU time and the number of processes.
+//
+// kubernetes: scripts/bench-kubernetes.sh's tables and verdicts (kubernetes.go), from its work directory.
 package main
 
 import (
@@ -54,7 +57,8 @@ func printUsage() {
 	fmt.Fprintln(os.Stderr, `usage: report section -dir DIR -count N -rounds R -parallelism P -configs NAME,... [-calibrate] [-destroy]
        report scale -dir WORK -counts N1,N2,...
        report ledger -file LEDGER.txt -count C
-       report usage [-processes] RUSAGE_FILE...`)
+       report usage [-processes] RUSAGE_FILE...
+       report kubernetes -dir WORK -count N -rounds R -parallelism P -ready-count N -idle-secs S -ready-concurrency 1,P [-plan-note TEXT]`)
 	os.Exit(2)
 }
 
@@ -109,6 +113,25 @@ func parse(cmd string, args []string) (renderer, error) {
 			return nil, fmt.Errorf("-file and -count are required")
 		}
 		r = l
+	case "kubernetes":
+		k := &kubernetes{}
+		fs.StringVar(&k.dir, "dir", "", "scripts/bench-kubernetes.sh's work directory")
+		fs.IntVar(&k.count, "count", 0, "runtimes per apply")
+		fs.IntVar(&k.rounds, "rounds", 0, "timed rounds")
+		fs.IntVar(&k.parallelism, "parallelism", 0, "terraform -parallelism")
+		fs.IntVar(&k.readyCount, "ready-count", 0, "runtimes of the readiness benchmark")
+		fs.IntVar(&k.idleSecs, "idle-secs", 0, "seconds of the latency probe before each plan")
+		fs.StringVar(&list, "ready-concurrency", "", "the readiness runs' concurrencies, comma-separated")
+		fs.StringVar(&k.planNote, "plan-note", "", "a note on the plans (one found changes)")
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		conc, err := positiveInts(list)
+		if k.dir == "" || k.count <= 0 || k.rounds <= 0 || err != nil {
+			return nil, fmt.Errorf("-dir, -count, -rounds and -ready-concurrency are required")
+		}
+		k.readyConcurrency = conc
+		r = k
 	case "usage":
 		u := &usage{}
 		fs.BoolVar(&u.processes, "processes", false, `print "CPU s in N processes"`)

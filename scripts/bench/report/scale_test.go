@@ -67,6 +67,7 @@ func TestParseArguments(t *testing.T) {
 		{"scale", "-dir", "d", "-counts", "20,x"},
 		{"ledger", "-file", "f"},
 		{"ledger", "-file", "f", "-count", "3", "extra"},
+		{"kubernetes", "-dir", "d", "-count", "10", "-rounds", "2"},
 		{"nonsense"},
 	} {
 		if _, err := parse(args[0], args[1:]); err == nil {
