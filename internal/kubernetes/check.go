@@ -2,7 +2,9 @@ package kubernetes
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -141,7 +143,9 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 
 	var drift, warnings []string
 	var liveChecksum, liveTag string
+	var liveInputs string // AnnotationTemplateInputs of the objects
 	if dep != nil {
+		liveInputs = dep.Annotations[AnnotationTemplateInputs]
 		liveChecksum = dep.Annotations[AnnotationTemplatesChecksum]
 		liveTag = dep.Annotations[AnnotationVersion]
 		switch {
@@ -157,10 +161,12 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 			if u := live[ro.slot.field]; u != nil {
 				liveChecksum = u.GetAnnotations()[AnnotationTemplatesChecksum]
 				liveTag = u.GetAnnotations()[AnnotationVersion]
+				liveInputs = u.GetAnnotations()[AnnotationTemplateInputs]
 				break
 			}
 		}
 	}
+	drift = append(drift, inputsDrift(liveInputs, templateInputs(data))...)
 
 	var storageBytes int64
 	for _, ro := range objs {
@@ -299,6 +305,28 @@ func (p *Provisioner) readLive(ctx context.Context, c *clients, ns string, names
 		}
 	}
 	return live, nil
+}
+
+// inputsDrift compares the template inputs recorded on the objects (AnnotationTemplateInputs, "" when
+// absent) with those the spec gives now, one entry per field that changed, sorted by field. Objects
+// without the record (applied by an earlier version of this provider, or by Rill's admin service), a
+// record that does not parse, and fields the record lacks are no drift: nothing says what they were
+// rendered with, and the plan after upgrading the provider must stay empty.
+func inputsDrift(recorded string, want map[string]string) []string {
+	if recorded == "" {
+		return nil
+	}
+	var have map[string]string
+	if json.Unmarshal([]byte(recorded), &have) != nil {
+		return nil
+	}
+	var out []string
+	for _, field := range slices.Sorted(maps.Keys(want)) {
+		if v, ok := have[field]; ok && v != want[field] {
+			out = append(out, fmt.Sprintf("spec.%s: the runtime was applied with %s, the spec now says %s", field, v, want[field]))
+		}
+	}
+	return out
 }
 
 // deploymentDrift compares the live Deployment with the rendered one: replicas, and each rendered

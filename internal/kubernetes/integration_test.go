@@ -421,6 +421,7 @@ func TestIntegrationHostChangedInTheSpecIsIngressDrift(t *testing.T) {
 		t.Fatalf("CheckResource: %v", err)
 	}
 	want := []string{
+		fmt.Sprintf("spec.host: the runtime was applied with %s.rill.test, the spec now says %s.moved.test", pid, pid),
 		fmt.Sprintf("Ingress %s/http-runtime-%s serves host(s) %s.rill.test, want %s.moved.test", e.ns, pid, pid, pid),
 		fmt.Sprintf("Ingress %s/grpc-runtime-%s serves host(s) %s.rill.test, want %s.moved.test", e.ns, pid, pid, pid),
 	}
@@ -437,6 +438,60 @@ func TestIntegrationHostChangedInTheSpecIsIngressDrift(t *testing.T) {
 	ing, err := e.c.dynamic.Resource(gvrOf("ingresses")).Namespace(e.ns).Get(e.ctx, "http-runtime-"+pid, metav1.GetOptions{})
 	if err != nil || !slices.Equal(ingressHosts(ing), []string{pid + ".moved.test"}) {
 		t.Fatalf("after the apply the Ingress serves %v (%v)", ingressHosts(ing), err)
+	}
+}
+
+// The spec's data_dir feeds the Deployment as data (the mount path and RILL_RUNTIME_DATA_DIR), not as
+// template text: once it changes, CheckResource reports it as drift naming both values, so Terraform
+// plans the update that re-applies the Deployment; before, the plan was empty and the runtime kept the
+// old data dir. Objects without the record of their inputs (applied by an earlier version of this
+// provider) are no drift: the plan after upgrading stays empty.
+func TestIntegrationDataDirChangedInTheSpecIsDrift(t *testing.T) {
+	e := newEnv(t, "")
+	r := e.newRuntime()
+	e.provision(e.p, r, args(1, "v1", false))
+	moved := e.provisioner(`, "data_dir": "/mnt/data"`, zaptest.NewLogger(t))
+	checked, err := moved.CheckResource(e.ctx, r, args(1, "v1", false))
+	if err != nil {
+		t.Fatalf("CheckResource: %v", err)
+	}
+	want := []string{"spec.data_dir: the runtime was applied with /data, the spec now says /mnt/data"}
+	if drift := checked.State[StateDrift].([]string); !reflect.DeepEqual(drift, want) {
+		t.Fatalf("drift %q, want %q", drift, want)
+	}
+
+	e.provision(moved, r, args(1, "v1", false))
+	moved.ForgetReads()
+	checked, err = moved.CheckResource(e.ctx, r, args(1, "v1", false))
+	if err != nil || len(checked.State[StateDrift].([]string)) != 0 {
+		t.Fatalf("after the apply: err %v, drift %q", err, checked.State[StateDrift])
+	}
+	name := "runtime-" + pidOf(r)
+	dep, err := e.apps.Deployments(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct := dep.Spec.Template.Spec.Containers[0]
+	if len(ct.VolumeMounts) != 1 || ct.VolumeMounts[0].MountPath != "/mnt/data" || !slices.Contains(ct.Env, corev1.EnvVar{Name: "RILL_RUNTIME_DATA_DIR", Value: "/mnt/data"}) {
+		t.Fatalf("after the apply the Deployment mounts %v with env %v", ct.VolumeMounts, ct.Env)
+	}
+
+	// Upgrading from a version that did not record the inputs: no object carries the annotation.
+	strip := []byte(`{"metadata": {"annotations": {"` + AnnotationTemplateInputs + `": null}}}`)
+	for _, resource := range []string{"deployments", "services", "persistentvolumeclaims"} {
+		if _, err := e.c.dynamic.Resource(gvrOf(resource)).Namespace(e.ns).Patch(e.ctx, name, types.MergePatchType, strip, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ingress := range []string{"http-" + name, "grpc-" + name} {
+		if _, err := e.c.dynamic.Resource(gvrOf("ingresses")).Namespace(e.ns).Patch(e.ctx, ingress, types.MergePatchType, strip, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	moved.ForgetReads()
+	checked, err = moved.CheckResource(e.ctx, r, args(1, "v1", false))
+	if err != nil || len(checked.State[StateDrift].([]string)) != 0 {
+		t.Fatalf("objects without the inputs annotation: err %v, drift %q", err, checked.State[StateDrift])
 	}
 }
 

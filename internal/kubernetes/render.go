@@ -32,7 +32,10 @@ const (
 	AnnotationPrefix = "rill.provisioner/"
 
 	AnnotationTemplatesChecksum = AnnotationPrefix + "templates-checksum"
-	AnnotationSlots             = AnnotationPrefix + "slots"
+	// AnnotationTemplateInputs holds the spec-derived data the templates were rendered with (a JSON
+	// object keyed by spec field, see templateInputs): the checksum covers the templates' text only.
+	AnnotationTemplateInputs = AnnotationPrefix + "template-inputs"
+	AnnotationSlots          = AnnotationPrefix + "slots"
 	// AnnotationVersion holds the image tag that was applied (args.version, else the Rill version,
 	// else "latest").
 	AnnotationVersion    = AnnotationPrefix + "version"
@@ -303,6 +306,8 @@ func stampMetadata(obj *unstructured.Unstructured, slot templateSlot, data *Temp
 		AnnotationVersion:           data.ImageTag,
 		AnnotationHibernated:        strconv.FormatBool(data.Hibernated),
 	}
+	b, _ := json.Marshal(templateInputs(data)) // a map of strings always encodes; the keys come out sorted
+	annotations[AnnotationTemplateInputs] = string(b)
 	if data.Name != "" {
 		ours[LabelNameHash] = NameHash(data.Name)
 		annotations[AnnotationName] = data.Name
@@ -326,6 +331,15 @@ func stampMetadata(obj *unstructured.Unstructured, slot templateSlot, data *Temp
 		podLabels, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "template", "metadata", "labels")
 		_ = unstructured.SetNestedStringMap(obj.Object, merge(podLabels, ours), "spec", "template", "metadata", "labels")
 	}
+}
+
+// templateInputs are the spec fields that feed the templates as data, keyed by spec field, with the
+// values the templates see: a change of one renders other objects under the same templates checksum,
+// so AnnotationTemplateInputs records them and CheckResource compares (see inputsDrift). The host is
+// the rendered one (host[:port], no scheme). The namespace is not among them: it is where the objects
+// are (the state's namespace), not what they say. No secret may go here: it is an annotation.
+func templateInputs(data *TemplateData) map[string]string {
+	return map[string]string{"data_dir": data.DataDir, "host": data.Host, "image": data.Image}
 }
 
 func merge(base, over map[string]string) map[string]string {

@@ -75,7 +75,8 @@ func TestRenderNamesLabelsAndAnnotations(t *testing.T) {
 		}
 		a := o.obj.GetAnnotations()
 		if a[AnnotationSlots] != "2" || a[AnnotationVersion] != "v0.51.0" || a[AnnotationHibernated] != "false" ||
-			a[AnnotationTemplatesChecksum] != p.templates.checksum || len(p.templates.checksum) != 64 {
+			a[AnnotationTemplatesChecksum] != p.templates.checksum || len(p.templates.checksum) != 64 ||
+			a[AnnotationTemplateInputs] != `{"data_dir":"/data","host":"`+testPID+`.rt.example.com","image":"rilldata/rill"}` {
 			t.Errorf("%s: annotations %v", field, a)
 		}
 	}
