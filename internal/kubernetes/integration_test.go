@@ -124,6 +124,18 @@ func (e *env) provision(p *Provisioner, r *provisioner.Resource, opts *provision
 	return out
 }
 
+// driftOf is the drift a fresh CheckResource of r through p reports (as the next Terraform command,
+// which starts with ForgetReads, sees it), for a runtime of args(1, "v1", false).
+func (e *env) driftOf(p *Provisioner, r *provisioner.Resource) []string {
+	e.t.Helper()
+	p.ForgetReads()
+	checked, err := p.CheckResource(e.ctx, r, args(1, "v1", false))
+	if err != nil {
+		e.t.Fatalf("CheckResource: %v", err)
+	}
+	return checked.State[StateDrift].([]string)
+}
+
 func (e *env) awaitReady(r *provisioner.Resource) {
 	e.t.Helper()
 	start := time.Now()
@@ -416,24 +428,18 @@ func TestIntegrationHostChangedInTheSpecIsIngressDrift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checked, err := moved.CheckResource(e.ctx, r, args(1, "v1", false))
-	if err != nil {
-		t.Fatalf("CheckResource: %v", err)
-	}
 	want := []string{
 		fmt.Sprintf("spec.host: the runtime was applied with %s.rill.test, the spec now says %s.moved.test", pid, pid),
 		fmt.Sprintf("Ingress %s/http-runtime-%s serves host(s) %s.rill.test, want %s.moved.test", e.ns, pid, pid, pid),
 		fmt.Sprintf("Ingress %s/grpc-runtime-%s serves host(s) %s.rill.test, want %s.moved.test", e.ns, pid, pid, pid),
 	}
-	if drift := checked.State[StateDrift].([]string); !reflect.DeepEqual(drift, want) {
+	if drift := e.driftOf(moved, r); !reflect.DeepEqual(drift, want) {
 		t.Fatalf("drift %q, want %q", drift, want)
 	}
 
 	e.provision(moved, r, args(1, "v1", false))
-	moved.ForgetReads()
-	checked, err = moved.CheckResource(e.ctx, r, args(1, "v1", false))
-	if err != nil || len(checked.State[StateDrift].([]string)) != 0 {
-		t.Fatalf("after the apply: err %v, drift %q", err, checked.State[StateDrift])
+	if drift := e.driftOf(moved, r); len(drift) != 0 {
+		t.Fatalf("after the apply: drift %q", drift)
 	}
 	ing, err := e.c.dynamic.Resource(gvrOf("ingresses")).Namespace(e.ns).Get(e.ctx, "http-runtime-"+pid, metav1.GetOptions{})
 	if err != nil || !slices.Equal(ingressHosts(ing), []string{pid + ".moved.test"}) {
@@ -451,20 +457,14 @@ func TestIntegrationDataDirChangedInTheSpecIsDrift(t *testing.T) {
 	r := e.newRuntime()
 	e.provision(e.p, r, args(1, "v1", false))
 	moved := e.provisioner(`, "data_dir": "/mnt/data"`, zaptest.NewLogger(t))
-	checked, err := moved.CheckResource(e.ctx, r, args(1, "v1", false))
-	if err != nil {
-		t.Fatalf("CheckResource: %v", err)
-	}
 	want := []string{"spec.data_dir: the runtime was applied with /data, the spec now says /mnt/data"}
-	if drift := checked.State[StateDrift].([]string); !reflect.DeepEqual(drift, want) {
+	if drift := e.driftOf(moved, r); !reflect.DeepEqual(drift, want) {
 		t.Fatalf("drift %q, want %q", drift, want)
 	}
 
 	e.provision(moved, r, args(1, "v1", false))
-	moved.ForgetReads()
-	checked, err = moved.CheckResource(e.ctx, r, args(1, "v1", false))
-	if err != nil || len(checked.State[StateDrift].([]string)) != 0 {
-		t.Fatalf("after the apply: err %v, drift %q", err, checked.State[StateDrift])
+	if drift := e.driftOf(moved, r); len(drift) != 0 {
+		t.Fatalf("after the apply: drift %q", drift)
 	}
 	name := "runtime-" + pidOf(r)
 	dep, err := e.apps.Deployments(e.ns).Get(e.ctx, name, metav1.GetOptions{})
@@ -488,10 +488,8 @@ func TestIntegrationDataDirChangedInTheSpecIsDrift(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	moved.ForgetReads()
-	checked, err = moved.CheckResource(e.ctx, r, args(1, "v1", false))
-	if err != nil || len(checked.State[StateDrift].([]string)) != 0 {
-		t.Fatalf("objects without the inputs annotation: err %v, drift %q", err, checked.State[StateDrift])
+	if drift := e.driftOf(moved, r); len(drift) != 0 {
+		t.Fatalf("objects without the inputs annotation: drift %q", drift)
 	}
 }
 
