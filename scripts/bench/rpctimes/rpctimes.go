@@ -115,10 +115,14 @@ func run(in io.Reader, out io.Writer) error {
 }
 
 // msSinceMidnight reads a log timestamp such as 2026-11-29T18:04:31.386Z as milliseconds since its
-// midnight (a run does not cross midnight in practice).
+// midnight (a run does not cross midnight in practice). Terraform logs through hclog, in the local
+// time zone: the clock ends with "Z" in UTC only, elsewhere with the offset (+0100, -0500), which is
+// the same for every line of a run.
 func msSinceMidnight(ts string) (int64, bool) {
 	_, clock, ok := strings.Cut(ts, "T")
-	clock = strings.TrimSuffix(clock, "Z")
+	if i := strings.IndexAny(clock, "Z+-"); i >= 0 {
+		clock = clock[:i]
+	}
 	h, rest, ok1 := strings.Cut(clock, ":")
 	m, s, ok2 := strings.Cut(rest, ":")
 	hours, err1 := strconv.ParseInt(h, 10, 64)

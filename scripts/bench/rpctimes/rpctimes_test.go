@@ -37,3 +37,27 @@ provider log lines by @module: rill=1 sdk.proto=11
 		t.Fatalf("got\n%s\nwant\n%s", out.String(), want)
 	}
 }
+
+// Terraform logs through hclog, whose timestamps are in the local time zone, with its offset
+// ("2006-01-02T15:04:05.000Z0700": "Z" only in UTC). A trace taken on a machine outside UTC is timed
+// as one in UTC is (the awk this replaced read the clock at fixed columns).
+func TestRunReadsTimestampsOutsideUTC(t *testing.T) {
+	const log = `2026-11-29T19:04:31.000+0100 [TRACE] provider.terraform-provider-rill: Received request: @module=sdk.proto tf_req_id=a tf_rpc=ReadResource
+2026-11-29T19:04:31.040+0100 [TRACE] provider.terraform-provider-rill: Served request: @module=sdk.proto tf_req_id=a tf_rpc=ReadResource
+2026-11-29T13:04:32.000-0500 [TRACE] provider.terraform-provider-rill: Received request: @module=sdk.proto tf_req_id=b tf_rpc=PlanResourceChange
+2026-11-29T13:04:32.005-0500 [TRACE] provider.terraform-provider-rill: Served request: @module=sdk.proto tf_req_id=b tf_rpc=PlanResourceChange
+`
+	var out strings.Builder
+	if err := run(strings.NewReader(log), &out); err != nil {
+		t.Fatal(err)
+	}
+	want := `rpc                         calls     sum_ms    p50_ms    max_ms    span_ms
+PlanResourceChange              1          5       5.0         5          5
+ReadResource                    1         40      40.0        40         40
+
+provider log lines by @module: sdk.proto=4
+`
+	if out.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}
