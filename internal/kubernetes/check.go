@@ -188,7 +188,8 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 			drift = append(drift, fmt.Sprintf("%s %s/%s is missing", ro.obj.GetKind(), ns, ro.obj.GetName()))
 		case ro.obj.GetKind() == "Service":
 			// A port edited by hand (kubectl edit, patch) is a list entry under another key, which
-			// the apply cannot take back (see the troubleshooting guide): the plan must show it.
+			// server-side apply alone cannot take back: the plan shows it, and the apply replaces the
+			// list first (repairServicePorts, the same comparison).
 			if have, want := servicePorts(u), servicePorts(ro.obj); !slices.Equal(have, want) {
 				drift = append(drift, fmt.Sprintf("Service %s/%s has ports %s, want %s", ns, u.GetName(), strings.Join(have, ", "), strings.Join(want, ", ")))
 			}

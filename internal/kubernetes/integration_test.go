@@ -493,9 +493,9 @@ func TestIntegrationDataDirChangedInTheSpecIsDrift(t *testing.T) {
 	}
 }
 
-// A Service port edited by hand (kubectl patch or edit) is drift, so the plan shows it: the apply
-// cannot take the edited list entry back (the troubleshooting guide says to delete the Service), and
-// before, the plan was empty while the Ingresses routed to a port the Service no longer had.
+// A Service port edited by hand (kubectl patch or edit) is drift, so the plan shows it (the apply
+// repairs it: the next test); before, the plan was empty while the Ingresses routed to a port the
+// Service no longer had.
 func TestIntegrationServicePortEditedByHandIsDrift(t *testing.T) {
 	e := newEnv(t, "")
 	r := e.newRuntime()
@@ -513,6 +513,63 @@ func TestIntegrationServicePortEditedByHandIsDrift(t *testing.T) {
 	want := fmt.Sprintf("Service %s/%s has ports grpc 9090/TCP->grpc, http 1234/TCP->http, want grpc 9090/TCP->grpc, http 8080/TCP->http", e.ns, name)
 	if drift := checked.State[StateDrift].([]string); len(drift) != 1 || drift[0] != want {
 		t.Fatalf("drift %q, want [%q]", drift, want)
+	}
+}
+
+// The drift above is what the apply repairs: server-side apply alone merges spec.ports by (port,
+// protocol) and keeps the entry kubectl's field manager changed beside the rendered one, both named
+// "http", which the API server refused ("spec.ports[1].name: Duplicate value"); Provision replaces
+// the list first, so the Service has exactly the rendered ports, the drift is gone, and a second
+// Provision changes nothing. A named runtime's Service comes from the objects Provision reads anyway,
+// an unnamed one's from a GET of the Service.
+func TestIntegrationServicePortEditedByHandIsRepairedByTheApply(t *testing.T) {
+	for _, name := range []string{"", "orders"} {
+		t.Run("name="+name, func(t *testing.T) {
+			e := newEnv(t, "")
+			core, logs := observer.New(zap.InfoLevel)
+			e.p.logger = zap.New(core)
+			opts := args(1, "v1", false)
+			opts.Name = name
+			r := e.newRuntime()
+			e.provision(e.p, r, opts)
+			svcName := "runtime-" + pidOf(r)
+			services := e.core.Services(e.ns)
+			patch := []byte(`[{"op": "replace", "path": "/spec/ports/0/port", "value": 1234}]`)
+			if _, err := services.Patch(e.ctx, svcName, types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-patch"}); err != nil {
+				t.Fatal(err)
+			}
+			if drift := e.driftOf(e.p, r); len(drift) != 1 || !strings.Contains(drift[0], "http 1234/TCP->http") {
+				t.Fatalf("drift %q, want the edited port", drift)
+			}
+			e.provision(e.p, r, opts)
+			if drift := e.driftOf(e.p, r); len(drift) != 0 {
+				t.Fatalf("drift after the apply %q, want none", drift)
+			}
+			svc, err := services.Get(e.ctx, svcName, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ports []string
+			for _, p := range svc.Spec.Ports {
+				ports = append(ports, fmt.Sprintf("%s %d->%s", p.Name, p.Port, p.TargetPort.String()))
+			}
+			slices.Sort(ports)
+			if want := []string{"grpc 9090->grpc", "http 8080->http"}; !slices.Equal(ports, want) {
+				t.Errorf("ports %q, want %q", ports, want)
+			}
+			repaired := logs.FilterMessage("replaced the ports of a Service edited outside Terraform").All()
+			if len(repaired) != 1 || !strings.Contains(fmt.Sprint(repaired[0].ContextMap()["had"]), "http 1234/TCP->http") {
+				t.Errorf("repair logged %v, want one entry with the edited port", repaired)
+			}
+			e.provision(e.p, r, opts)
+			again, err := services.Get(e.ctx, svcName, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again.ResourceVersion != svc.ResourceVersion {
+				t.Errorf("a second Provision changed the Service (resourceVersion %s -> %s)", svc.ResourceVersion, again.ResourceVersion)
+			}
+		})
 	}
 }
 

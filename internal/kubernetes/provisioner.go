@@ -188,7 +188,9 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 		}
 	}
 	log.Info("applying runtime", zap.Int("slots", args.Slots), zap.String("image", data.Image+":"+data.ImageTag), zap.Bool("hibernated", args.Hibernated), zap.Bool("created", created))
-	res, err := p.applyAll(ctx, c, objs, log)
+	// A runtime whose objects may exist has its Service's ports compared before the apply: from
+	// the objects read above (a named runtime), else with one GET of the Service (an update).
+	res, err := p.applyAll(ctx, c, objs, live, !creating || len(live) > 0, log)
 	if err != nil {
 		if res.applied == 0 && !claimed && !prev.Adopting {
 			// Refused before its first write (credentials that may not write in the namespace, a
