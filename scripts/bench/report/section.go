@@ -97,24 +97,22 @@ func (c *section) floor(name, sfx string) float64 {
 	return ratio(c.terraformCPU(name+sfx), c.med("noop_quiet"+sfx, colCPU))
 }
 
+// configLabels names each configuration in the tables; %d is the count. A configuration without a
+// label is printed by its name.
+var configLabels = map[string]string{
+	"runtime":       "%d × `rill_runtime` (SQLite ledger)",
+	"runtime_pg":    "%d × `rill_runtime` (PostgreSQL ledger)",
+	"data":          "%d × `terraform_data`",
+	"noop":          "calibration: %d × `noop_item` (no-op framework provider)",
+	"noop_quiet":    "calibration: %d × `noop_item`, SDK trace logging off",
+	"noop_schema":   "calibration: %d × `noop_runtime` (no-op, rill_runtime's schema), SDK trace logging off",
+	"noop_bare":     "calibration: %d × `noop_bare` (no-op, rill_runtime's attributes without validators, plan modifiers, defaults), SDK trace logging off",
+	"runtime_quiet": "calibration: %d × `rill_runtime` (SQLite), SDK trace logging off",
+}
+
 func (c *section) label(n string) string {
-	switch n {
-	case "runtime":
-		return fmt.Sprintf("%d × `rill_runtime` (SQLite ledger)", c.count)
-	case "runtime_pg":
-		return fmt.Sprintf("%d × `rill_runtime` (PostgreSQL ledger)", c.count)
-	case "data":
-		return fmt.Sprintf("%d × `terraform_data`", c.count)
-	case "noop":
-		return fmt.Sprintf("calibration: %d × `noop_item` (no-op framework provider)", c.count)
-	case "noop_quiet":
-		return fmt.Sprintf("calibration: %d × `noop_item`, SDK trace logging off", c.count)
-	case "noop_schema":
-		return fmt.Sprintf("calibration: %d × `noop_runtime` (no-op, rill_runtime's schema), SDK trace logging off", c.count)
-	case "noop_bare":
-		return fmt.Sprintf("calibration: %d × `noop_bare` (no-op, rill_runtime's attributes without validators, plan modifiers, defaults), SDK trace logging off", c.count)
-	case "runtime_quiet":
-		return fmt.Sprintf("calibration: %d × `rill_runtime` (SQLite), SDK trace logging off", c.count)
+	if f, ok := configLabels[n]; ok {
+		return fmt.Sprintf(f, c.count)
 	}
 	return n
 }

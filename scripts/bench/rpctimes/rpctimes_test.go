@@ -23,19 +23,12 @@ func TestRunTimesEachRPCFromReceivedToServed(t *testing.T) {
 2026-11-29T18:04:34.000Z [TRACE] provider.terraform-provider-rill: Served request: @module=sdk.proto tf_req_id=z tf_rpc=ApplyResourceChange
 not a timestamp [TRACE] provider.terraform-provider-rill: Received request: tf_req_id=y tf_rpc=ApplyResourceChange
 `
-	var out strings.Builder
-	if err := run(strings.NewReader(log), &out); err != nil {
-		t.Fatal(err)
-	}
-	want := `rpc                         calls     sum_ms    p50_ms    max_ms    span_ms
+	wantTimes(t, log, `rpc                         calls     sum_ms    p50_ms    max_ms    span_ms
 PlanResourceChange              2         15       7.5        10         16
 ReadResource                    3        160      40.0       100       1100
 
 provider log lines by @module: rill=1 sdk.proto=11
-`
-	if out.String() != want {
-		t.Fatalf("got\n%s\nwant\n%s", out.String(), want)
-	}
+`)
 }
 
 // Terraform logs through hclog, whose timestamps are in the local time zone, with its offset
@@ -47,16 +40,21 @@ func TestRunReadsTimestampsOutsideUTC(t *testing.T) {
 2026-11-29T13:04:32.000-0500 [TRACE] provider.terraform-provider-rill: Received request: @module=sdk.proto tf_req_id=b tf_rpc=PlanResourceChange
 2026-11-29T13:04:32.005-0500 [TRACE] provider.terraform-provider-rill: Served request: @module=sdk.proto tf_req_id=b tf_rpc=PlanResourceChange
 `
-	var out strings.Builder
-	if err := run(strings.NewReader(log), &out); err != nil {
-		t.Fatal(err)
-	}
-	want := `rpc                         calls     sum_ms    p50_ms    max_ms    span_ms
+	wantTimes(t, log, `rpc                         calls     sum_ms    p50_ms    max_ms    span_ms
 PlanResourceChange              1          5       5.0         5          5
 ReadResource                    1         40      40.0        40         40
 
 provider log lines by @module: sdk.proto=4
-`
+`)
+}
+
+// wantTimes runs the tool on a log and compares its whole output.
+func wantTimes(t *testing.T, log, want string) {
+	t.Helper()
+	var out strings.Builder
+	if err := run(strings.NewReader(log), &out); err != nil {
+		t.Fatal(err)
+	}
 	if out.String() != want {
 		t.Fatalf("got\n%s\nwant\n%s", out.String(), want)
 	}
