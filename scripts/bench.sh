@@ -208,8 +208,11 @@ RC
 
 write_runtime_config() { # $1 = dir, $2 = ledger DSN
   mkdir -p "$1"
-  # 100 slots per host, at least 4 hosts, enough for every runtime (count = 1,000: 10 hosts).
-  local hosts=$(( count > 400 ? (count + 99) / 100 : 4 ))
+  # The pool's layout has one home, scripts/bench/report/pool.go: 100 slots per host, at least 4
+  # hosts, enough for every runtime (count = 1,000: 10 hosts).
+  local pool hosts slots_per_host
+  pool="$("$work/report-tool" pool -count "$count")" || exit 1
+  read -r hosts slots_per_host <<<"$pool"
   cat > "$1/main.tf" <<TF
 terraform {
   required_providers {
@@ -218,14 +221,14 @@ terraform {
 }
 
 provider "rill" {
-  # $hosts hosts x 100 slots: room for $count one-slot runtimes.
+  # $hosts hosts x $slots_per_host slots: room for $count one-slot runtimes.
   provisioner_set_json = jsonencode({
     pool = {
       type = "static"
       spec = {
         runtimes = [for i in range($hosts) : {
           host         = "http://runtime-\${i}.bench.invalid:9091"
-          slots        = 100
+          slots        = $slots_per_host
           data_dir     = "/mnt/data"
           audience_url = "http://runtime-\${i}.bench.invalid:8081"
         }]

@@ -5,6 +5,7 @@
 //	report scale -dir WORK -counts N1,N2,...
 //	report ledger -file WORK/ledger.txt -count C
 //	report usage [-processes] RUSAGE_FILE...
+//	report pool -count N
 //	report kubernetes -dir WORK -count N -rounds R -parallelism P -ready-count N -idle-secs S -ready-concurrency 1,P [-plan-note TEXT]
 //
 // section: one count's tables, ratios and verdicts. DIR holds, per configuration NAME, the files
@@ -25,6 +26,9 @@
 // usage: the provider processes' peak RSS (MB, the largest) and CPU time (s, the sum) of one timed
 // command, from the rusage lines scripts/bench/rsswrap (or scripts/bench/profprov) wrote; with
 // -processes, the CPU time and the number of processes.
+//
+// pool: "HOSTS SLOTS_PER_HOST", the static pool scripts/bench.sh writes for N one-slot runtimes
+// (pool.go), so that the script's configurations and the scale table's labels cannot disagree.
 //
 // kubernetes: scripts/bench-kubernetes.sh's tables and verdicts (kubernetes.go), from its work directory.
 package main
@@ -58,6 +62,7 @@ func printUsage() {
        report scale -dir WORK -counts N1,N2,...
        report ledger -file LEDGER.txt -count C
        report usage [-processes] RUSAGE_FILE...
+       report pool -count N
        report kubernetes -dir WORK -count N -rounds R -parallelism P -ready-count N -idle-secs S -ready-concurrency 1,P [-plan-note TEXT]`)
 	os.Exit(2)
 }
@@ -140,6 +145,16 @@ func parse(cmd string, args []string) (renderer, error) {
 		}
 		u.files = fs.Args()
 		return u, nil
+	case "pool":
+		h := &poolHosts{}
+		fs.IntVar(&h.count, "count", 0, "runtimes the pool must hold")
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if h.count <= 0 {
+			return nil, fmt.Errorf("-count is required")
+		}
+		r = h
 	default:
 		return nil, fmt.Errorf("unknown command")
 	}

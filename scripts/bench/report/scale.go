@@ -19,15 +19,6 @@ type scale struct {
 
 var scalePhases = []string{"apply", "plan", "destroy"}
 
-// hosts: the pool of a count of runtimes, as scripts/bench.sh's write_runtime_config builds it: 100
-// slots per host, at least 4 hosts.
-func hosts(count int) int {
-	if count > 400 {
-		return (count + 99) / 100
-	}
-	return 4
-}
-
 // render: the table and the growth sentences; ends with a newline.
 func (s *scale) render() (string, error) {
 	var b strings.Builder
@@ -47,7 +38,7 @@ func (s *scale) render() (string, error) {
 				}
 				cfg := "`terraform_data`"
 				if name == "runtime" {
-					cfg = fmt.Sprintf("`rill_runtime` (%d hosts × 100 slots)", hosts(n))
+					cfg = fmt.Sprintf("`rill_runtime` (%d hosts × %d slots)", hosts(n), slotsPerHost)
 				}
 				f, measured, err := figures(res)
 				if err != nil {
