@@ -29,6 +29,8 @@ type Client struct {
 	// capacity shares the plan-time capacity reads of the command this Client serves (Configure
 	// builds one Client per Terraform command).
 	capacity capacityReads
+	// named serializes the Creates and Deletes of one named runtime's instances in this command.
+	named namedInstances
 }
 
 // Names returns the provisioner names, sorted.

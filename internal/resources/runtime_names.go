@@ -3,6 +3,7 @@ package resources
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -101,4 +102,66 @@ func adoptImported(ctx context.Context, m *runtimeModel, provisionerName string,
 		m.Annotations = v
 	}
 	return diags
+}
+
+// namedInstances serializes, within one Terraform command (the Client a Configure builds), the Create
+// and Delete of named runtimes that share an ID, and remembers the IDs a Create of the command
+// provisioned. Terraform may create and destroy two resource instances with one name in one apply:
+// `create_before_destroy` (with `-replace`, `replace_triggered_by` or a taint) creates the new instance
+// before it destroys the deposed one, and a new address for the name without a `moved` block creates
+// one and destroys the other, in any order. The name is the ID, so the Create adopts the runtime the
+// other instance holds; the Delete that follows would then deprovision the runtime the new instance
+// has in state (planned for re-creation on the next plan, its host given away meanwhile). The
+// provider sees neither a deposed object nor the other address, only the ID; within one command,
+// though, a Delete of an ID a Create provisioned is always of that other instance, as Terraform
+// never creates and destroys one instance in one apply. Unnamed runtimes have random IDs and need none
+// of this.
+type namedInstances struct {
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+	made  map[string]bool
+}
+
+// hold locks id against the Create or Delete of another instance of the same runtime in this command;
+// the caller must call the returned unlock.
+func (n *namedInstances) hold(id string) (unlock func()) {
+	n.mu.Lock()
+	if n.locks == nil {
+		n.locks = map[string]*sync.Mutex{}
+	}
+	l := n.locks[id]
+	if l == nil {
+		l = &sync.Mutex{}
+		n.locks[id] = l
+	}
+	n.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+// provisioned records that a Create of this command provisioned id and keeps it in state.
+func (n *namedInstances) provisioned(id string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.made == nil {
+		n.made = map[string]bool{}
+	}
+	n.made[id] = true
+}
+
+// provisionedHere reports whether a Create of this command provisioned id.
+func (n *namedInstances) provisionedHere(id string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.made[id]
+}
+
+// keptForReplacement is the warning of a Delete that left a named runtime to the instance that a
+// Create of the same apply gave the same name.
+func keptForReplacement(provisionerName, id, name string) string {
+	return fmt.Sprintf("Provisioner %q: runtime %s (name %q) was not deprovisioned, because this apply also created a runtime "+
+		"with that name (create_before_destroy, or a new resource address for the name without a `moved` block), and that "+
+		"resource now manages it. A named runtime's ID follows from its provisioner and name, so the two are one runtime: "+
+		"it keeps its host and slots. To get a new runtime instead, replace it without create_before_destroy, or give it another name.",
+		provisionerName, id, name)
 }

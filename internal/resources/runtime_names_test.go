@@ -231,3 +231,53 @@ resource "rill_runtime" %q {
 		},
 	}))
 }
+
+// Terraform creates and destroys two instances of one named runtime in one apply in two ways:
+// create_before_destroy (here with a taint; `-replace` and `replace_triggered_by` plan the same), and
+// a new address for the name without a `moved` block. The name is the ID, so the create adopts the
+// runtime; the destroy of the other instance must then leave it to the new one. Before, it
+// deprovisioned it: the new instance's state pointed at nothing, its host went to the next runtime, and
+// the next plan (the harness's follow-up plan here) created it again.
+func TestAccRuntime_createBeforeDestroyOfANamedRuntimeKeepsIt(t *testing.T) {
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
+	provider := acctest.ProviderBlock(ledger, "pool", acctest.Pool("pool", acctest.Host{URL: "http://cbd.test:9091", Slots: 1}))
+	named := func(address, lifecycle string) string {
+		return provider + fmt.Sprintf(`
+resource "rill_runtime" %q {
+  name  = "orders"
+  slots = 1
+  %s
+}
+`, address, lifecycle)
+	}
+	cbd := named("orders", "lifecycle {\n    create_before_destroy = true\n  }")
+	id := provisioner.NamedResourceID("pool", "orders")
+	keptByName := func(*terraform.State) error {
+		allocs, err := acctest.LedgerAllocations(ledger)
+		if a := allocs[id]; err == nil && (a == nil || a.Name != "orders") {
+			err = fmt.Errorf("the ledger does not hold the runtime: %v", allocs)
+		}
+		return err
+	}
+	check := resource.ComposeAggregateTestCheckFunc(acctest.CheckLedgerMatchesState(ledger), keptByName)
+	resource.Test(t, acctest.LedgerTestCase(ledger, []resource.TestStep{
+		{Config: cbd, Check: check},
+		{
+			Config: cbd,
+			Taint:  []string{"rill_runtime.orders"},
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction("rill_runtime.orders", plancheck.ResourceActionCreateBeforeDestroy),
+			}},
+			Check: check,
+		},
+		{
+			Config: named("renamed", ""),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction("rill_runtime.orders", plancheck.ResourceActionDestroy),
+				plancheck.ExpectResourceAction("rill_runtime.renamed", plancheck.ResourceActionCreate),
+			}},
+			Check: check,
+		},
+	}))
+}

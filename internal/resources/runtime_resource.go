@@ -152,7 +152,7 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 	}
 	tflog.Info(c.ctx, "provisioning runtime", map[string]any{"slots": slotsOf(plan.Slots)})
 	pr := &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}
-	res, created, err := provisionNew(c.ctx, c.p, pr, opts)
+	res, created, err := r.provisionNamed(c, pr, opts, plan.Name)
 	var conflict *provisioner.IDConflictError
 	if errors.As(err, &conflict) {
 		// What holds the ID or name is not this runtime's: leave it alone, and say how to take it over.
@@ -190,6 +190,20 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	tflog.Info(c.ctx, "runtime ready", map[string]any{"host": plan.Host.ValueString()})
+}
+
+// provisionNamed is provisionNew, and for a named runtime it also holds the ID against the Delete of
+// another instance of it in this apply and records that this apply provisioned it (namedInstances).
+func (r *RuntimeResource) provisionNamed(c *call, pr *provisioner.Resource, opts *provisioner.ResourceOptions, name types.String) (*provisioner.Resource, bool, error) {
+	if name.IsNull() {
+		return provisionNew(c.ctx, c.p, pr, opts)
+	}
+	defer r.client.named.hold(pr.ID)()
+	res, created, err := provisionNew(c.ctx, c.p, pr, opts)
+	if err == nil {
+		r.client.named.provisioned(pr.ID)
+	}
+	return res, created, err
 }
 
 // Read reports the runtime as the provisioner sees it and changes nothing. A runtime that no longer
@@ -292,6 +306,13 @@ func (r *RuntimeResource) Delete(ctx context.Context, req resource.DeleteRequest
 		return
 	}
 	defer c.cancel()
+	if !state.Name.IsNull() {
+		defer r.client.named.hold(state.ID.ValueString())()
+		if r.client.named.provisionedHere(state.ID.ValueString()) {
+			resp.Diagnostics.AddWarning("Runtime kept for the resource that replaced it", keptForReplacement(c.name, state.ID.ValueString(), state.Name.ValueString()))
+			return
+		}
+	}
 	tflog.Info(c.ctx, "deprovisioning runtime")
 	err := c.p.Deprovision(c.ctx, r.resource(&state, c.privState))
 	r.client.capacity.forget(c.name) // slots freed: the next plan-time check must see them
