@@ -42,6 +42,7 @@ var (
 	_ provisioner.Provisioner      = (*Provisioner)(nil)
 	_ provisioner.SpecWarner       = (*Provisioner)(nil)
 	_ provisioner.CreationReporter = (*Provisioner)(nil)
+	_ provisioner.CreateChecker    = (*Provisioner)(nil)
 )
 
 func init() {
@@ -282,14 +283,17 @@ func (p *Provisioner) managerSession(ctx context.Context) (session, *serverFeatu
 		return nil, nil, errors.New(p.scrub(fmt.Sprintf("reading the ClickHouse server version: %v", err)))
 	}
 	version := versions[0]
+	// The refusals name the server (the admin connection's host and port, never its credentials), so
+	// that a plan that fails on them says which server of which provisioner to change.
+	server := "ClickHouse " + version + " at " + p.adminAddress()
 	if !versionAtLeast(version, 20, 4) {
-		return nil, nil, fmt.Errorf("%w: ClickHouse %s has no SQL-driven access control (CREATE USER needs ClickHouse 20.4 or newer)", ErrNoSQLAccessManagement, version)
+		return nil, nil, fmt.Errorf("%w: %s has no SQL-driven access control (CREATE USER needs ClickHouse 20.4 or newer)", ErrNoSQLAccessManagement, server)
 	}
 	if _, err := conn.QueryStrings(ctx, "SHOW USERS"); err != nil {
 		switch exceptionCode(err) {
 		case codeAccessDenied, codeSyntaxError, codeUnknownSetting:
-			return nil, nil, fmt.Errorf("%w: on ClickHouse %s, SHOW USERS failed (%s); enable access_management for the admin user (<access_management>1</access_management> in users.xml) or grant it ACCESS MANAGEMENT",
-				ErrNoSQLAccessManagement, version, p.scrub(err.Error()))
+			return nil, nil, fmt.Errorf("%w: on %s, SHOW USERS failed (%s); enable access_management for the admin user (<access_management>1</access_management> in users.xml) or grant it ACCESS MANAGEMENT",
+				ErrNoSQLAccessManagement, server, p.scrub(err.Error()))
 		}
 		return nil, nil, errors.New(p.scrub(fmt.Sprintf("checking that ClickHouse %s can manage users (SHOW USERS): %v", version, err)))
 	}
@@ -299,8 +303,8 @@ func (p *Provisioner) managerSession(ctx context.Context) (session, *serverFeatu
 	types, err := conn.QueryStrings(ctx, "SELECT type FROM system.user_directories")
 	switch {
 	case err == nil && !anyWritableUserDirectory(types):
-		return nil, nil, fmt.Errorf("%w: ClickHouse %s has no writable user directory (system.user_directories: %s); CREATE USER needs a local_directory or replicated one: set access_control_path, or <user_directories><local_directory> in the server config",
-			ErrNoSQLAccessManagement, version, strings.Join(types, ", "))
+		return nil, nil, fmt.Errorf("%w: %s has no writable user directory (system.user_directories: %s); CREATE USER needs a local_directory or replicated one: set access_control_path, or <user_directories><local_directory> in the server config",
+			ErrNoSQLAccessManagement, server, strings.Join(types, ", "))
 	case err != nil && exceptionCode(err) != codeUnknownTable:
 		// Before system.user_directories (ClickHouse 20.7) the local directory was always there.
 		return nil, nil, errors.New(p.scrub(fmt.Sprintf("checking that ClickHouse %s can store users (system.user_directories): %v", version, err)))
@@ -323,6 +327,36 @@ func (p *Provisioner) managerSession(ctx context.Context) (session, *serverFeatu
 	}
 	p.mu.Unlock()
 	return conn, features, nil
+}
+
+// CheckCreate implements provisioner.CreateChecker: the capability check every Provision and
+// Deprovision makes first (managerSession: SELECT version(), SHOW USERS, system.user_directories,
+// system.privileges; read-only, and remembered once passed), made at plan time. A server that cannot
+// manage users by SQL is ErrCannotCreate; anything else (an unreachable server, refused admin
+// credentials) is a check that could not be made.
+func (p *Provisioner) CheckCreate(ctx context.Context, rt provisioner.ResourceType) error {
+	if rt != provisioner.ResourceTypeClickHouse {
+		return provisioner.CannotCreate(fmt.Errorf("clickhouse-static provisions only %q resources, not %q", provisioner.ResourceTypeClickHouse, rt))
+	}
+	_, _, err := p.managerSession(ctx)
+	if errors.Is(err, ErrNoSQLAccessManagement) {
+		return provisioner.CannotCreate(err)
+	}
+	return err
+}
+
+// adminAddress is where the admin connection goes (write_dsn's hosts when set, else dsn's), without
+// credentials: "host:port", or several joined by commas.
+func (p *Provisioner) adminAddress() string {
+	dsn := p.dsn
+	if p.writeDSN != "" {
+		dsn = p.writeDSN
+	}
+	opts, err := parseDSN(dsn)
+	if err != nil || len(opts.Addr) == 0 {
+		return "the admin DSN's server" // New validated the DSN: not reached
+	}
+	return strings.Join(opts.Addr, ",")
 }
 
 // sourcePrivileges are Rill's global grants: reading from external sources through table functions

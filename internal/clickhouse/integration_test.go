@@ -320,6 +320,17 @@ func TestIntegrationServerWithoutSQLUserManagementIsRefusedClearly(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What `terraform plan` asks (provisioner.CreateChecker): the same refusal, read-only, naming the
+	// server by its address, never by its credentials.
+	addr := p.adminAddress()
+	err = p.CheckCreate(ctx, provisioner.ResourceTypeClickHouse)
+	if !errors.Is(err, provisioner.ErrCannotCreate) || !errors.Is(err, ErrNoSQLAccessManagement) || !strings.Contains(err.Error(), " at "+addr) {
+		t.Fatalf("CheckCreate: want ErrCannotCreate naming the server at %s, got %v", addr, err)
+	}
+	if pw := adminPassword(t, p); pw != "" && strings.Contains(err.Error(), pw) {
+		t.Fatalf("CheckCreate's error reveals the admin password: %v", err)
+	}
+	t.Logf("CheckCreate refused as expected: %v", err)
 	r := &provisioner.Resource{ID: uuid.NewString(), Type: provisioner.ResourceTypeClickHouse}
 	_, err = p.Provision(ctx, r, &provisioner.ResourceOptions{Annotations: map[string]string{"organization_name": "o", "project_name": "p"}})
 	if !errors.Is(err, ErrNoSQLAccessManagement) || !strings.Contains(err.Error(), "access") {
@@ -339,6 +350,47 @@ func TestIntegrationServerWithoutSQLUserManagementIsRefusedClearly(t *testing.T)
 	// Read-only paths still answer: CheckResource of something never provisioned is "not found".
 	if _, err := p.CheckResource(ctx, r, nil); !errors.Is(err, provisioner.ErrResourceNotFound) {
 		t.Fatalf("CheckResource: %v", err)
+	}
+}
+
+// adminPassword is the password of the admin DSN the integration tests use ("" when it has none).
+func adminPassword(t *testing.T, p *Provisioner) string {
+	t.Helper()
+	opts, err := parseDSN(p.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return opts.Auth.Password
+}
+
+// TestIntegrationCheckCreateTellsARefusalFromAnUnreachableServer runs the plan-time check on a server of
+// any kind: on one that manages users by SQL it passes; on one that cannot, it is the refusal above.
+// A server that cannot be reached is neither: the check could not be made (the plan warns).
+func TestIntegrationCheckCreateTellsARefusalFromAnUnreachableServer(t *testing.T) {
+	p := integrationProvisioner(t)
+	ctx := integrationContext(t)
+	_, _, managerErr := p.managerSession(ctx)
+	err := p.CheckCreate(ctx, provisioner.ResourceTypeClickHouse)
+	switch {
+	case managerErr == nil && err != nil:
+		t.Fatalf("CheckCreate on a server that manages users by SQL: %v", err)
+	case errors.Is(managerErr, ErrNoSQLAccessManagement) && !errors.Is(err, provisioner.ErrCannotCreate):
+		t.Fatalf("CheckCreate on a server that cannot manage users by SQL: want ErrCannotCreate, got %v", err)
+	}
+
+	// Port 1 on the loopback refuses connections.
+	down := "clickhouse://admin:Unreachable-Pa55@127.0.0.1:1/default?dial_timeout=2s"
+	if strings.HasPrefix(p.dsn, "http") {
+		down = "http://admin:Unreachable-Pa55@127.0.0.1:1/default?dial_timeout=2s"
+	}
+	pp, err := New([]byte(fmt.Sprintf(`{"dsn":%q}`, down)), nil, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pp.Close() })
+	err = pp.(*Provisioner).CheckCreate(ctx, provisioner.ResourceTypeClickHouse)
+	if err == nil || errors.Is(err, provisioner.ErrCannotCreate) || strings.Contains(err.Error(), "Unreachable-Pa55") {
+		t.Fatalf("unreachable server: want an error that is not ErrCannotCreate and has no password, got %v", err)
 	}
 }
 

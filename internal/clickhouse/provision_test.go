@@ -127,7 +127,13 @@ func TestProvisionRefusesServersThatCannotManageUsersBySQL(t *testing.T) {
 			fake := newFakeServer()
 			setup(fake)
 			p := newTestProvisioner(t, fake, `{"dsn":"`+fakeAdminDSN+`"}`)
-			_, err := p.Provision(context.Background(), newResource(testUUID), testAnnotations)
+			// The plan-time check is the same check: the same refusal, marked as one for the plan.
+			err := p.CheckCreate(context.Background(), provisioner.ResourceTypeClickHouse)
+			if !errors.Is(err, ErrNoSQLAccessManagement) || !errors.Is(err, provisioner.ErrCannotCreate) || !strings.Contains(err.Error(), " at ch.test:9000") ||
+				strings.Contains(err.Error(), "adminsecretpw") {
+				t.Fatalf("CheckCreate: want ErrNoSQLAccessManagement and ErrCannotCreate naming ch.test:9000 without the password, got %v", err)
+			}
+			_, err = p.Provision(context.Background(), newResource(testUUID), testAnnotations)
 			if !errors.Is(err, ErrNoSQLAccessManagement) {
 				t.Fatalf("want ErrNoSQLAccessManagement, got %v", err)
 			}

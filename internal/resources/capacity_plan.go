@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -15,8 +16,8 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
 
-// planCapacityTimeout bounds the ledger read of the plan-time capacity check: it is advice, and must
-// not hold a plan up.
+// planCapacityTimeout bounds a plan-time check (the ledger read of the capacity check, the backend's
+// reads of a provisioner.CreateChecker): it must not hold a plan up.
 const planCapacityTimeout = 30 * time.Second
 
 // capacityMaxAge is how old a pool's capacity read may be for the plan-time check to use it again.
@@ -59,20 +60,36 @@ type capacityRead struct {
 // get returns the capacity of provisioner name: a read at most capacityMaxAge old (waiting for one in
 // progress), else a new one.
 func (c *capacityReads) get(ctx context.Context, name string, cr provisioner.CapacityReporter) ([]provisioner.HostCapacity, error) {
+	return c.share(ctx, name, cr.Capacity)
+}
+
+// checkCreate returns the answer of provisioner name's CheckCreate for type rt, shared like a
+// capacity read: the plans of N new resources on one server ask it once, and while a server does not
+// answer, they wait for the one attempt in progress rather than each dialing it in turn.
+func (c *capacityReads) checkCreate(ctx context.Context, name string, rt provisioner.ResourceType, cc provisioner.CreateChecker) error {
+	_, err := c.share(ctx, "create-check "+string(rt)+" "+name, func(ctx context.Context) ([]provisioner.HostCapacity, error) {
+		return nil, cc.CheckCreate(ctx, rt)
+	})
+	return err
+}
+
+// share returns the result of read under key: one at most capacityMaxAge old (waiting for one in
+// progress), else a new one.
+func (c *capacityReads) share(ctx context.Context, key string, read func(context.Context) ([]provisioner.HostCapacity, error)) ([]provisioner.HostCapacity, error) {
 	now := time.Now
 	if c.now != nil {
 		now = c.now
 	}
 	c.mu.Lock()
-	r, ok := c.reads[name]
+	r, ok := c.reads[key]
 	if !ok || (isClosed(r.done) && now().Sub(r.started) > capacityMaxAge) {
 		r = &capacityRead{done: make(chan struct{}), started: now()}
 		if c.reads == nil {
 			c.reads = map[string]*capacityRead{}
 		}
-		c.reads[name] = r
+		c.reads[key] = r
 		c.mu.Unlock()
-		r.hosts, r.err = cr.Capacity(ctx)
+		r.hosts, r.err = read(ctx)
 		close(r.done)
 		return r.hosts, r.err
 	}
@@ -139,4 +156,38 @@ func warnIfNoRoom(ctx context.Context, reads *capacityReads, p provisioner.Provi
 			"%q unless slots are freed first (a runtime destroyed or replaced "+
 			"in the same apply, or by another pipeline). Add hosts or slots to the pool, or lower slots.",
 			name, slots, strings.Join(free, ", "), provisioner.ErrInsufficientCapacity.Error()))
+}
+
+// checkCreateAtPlan asks a provisioner.CreateChecker, at plan time, whether a new resource of type rt
+// can be created at all, so that a backend that lacks what every create needs (a ClickHouse server
+// that cannot manage users by SQL) fails the plan, with the reason the apply would give, rather than
+// half-way through the apply. It only reads, bounded by planCapacityTimeout, through the command's
+// shared reads, and is off once the command applies (the Create then reports the same error itself).
+//
+// A backend that could not be asked (unreachable, or not in time) is a warning, not an error: the
+// server may come up in the same apply (created by another resource, or a network path that is
+// being set up), and a passing outage must not stop a plan that may be fine by the time it is
+// applied; the apply's Create fails with its own error if it is not. Nothing is known to be wrong,
+// but the plan cannot vouch for the create either, and says so.
+func checkCreateAtPlan(ctx context.Context, reads *capacityReads, p provisioner.Provisioner, name string, rt provisioner.ResourceType, kind resourceKind, diags *diag.Diagnostics) {
+	cc, ok := p.(provisioner.CreateChecker)
+	if !ok || reads.inApply.Load() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, planCapacityTimeout)
+	defer cancel()
+	err := reads.checkCreate(ctx, name, rt, cc)
+	switch {
+	case err == nil:
+	case errors.Is(err, provisioner.ErrCannotCreate):
+		diags.AddAttributeError(path.Root("provisioner_name"), "Provisioner cannot create this resource",
+			fmt.Sprintf("Provisioner %q cannot create a new %s: %v\n\nThe apply would fail with this error; the plan stops here "+
+				"and nothing was created. Change the server or the provisioner as the error says, or use another provisioner.", name, kind.noun, err))
+	default:
+		tflog.Warn(ctx, "plan-time create check failed", map[string]any{"provisioner": name, "error": err.Error()})
+		diags.AddAttributeWarning(path.Root("provisioner_name"), "Provisioner not checked before the create",
+			fmt.Sprintf("Provisioner %q could not be asked within %s whether it can create a new %s: %v\n\nThe plan goes on "+
+				"(the server may be created or reached by the time of the apply); if it still cannot be reached then, the apply "+
+				"fails with its own error and creates nothing.", name, planCapacityTimeout, kind.noun, err))
+	}
 }

@@ -43,7 +43,8 @@ func (r *ClickHouseResource) Schema(ctx context.Context, _ resource.SchemaReques
 	resp.Schema = clickhouseSchemaV0(ctx)
 }
 
-// ModifyPlan resolves the provisioner at plan time and forces replacement when it changes. With
+// ModifyPlan resolves the provisioner at plan time and forces replacement when it changes; for a
+// create it asks the provisioner whether its server can take one at all (checkCreateAtPlan). With
 // password_wo it plans dsn and write_dsn null (the state keeps no secret); without it, a state without
 // a password (an import, or a switch from password_wo) plans a new one, with a warning.
 func (r *ClickHouseResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -76,6 +77,12 @@ func (r *ClickHouseResource) ModifyPlan(ctx context.Context, req resource.Modify
 	resolved, replace := planProvisioner(r.client, provisioner.ResourceTypeClickHouse, config.Provisioner, stateName, resp)
 	if resolved != "" {
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("provisioner_name"), resolved)...)
+		if state == nil || replace {
+			// A create: a server that cannot take one fails the plan, not the apply.
+			if _, p, err := r.client.Resolve(resolved, provisioner.ResourceTypeClickHouse); err == nil {
+				checkCreateAtPlan(ctx, &r.client.capacity, p, resolved, provisioner.ResourceTypeClickHouse, clickhouseKind, &resp.Diagnostics)
+			}
+		}
 	}
 	if state != nil && state.DSNWithoutPassword.IsNull() && !replace {
 		// Imported and not applied since (the only way to have none): the apply sets it, and
@@ -105,6 +112,7 @@ func (r *ClickHouseResource) ModifyPlan(ctx context.Context, req resource.Modify
 
 // Create implements resource.Resource.
 func (r *ClickHouseResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	r.applying() // the plan-time checks are off for the rest of the command
 	var plan clickhouseModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
@@ -180,6 +188,7 @@ func (r *ClickHouseResource) Read(ctx context.Context, req resource.ReadRequest,
 
 // Update implements resource.Resource: Provision again (a no-op while the DSN works).
 func (r *ClickHouseResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	r.applying() // the plan-time checks are off for the rest of the command
 	var plan, state clickhouseModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -207,6 +216,7 @@ func (r *ClickHouseResource) Update(ctx context.Context, req resource.UpdateRequ
 
 // Delete implements resource.Resource: drop the database and the user; already gone is success.
 func (r *ClickHouseResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	r.applying() // the plan-time checks are off for the rest of the command
 	var state clickhouseModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {

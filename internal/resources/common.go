@@ -22,9 +22,9 @@ type resourceBase struct {
 	client *Client
 }
 
-// applying switches the plan-time capacity check off for the rest of the command (a Create, Update or
-// Delete began). Without provider data there is nothing to switch: startCall then says the provider is
-// not configured.
+// applying switches the plan-time checks (capacity, CreateChecker) off for the rest of the command (a
+// Create, Update or Delete began). Without provider data there is nothing to switch: startCall then
+// says the provider is not configured.
 func (b *resourceBase) applying() {
 	if b.client != nil {
 		b.client.capacity.applying()
