@@ -23,23 +23,40 @@ type applyResult struct {
 	applied      int      // objects applied (or maybe applied: see refused), also when applyAll failed
 }
 
+// liveObjects says what Provision knows of the objects at a runtime's ID before it applies them.
+type liveObjects int
+
+const (
+	// objectsMayExist: an update, an adoption, or a named runtime whose objects were found.
+	objectsMayExist liveObjects = iota
+	// nothingFound: the create of a named runtime that found nothing at its ID, which another
+	// create of the same name may fill meanwhile (claim.go).
+	nothingFound
+	// freshID: the create of an unnamed runtime, at a random ID that only this call uses, so that
+	// nothing can be at it (see Provisioner.ProvisionReportingCreation).
+	freshID
+)
+
 // applyAll applies the rendered objects in order with server-side apply, forced, so that it also takes
 // over objects another field manager applied (Rill's admin service's, when adopting). The volume is
 // never shrunk: when the rendered size is below the live one, the live size is kept and a warning is
 // returned. A live Deployment's selector is kept (see keepLiveSelector). The result is never nil: on
 // an error it counts the objects that were, or may have been, applied before it. live holds the
-// objects already read (a named runtime's, by slot), and existing says whether the runtime's objects
-// may exist (an update, an adoption): a Service whose ports were edited by hand is then repaired
-// before it is applied (see repairServicePorts).
-func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*renderedObject, live map[string]*unstructured.Unstructured, existing bool, log *zap.Logger) (*applyResult, error) {
+// objects already read (a named runtime's, by slot), and at says what may be at the ID: where the
+// runtime's objects may exist (objectsMayExist) a Service whose ports were edited by hand is repaired
+// before it is applied (see repairServicePorts); at a fresh ID nothing is read (no Deployment whose
+// selector to keep, no claim that is larger or being deleted), which saves a create two requests.
+func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*renderedObject, live map[string]*unstructured.Unstructured, at liveObjects, log *zap.Logger) (*applyResult, error) {
 	res := &applyResult{}
-	if _, err := keepLiveSelector(ctx, c, objs, log); err != nil {
-		return res, err
+	if at != freshID {
+		if _, err := keepLiveSelector(ctx, c, objs, log); err != nil {
+			return res, err
+		}
 	}
 	for _, ro := range objs {
 		obj := ro.obj
 		if ro.slot.field == "pvc" {
-			size, warning, err := keepLargerVolume(ctx, c, obj, log)
+			size, warning, err := keepLargerVolume(ctx, c, obj, at != freshID, log)
 			if err != nil {
 				return res, err
 			}
@@ -53,7 +70,7 @@ func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*rendered
 			return res, fmt.Errorf("applying %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 		}
 		repaired := false
-		if obj.GetKind() == "Service" && existing {
+		if obj.GetKind() == "Service" && at == objectsMayExist {
 			u, read := live[ro.slot.field], live == nil
 			if repaired, err = repairServicePorts(ctx, c, gvr, obj, u, read, log); err != nil {
 				if repaired {
@@ -122,13 +139,17 @@ func repairServicePorts(ctx context.Context, c *clients, gvr schema.GroupVersion
 	return true, nil
 }
 
-// keepLargerVolume compares the rendered volume size with the live claim's. When the live one is
-// larger it sets the rendered object to the live size (volumes never shrink) and returns a warning.
-// It returns the size that will be applied.
-func keepLargerVolume(ctx context.Context, c *clients, obj *unstructured.Unstructured, log *zap.Logger) (int64, string, error) {
+// keepLargerVolume compares the rendered volume size with the live claim's, which it reads when read
+// is set (else there is none: a fresh ID). When the live one is larger it sets the rendered object to
+// the live size (volumes never shrink) and returns a warning. It returns the size that will be
+// applied.
+func keepLargerVolume(ctx context.Context, c *clients, obj *unstructured.Unstructured, read bool, log *zap.Logger) (int64, string, error) {
 	want, err := renderedStorage(obj)
 	if err != nil {
 		return 0, "", err
+	}
+	if !read {
+		return want.Value(), "", nil
 	}
 	u, err := c.core.Resource(pvcsResource).Namespace(obj.GetNamespace()).Get(ctx, obj.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {

@@ -859,6 +859,26 @@ func (e *env) observedProvisioner(extraSpec string, observe func(*http.Request))
 	return p
 }
 
+// requestKind names a request to the API server by verb and resource ("apply deployments", "watch
+// pods", "get persistentvolumeclaims"), and reports whether it was in namespace ns.
+func requestKind(req *http.Request, ns string) (string, bool) {
+	_, rest, ok := strings.Cut(req.URL.Path, "/namespaces/"+ns+"/")
+	if !ok {
+		return "", false
+	}
+	parts := strings.Split(rest, "/")
+	verb := strings.ToLower(req.Method)
+	switch {
+	case req.Method == http.MethodGet && req.URL.Query().Get("watch") == "true":
+		verb = "watch"
+	case req.Method == http.MethodGet && len(parts) == 1:
+		verb = "list"
+	case req.Method == http.MethodPatch && req.Header.Get("Content-Type") == "application/apply-patch+yaml":
+		verb = "apply"
+	}
+	return verb + " " + parts[0], true
+}
+
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
@@ -949,6 +969,44 @@ func TestIntegrationDeprovisionLeavesNothing(t *testing.T) {
 	}
 	if _, err := e.p.CheckResource(e.ctx, r, nil); !errors.Is(err, provisioner.ErrResourceNotFound) {
 		t.Fatalf("CheckResource after Deprovision: %v", err)
+	}
+}
+
+// The create of an unnamed runtime (Provision, then AwaitReady, as rill_runtime's Create calls them)
+// sends seven requests when the rollout ends before its pods are due (podWatchDelay): five applies
+// and a LIST and a WATCH of the Deployment. Its random ID is fresh, so nothing is read before the
+// applies (the Deployment's selector and the claim's size only matter where the objects may exist),
+// and a quick rollout is followed by its Deployment alone (kubectl rollout status sends the same
+// two). It sent twelve: a GET of the Deployment and of the claim (both 404), and LISTs of the
+// ReplicaSets and pods and a WATCH of the pods.
+func TestIntegrationCreatingAnUnnamedRuntimeSendsSevenRequests(t *testing.T) {
+	e := newEnv(t, "")
+	var mu sync.Mutex
+	got := map[string]int{}
+	p := e.observedProvisioner("", func(req *http.Request) {
+		// Outside the namespace: the cluster's identity, read once per provisioner.
+		if kind, ok := requestKind(req, e.ns); ok {
+			mu.Lock()
+			defer mu.Unlock()
+			got[kind]++
+		}
+	})
+	// Due at half the wait (podWatchAfter: 30 s of timeout_seconds=60): the local control plane rolls
+	// a lone Deployment out in well under that.
+	p.podWatchDelay = time.Hour
+	r := e.newRuntime()
+	e.provision(p, r, args(1, "v1", false))
+	if err := p.AwaitReady(e.ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{
+		"apply persistentvolumeclaims": 1, "apply deployments": 1, "apply services": 1, "apply ingresses": 2,
+		"list deployments": 1, "watch deployments": 1,
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("requests of a create: %v, want %v", got, want)
 	}
 }
 

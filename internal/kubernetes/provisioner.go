@@ -33,6 +33,9 @@ type Provisioner struct {
 	logger    *zap.Logger
 	// httpClient probes runtimes in AwaitReady; replaceable in tests.
 	httpClient *http.Client
+	// podWatchDelay is how long a rollout may take before AwaitReady watches its pods (the
+	// constant of that name; replaceable in tests).
+	podWatchDelay time.Duration
 	// reads serves CheckResource's object reads from snapshots shared by the calls of a refresh.
 	reads *snapshotReader
 
@@ -76,13 +79,14 @@ func newProvisioner(specJSON []byte, logger *zap.Logger) (*Provisioner, error) {
 		logger = zap.NewNop()
 	}
 	return &Provisioner{
-		spec:        spec,
-		templates:   ts,
-		clients:     &lazyClients{spec: spec, build: buildClients},
-		clusterLock: make(chan struct{}, 1),
-		logger:      logger,
-		httpClient:  &http.Client{Timeout: 10 * time.Second},
-		reads:       newSnapshotReader(logger),
+		spec:          spec,
+		templates:     ts,
+		clients:       &lazyClients{spec: spec, build: buildClients},
+		clusterLock:   make(chan struct{}, 1),
+		logger:        logger,
+		httpClient:    &http.Client{Timeout: 10 * time.Second},
+		podWatchDelay: podWatchDelay,
+		reads:         newSnapshotReader(logger),
 	}, nil
 }
 
@@ -189,8 +193,18 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 	}
 	log.Info("applying runtime", zap.Int("slots", args.Slots), zap.String("image", data.Image+":"+data.ImageTag), zap.Bool("hibernated", args.Hibernated), zap.Bool("created", created))
 	// A runtime whose objects may exist has its Service's ports compared before the apply: from
-	// the objects read above (a named runtime), else with one GET of the Service (an update).
-	res, err := p.applyAll(ctx, c, objs, live, !creating || len(live) > 0, log)
+	// the objects read above (a named runtime), else with one GET of the Service (an update). The
+	// create of an unnamed runtime is at a random ID nobody else uses (the Terraform layer makes a
+	// new UUID for each create, and a failed create that kept anything passes its State on), so
+	// nothing can be there: its Deployment and claim are not read either.
+	at := objectsMayExist
+	switch {
+	case creating && opts.Name == "":
+		at = freshID
+	case creating && len(live) == 0:
+		at = nothingFound
+	}
+	res, err := p.applyAll(ctx, c, objs, live, at, log)
 	if err != nil {
 		if res.applied == 0 && !claimed && !prev.Adopting {
 			// Refused before its first write (credentials that may not write in the namespace, a

@@ -26,8 +26,9 @@ import (
 
 // AwaitReady watches the runtime's Deployment until it is rolled out (every replica updated and
 // available, or scaled to zero when hibernated), failing fast with a pod's own reason when a pod
-// cannot start (image pull errors, crash loops, bad config, unschedulable). Then, unless the probe
-// is switched off or the runtime is hibernated, it GETs <host><ping_path> until it answers 2xx. The
+// cannot start (image pull errors, crash loops, bad config, unschedulable). The pods are watched
+// once the rollout has taken podWatchDelay (see rolloutWatch.podsDue). Then, unless the probe is
+// switched off or the runtime is hibernated, it GETs <host><ping_path> until it answers 2xx. The
 // whole wait is bounded by timeout_seconds and by ctx.
 func (p *Provisioner) AwaitReady(ctx context.Context, r *provisioner.Resource) error {
 	st, pid, names, err := p.resolve(r)
@@ -44,6 +45,9 @@ func (p *Provisioner) AwaitReady(ctx context.Context, r *provisioner.Resource) e
 	rw := &rolloutWatch{c: c, ns: st.Namespace, name: names.Deployment, hibernated: st.Hibernated, log: log,
 		unschedulableGrace: time.Duration(p.spec.UnschedulableGraceSeconds) * time.Second}
 	start := time.Now()
+	podsDue := time.NewTimer(podWatchAfter(ctx, start, p.podWatchDelay))
+	defer podsDue.Stop()
+	rw.podsDue = podsDue.C
 	if err := rw.run(ctx); err != nil {
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
@@ -65,7 +69,24 @@ func (p *Provisioner) AwaitReady(ctx context.Context, r *provisioner.Resource) e
 	return nil
 }
 
-// rolloutWatch follows one Deployment and its current pods.
+// podWatchDelay is how long a rollout may take before AwaitReady reads its pods and ReplicaSets.
+// Most rollouts end sooner (a Create on the benchmark's control plane: p95 3.1 s with ten at a time),
+// and then cost a LIST and a WATCH of the Deployment alone instead of five requests, which is what
+// `kubectl rollout status` sends too. A pod that cannot start is rarely final sooner either: the
+// kubelet's first back-off after a failed image pull or a crash is 10 s. The wait's diagnostics are
+// those of before, at most this much later.
+const podWatchDelay = 5 * time.Second
+
+// podWatchAfter is when, after start, a wait bounded by ctx reads the pods: after delay, or at half
+// the time left if that is sooner, so that a wait that times out says what its pods were doing.
+func podWatchAfter(ctx context.Context, start time.Time, delay time.Duration) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		delay = min(delay, dl.Sub(start)/2)
+	}
+	return max(delay, 0)
+}
+
+// rolloutWatch follows one Deployment and, once the rollout is slow (podsDue), its current pods.
 type rolloutWatch struct {
 	c          *clients
 	ns, name   string
@@ -73,9 +94,12 @@ type rolloutWatch struct {
 	log        *zap.Logger
 	// unschedulableGrace is how long a pod may stay unschedulable before the wait fails.
 	unschedulableGrace time.Duration
+	// podsDue fires when the pods are to be watched (podWatchAfter); nil once it has.
+	podsDue <-chan time.Time
 
 	dep          *appsv1.Deployment
 	pods         map[string]*corev1.Pod
+	podsWatched  bool   // podsDue fired: the pods are watched (from every list on)
 	podsDisabled bool   // no permission to read pods: rely on the Deployment alone
 	revision     string // deployment.kubernetes.io/revision the hash below belongs to
 	hash         string // pod-template-hash of the current ReplicaSet; "" while unknown
@@ -124,26 +148,24 @@ func (w *rolloutWatch) listAndWatch(ctx context.Context) error {
 	if w.dep, err = fromUnstructured[appsv1.Deployment](&list.Items[0]); err != nil {
 		return err
 	}
-	selector, err := metav1.LabelSelectorAsSelector(w.dep.Spec.Selector)
-	if err != nil {
-		return fmt.Errorf("deployment %s/%s has an invalid selector: %w", w.ns, w.name, err)
-	}
-	w.refreshHash(ctx, true)
 	if done, err := w.evaluate(); done || err != nil {
 		return err
 	}
 
 	var podEvents <-chan watch.Event
-	if !w.podsDisabled {
-		pw, err := w.watchPods(ctx, selector)
-		if err != nil {
+	stopPods := func() {}
+	defer func() { stopPods() }()
+	startPods := func() error {
+		pw, err := w.startPods(ctx)
+		if err != nil || pw == nil {
 			return err
 		}
-		if pw != nil {
-			defer pw.Stop()
-			podEvents = pw.ResultChan()
-		}
-		if done, err := w.evaluate(); done || err != nil {
+		stopPods, podEvents = pw.Stop, pw.ResultChan()
+		_, err = w.evaluate()
+		return err
+	}
+	if w.podsWatched {
+		if err := startPods(); err != nil {
 			return err
 		}
 	}
@@ -163,6 +185,12 @@ func (w *rolloutWatch) listAndWatch(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-w.podsDue:
+			w.podsDue, w.podsWatched = nil, true
+			w.log.Debug("the rollout is slow: watching its pods too")
+			if err := startPods(); err != nil {
+				return err
+			}
 		case <-tick.C:
 			if w.hash == "" {
 				w.refreshHash(ctx, false)
@@ -214,6 +242,20 @@ func (w *rolloutWatch) listAndWatch(ctx context.Context) error {
 	}
 }
 
+// startPods finds the current ReplicaSet and starts watching the Deployment's pods (watchPods). It
+// returns a nil watch when the credentials may not read pods.
+func (w *rolloutWatch) startPods(ctx context.Context) (watch.Interface, error) {
+	if w.podsDisabled {
+		return nil, nil
+	}
+	selector, err := metav1.LabelSelectorAsSelector(w.dep.Spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("deployment %s/%s has an invalid selector: %w", w.ns, w.name, err)
+	}
+	w.refreshHash(ctx, true)
+	return w.watchPods(ctx, selector)
+}
+
 // watchPods lists the Deployment's pods and opens a watch on them. It returns a nil watch (and
 // disables pod checks) when the credentials may not read pods.
 func (w *rolloutWatch) watchPods(ctx context.Context, selector labels.Selector) (watch.Interface, error) {
@@ -252,8 +294,12 @@ func (w *rolloutWatch) apiError(ctx context.Context, err error) error {
 }
 
 // refreshHash finds the pod-template-hash of the Deployment's current ReplicaSet, so that failures
-// of pods of an older revision (being replaced) do not fail the wait. Rate-limited unless forced.
+// of pods of an older revision (being replaced) do not fail the wait. Rate-limited unless forced;
+// nothing while the pods are not watched.
 func (w *rolloutWatch) refreshHash(ctx context.Context, force bool) {
+	if !w.podsWatched {
+		return
+	}
 	rev := w.dep.Annotations[revisionAnnotation]
 	if rev == w.revision && w.hash != "" {
 		return

@@ -38,7 +38,7 @@ const (
 //	  "kubeconfig_context": "prod",              // default "" = the kubeconfig's current context
 //	  "qps": 50, "burst": 100,                   // client-side rate limits
 //	  "ping_path": "/v1/ping",                   // default "/v1/ping"; "" switches the HTTP probe off
-//	  "unschedulable_grace_seconds": 0,          // default 0: an unschedulable pod fails AwaitReady at once
+//	  "unschedulable_grace_seconds": 0,          // default 0: an unschedulable pod fails AwaitReady once seen
 //	  "template_paths": {"deployment": "k8s/deployment.yaml", ...}  // each optional; default: embedded
 //	}
 type Spec struct {
@@ -53,7 +53,8 @@ type Spec struct {
 	Burst             int     `json:"burst"`
 	PingPath          *string `json:"ping_path"`
 	// UnschedulableGraceSeconds is how long a pod may stay unschedulable before AwaitReady fails
-	// with the scheduler's reason. 0 (the default) fails at once; clusters with a node autoscaler
+	// with the scheduler's reason. 0 (the default) fails as soon as AwaitReady sees it (it watches
+	// the pods of a rollout that takes longer than podWatchDelay); clusters with a node autoscaler
 	// want the time a scale-up takes. Pods waiting for their volume to bind are always waited for.
 	UnschedulableGraceSeconds int           `json:"unschedulable_grace_seconds"`
 	TemplatePaths             TemplatePaths `json:"template_paths"`
