@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
@@ -164,4 +166,40 @@ func keptForReplacement(provisionerName, id, name string) string {
 		"resource now manages it. A named runtime's ID follows from its provisioner and name, so the two are one runtime: "+
 		"it keeps its host and slots. To get a new runtime instead, replace it without create_before_destroy, or give it another name.",
 		provisionerName, id, name)
+}
+
+// warnIfAdopting warns at plan time when a new named runtime of a fixed-capacity pool (a static pool:
+// provisioner.CapacityReporter, whose CheckResource reads one ledger row) is allocated already, and
+// reports whether it is. Its apply adopts that runtime instead of allocating one, which is what
+// recovers a runtime that an interrupted apply, `terraform state rm` or a `removed` block left; but when
+// another state manages it (another workspace with the same configuration, another configuration
+// with the same name) both then manage one runtime, and a destroy in either frees it for both, and
+// the plan is the only place to say so. It only reads; in an apply walk (whose plans the plan walk
+// showed) and for other provisioners (whose reads cost requests per runtime) it reads nothing.
+func warnIfAdopting(ctx context.Context, reads *capacityReads, p provisioner.Provisioner, provisionerName, name string, diags *diag.Diagnostics) bool {
+	if _, ok := p.(provisioner.CapacityReporter); !ok || reads.inApply.Load() {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, planCapacityTimeout)
+	defer cancel()
+	id := provisioner.NamedResourceID(provisionerName, name)
+	res, err := p.CheckResource(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, &provisioner.ResourceOptions{Name: name})
+	if err != nil {
+		if !errors.Is(err, provisioner.ErrResourceNotFound) {
+			tflog.Debug(ctx, "plan-time check of a named runtime's ID skipped: the ledger could not be read", map[string]any{"provisioner": provisionerName, "error": err.Error()})
+		}
+		return false
+	}
+	where := ""
+	if cfg, err := provisioner.NewRuntimeConfig(res.Config); err == nil && cfg.Host != "" {
+		where = " on host " + cfg.Host
+	}
+	diags.AddAttributeWarning(path.Root("name"), "Named runtime exists already: the apply adopts it",
+		fmt.Sprintf("Provisioner %q holds runtime %s, named %q%s, already. The apply adopts it instead of "+
+			"allocating another: that is how a runtime that an interrupted apply, `terraform state rm` or a `removed` block left is taken back.\n\n"+
+			"If another state manages it (another workspace of this configuration, or another configuration that uses the name), both states "+
+			"then manage one runtime, and a destroy in either frees it for both. Give each workspace its own names, for example "+
+			"`name = \"${terraform.workspace}-%s\"`. (When this plan replaces the runtime with create_before_destroy, it is this runtime: nothing to do.)",
+			provisionerName, id, name, where, name))
+	return true
 }

@@ -97,7 +97,11 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	}
 	if (stateName == nil || replace) && !plan.Slots.IsUnknown() && !plan.Slots.IsNull() {
 		if _, p, err := r.client.Resolve(resolved, provisioner.ResourceTypeRuntime); err == nil {
-			warnIfNoRoom(ctx, &r.client.capacity, p, resolved, slotsOf(plan.Slots), &resp.Diagnostics)
+			// A named runtime that is allocated already is adopted: it needs no room.
+			named := !plan.Name.IsNull() && !plan.Name.IsUnknown()
+			if !named || !warnIfAdopting(ctx, &r.client.capacity, p, resolved, plan.Name.ValueString(), &resp.Diagnostics) {
+				warnIfNoRoom(ctx, &r.client.capacity, p, resolved, slotsOf(plan.Slots), &resp.Diagnostics)
+			}
 		}
 	}
 
