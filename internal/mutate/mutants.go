@@ -246,6 +246,20 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationAwaitReadyFailsFastWithThePodsReason"}}},
 	},
 	{
+		Name: "kubernetes-update-reads-nothing", Breaks: "an update never shrinks a Kubernetes runtime's volume (only a fresh ID skips the reads)",
+		File:    "internal/kubernetes/provisioner.go",
+		Search:  "\tat := objectsMayExist\n",
+		Replace: "\tat := freshID\n",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationSlotsGrowTheVolumeButNeverShrinkIt"}}},
+	},
+	{
+		Name: "kubernetes-fresh-create-reads", Breaks: "the create of an unnamed Kubernetes runtime asks the API server less than kubectl does",
+		File:    "internal/kubernetes/provisioner.go",
+		Search:  "\tcase creating && opts.Name == \"\":\n",
+		Replace: "\tcase false:\n",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationCreatingAnUnnamedRuntimeSendsSevenRequests"}}},
+	},
+	{
 		Name: "mapper-ignores-scope", Breaks: "templates must render namespaced objects (a cluster-scoped kind is refused)",
 		File:    "internal/kubernetes/mapper.go",
 		Search:  "namespaced: r.Namespaced}",
