@@ -69,7 +69,7 @@ func planProvisioner(client *Client, rt provisioner.ResourceType, configured typ
 	}
 	resolved, _, err := client.Resolve(name, rt)
 	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("provisioner_name"), "Invalid provisioner", err.Error())
+		resp.Diagnostics.AddAttributeError(path.Root("provisioner_name"), "Invalid provisioner", invalidProvisioner(client, name, configured.IsNull() && stateName != nil, err))
 		return "", false
 	}
 	if stateName != nil && *stateName != resolved {
@@ -77,6 +77,21 @@ func planProvisioner(client *Client, rt provisioner.ResourceType, configured typ
 		return resolved, true
 	}
 	return resolved, false
+}
+
+// invalidProvisioner is the detail of "Invalid provisioner": err, from Resolve(name). For a resource in
+// state whose recorded provisioner the set does not have (an entry renamed or removed), it also says
+// why nothing else can be done with it and what can: a resource stays with the provisioner that made it
+// (its allocation is recorded under that name, and a named runtime's ID derives from it).
+func invalidProvisioner(client *Client, name string, inState bool, err error) string {
+	if _, ok := client.Set[name]; !inState || ok || name == "" {
+		return err.Error()
+	}
+	return fmt.Sprintf("%v\n\nThe resource was provisioned by %q (its state records the provisioner), and a resource stays with the "+
+		"provisioner that made it: renaming or removing an entry of the set leaves its resources without one. Put %q back into the set to "+
+		"refresh, update or destroy them (another entry may list the same hosts: a static pool counts capacity per host). To move a "+
+		"resource to another provisioner, set its provisioner_name to that one while %q is still in the set (the resource is replaced). "+
+		"To forget it, `terraform state rm` it; what it holds stays where it is (`rill_allocations` lists a static pool's).", err, name, name, name)
 }
 
 // call is what a CRUD method needs to call a provisioner: a context bounded by the operation's timeout
@@ -99,7 +114,7 @@ func startCall(ctx context.Context, client *Client, rt provisioner.ResourceType,
 	}
 	name, p, err := client.Resolve(provisionerName, rt)
 	if err != nil {
-		diags.AddAttributeError(path.Root("provisioner_name"), "Invalid provisioner", err.Error())
+		diags.AddAttributeError(path.Root("provisioner_name"), "Invalid provisioner", invalidProvisioner(client, provisionerName, id != "", err))
 		return nil
 	}
 	var privState map[string]any

@@ -82,8 +82,11 @@ func runtimeSchemaV0(ctx context.Context) schema.Schema {
 				Optional: true,
 				Computed: true,
 				MarkdownDescription: "Name of the provisioner in the provider's set. Defaults to the provider's default provisioner " +
-					"at creation. Changing it re-creates the runtime. (Called `provisioner_name` because Terraform reserves " +
-					"`provisioner` in resources.)",
+					"at creation. Changing it re-creates the runtime. A change of `default_provisioner` leaves existing runtimes where " +
+					"they are, but a replacement is a creation: one without `provisioner_name` that is replaced (`-replace`, a taint, a new " +
+					"`name`) moves to the new default; set `provisioner_name` to keep it. Renaming the provisioner in the set is no " +
+					"change of it: the runtimes it made fail to refresh until the old name is back (see the troubleshooting guide, " +
+					"\"Invalid provisioner\"). (Called `provisioner_name` because Terraform reserves `provisioner` in resources.)",
 				Validators:    []validator.String{stringvalidator.LengthAtLeast(1)},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},

@@ -1,0 +1,56 @@
+package resources
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// A resource in state whose provisioner the set no longer has (its entry renamed or removed) fails
+// its refresh, update, destroy and plan saying that it stays with that provisioner and how to go on.
+// Before, the error only listed the set's provisioners, as for a typo in a new resource's
+// provisioner_name, which still gets just that.
+func TestAResourceWhoseProvisionerLeftTheSetSaysWhatToDo(t *testing.T) {
+	ctx := context.Background()
+	client := &Client{Set: map[string]provisioner.Provisioner{"pool-a": onePool(t)}, Default: "pool-a"}
+	const advice = `Put "static-pool" back into the set`
+	detail := func(diags diag.Diagnostics) string {
+		t.Helper()
+		if len(diags) != 1 || diags[0].Summary() != "Invalid provisioner" {
+			t.Fatalf("want one Invalid provisioner, got %v", diags)
+		}
+		return diags[0].Detail()
+	}
+
+	var diags diag.Diagnostics
+	if c := startCall(ctx, client, provisioner.ResourceTypeRuntime, "static-pool", "3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11", time.Minute, nil, nil, &diags); c != nil {
+		t.Fatal("a call to a provisioner the set does not have")
+	}
+	if d := detail(diags); !strings.Contains(d, advice) || !strings.Contains(d, "terraform state rm") {
+		t.Errorf("refresh of a resource of a provisioner that left the set: %s", d)
+	}
+
+	resp := &resource.ModifyPlanResponse{}
+	stateName := "static-pool"
+	planProvisioner(client, provisioner.ResourceTypeRuntime, types.StringNull(), &stateName, resp)
+	if d := detail(resp.Diagnostics); !strings.Contains(d, advice) {
+		t.Errorf("plan (-refresh=false) of it: %s", d)
+	}
+
+	diags = nil
+	startCall(ctx, client, provisioner.ResourceTypeRuntime, "static-pool", "", time.Minute, nil, nil, &diags) // a create
+	resp = &resource.ModifyPlanResponse{}
+	planProvisioner(client, provisioner.ResourceTypeRuntime, types.StringValue("static-pool"), nil, resp) // a new resource's typo
+	for what, d := range map[string]string{"create": detail(diags), "plan of a new resource": detail(resp.Diagnostics)} {
+		if strings.Contains(d, advice) {
+			t.Errorf("%s naming an unknown provisioner got the advice for a resource in state: %s", what, d)
+		}
+	}
+}
