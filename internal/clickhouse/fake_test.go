@@ -34,6 +34,7 @@ type fakeServer struct {
 	queries         []string
 	databases       []string           // answer to the system.databases lookup
 	users           []string           // users that exist, for the system.users lookup
+	usersErr        error              // when set, the system.users lookup fails with it
 	adminDSNs       []string           // DSNs the admin connections were opened with
 	privileges      []string           // answer to the system.privileges lookup (nil: all of sourcePrivileges)
 	tenant          map[string][]error // per DSN, errors returned by successive SELECT 1 (then success)
@@ -139,6 +140,9 @@ func (s *fakeSession) QueryStrings(_ context.Context, q string) ([]string, error
 		}
 		return named(s.f.privileges, q), nil
 	case strings.Contains(q, "system.users WHERE"):
+		if s.f.usersErr != nil {
+			return nil, s.f.usersErr
+		}
 		return named(s.f.users, q), nil
 	case strings.Contains(q, "system.databases") && strings.Contains(q, " OR ("):
 		return s.f.databases, nil // the lookup by ID suffix may return more than asked

@@ -435,6 +435,55 @@ func TestIntegrationLoginFailuresAreToldApart(t *testing.T) {
 	}
 }
 
+// TestIntegrationChangedPasswordIsDriftNotGone runs on chDB's ClickHouse 26.7 whatever the other
+// integration tests use: chDB cannot create a user by SQL, but a user declared in its users.xml under
+// a resource's name stands for one provisioned earlier. A DSN with the password that user no longer has
+// (what a password changed outside Terraform leaves the state holding) is refused by the real
+// server, and CheckResource reads that, with the user and the database still there, as drift of the
+// password (found, without a dsn), not as gone; with the user's real password it is found unchanged.
+func TestIntegrationChangedPasswordIsDriftNotGone(t *testing.T) {
+	id := uuid.NewString()
+	user, db := userName(id), databaseName(id, map[string]string{"organization_name": "acme", "project_name": "drift"})
+	const current = "Current-Pa55w0rd"
+	srv := chdbtest.Start(t, chdbtest.User{Name: user, Password: current})
+	ctx := integrationContext(t)
+	if _, err := srv.Query(ctx, "CREATE DATABASE "+quoteIdent(db)); err != nil {
+		t.Fatal(err)
+	}
+	pp, err := New([]byte(fmt.Sprintf(`{"dsn":%q}`, srv.AdminDSN)), nil, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pp.(*Provisioner)
+	t.Cleanup(func() { _ = p.Close() })
+	resource := func(password string) *provisioner.Resource {
+		dsn, err := withCredentials(p.dsn, user, password, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse,
+			State:  map[string]any{stateDatabase: db, stateUser: user},
+			Config: (&provisioner.ClickhouseConfig{DSN: dsn, Database: db, User: user}).AsMap()}
+	}
+
+	if got, err := p.CheckResource(ctx, resource(current), nil); err != nil || got.Config["dsn"] == "" {
+		t.Fatalf("with the user's password: %+v, %v", got, err)
+	}
+	stale := resource("The-Old-Generated-Pa55w0rd")
+	err = p.selectOne(ctx, stale.Config["dsn"].(string))
+	if !isGoneError(err) {
+		t.Fatalf("a login with a password the user no longer has: want a refusal CheckResource reads, got code %d: %v", exceptionCode(err), err)
+	}
+	t.Logf("ClickHouse answers a wrong password with code %d", exceptionCode(err))
+	got, err := p.CheckResource(ctx, stale, nil)
+	if err != nil {
+		t.Fatalf("with a changed password: want the resource found with drift, got %v", err)
+	}
+	if got.Config["dsn"] != "" || got.Config["user"] != user || got.Config["database"] != db || len(provisioner.NewRuntimeObservation(got.State).Drift) != 1 {
+		t.Fatalf("with a changed password: %+v; want user %s and database %s without a dsn, and the drift", got, user, db)
+	}
+}
+
 // TestIntegrationCheckResourceWithoutCredentialsLooksUpByName runs the import path on a real server
 // of any kind (chDB included: it needs no CREATE USER): a resource without a DSN is gone when neither
 // its user nor a database named for it exists, and found, with that database, when one does. Over

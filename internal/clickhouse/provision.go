@@ -300,10 +300,75 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 	case err == nil:
 		return r, nil
 	case isGoneError(err):
-		return nil, fmt.Errorf("ClickHouse resource %s: its user or database no longer exists (ClickHouse error code %d)%s: %w", r.ID, exceptionCode(err), p.leftBehind(ctx, r.ID), provisioner.ErrResourceNotFound)
+		return p.checkRefusedLogin(ctx, r, exceptionCode(err))
 	default:
 		return nil, fmt.Errorf("checking ClickHouse resource %s: %s", r.ID, p.scrub(err.Error(), secretsOfDSN(dsn)...))
 	}
+}
+
+// checkRefusedLogin is CheckResource for a resource whose own login was refused (code): the user, the
+// database or the password is not what the DSN says. The login alone cannot tell which (ClickHouse
+// answers an unknown user and a wrong password alike, code 516, so as not to tell who exists), so the
+// admin connection looks the user and database up by name, read-only:
+//
+//   - both are there: the password was changed outside Terraform (or the user dropped and created
+//     again by hand). That is drift of the password, not a deletion: the resource is found, with a
+//     config without a dsn (the one the caller holds no longer logs in) and the drift in its state
+//     (provisioner.StateKeyDrift); the caller plans an update, whose Provision sets a new password
+//     (ALTER USER ... IDENTIFIED) and keeps the database and its data. A re-creation would have
+//     given it a new ID and left both behind.
+//   - either is missing: gone, naming what is left (describeLeftBehind).
+//   - the lookup fails: an error, never gone, since a gone verdict re-creates the resource under a
+//     new ID and would leave a database that is still there behind, managed by nothing.
+func (p *Provisioner) checkRefusedLogin(ctx context.Context, r *provisioner.Resource, code int) (*provisioner.Resource, error) {
+	known, err := provisioner.NewClickhouseConfig(r.Config)
+	if err != nil {
+		return nil, fmt.Errorf("checking ClickHouse resource %s: %w", r.ID, err)
+	}
+	users, dbs, err := p.lookUp(ctx, r.ID, known.Database)
+	if err != nil {
+		return nil, fmt.Errorf("checking ClickHouse resource %s: its own login was refused (ClickHouse error code %d), and whether its user and database are still there could not be read through the admin connection: %w", r.ID, code, err)
+	}
+	if len(users) == 0 || len(dbs) != 1 {
+		return nil, fmt.Errorf("ClickHouse resource %s: its user or database no longer exists (ClickHouse error code %d)%s: %w", r.ID, code, describeLeftBehind(users, dbs), provisioner.ErrResourceNotFound)
+	}
+	user, db := users[0], dbs[0]
+	drift := "the password of user " + quoteIdent(user) + " no longer logs in (changed outside Terraform): the apply sets a new one and keeps database " + quoteIdent(db)
+	p.logger.Warn("the password of a provisioned ClickHouse user was changed outside Terraform; its user and database are still there",
+		zap.String("resource_id", r.ID), zap.String("user", user), zap.String("database", db), zap.Int("clickhouse_code", code))
+	cfg := &provisioner.ClickhouseConfig{Cluster: known.Cluster, Database: db, User: user}
+	if cfg.Cluster == "" {
+		cfg.Cluster = p.cluster
+	}
+	state := map[string]any{stateDatabase: db, stateUser: user, stateCluster: cfg.Cluster, provisioner.StateKeyDrift: []string{drift}}
+	return &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeClickHouse, State: state, Config: cfg.AsMap()}, nil
+}
+
+// lookUp returns, read-only through the admin connection, the user named for a resource ID if it
+// exists, and its database: db when that is a name of the resource's, else those named for the ID. A
+// server older than 20.4 has no system.users, and no SQL users at all (see checkWithoutCredentials).
+func (p *Provisioner) lookUp(ctx context.Context, resourceID, db string) (users, dbs []string, err error) {
+	conn, err := p.adminSession(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	user := userName(resourceID)
+	users, err = conn.QueryStrings(ctx, "SELECT name FROM system.users WHERE name = "+quoteString(user))
+	switch {
+	case exceptionCode(err) == codeUnknownTable:
+		users = nil
+	case err != nil:
+		return nil, nil, fmt.Errorf("looking up user %s: %s", quoteIdent(user), p.scrub(err.Error()))
+	}
+	if db == "" || !ownsDatabaseName(resourceID, db) {
+		dbs, err = p.databasesOf(ctx, conn, resourceID)
+		return users, dbs, err
+	}
+	dbs, err = conn.QueryStrings(ctx, "SELECT name FROM system.databases WHERE name = "+quoteString(db))
+	if err != nil {
+		return nil, nil, fmt.Errorf("looking up database %s: %s", quoteIdent(db), p.scrub(err.Error()))
+	}
+	return users, dbs, nil
 }
 
 // checkWithoutCredentials is CheckResource for a resource whose password is not known here: an import
@@ -320,35 +385,16 @@ func (p *Provisioner) checkWithoutCredentials(ctx context.Context, r *provisione
 		return nil, fmt.Errorf("checking ClickHouse resource %s: %w", r.ID, err)
 	}
 	provisioned := known.User != "" && known.Database != ""
-	conn, err := p.adminSession(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("checking ClickHouse resource %s: %w", r.ID, err)
-	}
 	user := userName(r.ID)
 	if provisioned && known.User != user {
 		return nil, fmt.Errorf("checking ClickHouse resource %s: its config names user %s, but its user is %s", r.ID, quoteIdent(known.User), quoteIdent(user))
 	}
-	users, err := conn.QueryStrings(ctx, "SELECT name FROM system.users WHERE name = "+quoteString(user))
-	switch {
-	case exceptionCode(err) == codeUnknownTable:
-		// A server older than 20.4 has no system.users because it has no SQL users at all: none
-		// can be this resource's (Provision refuses such a server), so only its database can be there.
-		users = nil
-	case err != nil:
-		return nil, fmt.Errorf("checking ClickHouse resource %s: looking up user %s: %s", r.ID, quoteIdent(user), p.scrub(err.Error()))
-	}
-	var dbs []string
 	db, ok := known.Database, provisioned
 	if !ok {
-		db, ok = stateString(r, stateDatabase)
+		db, _ = stateString(r, stateDatabase)
 	}
-	if ok && ownsDatabaseName(r.ID, db) {
-		found, err := conn.QueryStrings(ctx, "SELECT name FROM system.databases WHERE name = "+quoteString(db))
-		if err != nil {
-			return nil, fmt.Errorf("checking ClickHouse resource %s: looking up database %s: %s", r.ID, quoteIdent(db), p.scrub(err.Error()))
-		}
-		dbs = found
-	} else if dbs, err = p.databasesOf(ctx, conn, r.ID); err != nil {
+	users, dbs, err := p.lookUp(ctx, r.ID, db)
+	if err != nil {
 		return nil, fmt.Errorf("checking ClickHouse resource %s: %w", r.ID, err)
 	}
 	switch {
@@ -374,26 +420,6 @@ func (p *Provisioner) checkWithoutCredentials(ctx context.Context, r *provisione
 	p.logger.Info("found a ClickHouse resource without its credentials", zap.String("resource_id", r.ID),
 		zap.String("database", cfg.Database), zap.Bool("user_exists", len(users) == 1), zap.Bool("provisioned_before", provisioned))
 	return &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeClickHouse, State: state, Config: cfg.AsMap()}, nil
-}
-
-// leftBehind is, for a resource whose login says it is gone, what is still on the server of it (see
-// describeLeftBehind): a changed password leaves both its user and its database there, a dropped
-// user its database. Read-only through the admin connection, and best effort: a lookup that fails
-// adds nothing, and the verdict stands.
-func (p *Provisioner) leftBehind(ctx context.Context, resourceID string) string {
-	conn, err := p.adminSession(ctx)
-	if err != nil {
-		return ""
-	}
-	users, err := conn.QueryStrings(ctx, "SELECT name FROM system.users WHERE name = "+quoteString(userName(resourceID)))
-	if err != nil {
-		users = nil // a server older than 20.4 has no system.users, and no SQL users (see checkWithoutCredentials)
-	}
-	dbs, err := p.databasesOf(ctx, conn, resourceID)
-	if err != nil {
-		dbs = nil
-	}
-	return describeLeftBehind(users, dbs)
 }
 
 // describeLeftBehind names the user and databases of a resource found gone that are still on the

@@ -549,6 +549,72 @@ func TestProvisionReportsACreationOnceItSentAStatement_fake(t *testing.T) {
 	}
 }
 
+// A resource whose own login is refused while its user and database are both still on the server had
+// its password changed outside Terraform (or its user dropped and created again by hand): that is
+// drift of the password, not a deletion. CheckResource finds it, without a dsn (the one held no longer
+// logs in) and with the drift in its state, writing nothing; the Update's Provision then sets a new
+// password on the same user and keeps the database (no DROP, the same name). A lookup that fails is
+// an error, never gone: gone would re-create it under a new ID and leave the database behind.
+func TestCheckResourceOfAChangedPasswordIsDriftNotGone_fake(t *testing.T) {
+	db, user := databaseName(testUUID, testAnnotations.Annotations), userName(testUUID)
+	fake, p, r := provisionedOnFake(t)
+	dsn := r.Config["dsn"].(string)
+	fake.mu.Lock()
+	fake.users, fake.databases = []string{user}, []string{db}
+	fake.mu.Unlock()
+	written := len(fake.statements())
+	for code, name := range map[int32]string{codeAuthenticationFailed: "authentication failed", codeWrongPassword: "wrong password", codeRequiredPassword: "password required"} {
+		fake.setTenant(dsn, exception(code, name))
+		got, err := p.CheckResource(context.Background(), r, nil)
+		if err != nil {
+			t.Fatalf("%s: want the resource found with drift, got %v", name, err)
+		}
+		cfg, err := provisioner.NewClickhouseConfig(got.Config)
+		if err != nil || cfg.DSN != "" || cfg.WriteDSN != "" || cfg.Database != db || cfg.User != user || got.ID != testUUID {
+			t.Fatalf("%s: config %+v (%v); want user %s and database %s without a dsn", name, got.Config, err, user, db)
+		}
+		drift := provisioner.NewRuntimeObservation(got.State).Drift
+		if len(drift) != 1 || !strings.Contains(drift[0], "no longer logs in (changed outside Terraform)") || got.State[stateDatabase] != db {
+			t.Fatalf("%s: state %v; want the password's drift and the database", name, got.State)
+		}
+	}
+	if len(fake.statements()) != written {
+		t.Fatalf("CheckResource wrote: %q", fake.statements()[written:])
+	}
+
+	// The lookup fails: not gone.
+	fake.mu.Lock()
+	fake.usersErr = exception(202, "Too many simultaneous queries")
+	fake.mu.Unlock()
+	fake.setTenant(dsn, exception(codeAuthenticationFailed, "authentication failed"))
+	if _, err := p.CheckResource(context.Background(), r, nil); err == nil || errors.Is(err, provisioner.ErrResourceNotFound) || !strings.Contains(err.Error(), "could not be read") {
+		t.Fatalf("a failed lookup: want an error that is not ErrResourceNotFound, got %v", err)
+	}
+	fake.mu.Lock()
+	fake.usersErr = nil
+	fake.mu.Unlock()
+
+	// The Update: Provision of what the refresh found (the Terraform layer keeps the state without
+	// the observations) sets a new password on the same user and keeps the database.
+	fake.setTenant(dsn, exception(codeAuthenticationFailed, "authentication failed"))
+	found, err := p.CheckResource(context.Background(), r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found.State = provisioner.WithoutObservations(found.State)
+	updated, err := p.Provision(context.Background(), found, testAnnotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if updated.Config["dsn"] == dsn || updated.State[stateDatabase] != db || updated.Config["user"] != user {
+		t.Fatalf("updated %+v; want a new dsn for user %s on database %s", updated, user, db)
+	}
+	stmts := strings.Join(fake.statements()[written:], "\n")
+	if !strings.Contains(stmts, "ALTER USER `"+user+"` IDENTIFIED") || strings.Contains(stmts, "DROP USER") || strings.Contains(stmts, "DROP DATABASE") {
+		t.Fatalf("the update ran %d statements; want a new password for %s (ALTER USER ... IDENTIFIED) and no DROP USER or DATABASE", len(fake.statements())-written, user)
+	}
+}
+
 // A resource found gone whose user or database is still on the server says which, in the reason the
 // refresh's warning quotes: Terraform re-creates it under a new ID, which leaves them (and the
 // database's data) behind, and importing the ID instead keeps them. Through its DSN (a dropped user,
@@ -568,8 +634,6 @@ func TestCheckResourceOfAGoneResourceNamesWhatIsLeftBehind_fake(t *testing.T) {
 	}{
 		{"dropped user, by login", r, exception(codeUnknownUser, "unknown user"), nil, []string{db},
 			[]string{"still on the server: database `" + db + "`", "import this ID"}, []string{"user `" + user + "`"}},
-		{"changed password, by login", r, exception(codeWrongPassword, "wrong password"), []string{user}, []string{db},
-			[]string{"still on the server: user `" + user + "`, database `" + db + "`"}, nil},
 		{"both dropped, by login", r, exception(codeUnknownUser, "unknown user"), nil, nil, nil, []string{"still on the server"}},
 		{"dropped database, by name", withoutDSN, nil, []string{user}, nil,
 			[]string{"its database `" + db + "` no longer exists; still on the server: user `" + user + "`"}, nil},

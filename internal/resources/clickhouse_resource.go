@@ -98,15 +98,31 @@ func (r *ClickHouseResource) ModifyPlan(ctx context.Context, req resource.Modify
 		}
 	}
 	if state != nil && state.DSN.IsNull() && !config.writeOnly() && !replace {
-		// Imported, or the password was write-only until now: nobody knows the password, so the apply
-		// generates a new one; say so in the plan.
+		// Imported, the password was write-only until now, or the refresh found that the generated
+		// password no longer logs in while the user and database are still there (changed outside
+		// Terraform: CheckResource then reports them without a dsn): nobody knows a working password,
+		// so the apply generates a new one and keeps the database; say so in the plan.
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("dsn"), types.StringUnknown())...)
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("write_dsn"), types.StringUnknown())...)
 		resp.Diagnostics.AddWarning("The ClickHouse user gets a new password",
-			fmt.Sprintf("rill_clickhouse %s has no password in its state (it was imported, or its password was write-only): "+
-				"ClickHouse keeps only a hash of user %s's password, so this apply generates a new one and the dsn changes. "+
-				"Clients that use the old password stop working once the apply has checked the new one.",
-				state.ID.ValueString(), state.User.ValueString()))
+			fmt.Sprintf("rill_clickhouse %s has no working password in its state (%s): "+
+				"ClickHouse keeps only a hash of user %s's password, so this apply generates a new one and the dsn changes; "+
+				"the user and its database are kept, with their data. Clients that use the old password stop working once the apply has checked the new one.",
+				state.ID.ValueString(), whyNoPassword(state), state.User.ValueString()))
+	}
+}
+
+// whyNoPassword says why a rill_clickhouse state without password_wo has no dsn, for the plan's
+// warning: the three ways to get there leave different traces in the state.
+func whyNoPassword(state *clickhouseModel) string {
+	switch {
+	case state.DSNWithoutPassword.IsNull():
+		return "it was imported"
+	case !state.PasswordWOVersion.IsNull():
+		return "its password was write-only until now"
+	default:
+		return "the password Terraform generated no longer logs in, while the user and database are still on the server: " +
+			"it was changed outside Terraform"
 	}
 }
 
