@@ -281,3 +281,68 @@ resource "rill_runtime" %q {
 		},
 	}))
 }
+
+// Two `terraform workspace`s of one configuration draw from one pool and ledger. Unnamed runtimes and
+// names with ${terraform.workspace} in them get an allocation each; a plain name would be one runtime
+// managed by both states (and freed by a destroy in either), and the second workspace's plan says so
+// before its apply adopts it. The ledger holds exactly what the two states hold. Before, the plan
+// said nothing of the adoption.
+func TestAccRuntime_twoWorkspacesOnOnePoolWarnOfASharedName(t *testing.T) {
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
+	set := `{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://workspaces.test:9091", "slots": 8}]}}}`
+	w := acctest.NewWorkspace(t)
+	w.Write("main.tf", acctest.CLIHeader(strconv.Quote(ledger), set)+`
+resource "rill_runtime" "scratch" {
+  slots = 1
+}
+resource "rill_runtime" "orders" {
+  name  = "${terraform.workspace}-orders"
+  slots = 1
+}
+resource "rill_runtime" "shared" {
+  name  = "shared"
+  slots = 1
+}
+`)
+	adoption := acctest.WordsRegexp(`Named runtime exists already: the apply adopts it`)
+	if out := w.Must("plan"); adoption.MatchString(out) {
+		t.Errorf("the first workspace's plan warns of an adoption:\n%s", acctest.Tail(out))
+	}
+	w.Must("apply", "-auto-approve")
+	first := w.RuntimesInState()
+	w.Must("workspace", "new", "staging")
+	t.Cleanup(func() {
+		w.Must("workspace", "select", "staging")
+		w.Must("state", "rm", "rill_runtime.shared") // the default workspace's to destroy
+		w.Must("destroy", "-auto-approve")
+		w.Must("workspace", "select", "default")
+		w.Must("destroy", "-auto-approve")
+		if allocs, err := acctest.LedgerAllocations(ledger); err != nil || len(allocs) != 0 {
+			t.Errorf("after both destroys the ledger holds %d allocation(s) (err %v)", len(allocs), err)
+		}
+	})
+	out := w.Must("plan")
+	if n := len(adoption.FindAllString(out, -1)); n != 1 || !acctest.WordsRegexp(`named "shared"`).MatchString(out) ||
+		!acctest.WordsRegexp(`name = "${terraform.workspace}-shared"`).MatchString(out) {
+		t.Errorf("the second workspace's plan: %d adoption warning(s), want 1 for \"shared\" naming the fix:\n%s", n, acctest.Tail(out))
+	}
+	w.Must("apply", "-auto-approve")
+	second := w.RuntimesInState()
+
+	allocs, err := acctest.LedgerAllocations(ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for addr, id := range first {
+		if shared := addr == "rill_runtime.shared"; (second[addr] == id) != shared {
+			t.Errorf("%s: %s in the first workspace, %s in the second; want the same runtime only for the plain name", addr, id, second[addr])
+		}
+		if allocs[id] == nil || allocs[second[addr]] == nil {
+			t.Errorf("%s: a workspace's runtime has no allocation: %s, %s", addr, id, second[addr])
+		}
+	}
+	if len(allocs) != 5 {
+		t.Errorf("the ledger holds %d allocations, want the 5 of the two states (%v, %v)", len(allocs), first, second)
+	}
+}
