@@ -26,8 +26,9 @@ const planCapacityTimeout = 30 * time.Second
 // BENCHMARKS.md): the plans of a command share a read instead, at most this old.
 const capacityMaxAge = time.Second
 
-// capacityReads shares the plan-time capacity reads of one Terraform command (the Client a Configure
-// builds) per provisioner. Nothing in a plan writes to a ledger, so within a plan a shared read is
+// capacityReads shares the plan-time reads of one Terraform command (the Client a Configure builds)
+// per provisioner: the capacity reads, and the answers of provisioner.CreateChecker (checkCreate),
+// which follow the same rules. Nothing in a plan writes to a ledger, so within a plan a shared read is
 // what each plan would have read. In an apply, the Creates between two plans only take slots: a read
 // up to capacityMaxAge old can miss a warning that the Create's own error then replaces, never warn
 // wrongly. Updates and Deletes can free slots, and drop the provisioner's read (forget).

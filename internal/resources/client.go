@@ -26,8 +26,8 @@ type Client struct {
 	// Unknown is set when the provider block depends on values not known until apply.
 	Unknown bool
 
-	// capacity shares the plan-time capacity reads of the command this Client serves (Configure
-	// builds one Client per Terraform command).
+	// capacity shares the plan-time reads (capacity, CreateChecker) of the command this Client
+	// serves (Configure builds one Client per Terraform command).
 	capacity capacityReads
 	// named serializes the Creates and Deletes of one named runtime's instances in this command.
 	named namedInstances
