@@ -346,3 +346,56 @@ resource "rill_runtime" "shared" {
 		t.Errorf("the ledger holds %d allocations, want the 5 of the two states (%v, %v)", len(allocs), first, second)
 	}
 }
+
+// A runtime that leaves the state on purpose (`removed` with `destroy = false`, Terraform 1.7+; the same
+// as `terraform state rm`) keeps its allocation, which `rill_allocations` keeps listing with its
+// import ID; an `import` block with that ID manages it again, with an empty plan after, and nothing
+// leaks. An unnamed runtime's plain re-apply would allocate a second one instead (the recovery
+// guide says so).
+func TestAccRuntime_removedThenImportedRuntimeKeepsItsAllocation(t *testing.T) {
+	acctest.RequireAcc(t)
+	acctest.RequireCLIVersion(t, 1, 7, "removed blocks")
+	ledger := acctest.SQLiteLedger(t)
+	set := `{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://removed.test:9091", "slots": 2}]}}}`
+	header := acctest.CLIHeader(strconv.Quote(ledger), set)
+	runtime := "resource \"rill_runtime\" \"app\" {\n  slots = 1\n}\n"
+	w := acctest.NewWorkspace(t)
+	w.Write("main.tf", header+runtime)
+	w.Must("apply", "-auto-approve")
+	id := w.RuntimesInState()["rill_runtime.app"]
+
+	w.Write("main.tf", header+`
+removed {
+  from = rill_runtime.app
+  lifecycle {
+    destroy = false
+  }
+}
+data "rill_allocations" "pool" {}
+output "import_ids" {
+  value = data.rill_allocations.pool.allocations[*].import_id
+}
+`)
+	w.Must("apply", "-auto-approve")
+	if got := w.RuntimesInState(); len(got) != 0 {
+		t.Fatalf("after the removed block the state holds %v", got)
+	}
+	if out := w.Must("output", "-json", "import_ids"); !strings.Contains(out, `"pool/`+id+`"`) {
+		t.Errorf("rill_allocations does not list the forgotten runtime %s: %s", id, out)
+	}
+	if allocs, err := acctest.LedgerAllocations(ledger); err != nil || len(allocs) != 1 || allocs[id] == nil {
+		t.Fatalf("after the removed block the ledger holds %v (err %v), want only %s", allocs, err, id)
+	}
+
+	w.Write("main.tf", header+runtime+fmt.Sprintf("import {\n  to = rill_runtime.app\n  id = \"pool/%s\"\n}\n", id))
+	w.Must("apply", "-auto-approve")
+	if out, err := w.Run("plan", "-detailed-exitcode"); err != nil {
+		t.Errorf("the plan after the import is not empty (%v):\n%s", err, acctest.Tail(out))
+	}
+	w.CheckStateEqualsLedger(ledger, 1)
+	if got := w.RuntimesInState()["rill_runtime.app"]; got != id {
+		t.Errorf("imported %s, want %s", got, id)
+	}
+	w.Must("destroy", "-auto-approve")
+	w.CheckStateEqualsLedger(ledger, 0)
+}
