@@ -230,6 +230,23 @@ var Mutants = []Mutant{
 		},
 	},
 	{
+		Name: "replaced-named-runtime-deprovisioned", Breaks: "create_before_destroy on a named runtime keeps the runtime for the new instance",
+		File:    "internal/resources/runtime_resource.go",
+		Search:  "if r.client.named.provisionedHere(state.ID.ValueString()) {",
+		Replace: "if false && r.client.named.provisionedHere(state.ID.ValueString()) {",
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_createBeforeDestroyOfANamedRuntimeKeepsIt"}}},
+	},
+	{
+		Name: "adoption-not-warned", Breaks: "the plan of a named runtime that the ledger holds already says that the apply adopts it",
+		File:    "internal/resources/runtime_resource.go",
+		Search:  "if !named || !warnIfAdopting(",
+		Replace: "if !named || true || !warnIfAdopting(",
+		Checks: []Check{
+			{Package: "./internal/resources", Tests: []string{"TestPlanOfANamedRuntimeAllocatedAlreadySaysTheApplyAdoptsIt"}},
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_twoWorkspacesOnOnePoolWarnOfASharedName"}},
+		},
+	},
+	{
 		Name: "free-slots-not-subtracting-used", Breaks: "rill_provisioners reports the free slots of a pool",
 		File:    "internal/resources/provisioners_data_source.go",
 		Search:  "f := max(int64(h.Slots)-int64(h.UsedSlots), 0)",
