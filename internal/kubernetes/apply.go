@@ -79,7 +79,10 @@ func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*rendered
 				return res, err
 			}
 		}
-		_, err = c.dynamic.Resource(gvr).Namespace(obj.GetNamespace()).Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+		out, err := c.dynamic.Resource(gvr).Namespace(obj.GetNamespace()).Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+		if err == nil && ro.slot.field == "deployment" {
+			p.applied.put(out)
+		}
 		if err != nil {
 			if repaired || !refused(err) {
 				res.applied++ // repaired, or no answer, a timeout or a server error: it may have been applied

@@ -972,42 +972,57 @@ func TestIntegrationDeprovisionLeavesNothing(t *testing.T) {
 	}
 }
 
-// The create of an unnamed runtime (Provision, then AwaitReady, as rill_runtime's Create calls them)
-// sends seven requests when the rollout ends before its pods are due (podWatchDelay): five applies
-// and a LIST and a WATCH of the Deployment. Its random ID is fresh, so nothing is read before the
-// applies (the Deployment's selector and the claim's size only matter where the objects may exist),
-// and a quick rollout is followed by its Deployment alone (kubectl rollout status sends the same
-// two). It sent twelve: a GET of the Deployment and of the claim (both 404), and LISTs of the
-// ReplicaSets and pods and a WATCH of the pods.
-func TestIntegrationCreatingAnUnnamedRuntimeSendsSevenRequests(t *testing.T) {
-	e := newEnv(t, "")
-	var mu sync.Mutex
-	got := map[string]int{}
+// requestCounter counts a provisioner's requests in the env's namespace by requestKind; requests
+// outside it (the cluster's identity, read once per provisioner) are not counted.
+type requestCounter struct {
+	mu  sync.Mutex
+	got map[string]int
+}
+
+func (e *env) countingProvisioner() (*Provisioner, *requestCounter) {
+	rc := &requestCounter{got: map[string]int{}}
 	p := e.observedProvisioner("", func(req *http.Request) {
-		// Outside the namespace: the cluster's identity, read once per provisioner.
 		if kind, ok := requestKind(req, e.ns); ok {
-			mu.Lock()
-			defer mu.Unlock()
-			got[kind]++
+			rc.mu.Lock()
+			defer rc.mu.Unlock()
+			rc.got[kind]++
 		}
 	})
 	// Due at half the wait (podWatchAfter: 30 s of timeout_seconds=60): the local control plane rolls
 	// a lone Deployment out in well under that.
 	p.podWatchDelay = time.Hour
+	return p, rc
+}
+
+func (rc *requestCounter) check(t *testing.T, what string, want map[string]int) {
+	t.Helper()
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if !reflect.DeepEqual(rc.got, want) {
+		t.Fatalf("requests of %s: %v, want %v", what, rc.got, want)
+	}
+}
+
+// The create of an unnamed runtime (Provision, then AwaitReady, as rill_runtime's Create calls them)
+// sends six requests when the rollout ends before its pods are due (podWatchDelay): five applies and
+// a WATCH of the Deployment. Its random ID is fresh, so nothing is read before the applies (the
+// Deployment's selector and the claim's size only matter where the objects may exist); the wait
+// starts from the Deployment the apply returned and watches from its resourceVersion
+// (appliedDeployments), and a quick rollout is followed by its Deployment alone. It sent twelve: a
+// GET of the Deployment and of the claim (both 404), LISTs of the Deployment, its ReplicaSets and
+// pods, and a WATCH of the pods beside the Deployment's.
+func TestIntegrationCreatingAnUnnamedRuntimeSendsSixRequests(t *testing.T) {
+	e := newEnv(t, "")
+	p, requests := e.countingProvisioner()
 	r := e.newRuntime()
 	e.provision(p, r, args(1, "v1", false))
 	if err := p.AwaitReady(e.ctx, r); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{
+	requests.check(t, "a create", map[string]int{
 		"apply persistentvolumeclaims": 1, "apply deployments": 1, "apply services": 1, "apply ingresses": 2,
-		"list deployments": 1, "watch deployments": 1,
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("requests of a create: %v, want %v", got, want)
-	}
+		"watch deployments": 1,
+	})
 }
 
 func TestIntegrationAwaitReadyFailsFastWhenUnschedulable(t *testing.T) {

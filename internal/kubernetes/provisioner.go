@@ -38,6 +38,8 @@ type Provisioner struct {
 	podWatchDelay time.Duration
 	// reads serves CheckResource's object reads from snapshots shared by the calls of a refresh.
 	reads *snapshotReader
+	// applied hands the Deployments Provision applied to the AwaitReady after it.
+	applied *appliedDeployments
 
 	// clusterLock is held while the cluster's identity is read; a channel, so that a waiting caller
 	// honours its own ctx instead of waiting out the first caller's GET (as resourceMapper.lock).
@@ -87,6 +89,7 @@ func newProvisioner(specJSON []byte, logger *zap.Logger) (*Provisioner, error) {
 		httpClient:    &http.Client{Timeout: 10 * time.Second},
 		podWatchDelay: podWatchDelay,
 		reads:         newSnapshotReader(logger),
+		applied:       &appliedDeployments{},
 	}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -43,7 +44,8 @@ func (p *Provisioner) AwaitReady(ctx context.Context, r *provisioner.Resource) e
 	}
 	log := p.logger.With(zap.String("resource_id", r.ID), zap.String("namespace", st.Namespace), zap.String("deployment", names.Deployment))
 	rw := &rolloutWatch{c: c, ns: st.Namespace, name: names.Deployment, hibernated: st.Hibernated, log: log,
-		unschedulableGrace: time.Duration(p.spec.UnschedulableGraceSeconds) * time.Second}
+		unschedulableGrace: time.Duration(p.spec.UnschedulableGraceSeconds) * time.Second,
+		applied:            p.applied.take(st.Namespace, names.Deployment)}
 	start := time.Now()
 	podsDue := time.NewTimer(podWatchAfter(ctx, start, p.podWatchDelay))
 	defer podsDue.Stop()
@@ -86,6 +88,55 @@ func podWatchAfter(ctx context.Context, start time.Time, delay time.Duration) ti
 	return max(delay, 0)
 }
 
+// appliedTTL is how long a Deployment Provision applied is kept for an AwaitReady (appliedDeployments).
+const appliedTTL = time.Minute
+
+// appliedDeployments hands the Deployment that Provision's apply returned to the AwaitReady that
+// follows it (rill_runtime's Create and Update call one after the other), so that the wait starts
+// from that object and watches from its resourceVersion: the watch replays every change after the
+// apply, which is what a LIST before the watch gave, for one request fewer. An entry is taken once
+// and kept at most appliedTTL (a hibernated runtime is not waited for); a wait without one LISTs.
+type appliedDeployments struct {
+	mu sync.Mutex
+	m  map[string]appliedDeployment // by namespace/name
+}
+
+type appliedDeployment struct {
+	dep *unstructured.Unstructured
+	at  time.Time
+}
+
+func (a *appliedDeployments) put(u *unstructured.Unstructured) {
+	if u == nil || u.GetResourceVersion() == "" {
+		return
+	}
+	u.SetManagedFields(nil) // most of its size, and not read
+	now := time.Now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for k, e := range a.m {
+		if now.Sub(e.at) > appliedTTL {
+			delete(a.m, k)
+		}
+	}
+	if a.m == nil {
+		a.m = map[string]appliedDeployment{}
+	}
+	a.m[u.GetNamespace()+"/"+u.GetName()] = appliedDeployment{dep: u, at: now}
+}
+
+// take returns the Deployment applied last at namespace/name, if within appliedTTL, and forgets it.
+func (a *appliedDeployments) take(ns, name string) *unstructured.Unstructured {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	e, ok := a.m[ns+"/"+name]
+	delete(a.m, ns+"/"+name)
+	if !ok || time.Since(e.at) > appliedTTL {
+		return nil
+	}
+	return e.dep
+}
+
 // rolloutWatch follows one Deployment and, once the rollout is slow (podsDue), its current pods.
 type rolloutWatch struct {
 	c          *clients
@@ -96,6 +147,9 @@ type rolloutWatch struct {
 	unschedulableGrace time.Duration
 	// podsDue fires when the pods are to be watched (podWatchAfter); nil once it has.
 	podsDue <-chan time.Time
+	// applied is the Deployment as Provision's apply returned it (appliedDeployments): the first
+	// watch starts from it instead of a LIST. nil once used.
+	applied *unstructured.Unstructured
 
 	dep          *appsv1.Deployment
 	pods         map[string]*corev1.Pod
@@ -138,14 +192,11 @@ var (
 
 func (w *rolloutWatch) listAndWatch(ctx context.Context) error {
 	deps := w.c.apps.Resource(deploymentsResource).Namespace(w.ns)
-	list, err := deps.List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", w.name).String()})
+	from, rv, err := w.list(ctx)
 	if err != nil {
-		return w.apiError(ctx, err)
+		return err
 	}
-	if len(list.Items) == 0 {
-		return fmt.Errorf("deployment %s/%s does not exist (deleted while waiting?)", w.ns, w.name)
-	}
-	if w.dep, err = fromUnstructured[appsv1.Deployment](&list.Items[0]); err != nil {
+	if w.dep, err = fromUnstructured[appsv1.Deployment](from); err != nil {
 		return err
 	}
 	if done, err := w.evaluate(); done || err != nil {
@@ -172,8 +223,12 @@ func (w *rolloutWatch) listAndWatch(ctx context.Context) error {
 
 	dw, err := deps.Watch(ctx, metav1.ListOptions{
 		FieldSelector:   fields.OneTermEqualSelector("metadata.name", w.name).String(),
-		ResourceVersion: list.GetResourceVersion(),
+		ResourceVersion: rv,
 	})
+	if staleResourceVersion(err) {
+		w.log.Debug("cannot watch from the resourceVersion read; listing again", zap.Error(err))
+		return errRelist
+	}
 	if err != nil {
 		return w.apiError(ctx, err)
 	}
@@ -240,6 +295,30 @@ func (w *rolloutWatch) listAndWatch(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// list returns the Deployment to start from and the resourceVersion to watch from: the one Provision
+// applied and its own (once), else what a LIST reads and the LIST's.
+func (w *rolloutWatch) list(ctx context.Context) (*unstructured.Unstructured, string, error) {
+	if u := w.applied; u != nil {
+		w.applied = nil
+		return u, u.GetResourceVersion(), nil
+	}
+	list, err := w.c.apps.Resource(deploymentsResource).Namespace(w.ns).List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", w.name).String()})
+	if err != nil {
+		return nil, "", w.apiError(ctx, err)
+	}
+	if len(list.Items) == 0 {
+		return nil, "", fmt.Errorf("deployment %s/%s does not exist (deleted while waiting?)", w.ns, w.name)
+	}
+	return &list.Items[0], list.GetResourceVersion(), nil
+}
+
+// staleResourceVersion reports whether a watch was refused for its resourceVersion: older than the
+// API server keeps (410 Expired, Gone), or newer than its cache has seen yet (Too large resource
+// version). Both are answered by a LIST, as client-go's reflector does.
+func staleResourceVersion(err error) bool {
+	return err != nil && (apierrors.IsResourceExpired(err) || apierrors.IsGone(err) || apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge))
 }
 
 // startPods finds the current ReplicaSet and starts watching the Deployment's pods (watchPods). It

@@ -13,7 +13,9 @@ import (
 	"go.uber.org/zap"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 )
 
@@ -75,6 +77,28 @@ func TestPodFailureReasons(t *testing.T) {
 				t.Fatalf("got %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A watch refused for its resourceVersion (too old, or newer than the API server's cache) lists
+// again; any other refusal fails the wait.
+func TestStaleResourceVersionIsAnsweredByAList(t *testing.T) {
+	tooLarge := apierrors.NewTimeoutError("Too large resource version", 1)
+	tooLarge.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{apierrors.NewResourceExpired("too old resource version: 1 (2000)"), true},
+		{apierrors.NewGone("gone"), true},
+		{tooLarge, true},
+		{apierrors.NewTimeoutError("the server was slow", 1), false},
+		{apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "x", errors.New("no")), false},
+		{nil, false},
+	} {
+		if got := staleResourceVersion(tc.err); got != tc.want {
+			t.Errorf("%v: %v, want %v", tc.err, got, tc.want)
+		}
 	}
 }
 

@@ -274,7 +274,7 @@ var Mutants = []Mutant{
 		File:    "internal/kubernetes/provisioner.go",
 		Search:  "\tcase creating && opts.Name == \"\":\n",
 		Replace: "\tcase false:\n",
-		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationCreatingAnUnnamedRuntimeSendsSevenRequests"}}},
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationCreatingAnUnnamedRuntimeSendsSixRequests"}}},
 	},
 	{
 		Name: "mapper-ignores-scope", Breaks: "templates must render namespaced objects (a cluster-scoped kind is refused)",
