@@ -111,7 +111,8 @@ func adoptImported(ctx context.Context, m *runtimeModel, provisionerName string,
 // provisioned. Terraform may create and destroy two resource instances with one name in one apply:
 // `create_before_destroy` (with `-replace`, `replace_triggered_by` or a taint) creates the new instance
 // before it destroys the deposed one, and a new address for the name without a `moved` block creates
-// one and destroys the other, in any order. The name is the ID, so the Create adopts the runtime the
+// one and destroys the other, in any order (usually the destroy first, which frees the runtime: then
+// there is nothing to keep). The name is the ID, so a Create that comes first adopts the runtime the
 // other instance holds; the Delete that follows would then deprovision the runtime the new instance
 // has in state (planned for re-creation on the next plan, its host given away meanwhile). The
 // provider sees neither a deposed object nor the other address, only the ID; within one command,
@@ -120,25 +121,55 @@ func adoptImported(ctx context.Context, m *runtimeModel, provisionerName string,
 // of this.
 type namedInstances struct {
 	mu    sync.Mutex
-	locks map[string]*sync.Mutex
+	locks map[string]chan struct{} // one token per ID: held while a Create or Delete of it runs
 	made  map[string]bool
+	// inState holds the IDs of the named runtimes this command's state holds, as its refresh found
+	// them (warnIfAdopting).
+	inState map[string]bool
 }
 
 // hold locks id against the Create or Delete of another instance of the same runtime in this command;
-// the caller must call the returned unlock.
-func (n *namedInstances) hold(id string) (unlock func()) {
+// the caller must call the returned unlock. Waiting for the other one is bounded by ctx (the
+// operation's timeout), and its error says what it waited for.
+func (n *namedInstances) hold(ctx context.Context, id string) (unlock func(), err error) {
 	n.mu.Lock()
 	if n.locks == nil {
-		n.locks = map[string]*sync.Mutex{}
+		n.locks = map[string]chan struct{}{}
 	}
 	l := n.locks[id]
 	if l == nil {
-		l = &sync.Mutex{}
+		l = make(chan struct{}, 1)
 		n.locks[id] = l
 	}
 	n.mu.Unlock()
-	l.Lock()
-	return l.Unlock
+	select {
+	case l <- struct{}{}: // free: no wait
+		return func() { <-l }, nil
+	default:
+	}
+	select {
+	case l <- struct{}{}:
+		return func() { <-l }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for the create or destroy of another resource with runtime %s's name in this apply to finish: %w", id, ctx.Err())
+	}
+}
+
+// refreshed records that this command's state holds the named runtime id (its refresh found it).
+func (n *namedInstances) refreshed(id string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.inState == nil {
+		n.inState = map[string]bool{}
+	}
+	n.inState[id] = true
+}
+
+// ours reports whether this command's refresh found the named runtime id in its state.
+func (n *namedInstances) ours(id string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.inState[id]
 }
 
 // provisioned records that a Create of this command provisioned id and keeps it in state.
@@ -176,13 +207,22 @@ func keptForReplacement(provisionerName, id, name string) string {
 // with the same name) both then manage one runtime, and a destroy in either frees it for both, and
 // the plan is the only place to say so. It only reads; in an apply walk (whose plans the plan walk
 // showed) and for other provisioners (whose reads cost requests per runtime) it reads nothing.
-func warnIfAdopting(ctx context.Context, reads *capacityReads, p provisioner.Provisioner, provisionerName, name string, diags *diag.Diagnostics) bool {
+//
+// A runtime at the ID that this state holds (its refresh found it: named.ours) is this state's own,
+// replaced: a taint (by hand, or of a create that did not become ready) plans the new instance
+// without a prior state. That is no adoption of another state's runtime, and needs no room either
+// (create_before_destroy adopts it; otherwise its destroy frees its slots first): it reports true
+// without a warning.
+func warnIfAdopting(ctx context.Context, reads *capacityReads, named *namedInstances, p provisioner.Provisioner, provisionerName, name string, diags *diag.Diagnostics) bool {
 	if _, ok := p.(provisioner.CapacityReporter); !ok || reads.inApply.Load() {
 		return false
 	}
+	id := provisioner.NamedResourceID(provisionerName, name)
+	if named.ours(id) {
+		return true
+	}
 	ctx, cancel := context.WithTimeout(ctx, planCapacityTimeout)
 	defer cancel()
-	id := provisioner.NamedResourceID(provisionerName, name)
 	res, err := p.CheckResource(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, &provisioner.ResourceOptions{Name: name})
 	if err != nil {
 		if !errors.Is(err, provisioner.ErrResourceNotFound) {
@@ -199,7 +239,7 @@ func warnIfAdopting(ctx context.Context, reads *capacityReads, p provisioner.Pro
 			"allocating another: that is how a runtime that an interrupted apply, `terraform state rm` or a `removed` block left is taken back.\n\n"+
 			"If another state manages it (another workspace of this configuration, or another configuration that uses the name), both states "+
 			"then manage one runtime, and a destroy in either frees it for both. Give each workspace its own names, for example "+
-			"`name = \"${terraform.workspace}-%s\"`. (When this plan replaces the runtime with create_before_destroy, it is this runtime: nothing to do.)",
+			"`name = \"${terraform.workspace}-%s\"`. (When this plan replaces the runtime and skipped the refresh, it is this runtime: nothing to do.)",
 			provisionerName, id, name, where, name))
 	return true
 }

@@ -235,7 +235,9 @@ resource "rill_runtime" %q {
 // Terraform creates and destroys two instances of one named runtime in one apply in two ways:
 // create_before_destroy (here with a taint; `-replace` and `replace_triggered_by` plan the same), and
 // a new address for the name without a `moved` block. The name is the ID, so the create adopts the
-// runtime; the destroy of the other instance must then leave it to the new one. Before, it
+// runtime; the destroy of the other instance must then leave it to the new one. (Without a `moved`
+// block Terraform usually destroys the old address first, which frees the runtime before the create
+// allocates it again: that step holds the state and the ledger to agreeing, whatever the order.) Before, it
 // deprovisioned it: the new instance's state pointed at nothing, its host went to the next runtime, and
 // the next plan (the harness's follow-up plan here) created it again.
 func TestAccRuntime_createBeforeDestroyOfANamedRuntimeKeepsIt(t *testing.T) {

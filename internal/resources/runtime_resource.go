@@ -99,7 +99,7 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		if _, p, err := r.client.Resolve(resolved, provisioner.ResourceTypeRuntime); err == nil {
 			// A named runtime that is allocated already is adopted: it needs no room.
 			named := !plan.Name.IsNull() && !plan.Name.IsUnknown()
-			if !named || !warnIfAdopting(ctx, &r.client.capacity, p, resolved, plan.Name.ValueString(), &resp.Diagnostics) {
+			if !named || !warnIfAdopting(ctx, &r.client.capacity, &r.client.named, p, resolved, plan.Name.ValueString(), &resp.Diagnostics) {
 				warnIfNoRoom(ctx, &r.client.capacity, p, resolved, slotsOf(plan.Slots), &resp.Diagnostics)
 			}
 		}
@@ -202,7 +202,11 @@ func (r *RuntimeResource) provisionNamed(c *call, pr *provisioner.Resource, opts
 	if name.IsNull() {
 		return provisionNew(c.ctx, c.p, pr, opts)
 	}
-	defer r.client.named.hold(pr.ID)()
+	unlock, err := r.client.named.hold(c.ctx, pr.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	defer unlock()
 	res, created, err := provisionNew(c.ctx, c.p, pr, opts)
 	if err == nil {
 		r.client.named.provisioned(pr.ID)
@@ -233,6 +237,9 @@ func (r *RuntimeResource) Read(ctx context.Context, req resource.ReadRequest, re
 	res, err := c.p.CheckResource(c.ctx, r.resource(&state, c.privState), opts)
 	if !readFound(ctx, c, runtimeKind, state.ID.ValueString(), err, resp) {
 		return
+	}
+	if !state.Name.IsNull() {
+		r.client.named.refreshed(state.ID.ValueString()) // this state's own runtime (warnIfAdopting)
 	}
 	importing, diags := takeImportMark(ctx, req.Private, resp.Private)
 	resp.Diagnostics.Append(diags...)
@@ -311,7 +318,12 @@ func (r *RuntimeResource) Delete(ctx context.Context, req resource.DeleteRequest
 	}
 	defer c.cancel()
 	if !state.Name.IsNull() {
-		defer r.client.named.hold(state.ID.ValueString())()
+		unlock, err := r.client.named.hold(c.ctx, state.ID.ValueString())
+		if err != nil {
+			resp.Diagnostics.AddError("Deprovisioning the runtime failed", fmt.Sprintf("Provisioner %q, runtime %s: %v", c.name, state.ID.ValueString(), err))
+			return
+		}
+		defer unlock()
 		if r.client.named.provisionedHere(state.ID.ValueString()) {
 			resp.Diagnostics.AddWarning("Runtime kept for the resource that replaced it", keptForReplacement(c.name, state.ID.ValueString(), state.Name.ValueString()))
 			return

@@ -100,7 +100,8 @@ func runtimeSchemaV0(ctx context.Context) schema.Schema {
 					"the same time, one creates it and the other adopts it, and a create that fails undoes the runtime only when " +
 					"it created it itself. For the same reason, `create_before_destroy` on a named runtime (with `-replace`, " +
 					"`replace_triggered_by` or a taint) keeps the runtime: the new instance adopts it and the destroy of the old one " +
-					"leaves it (with a warning); so does a new resource address for the name without a `moved` block. A replacement " +
+					"leaves it (with a warning). A new resource address for the name needs a `moved` block: without one, Terraform " +
+					"usually destroys the old address first, which frees the runtime before the new one allocates it again. A replacement " +
 					"without `create_before_destroy` frees the runtime and allocates it again, possibly on another host. Without a name, see the " +
 					"guide on recovering orphaned runtimes. Changing it re-creates the runtime.",
 				Validators:    []validator.String{nameValidator{}},
