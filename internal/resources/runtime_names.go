@@ -212,7 +212,8 @@ func keptForReplacement(provisionerName, id, name string) string {
 // replaced: a taint (by hand, or of a create that did not become ready) plans the new instance
 // without a prior state. That is no adoption of another state's runtime, and needs no room either
 // (create_before_destroy adopts it; otherwise its destroy frees its slots first): it reports true
-// without a warning.
+// without a warning. The provider sees no addresses, so a second resource of this configuration with
+// the same name goes unwarned too; the apply walk, which refreshes nothing, may warn of either.
 func warnIfAdopting(ctx context.Context, reads *capacityReads, named *namedInstances, p provisioner.Provisioner, provisionerName, name string, diags *diag.Diagnostics) bool {
 	if _, ok := p.(provisioner.CapacityReporter); !ok || reads.inApply.Load() {
 		return false
@@ -239,7 +240,7 @@ func warnIfAdopting(ctx context.Context, reads *capacityReads, named *namedInsta
 			"allocating another: that is how a runtime that an interrupted apply, `terraform state rm` or a `removed` block left is taken back.\n\n"+
 			"If another state manages it (another workspace of this configuration, or another configuration that uses the name), both states "+
 			"then manage one runtime, and a destroy in either frees it for both. Give each workspace its own names, for example "+
-			"`name = \"${terraform.workspace}-%s\"`. (When this plan replaces the runtime and skipped the refresh, it is this runtime: nothing to do.)",
+			"`name = \"${terraform.workspace}-%s\"`. (When this replaces the runtime itself, as a taint planned with -refresh=false or the apply of a create_before_destroy replacement does, it is this runtime: nothing to do.)",
 			provisionerName, id, name, where, name))
 	return true
 }
