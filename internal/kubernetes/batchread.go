@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -84,11 +85,9 @@ func newSnapshotReader(logger *zap.Logger) *snapshotReader {
 // get reads one object. A missing object is an error for which apierrors.IsNotFound holds, from a
 // GET. The object is the caller's to modify.
 func (b *snapshotReader) get(ctx context.Context, c *clients, key batchKey, name string) (*unstructured.Unstructured, error) {
-	s := b.snapshot(ctx, c, key)
-	select {
-	case <-s.done:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	s, err := b.filled(ctx, c, key)
+	if err != nil {
+		return nil, err
 	}
 	if s.err == nil {
 		if obj, ok := s.objects[name]; ok {
@@ -96,6 +95,34 @@ func (b *snapshotReader) get(ctx context.Context, c *clients, key batchKey, name
 		}
 	}
 	return c.dynamic.Resource(key.gvr).Namespace(key.namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+// listed reads one object from the snapshot alone: an object the LIST did not return is missing (an
+// error for which apierrors.IsNotFound holds), and a LIST that failed is that error. For
+// ResourceExists, whose calls must not cost a GET each.
+func (b *snapshotReader) listed(ctx context.Context, c *clients, key batchKey, name string) (*unstructured.Unstructured, error) {
+	s, err := b.filled(ctx, c, key)
+	if err != nil {
+		return nil, err
+	}
+	if s.err != nil {
+		return nil, s.err
+	}
+	if obj, ok := s.objects[name]; ok {
+		return obj.DeepCopy(), nil
+	}
+	return nil, apierrors.NewNotFound(key.gvr.GroupResource(), name)
+}
+
+// filled returns the snapshot that serves a read of key now once its LIST has returned.
+func (b *snapshotReader) filled(ctx context.Context, c *clients, key batchKey) (*snapshot, error) {
+	s := b.snapshot(ctx, c, key)
+	select {
+	case <-s.done:
+		return s, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // snapshot returns the snapshot that serves a read of key now: the current one if it is still

@@ -277,6 +277,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationCreatingAnUnnamedRuntimeSendsSixRequests"}}},
 	},
 	{
+		Name: "kubernetes-exists-gets-each-object", Breaks: "the plan-time adoption check of N named Kubernetes runtimes costs one LIST per kind, not a GET per object",
+		File:    "internal/kubernetes/exists.go",
+		Search:  "names, p.reads.listed)",
+		Replace: "names, p.reads.get)",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationResourceExistsCostsOneListPerKind"}}},
+	},
+	{
 		Name: "mapper-ignores-scope", Breaks: "templates must render namespaced objects (a cluster-scoped kind is refused)",
 		File:    "internal/kubernetes/mapper.go",
 		Search:  "namespaced: r.Namespaced}",

@@ -199,14 +199,14 @@ func keptForReplacement(provisionerName, id, name string) string {
 		provisionerName, id, name)
 }
 
-// warnIfAdopting warns at plan time when a new named runtime of a fixed-capacity pool (a static pool:
-// provisioner.CapacityReporter, whose CheckResource reads one ledger row) is allocated already, and
-// reports whether it is. Its apply adopts that runtime instead of allocating one, which is what
-// recovers a runtime that an interrupted apply, `terraform state rm` or a `removed` block left; but when
-// another state manages it (another workspace with the same configuration, another configuration
-// with the same name) both then manage one runtime, and a destroy in either frees it for both, and
-// the plan is the only place to say so. It only reads; in an apply walk (whose plans the plan walk
-// showed) and for other provisioners (whose reads cost requests per runtime) it reads nothing.
+// warnIfAdopting warns at plan time when a new named runtime is at its ID already (a provisioner that
+// can tell by reads whose cost does not grow with the plan: provisioner.ExistenceChecker; the static
+// pool reads one ledger row, the kubernetes provisioner its shared snapshots), and reports whether it
+// is. Its apply adopts that runtime instead of making one, which is what recovers a runtime that an
+// interrupted apply, `terraform state rm` or a `removed` block left; but when another state manages
+// it (another workspace with the same configuration, another configuration with the same name) both
+// then manage one runtime, and a destroy in either frees it for both, and the plan is the only place
+// to say so. It only reads; in an apply walk (whose plans the plan walk showed) it reads nothing.
 //
 // A runtime at the ID that this state holds (its refresh found it: named.ours) is this state's own,
 // replaced: a taint (by hand, or of a create that did not become ready) plans the new instance
@@ -215,7 +215,8 @@ func keptForReplacement(provisionerName, id, name string) string {
 // without a warning. The provider sees no addresses, so a second resource of this configuration with
 // the same name goes unwarned too; the apply walk, which refreshes nothing, may warn of either.
 func warnIfAdopting(ctx context.Context, reads *capacityReads, named *namedInstances, p provisioner.Provisioner, provisionerName, name string, diags *diag.Diagnostics) bool {
-	if _, ok := p.(provisioner.CapacityReporter); !ok || reads.inApply.Load() {
+	ec, ok := p.(provisioner.ExistenceChecker)
+	if !ok || reads.inApply.Load() {
 		return false
 	}
 	id := provisioner.NamedResourceID(provisionerName, name)
@@ -224,20 +225,16 @@ func warnIfAdopting(ctx context.Context, reads *capacityReads, named *namedInsta
 	}
 	ctx, cancel := context.WithTimeout(ctx, planCapacityTimeout)
 	defer cancel()
-	res, err := p.CheckResource(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, &provisioner.ResourceOptions{Name: name})
+	where, err := ec.ResourceExists(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime})
 	if err != nil {
 		if !errors.Is(err, provisioner.ErrResourceNotFound) {
-			tflog.Debug(ctx, "plan-time check of a named runtime's ID skipped: the ledger could not be read", map[string]any{"provisioner": provisionerName, "error": err.Error()})
+			tflog.Debug(ctx, "plan-time check of a named runtime's ID skipped: the provisioner could not tell", map[string]any{"provisioner": provisionerName, "error": err.Error()})
 		}
 		return false
 	}
-	where := ""
-	if cfg, err := provisioner.NewRuntimeConfig(res.Config); err == nil && cfg.Host != "" {
-		where = " on host " + cfg.Host
-	}
 	diags.AddAttributeWarning(path.Root("name"), "Named runtime exists already: the apply adopts it",
-		fmt.Sprintf("Provisioner %q holds runtime %s, named %q%s, already. The apply adopts it instead of "+
-			"allocating another: that is how a runtime that an interrupted apply, `terraform state rm` or a `removed` block left is taken back.\n\n"+
+		fmt.Sprintf("Provisioner %q holds runtime %s, named %q, %s already. The apply adopts it instead of "+
+			"making another: that is how a runtime that an interrupted apply, `terraform state rm` or a `removed` block left is taken back.\n\n"+
 			"If another state manages it (another workspace of this configuration, or another configuration that uses the name), both states "+
 			"then manage one runtime, and a destroy in either frees it for both. Give each workspace its own names, for example "+
 			"`name = \"${terraform.workspace}-%s\"`. (When this replaces the runtime itself, as a taint planned with -refresh=false or the apply of a create_before_destroy replacement does, it is this runtime: nothing to do.)",

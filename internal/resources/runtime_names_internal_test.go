@@ -20,7 +20,7 @@ import (
 // nothing.
 func TestPlanOfANamedRuntimeAllocatedAlreadySaysTheApplyAdoptsIt(t *testing.T) {
 	ctx := context.Background()
-	pool := onePool(t) // one slot, taken by "web"
+	pool := onePool(t) // one slot, taken by "web"; the real static pool, not the counting wrapper, answers ResourceExists
 	if _, err := pool.Provision(ctx, &provisioner.Resource{ID: provisioner.NamedResourceID("pool", "web"), Type: provisioner.ResourceTypeRuntime},
 		&provisioner.ResourceOptions{Args: (&provisioner.RuntimeArgs{Slots: 1}).AsMap(), Name: "web"}); err != nil {
 		t.Fatal(err)
@@ -44,7 +44,7 @@ func TestPlanOfANamedRuntimeAllocatedAlreadySaysTheApplyAdoptsIt(t *testing.T) {
 		}
 		return summaries
 	}
-	r := &RuntimeResource{resourceBase{client: &Client{Set: map[string]provisioner.Provisioner{"pool": pool}, Default: "pool"}}}
+	r := &RuntimeResource{resourceBase{client: &Client{Set: map[string]provisioner.Provisioner{"pool": pool.Provisioner}, Default: "pool"}}}
 	for name, want := range map[string][]string{
 		"web": {"Named runtime exists already: the apply adopts it"},
 		"api": {"No host has room for this runtime"},

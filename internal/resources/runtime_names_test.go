@@ -307,30 +307,11 @@ resource "rill_runtime" "shared" {
   slots = 1
 }
 `)
-	adoption := acctest.WordsRegexp(`Named runtime exists already: the apply adopts it`)
-	if out := w.Must("plan"); adoption.MatchString(out) {
-		t.Errorf("the first workspace's plan warns of an adoption:\n%s", acctest.Tail(out))
-	}
-	w.Must("apply", "-auto-approve")
-	first := w.RuntimesInState()
-	w.Must("workspace", "new", "staging")
-	t.Cleanup(func() {
-		w.Must("workspace", "select", "staging")
-		w.Must("state", "rm", "rill_runtime.shared") // the default workspace's to destroy
-		w.Must("destroy", "-auto-approve")
-		w.Must("workspace", "select", "default")
-		w.Must("destroy", "-auto-approve")
+	first, second := workspacesSharingAName(t, w, `named "shared", on host http://workspaces.test:9091`, func() {
 		if allocs, err := acctest.LedgerAllocations(ledger); err != nil || len(allocs) != 0 {
 			t.Errorf("after both destroys the ledger holds %d allocation(s) (err %v)", len(allocs), err)
 		}
 	})
-	out := w.Must("plan")
-	if n := len(adoption.FindAllString(out, -1)); n != 1 || !acctest.WordsRegexp(`named "shared"`).MatchString(out) ||
-		!acctest.WordsRegexp(`name = "${terraform.workspace}-shared"`).MatchString(out) {
-		t.Errorf("the second workspace's plan: %d adoption warning(s), want 1 for \"shared\" naming the fix:\n%s", n, acctest.Tail(out))
-	}
-	w.Must("apply", "-auto-approve")
-	second := w.RuntimesInState()
 
 	allocs, err := acctest.LedgerAllocations(ledger)
 	if err != nil {
@@ -347,6 +328,38 @@ resource "rill_runtime" "shared" {
 	if len(allocs) != 5 {
 		t.Errorf("the ledger holds %d allocations, want the 5 of the two states (%v, %v)", len(allocs), first, second)
 	}
+}
+
+// workspacesSharingAName is the workspaces story in w, whose main.tf declares rill_runtime.shared
+// named "shared" beside runtimes with ${terraform.workspace} in their names: the default workspace's
+// plan warns of no adoption, and it applies; a new workspace "staging" then plans exactly one
+// adoption warning, for "shared", containing the words named (where the runtime is), and naming the
+// fix, and applies. It returns both states' runtimes by address. Its cleanup destroys both
+// workspaces (staging's without the shared runtime, which is the default's) and then calls after.
+func workspacesSharingAName(t *testing.T, w *acctest.Workspace, named string, after func()) (first, second map[string]string) {
+	t.Helper()
+	adoption := acctest.WordsRegexp(`Named runtime exists already: the apply adopts it`)
+	if out := w.Must("plan"); adoption.MatchString(out) {
+		t.Errorf("the first workspace's plan warns of an adoption:\n%s", acctest.Tail(out))
+	}
+	w.Must("apply", "-auto-approve")
+	first = w.RuntimesInState()
+	w.Must("workspace", "new", "staging")
+	t.Cleanup(func() {
+		w.Must("workspace", "select", "staging")
+		w.Must("state", "rm", "rill_runtime.shared") // the default workspace's to destroy
+		w.Must("destroy", "-auto-approve")
+		w.Must("workspace", "select", "default")
+		w.Must("destroy", "-auto-approve")
+		after()
+	})
+	out := w.Must("plan")
+	if n := len(adoption.FindAllString(out, -1)); n != 1 || !acctest.WordsRegexp(named).MatchString(out) ||
+		!acctest.WordsRegexp(`name = "${terraform.workspace}-shared"`).MatchString(out) {
+		t.Errorf("the second workspace's plan: %d adoption warning(s), want 1 for \"shared\" (%s) naming the fix:\n%s", n, named, acctest.Tail(out))
+	}
+	w.Must("apply", "-auto-approve")
+	return first, w.RuntimesInState()
 }
 
 // A runtime that leaves the state on purpose (`removed` with `destroy = false`, Terraform 1.7+; the same
