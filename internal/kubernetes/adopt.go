@@ -134,8 +134,9 @@ func resourcesMatch(live *appsv1.Deployment, rendered *unstructured.Unstructured
 // templates select app.kubernetes.io/name: runtime-<id>). A Deployment's selector is immutable, so
 // the live one is kept: it replaces the rendered selector, its labels are added to the pod template
 // (a selector must match its pods), and a rendered Service that selected the rendered Deployment's
-// pods selects them by the kept labels. It returns whether it changed anything.
-func keepLiveSelector(ctx context.Context, c *clients, objs []*renderedObject, log *zap.Logger) (bool, error) {
+// pods selects them by the kept labels. It returns whether it changed anything, and the live
+// Deployment (nil when there is none).
+func keepLiveSelector(ctx context.Context, c *clients, objs []*renderedObject, log *zap.Logger) (bool, *unstructured.Unstructured, error) {
 	var dep, svc *unstructured.Unstructured
 	for _, ro := range objs {
 		switch ro.slot.field {
@@ -146,48 +147,48 @@ func keepLiveSelector(ctx context.Context, c *clients, objs []*renderedObject, l
 		}
 	}
 	if dep == nil {
-		return false, nil
+		return false, nil, nil
 	}
 	u, err := c.apps.Resource(deploymentsResource).Namespace(dep.GetNamespace()).Get(ctx, dep.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return false, nil
+		return false, nil, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("reading Deployment %s/%s: %w", dep.GetNamespace(), dep.GetName(), err)
+		return false, nil, fmt.Errorf("reading Deployment %s/%s: %w", dep.GetNamespace(), dep.GetName(), err)
 	}
 	live, err := fromUnstructured[appsv1.Deployment](u)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	if live.Spec.Selector == nil {
-		return false, nil
+		return false, u, nil
 	}
 	rendered, _, _ := unstructured.NestedStringMap(dep.Object, "spec", "selector", "matchLabels")
 	_, hasExpr, _ := unstructured.NestedFieldNoCopy(dep.Object, "spec", "selector", "matchExpressions")
 	if !hasExpr && len(live.Spec.Selector.MatchExpressions) == 0 && reflect.DeepEqual(rendered, live.Spec.Selector.MatchLabels) {
-		return false, nil
+		return false, u, nil
 	}
 	sel, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live.Spec.Selector)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	if err := unstructured.SetNestedMap(dep.Object, sel, "spec", "selector"); err != nil {
-		return false, err
+		return false, nil, err
 	}
 	podLabels, _, _ := unstructured.NestedStringMap(dep.Object, "spec", "template", "metadata", "labels")
 	if err := unstructured.SetNestedStringMap(dep.Object, merge(podLabels, live.Spec.Selector.MatchLabels), "spec", "template", "metadata", "labels"); err != nil {
-		return false, err
+		return false, nil, err
 	}
 	if svc != nil {
 		if svcSel, found, _ := unstructured.NestedStringMap(svc.Object, "spec", "selector"); found && reflect.DeepEqual(svcSel, rendered) {
 			if err := unstructured.SetNestedStringMap(svc.Object, live.Spec.Selector.MatchLabels, "spec", "selector"); err != nil {
-				return false, err
+				return false, nil, err
 			}
 		}
 	}
 	log.Info("keeping the live Deployment's selector, which is immutable and differs from the templates'",
 		zap.String("deployment", live.Namespace+"/"+live.Name), zap.Any("live", live.Spec.Selector.MatchLabels), zap.Any("templates", rendered))
-	return true, nil
+	return true, u, nil
 }
 
 // takeOverFromRill hands what Rill's admin service's field manager applied on a runtime's objects to

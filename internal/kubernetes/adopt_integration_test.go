@@ -63,6 +63,25 @@ func TestIntegrationRillShapedTemplatesApply(t *testing.T) {
 	if d := checked.State[StateDrift].([]string); len(d) != 0 || checked.State[StateSlots] != 2 {
 		t.Fatalf("state after apply: %v", checked.State)
 	}
+	// The server's defaults in the lists (ports' protocol, the container's imagePullPolicy) are no
+	// hand edit either: the apply after writes no list (and changes no spec).
+	svc, err := e.core.Services(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.provision(e.p, r, opts)
+	again, err := e.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svcAgain, err := e.core.Services(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Generation != dep.Generation || svcAgain.ResourceVersion != svc.ResourceVersion {
+		t.Errorf("a second Provision changed the Deployment (generation %d -> %d) or the Service (resourceVersion %s -> %s)",
+			dep.Generation, again.Generation, svc.ResourceVersion, svcAgain.ResourceVersion)
+	}
 }
 
 // A runtime that Rill's admin service provisioned (its field manager, its labels, no annotation of

@@ -2,9 +2,7 @@ package kubernetes
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"go.uber.org/zap"
@@ -13,8 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 type applyResult struct {
@@ -43,13 +39,15 @@ const (
 // returned. A live Deployment's selector is kept (see keepLiveSelector). The result is never nil: on
 // an error it counts the objects that were, or may have been, applied before it. live holds the
 // objects already read (a named runtime's, by slot), and at says what may be at the ID: where the
-// runtime's objects may exist (objectsMayExist) a Service whose ports were edited by hand is repaired
-// before it is applied (see repairServicePorts); at a fresh ID nothing is read (no Deployment whose
+// runtime's objects may exist (objectsMayExist) a list edited by hand is replaced before its object
+// is applied (see repairLists); at a fresh ID nothing is read (no Deployment whose
 // selector to keep, no claim that is larger or being deleted), which saves a create two requests.
 func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*renderedObject, live map[string]*unstructured.Unstructured, at liveObjects, log *zap.Logger) (*applyResult, error) {
 	res := &applyResult{}
+	var liveDeployment *unstructured.Unstructured
 	if at != freshID {
-		if _, err := keepLiveSelector(ctx, c, objs, log); err != nil {
+		var err error
+		if _, liveDeployment, err = keepLiveSelector(ctx, c, objs, log); err != nil {
 			return res, err
 		}
 	}
@@ -70,9 +68,14 @@ func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*rendered
 			return res, fmt.Errorf("applying %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 		}
 		repaired := false
-		if obj.GetKind() == "Service" && at == objectsMayExist {
+		if at == objectsMayExist {
+			// The Deployment keepLiveSelector read; another object from those read before (a named
+			// runtime's), else read by repairLists when its kind has a list to repair (the Service).
 			u, read := live[ro.slot.field], live == nil
-			if repaired, err = repairServicePorts(ctx, c, gvr, obj, u, read, log); err != nil {
+			if ro.slot.field == "deployment" {
+				u, read = liveDeployment, false
+			}
+			if repaired, err = repairLists(ctx, c, gvr, obj, u, read, log); err != nil {
 				if repaired {
 					res.applied++
 				}
@@ -97,49 +100,6 @@ func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*rendered
 		log.Debug("applied", zap.String("kind", obj.GetKind()), zap.String("name", obj.GetName()))
 	}
 	return res, nil
-}
-
-// repairServicePorts replaces the live Service's spec.ports with the rendered list when they differ
-// (servicePorts: the comparison CheckResource reports as drift). Server-side apply merges spec.ports
-// by its keys (port, protocol): an entry another field manager changed (kubectl edit or patch) would
-// stay beside the rendered one under the same name, and the API server refuses the merged Service
-// ("spec.ports[1].name: Duplicate value"). A JSON merge patch takes the list as a whole; the apply
-// after it then owns the entries. live is the Service already read (nil when it was not there); when
-// read is set, nothing was read and the Service is read here (one GET). Services whose ports match
-// are left alone. It reports whether it wrote, or may have written.
-func repairServicePorts(ctx context.Context, c *clients, gvr schema.GroupVersionResource, obj, live *unstructured.Unstructured, read bool, log *zap.Logger) (bool, error) {
-	ns, name := obj.GetNamespace(), obj.GetName()
-	ri := c.dynamic.Resource(gvr).Namespace(ns)
-	if read {
-		u, err := ri.Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		if err != nil {
-			return false, fmt.Errorf("reading Service %s/%s: %w", ns, name, err)
-		}
-		live = u
-	}
-	if live == nil {
-		return false, nil
-	}
-	have, want := servicePorts(live), servicePorts(obj)
-	if slices.Equal(have, want) {
-		return false, nil
-	}
-	ports, _, _ := unstructured.NestedSlice(obj.Object, "spec", "ports")
-	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"ports": ports}})
-	if err != nil {
-		return false, err
-	}
-	if _, err := ri.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager}); err != nil {
-		if apierrors.IsNotFound(err) {
-			return false, nil // gone since: the apply re-creates it
-		}
-		return !refused(err), fmt.Errorf("replacing the ports of Service %s/%s (%s) with %s: %w", ns, name, strings.Join(have, ", "), strings.Join(want, ", "), err)
-	}
-	log.Info("replaced the ports of a Service edited outside Terraform", zap.String("service", ns+"/"+name), zap.Strings("had", have), zap.Strings("now", want))
-	return true, nil
 }
 
 // keepLargerVolume compares the rendered volume size with the live claim's, which it reads when read

@@ -167,6 +167,7 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 		}
 	}
 	drift = append(drift, inputsDrift(liveInputs, templateInputs(data))...)
+	rerendered := len(drift) > 0 // the templates, their inputs or the field manager changed
 
 	var storageBytes int64
 	for _, ro := range objs {
@@ -186,13 +187,6 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 			}
 		case u == nil:
 			drift = append(drift, fmt.Sprintf("%s %s/%s is missing", ro.obj.GetKind(), ns, ro.obj.GetName()))
-		case ro.obj.GetKind() == "Service":
-			// A port edited by hand (kubectl edit, patch) is a list entry under another key, which
-			// server-side apply alone cannot take back: the plan shows it, and the apply replaces the
-			// list first (repairServicePorts, the same comparison).
-			if have, want := servicePorts(u), servicePorts(ro.obj); !slices.Equal(have, want) {
-				drift = append(drift, fmt.Sprintf("Service %s/%s has ports %s, want %s", ns, u.GetName(), strings.Join(have, ", "), strings.Join(want, ", ")))
-			}
 		case ro.slot.field == "pvc" && u.GetDeletionTimestamp() != nil:
 			// What a destroy that a finalizer held up leaves, or a kubectl delete of the claim: the
 			// apply refuses it (keepLargerVolume), so the plan says so rather than promising it.
@@ -220,6 +214,12 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 			case -1:
 				drift = append(drift, fmt.Sprintf("volume %s/%s requests %d bytes, %d slot(s) ask for %d", ns, pvc.Name, have.Value(), obs.Slots, want.Value()))
 			}
+		}
+		if u != nil && !rerendered {
+			// A list edited by hand (a container's port, env or mounts, a volume, a Service's ports,
+			// an Ingress's paths): the apply replaces it (ownedList). Templates or inputs that changed
+			// render other lists anyway, and their drift above already plans the update.
+			drift = append(drift, listsDrift(u, ro.obj)...)
 		}
 	}
 
@@ -410,33 +410,6 @@ func ingressHosts(u *unstructured.Unstructured) []string {
 	}
 	slices.Sort(hosts)
 	return slices.Compact(hosts)
-}
-
-// servicePorts are a Service's ports as "name port/protocol->targetPort", sorted, with the API
-// server's defaults filled in (protocol TCP, targetPort the port), so that a rendered Service compares
-// with the live one.
-func servicePorts(u *unstructured.Unstructured) []string {
-	ports, _, _ := unstructured.NestedSlice(u.Object, "spec", "ports")
-	out := make([]string, 0, len(ports))
-	for _, p := range ports {
-		m, ok := p.(map[string]any)
-		if !ok {
-			continue
-		}
-		name, _ := m["name"].(string)
-		protocol, _ := m["protocol"].(string)
-		if protocol == "" {
-			protocol = "TCP"
-		}
-		port := fmt.Sprint(m["port"])
-		target := port
-		if t, ok := m["targetPort"]; ok && t != nil && fmt.Sprint(t) != "" && fmt.Sprint(t) != "0" {
-			target = fmt.Sprint(t)
-		}
-		out = append(out, fmt.Sprintf("%s %s/%s->%s", name, port, protocol, target))
-	}
-	slices.Sort(out)
-	return out
 }
 
 func hostList(hosts []string) string {

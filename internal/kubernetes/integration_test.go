@@ -510,7 +510,7 @@ func TestIntegrationServicePortEditedByHandIsDrift(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CheckResource: %v", err)
 	}
-	want := fmt.Sprintf("Service %s/%s has ports grpc 9090/TCP->grpc, http 1234/TCP->http, want grpc 9090/TCP->grpc, http 8080/TCP->http", e.ns, name)
+	want := fmt.Sprintf("Service %s/%s: spec.ports[http].port is 1234, want 8080", e.ns, name)
 	if drift := checked.State[StateDrift].([]string); len(drift) != 1 || drift[0] != want {
 		t.Fatalf("drift %q, want [%q]", drift, want)
 	}
@@ -538,7 +538,7 @@ func TestIntegrationServicePortEditedByHandIsRepairedByTheApply(t *testing.T) {
 			if _, err := services.Patch(e.ctx, svcName, types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-patch"}); err != nil {
 				t.Fatal(err)
 			}
-			if drift := e.driftOf(e.p, r); len(drift) != 1 || !strings.Contains(drift[0], "http 1234/TCP->http") {
+			if drift := e.driftOf(e.p, r); len(drift) != 1 || !strings.Contains(drift[0], "spec.ports[http].port is 1234, want 8080") {
 				t.Fatalf("drift %q, want the edited port", drift)
 			}
 			e.provision(e.p, r, opts)
@@ -557,8 +557,8 @@ func TestIntegrationServicePortEditedByHandIsRepairedByTheApply(t *testing.T) {
 			if want := []string{"grpc 9090->grpc", "http 8080->http"}; !slices.Equal(ports, want) {
 				t.Errorf("ports %q, want %q", ports, want)
 			}
-			repaired := logs.FilterMessage("replaced the ports of a Service edited outside Terraform").All()
-			if len(repaired) != 1 || !strings.Contains(fmt.Sprint(repaired[0].ContextMap()["had"]), "http 1234/TCP->http") {
+			repaired := logs.FilterMessage("replaced lists edited outside Terraform").All()
+			if len(repaired) != 1 || !strings.Contains(fmt.Sprint(repaired[0].ContextMap()["had"]), "spec.ports[http].port is 1234, want 8080") {
 				t.Errorf("repair logged %v, want one entry with the edited port", repaired)
 			}
 			e.provision(e.p, r, opts)

@@ -1,0 +1,276 @@
+package kubernetes
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// ownedList is a list of a runtime's object that the provisioner owns as a whole: the live list must
+// be the rendered one, entry for entry. Server-side apply merges most such lists by their keys
+// (a container's name, a port's containerPort, a mount's mountPath), so an entry another field
+// manager added or re-keyed (kubectl edit, patch, set env) stays beside the rendered one: the apply
+// is refused ("Duplicate value") or leaves the edit in place. CheckResource reports such a list as
+// drift (listsDrift), and Provision replaces it before its apply (repairLists).
+type ownedList struct {
+	kind schema.GroupKind
+	path []string
+	// skip are entry fields compared elsewhere with their own drift message (deploymentDrift's image
+	// and resources, ingressHosts' hosts), which the forced apply takes back by itself.
+	skip []string
+	// atomic: the API server's schema makes the list atomic, so the forced apply replaces it whole
+	// and only the drift is needed (an Ingress's rules and tls).
+	atomic bool
+}
+
+var ownedLists = []ownedList{
+	{kind: schema.GroupKind{Group: "apps", Kind: "Deployment"}, path: []string{"spec", "template", "spec", "containers"}, skip: []string{"image", "resources"}},
+	{kind: schema.GroupKind{Group: "apps", Kind: "Deployment"}, path: []string{"spec", "template", "spec", "initContainers"}, skip: []string{"image", "resources"}},
+	{kind: schema.GroupKind{Group: "apps", Kind: "Deployment"}, path: []string{"spec", "template", "spec", "volumes"}},
+	{kind: schema.GroupKind{Kind: "Service"}, path: []string{"spec", "ports"}},
+	{kind: schema.GroupKind{Group: "networking.k8s.io", Kind: "Ingress"}, path: []string{"spec", "rules"}, skip: []string{"host"}, atomic: true},
+	{kind: schema.GroupKind{Group: "networking.k8s.io", Kind: "Ingress"}, path: []string{"spec", "tls"}, skip: []string{"hosts"}, atomic: true},
+}
+
+// listsOf are the owned lists of a rendered object's kind.
+func listsOf(rendered *unstructured.Unstructured) []ownedList {
+	gk := rendered.GroupVersionKind().GroupKind()
+	var out []ownedList
+	for _, l := range ownedLists {
+		if l.kind == gk {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// diff says how the live object's list differs from the rendered one: "" when not, else its first
+// difference ("spec.ports[http].port is 1234, want 8080", "... has 4 entries, want 3"). What the
+// templates leave unset, or set to the value the API server omits ("", 0, false, {}), is not
+// compared: the server's defaults (a port's protocol, a container's imagePullPolicy and
+// terminationMessagePath, a probe's timeoutSeconds) are no drift. Quantities compare by value.
+func (l ownedList) diff(live, rendered *unstructured.Unstructured) string {
+	want, _, _ := unstructured.NestedFieldNoCopy(rendered.Object, l.path...)
+	have, _, _ := unstructured.NestedFieldNoCopy(live.Object, l.path...)
+	w, _ := want.([]any)
+	h, _ := have.([]any)
+	return listDiff(strings.Join(l.path, "."), h, w, l.skip)
+}
+
+func listDiff(path string, have, want []any, skip []string) string {
+	if len(have) != len(want) {
+		return fmt.Sprintf("%s has %d entries, want %d", path, len(have), len(want))
+	}
+	for i, w := range want {
+		if d := valueDiff(path+"["+entryName(w, i)+"]", have[i], w, skip); d != "" {
+			return d
+		}
+	}
+	return ""
+}
+
+func valueDiff(path string, have, want any, skip []string) string {
+	switch w := want.(type) {
+	case map[string]any:
+		h, _ := have.(map[string]any)
+		for _, k := range slices.Sorted(maps.Keys(w)) {
+			if slices.Contains(skip, k) {
+				continue
+			}
+			if d := valueDiff(path+"."+k, h[k], w[k], nil); d != "" {
+				return d
+			}
+		}
+		return ""
+	case []any:
+		h, _ := have.([]any)
+		return listDiff(path, h, w, nil)
+	}
+	if isUnset(want) && isUnset(have) || scalarEqual(have, want) {
+		return ""
+	}
+	return fmt.Sprintf("%s is %s, want %s", path, valueText(have), valueText(want))
+}
+
+// entryName names a list entry by its name field, else by its index.
+func entryName(entry any, i int) string {
+	if m, ok := entry.(map[string]any); ok {
+		if n, ok := m["name"].(string); ok && n != "" {
+			return n
+		}
+	}
+	return strconv.Itoa(i)
+}
+
+// isUnset: the API server stores these as an absent field (omitempty).
+func isUnset(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case string:
+		return v == ""
+	case bool:
+		return !v
+	case int64:
+		return v == 0
+	case float64:
+		return v == 0
+	case map[string]any:
+		return len(v) == 0
+	case []any:
+		return len(v) == 0
+	}
+	return false
+}
+
+func scalarEqual(have, want any) bool {
+	h, w := scalarText(have), scalarText(want)
+	if h == w {
+		return true
+	}
+	// The API server writes quantities in their canonical form: "4294967296" is stored as "4Gi".
+	hq, herr := resource.ParseQuantity(h)
+	wq, werr := resource.ParseQuantity(w)
+	return herr == nil && werr == nil && hq.Cmp(wq) == 0
+}
+
+func scalarText(v any) string {
+	if f, ok := v.(float64); ok && f == float64(int64(f)) {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return fmt.Sprint(v)
+}
+
+func valueText(v any) string {
+	switch v.(type) {
+	case nil:
+		return "unset"
+	case map[string]any, []any:
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	return scalarText(v)
+}
+
+// listsDrift is the drift of the rendered object's owned lists on the live one, one entry per list
+// that differs, naming the object and the field.
+func listsDrift(live, rendered *unstructured.Unstructured) []string {
+	var out []string
+	for _, l := range listsOf(rendered) {
+		if d := l.diff(live, rendered); d != "" {
+			out = append(out, fmt.Sprintf("%s %s/%s: %s", rendered.GetKind(), live.GetNamespace(), live.GetName(), d))
+		}
+	}
+	return out
+}
+
+// repairLists replaces, with one JSON merge patch, each owned list (not atomic) of the live object
+// that differs from the rendered one and holds fields another field manager set: a hand edit, which
+// the forced apply after it could not take back (see ownedList). A list only this provisioner wrote
+// (a new image or data_dir, which the apply changes by itself) and a list that matches are left
+// alone, so an object that was not edited by hand costs no write. live is the object already read
+// (nil when it was not there); when read is set, nothing was read and the object is read here (one
+// GET), but only for a kind that has such a list. It reports whether it wrote, or may have written.
+func repairLists(ctx context.Context, c *clients, gvr schema.GroupVersionResource, obj, live *unstructured.Unstructured, read bool, log *zap.Logger) (bool, error) {
+	var lists []ownedList
+	for _, l := range listsOf(obj) {
+		if !l.atomic {
+			lists = append(lists, l)
+		}
+	}
+	if len(lists) == 0 {
+		return false, nil
+	}
+	ns, name := obj.GetNamespace(), obj.GetName()
+	ri := c.dynamic.Resource(gvr).Namespace(ns)
+	if read {
+		u, err := ri.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("reading %s %s/%s: %w", obj.GetKind(), ns, name, err)
+		}
+		live = u
+	}
+	if live == nil {
+		return false, nil
+	}
+	patch := map[string]any{}
+	var fields, diffs []string
+	for _, l := range lists {
+		d := l.diff(live, obj)
+		if d == "" || !editedByAnother(live, l.path) {
+			continue
+		}
+		want, _, _ := unstructured.NestedFieldNoCopy(obj.Object, l.path...)
+		setPath(patch, l.path, want) // nil (JSON null) removes a list the templates do not render
+		fields = append(fields, strings.Join(l.path, "."))
+		diffs = append(diffs, d)
+	}
+	if len(fields) == 0 {
+		return false, nil
+	}
+	body, err := json.Marshal(patch)
+	if err != nil {
+		return false, err
+	}
+	if _, err := ri.Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager}); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil // gone since: the apply re-creates it
+		}
+		return !refused(err), fmt.Errorf("replacing %s of %s %s/%s (%s): %w", strings.Join(fields, ", "), obj.GetKind(), ns, name, strings.Join(diffs, "; "), err)
+	}
+	log.Info("replaced lists edited outside Terraform", zap.String("object", obj.GetKind()+" "+ns+"/"+name), zap.Strings("lists", fields), zap.Strings("had", diffs))
+	return true, nil
+}
+
+// editedByAnother says whether a field manager other than this provisioner's owns a field at or
+// under path of the live object (its managedFields).
+func editedByAnother(live *unstructured.Unstructured, path []string) bool {
+	for _, mf := range live.GetManagedFields() {
+		if mf.Manager == FieldManager || mf.Subresource != "" || mf.FieldsV1 == nil {
+			continue
+		}
+		var fields map[string]any
+		if json.Unmarshal(mf.FieldsV1.Raw, &fields) != nil {
+			continue
+		}
+		var at any = fields
+		for _, p := range path {
+			m, _ := at.(map[string]any)
+			if at = m["f:"+p]; at == nil {
+				break
+			}
+		}
+		if at != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// setPath sets m[path[0]][path[1]]... = v, making the maps on the way.
+func setPath(m map[string]any, path []string, v any) {
+	for _, p := range path[:len(path)-1] {
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[p] = next
+		}
+		m = next
+	}
+	m[path[len(path)-1]] = v
+}

@@ -1,0 +1,94 @@
+package kubernetes
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// The hand edits a platform engineer makes to a runtime's lists (kubectl patch or edit, another field
+// manager) show in the plan as drift naming the field, and the next apply leaves each list exactly as
+// the templates render it, with one write more only where server-side apply alone cannot take the
+// edit back, and none on the apply after. Before: none of them was drift (the plan was empty, so
+// nothing repaired them); an apply after the container port's edit was refused by the API server
+// ("spec.template.spec.containers[0].ports[2].name: Duplicate value: \"http\""), and after the env
+// var's or the mount path's it succeeded but kept the edited entry beside the rendered one.
+func TestIntegrationListEditedByHandIsDriftAndRepairedByTheApply(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		resource string // of gvrOf
+		prefix   string // of the object's name before runtime-<pid>
+		patch    string // JSON patch
+		list     []string
+		drift    string // in the drift
+		repaired bool   // the apply writes the list first (logged)
+	}{
+		{"container port", "deployments", "",
+			`[{"op": "replace", "path": "/spec/template/spec/containers/0/ports/0/containerPort", "value": 8081}]`,
+			[]string{"spec", "template", "spec", "containers"}, "spec.template.spec.containers[runtime].ports[http].containerPort is 8081, want 8080", true},
+		{"env var added", "deployments", "",
+			`[{"op": "add", "path": "/spec/template/spec/containers/0/env/-", "value": {"name": "DEBUG", "value": "1"}}]`,
+			[]string{"spec", "template", "spec", "containers"}, "spec.template.spec.containers[runtime].env has 4 entries, want 3", true},
+		{"mount path", "deployments", "",
+			`[{"op": "replace", "path": "/spec/template/spec/containers/0/volumeMounts/0/mountPath", "value": "/mnt/elsewhere"}]`,
+			[]string{"spec", "template", "spec", "containers"}, "spec.template.spec.containers[runtime].volumeMounts[data].mountPath is /mnt/elsewhere, want /data", true},
+		{"volume", "deployments", "",
+			`[{"op": "add", "path": "/spec/template/spec/volumes/-", "value": {"name": "scratch", "emptyDir": {}}}]`,
+			[]string{"spec", "template", "spec", "volumes"}, "spec.template.spec.volumes has 2 entries, want 1", true},
+		{"ingress path and backend", "ingresses", "http-",
+			`[{"op": "replace", "path": "/spec/rules/0/http/paths/0/path", "value": "/v2"},
+			  {"op": "replace", "path": "/spec/rules/0/http/paths/0/backend/service/port", "value": {"number": 9090}}]`,
+			[]string{"spec", "rules"}, "spec.rules[0].http.paths[0].backend.service.port.name is unset, want http", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, "")
+			core, logs := observer.New(zap.InfoLevel)
+			e.p.logger = zap.New(core)
+			r := e.newRuntime()
+			e.provision(e.p, r, args(1, "v1", false))
+			name := tc.prefix + "runtime-" + pidOf(r)
+			objects := e.c.dynamic.Resource(gvrOf(tc.resource)).Namespace(e.ns)
+			read := func() *unstructured.Unstructured {
+				t.Helper()
+				u, err := objects.Get(e.ctx, name, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return u
+			}
+			rendered, _, _ := unstructured.NestedSlice(read().Object, tc.list...)
+			if _, err := objects.Patch(e.ctx, name, types.JSONPatchType, []byte(tc.patch), metav1.PatchOptions{FieldManager: "kubectl-patch"}); err != nil {
+				t.Fatal(err)
+			}
+			drift := e.driftOf(e.p, r)
+			if len(drift) != 1 || !strings.Contains(drift[0], tc.drift) {
+				t.Errorf("drift %q, want one entry with %q", drift, tc.drift)
+			}
+			if _, err := e.p.Provision(e.ctx, r, args(1, "v1", false)); err != nil {
+				t.Fatalf("Provision after the edit: %v", err)
+			}
+			after := read()
+			if got, _, _ := unstructured.NestedSlice(after.Object, tc.list...); !reflect.DeepEqual(got, rendered) {
+				t.Errorf("after the apply %s is\n%v\nwant, as applied before the edit,\n%v", strings.Join(tc.list, "."), got, rendered)
+			}
+			if drift := e.driftOf(e.p, r); len(drift) != 0 {
+				t.Errorf("drift after the apply %q, want none", drift)
+			}
+			logged := logs.FilterMessage("replaced lists edited outside Terraform").All()
+			if want := map[bool]int{true: 1}[tc.repaired]; len(logged) != want {
+				t.Errorf("repair logged %d times, want %d: %v", len(logged), want, logged)
+			}
+			// The generation counts changes of the spec (the Deployment's status changes meanwhile).
+			e.provision(e.p, r, args(1, "v1", false))
+			if again := read(); again.GetGeneration() != after.GetGeneration() {
+				t.Errorf("a second Provision changed the object (generation %d -> %d)", after.GetGeneration(), again.GetGeneration())
+			}
+		})
+	}
+}
