@@ -303,6 +303,56 @@ func TestAccRuntimeKubernetes_deploymentDeletedByHandIsPlannedForRecreation(t *t
 	))
 }
 
+// A platform engineer edits a container port of a runtime's Deployment by hand (kubectl patch): the
+// plan is an in-place update whose drift names the field, the apply succeeds and leaves the
+// Deployment's ports as the template renders them, and the next plan is empty. Before, the plan was
+// empty, and the apply of any later change failed with the API server's "Duplicate value".
+func TestAccRuntimeKubernetes_containerPortEditedByHandIsRepairedByTheApply(t *testing.T) {
+	e := acctest.NewKubeEnv(t)
+	cfg := e.ProviderConfig("") + acctest.RuntimeBlock("rt", 1)
+	var pid string
+	resource.Test(t, e.TestCase(
+		resource.TestStep{
+			Config: cfg,
+			Check: func(s *terraform.State) error {
+				var err error
+				pid, err = acctest.PidOf(s, "rill_runtime.rt")
+				return err
+			},
+		},
+		resource.TestStep{
+			PreConfig: func() {
+				patch := []byte(`[{"op": "replace", "path": "/spec/template/spec/containers/0/ports/0/containerPort", "value": 8081}]`)
+				if _, err := e.Apps.Deployments(e.NS).Patch(e.Ctx, "runtime-"+pid, types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-patch"}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			Config: cfg,
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("rill_runtime.rt", plancheck.ResourceActionUpdate),
+					acctest.ExpectPriorDrift{Addr: "rill_runtime.rt", Substr: "spec.template.spec.containers[runtime].ports[http].containerPort is 8081, want 8080"},
+				},
+				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+			},
+			Check: func(*terraform.State) error {
+				dep, err := e.Apps.Deployments(e.NS).Get(e.Ctx, "runtime-"+pid, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				var ports []string
+				for _, p := range dep.Spec.Template.Spec.Containers[0].Ports {
+					ports = append(ports, fmt.Sprintf("%s %d", p.Name, p.ContainerPort))
+				}
+				if got := strings.Join(ports, ", "); got != "http 8080, grpc 9090" {
+					return fmt.Errorf("container ports after the apply: %s, want http 8080, grpc 9090", got)
+				}
+				return nil
+			},
+		},
+	))
+}
+
 // terraform plan writes nothing to the cluster, even when it finds drift to repair: the API
 // server's audit log has no create, update, patch or delete of the user the provider runs as while
 // the plan runs, and it does have the provider's reads (so the log is not silently empty).
