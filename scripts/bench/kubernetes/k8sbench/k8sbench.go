@@ -678,7 +678,7 @@ func cmdTFLog(args []string) error {
 		len(total), last.Sub(first).Seconds(), firstStart.Sub(first).Seconds(), firstStart.Sub(first).Seconds(), lastEnd.Sub(first).Seconds(),
 		busy.Seconds()/lastEnd.Sub(firstStart).Seconds(), last.Sub(lastEnd).Seconds())
 	fmt.Println("per Create (ms, provider timestamps):")
-	row("  Provision (render + 1 GET + 5 applies)", prov)
+	row("  Provision (render, reads, 5 applies)", prov)
 	row("  AwaitReady", await)
 	row("  Create", total)
 	if len(lat) > 0 {
