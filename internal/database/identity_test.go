@@ -144,25 +144,94 @@ func TestALedgerFromBeforeIdentitiesGetsOneOnItsFirstWriteOpen(t *testing.T) {
 // ledger is locked by another writer. Nothing is allocated.
 func TestAllocateGivesUpOnAStuckWriterAndSaysSo(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
-		ctx := testContext(t)
-		db := mustOpen(t, dsn)
-		holdWriteLock(t, mustOpen(t, dsn))
-
-		saved := LockWait
-		LockWait = time.Second
-		t.Cleanup(func() { LockWait = saved })
+		defaultWait := LockWait
+		ctx, db := stuckLedger(t, dsn, time.Second)
 		_, err := db.Allocate(ctx, "r1", fixed("h1", 1))
 		checkLocked(t, err, db, nil)
 		if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
 			t.Fatalf("Allocate gave up at its context's deadline, not after LockWait: %v", err)
 		}
 
-		LockWait = saved
+		setLockWait(t, defaultWait)
 		short, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
 		_, err = db.Allocate(short, "r1", fixed("h1", 1))
 		checkLocked(t, err, db, context.DeadlineExceeded)
 	})
+}
+
+// Writes of one process queue behind each other before they meet another process's lock (SQLite:
+// the in-process writer queue; PostgreSQL: the advisory lock). A write queued behind one that waits
+// for a stuck writer's lock (terraform apply -parallelism=10 against a ledger another process holds)
+// ends at its own deadline with the same LockedError as the write ahead of it, saying how long it
+// waited; before, SQLite's said only "waiting for this process's other writes to the ledger:
+// context deadline exceeded".
+func TestAWriteQueuedBehindAnotherWaitingForAStuckWriterSaysSo(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		// The write ahead waits for the stuck writer for as long as the test needs it to.
+		ctx, db := stuckLedger(t, dsn, time.Minute)
+		aheadCtx, cancelAhead := context.WithCancel(ctx)
+		ahead := make(chan error, 1)
+		go func() { _, err := db.Allocate(aheadCtx, "r1", fixed("h1", 1)); ahead <- err }()
+		t.Cleanup(func() {
+			cancelAhead()
+			if err := <-ahead; err == nil {
+				t.Error("the write ahead allocated while a stuck writer held the lock")
+			}
+		})
+		if s, ok := db.(*sqliteDB); ok {
+			// Until the write ahead holds the queue, this test would test nothing new.
+			for len(s.writeMu) == 0 {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+
+		short, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		_, err := db.Allocate(short, "r2", fixed("h1", 1))
+		checkLocked(t, err, db, context.DeadlineExceeded)
+		if !strings.Contains(err.Error(), "waited 1s for its write lock") {
+			t.Errorf("the error does not say how long it waited: %v", err)
+		}
+	})
+}
+
+// On PostgreSQL the allocation's statements after the advisory lock queue behind table and row locks
+// another session holds (a migration on another runner, a session left in a transaction). They wait
+// LockWait at most (the transaction's lock_timeout) and then give up with a LockedError saying what
+// they waited for and how long, not with PostgreSQL's bare "canceling statement due to lock timeout".
+func TestPostgresAllocateGivesUpOnATableLockAndSaysSo(t *testing.T) {
+	dsn := pgtest.Shared(t)
+	ctx := testContext(t)
+	db := mustOpen(t, dsn)
+	pgtest.LockTables(t, dsn, "allocations", "host_usage")
+
+	setLockWait(t, time.Second)
+	_, err := db.Allocate(ctx, "r1", fixed("h1", 1))
+	checkLocked(t, err, db, nil)
+	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Allocate gave up at its context's deadline, not after LockWait: %v", err)
+	}
+	if !strings.Contains(err.Error(), "waited 1s for its write lock") || !strings.Contains(err.Error(), "lock timeout") {
+		t.Errorf("the error does not say what it waited for and how long: %v", err)
+	}
+}
+
+// stuckLedger opens dsn with its write lock held by another handle that commits nothing (a stuck
+// writer), and LockWait set to wait until the test ends.
+func stuckLedger(t *testing.T, dsn string, wait time.Duration) (context.Context, DB) {
+	t.Helper()
+	db := mustOpen(t, dsn)
+	holdWriteLock(t, mustOpen(t, dsn))
+	setLockWait(t, wait)
+	return testContext(t), db
+}
+
+// setLockWait sets LockWait until the test ends.
+func setLockWait(t *testing.T, wait time.Duration) {
+	saved := LockWait
+	LockWait = wait
+	t.Cleanup(func() { LockWait = saved })
 }
 
 func checkLocked(t *testing.T, err error, db DB, cause error) {

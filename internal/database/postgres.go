@@ -151,11 +151,10 @@ func (p *postgresDB) lockLedger(ctx context.Context, tx pgx.Tx, key int64) error
 	if err == nil {
 		_, err = tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, key)
 	}
-	var pgErr *pgconn.PgError
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &pgErr) && pgErr.Code == "55P03" /* lock_not_available */, ctx.Err() != nil:
+	case isLockTimeout(err), ctx.Err() != nil:
 		return &LockedError{Location: p.name, Waited: time.Since(start), Cause: errors.Join(err, ctx.Err())}
 	}
 	return err
@@ -180,6 +179,11 @@ func (p *postgresDB) wrap(ctx context.Context, start time.Time, op string, err e
 	switch {
 	case err == nil:
 		return nil
+	case isLockTimeout(err) && !errors.As(err, &locked):
+		// lockLedger's lock_timeout holds for the rest of its transaction: a statement after the
+		// advisory lock (an allocation's reads and write, a migration's DDL) that waited LockWait for a
+		// table or row lock another session holds gave up on a stuck writer as well.
+		return p.named(op, &LockedError{Location: p.name, Waited: time.Since(start), Cause: err})
 	case ctx.Err() != nil && !errors.As(err, &locked):
 		if !errors.Is(err, ctx.Err()) {
 			err = fmt.Errorf("%w (%w)", ctx.Err(), err)
@@ -187,6 +191,13 @@ func (p *postgresDB) wrap(ctx context.Context, start time.Time, op string, err e
 		return &WaitError{Location: p.name, Op: op, Waited: time.Since(start), Cause: err}
 	}
 	return p.named(op, err)
+}
+
+// isLockTimeout reports whether err is PostgreSQL's lock_not_available (55P03): a lock_timeout ended
+// a statement's wait for a lock.
+func isLockTimeout(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "55P03"
 }
 
 // named names the ledger and the operation in err.

@@ -225,12 +225,21 @@ func (s *sqliteDB) wrap(op string, err error) error {
 }
 
 // lockWriter serializes this process's writers to the file; other processes are serialized by SQLite.
+// Giving up is a *LockedError, as in retryBusy: the writer ahead in the queue is itself waiting for
+// the file's lock (or holding it), so what this one waited for is the ledger's write lock too.
 func (s *sqliteDB) lockWriter(ctx context.Context) error {
 	select {
 	case s.writeMu <- struct{}{}:
 		return nil
+	default:
+	}
+	start := time.Now()
+	select {
+	case s.writeMu <- struct{}{}:
+		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("waiting for this process's other writes to the ledger: %w", ctx.Err())
+		return &LockedError{Location: s.location, Waited: time.Since(start),
+			Cause: fmt.Errorf("queued behind this process's other writes to the ledger: %w", ctx.Err())}
 	}
 }
 
