@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -48,18 +49,55 @@ func dialClickHouse(_ context.Context, dsn string) (session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &chSession{conn: conn}, nil
+	return &chSession{conn: conn, addr: strings.Join(opts.Addr, ",")}, nil
 }
 
+// chSession is a clickhouse-go connection pool whose calls end when their context does. The client
+// honours the context while a statement runs, but not while it opens a connection: the native
+// protocol's dial and handshake wait out the DSN's dial_timeout (10 s by default) for each address
+// whatever the context says, so a server that accepts connections and never answers would hold a
+// refresh with `timeouts { read = "2s" }`, or an interrupted apply, that long.
 type chSession struct {
 	conn driver.Conn
+	addr string // host:port, or several joined by commas: no credentials
+}
+
+// bounded runs call and returns its error, or returns when ctx ends, saying what it waited for and
+// how long; call then finishes in the background, within the client's own dial_timeout.
+func (s *chSession) bounded(ctx context.Context, call func() error) error {
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- call() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		until := "the operation's deadline"
+		if errors.Is(ctx.Err(), context.Canceled) {
+			until = "the operation was canceled"
+		}
+		return fmt.Errorf("waited %s for ClickHouse at %s to answer, until %s: %w", time.Since(start).Round(100*time.Millisecond), s.addr, until, ctx.Err())
+	}
 }
 
 func (s *chSession) Exec(ctx context.Context, query string) error {
-	return s.conn.Exec(ctx, query)
+	return s.bounded(ctx, func() error { return s.conn.Exec(ctx, query) })
 }
 
 func (s *chSession) QueryStrings(ctx context.Context, query string) ([]string, error) {
+	var out []string
+	err := s.bounded(ctx, func() error {
+		var err error
+		out, err = s.queryStrings(ctx, query)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (s *chSession) queryStrings(ctx context.Context, query string) ([]string, error) {
 	rows, err := s.conn.Query(ctx, query)
 	if err != nil {
 		return nil, err
@@ -89,8 +127,10 @@ func (s *chSession) QueryStrings(ctx context.Context, query string) ([]string, e
 	return out, rows.Err()
 }
 
-func (s *chSession) Ping(ctx context.Context) error { return s.conn.Ping(ctx) }
-func (s *chSession) Close() error                   { return s.conn.Close() }
+func (s *chSession) Ping(ctx context.Context) error {
+	return s.bounded(ctx, func() error { return s.conn.Ping(ctx) })
+}
+func (s *chSession) Close() error { return s.conn.Close() }
 
 // ClickHouse exception codes that mean the login named a user, password or database that does not
 // exist (any more). Everything else, notably network errors, says nothing about existence.
