@@ -161,6 +161,20 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestAllocateGivesUpOnAStuckWriterAndSaysSo"}}},
 	},
 	{
+		Name: "queued-write-unnamed-wait", Breaks: "a write queued behind a stuck ledger lock in this process says what it waited for and how long",
+		File:    "internal/database/sqlite.go",
+		Search:  "\t\treturn &LockedError{Location: s.location, Waited: time.Since(start),\n\t\t\tCause: fmt.Errorf(\"queued behind this process's other writes to the ledger: %w\", ctx.Err())}\n",
+		Replace: "\t\t_ = start\n\t\treturn fmt.Errorf(\"waiting for this process's other writes to the ledger: %w\", ctx.Err())\n",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestAWriteQueuedBehindAnotherWaitingForAStuckWriterSaysSo"}}},
+	},
+	{
+		Name: "postgres-table-lock-timeout-unnamed", Breaks: "a PostgreSQL allocation that gives up on a table lock says what it waited for and how long",
+		File:    "internal/database/postgres.go",
+		Search:  "\tcase isLockTimeout(err) && !errors.As(err, &locked):\n",
+		Replace: "\tcase false && isLockTimeout(err) && !errors.As(err, &locked):\n",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestPostgresAllocateGivesUpOnATableLockAndSaysSo"}}},
+	},
+	{
 		Name: "ledger-identity-unchecked", Breaks: "a runtime recorded in another ledger is an error, never \"gone\"",
 		File:    "internal/static/ledger.go",
 		Search:  "\tcase recorded != \"\" && cur.ID != recorded:\n",
@@ -289,6 +303,13 @@ var Mutants = []Mutant{
 		Search:  "namespaced: r.Namespaced}",
 		Replace: "namespaced: true}",
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationTemplatesMayRenderOtherKinds"}}},
+	},
+	{
+		Name: "clickhouse-dial-outlives-the-context", Breaks: "a ClickHouse server that never answers holds an operation only until its timeout or a Ctrl-C",
+		File:    "internal/clickhouse/session.go",
+		Search:  "\tcase <-ctx.Done():\n\t\tuntil := ",
+		Replace: "\tcase <-make(chan struct{}):\n\t\tuntil := ",
+		Checks:  []Check{{Package: "./internal/clickhouse", Tests: []string{"TestCallsToAServerThatNeverAnswersEndWithTheirContext"}}},
 	},
 	{
 		Name: "empty-clickhouse-password", Breaks: "every ClickHouse user gets a long random password",
