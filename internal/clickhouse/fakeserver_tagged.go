@@ -60,6 +60,8 @@ type fileServer struct {
 type fileServerState struct {
 	Users     map[string][]string `json:"users"` // name -> its passwords (ClickHouse 24.9+ allows several)
 	Databases map[string]bool     `json:"databases"`
+	// Comments are the databases' COMMENTs (the annotations as JSON), as system.databases has them.
+	Comments map[string]string `json:"comments,omitempty"`
 	// Faults are failures a test injects: a statement that starts with a key fails as its value says,
 	// faultRefuse or faultHang.
 	Faults map[string]string `json:"faults,omitempty"`
@@ -124,7 +126,7 @@ type fileSession struct {
 }
 
 var (
-	createDatabaseRE = regexp.MustCompile("^CREATE DATABASE IF NOT EXISTS `([^`]+)`")
+	createDatabaseRE = regexp.MustCompile("^CREATE DATABASE IF NOT EXISTS `([^`]+)`(?: ON CLUSTER `[^`]+`)?(?: COMMENT '((?:[^'\\\\]|\\\\.)*)')?")
 	dropDatabaseRE   = regexp.MustCompile("^DROP DATABASE IF EXISTS `([^`]+)`")
 	// A password is a string literal as quoteString writes it: ' and \ escaped with a backslash.
 	setUserRE  = regexp.MustCompile("^(CREATE USER IF NOT EXISTS|ALTER USER) `([^`]+)`(?: ON CLUSTER `[^`]+`)?( ADD)? IDENTIFIED WITH sha256_password BY '((?:[^'\\\\]|\\\\.)*)'")
@@ -158,9 +160,18 @@ func (f *fileSession) Exec(ctx context.Context, sql string) error {
 	}
 	switch {
 	case createDatabaseRE.MatchString(sql):
-		st.Databases[createDatabaseRE.FindStringSubmatch(sql)[1]] = true
+		m := createDatabaseRE.FindStringSubmatch(sql)
+		if !st.Databases[m[1]] && m[2] != "" { // IF NOT EXISTS: an existing database keeps its comment
+			if st.Comments == nil {
+				st.Comments = map[string]string{}
+			}
+			st.Comments[m[1]] = unquoteString(m[2])
+		}
+		st.Databases[m[1]] = true
 	case dropDatabaseRE.MatchString(sql):
-		delete(st.Databases, dropDatabaseRE.FindStringSubmatch(sql)[1])
+		name := dropDatabaseRE.FindStringSubmatch(sql)[1]
+		delete(st.Databases, name)
+		delete(st.Comments, name)
 	case setUserRE.MatchString(sql):
 		m := setUserRE.FindStringSubmatch(sql)
 		verb, user, add, password := m[1], m[2], m[3] != "", unquoteString(m[4])

@@ -15,20 +15,10 @@ import (
 // guidePath is the guide this test follows.
 var guidePath = filepath.Join("..", "..", "docs-templates", "guides", "recovering-orphaned-runtimes.md.tmpl")
 
-// recoveryConfig is the recover.tf of the guide: its `terraform` code block that holds an import block.
+// recoveryConfig is the recover.tf of the guide: its `terraform` code block that declares the orphans.
 func recoveryConfig(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(guidePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range regexp.MustCompile("(?s)```terraform\n(.*?)```").FindAllStringSubmatch(string(b), -1) {
-		if strings.Contains(m[1], "import {") {
-			return m[1]
-		}
-	}
-	t.Fatalf("%s has no terraform block with an import block", guidePath)
-	return ""
+	return guideBlock(t, "terraform", `resource "rill_runtime" "orphan"`)
 }
 
 // The guide "Recovering orphaned runtimes", step by step: two unnamed runtimes that an interrupted
