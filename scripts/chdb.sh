@@ -21,7 +21,10 @@ version="${CHDB_VERSION:-26.7.3-stable.1}"
 dir="$repo/.tools/chdb/$version"
 bin="$dir/chlocal"
 
-if [[ -x "$bin" && -f "$dir/package/libchdb.so" ]]; then
+# A shim built before it found its library through $ORIGIN (or copied from another checkout) names
+# another directory and fails with exit 127: it is built again below.
+runs() { [[ -x "$bin" && -f "$dir/package/libchdb.so" ]] && "$bin" --query 'SELECT 1' >/dev/null 2>&1; }
+if runs; then
 	echo "$bin"
 	exit 0
 fi
@@ -40,16 +43,19 @@ done
 mkdir -p "$dir"
 exec 9>"$dir/.lock"
 flock 9
-if [[ ! -x "$bin" || ! -f "$dir/package/libchdb.so" ]]; then
+if ! runs; then
 	tmp="$(mktemp -d "$dir/.install.XXXXXX")"
 	trap 'rm -rf "$tmp"' EXIT
-	echo "chdb.sh: fetching @chdb/lib-linux-x64-gnu@$version from npm (178 MB)..." >&2
-	(cd "$tmp" && npm pack --silent "@chdb/lib-linux-x64-gnu@$version" >/dev/null)
-	tar -xzf "$tmp"/*.tgz -C "$tmp"
-	[[ -f "$tmp/package/libchdb.so" ]] || { echo "chdb.sh: the package has no libchdb.so" >&2; exit 1; }
-	rm -rf "$dir/package"
-	mv "$tmp/package" "$dir/package"
-	cc -O2 -o "$tmp/chlocal" "$repo/tools/chdb/chlocal.c" -L"$dir/package" -lchdb -Wl,-rpath,"$dir/package"
+	if [[ ! -f "$dir/package/libchdb.so" ]]; then
+		echo "chdb.sh: fetching @chdb/lib-linux-x64-gnu@$version from npm (178 MB)..." >&2
+		(cd "$tmp" && npm pack --silent "@chdb/lib-linux-x64-gnu@$version" >/dev/null)
+		tar -xzf "$tmp"/*.tgz -C "$tmp"
+		[[ -f "$tmp/package/libchdb.so" ]] || { echo "chdb.sh: the package has no libchdb.so" >&2; exit 1; }
+		rm -rf "$dir/package"
+		mv "$tmp/package" "$dir/package"
+	fi
+	# $ORIGIN: the shim finds libchdb.so beside itself wherever the checkout (or its .tools/) lives.
+	cc -O2 -o "$tmp/chlocal" "$repo/tools/chdb/chlocal.c" -L"$dir/package" -lchdb -Wl,-rpath,'$ORIGIN/package'
 	mv -f "$tmp/chlocal" "$bin"
 	echo "chdb.sh: installed $bin ($("$bin" --query 'SELECT version()' 2>/dev/null || echo '?'))" >&2
 fi
