@@ -136,11 +136,14 @@ func (r *ClickHouseResource) Create(ctx context.Context, req resource.CreateRequ
 	}
 	id := uuid.NewString()
 	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
-	c := startCall(ctx, r.client, provisioner.ResourceTypeClickHouse, plan.Provisioner.ValueString(), id, timeout, diags, nil, &resp.Diagnostics)
+	// No ID for startCall: with one, a provisioner missing from the set reads as a resource in state
+	// whose provisioner left the set (invalidProvisioner), which a create is not.
+	c := startCall(ctx, r.client, provisioner.ResourceTypeClickHouse, plan.Provisioner.ValueString(), "", timeout, diags, nil, &resp.Diagnostics)
 	if c == nil {
 		return
 	}
 	defer c.cancel()
+	c.ctx = tflog.SetField(c.ctx, "clickhouse_id", id)
 	opts := r.options(c.ctx, &plan, writeOnlyPassword(ctx, req.Config, &resp.Diagnostics), &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return

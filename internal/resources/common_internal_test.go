@@ -7,8 +7,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
@@ -52,5 +55,29 @@ func TestAResourceWhoseProvisionerLeftTheSetSaysWhatToDo(t *testing.T) {
 		if strings.Contains(d, advice) {
 			t.Errorf("%s naming an unknown provisioner got the advice for a resource in state: %s", what, d)
 		}
+	}
+}
+
+// The create of a rill_clickhouse naming a provisioner the set does not have (a provider configuration
+// unknown at plan time skips the plan's check; a set changed between plan and apply) gets the plain
+// error, as a rill_runtime's create does. Before, Create handed its new random ID to startCall, and the
+// error told of a resource in state whose provisioner left the set: "its state records the
+// provisioner", put it back, or `terraform state rm` it.
+func TestAClickHouseCreateNamingAnUnknownProvisionerGetsThePlainError(t *testing.T) {
+	ctx := context.Background()
+	r := &ClickHouseResource{resourceBase{client: &Client{Set: map[string]provisioner.Provisioner{"pool-a": onePool(t)}, Default: "pool-a"}}}
+	s := clickhouseSchemaV0(ctx)
+	plan := tfsdk.Plan{Schema: s, Raw: tftypes.NewValue(s.Type().TerraformType(ctx), nil)}
+	if d := plan.SetAttribute(ctx, path.Root("provisioner_name"), "ch"); d.HasError() {
+		t.Fatal(d)
+	}
+	resp := &resource.CreateResponse{State: tfsdk.State{Schema: s, Raw: tftypes.NewValue(s.Type().TerraformType(ctx), nil)}}
+	r.Create(ctx, resource.CreateRequest{Plan: plan, Config: tfsdk.Config{Schema: s, Raw: plan.Raw}}, resp)
+	if len(resp.Diagnostics) != 1 || resp.Diagnostics[0].Summary() != "Invalid provisioner" {
+		t.Fatalf("want one Invalid provisioner, got %v", resp.Diagnostics)
+	}
+	if d := resp.Diagnostics[0].Detail(); !strings.Contains(d, `provisioner "ch" is not in the provider's provisioner set`) ||
+		strings.Contains(d, "its state records the provisioner") || strings.Contains(d, "terraform state rm") {
+		t.Errorf("a create naming an unknown provisioner got the advice for a resource in state: %s", d)
 	}
 }
