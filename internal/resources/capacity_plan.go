@@ -61,29 +61,34 @@ type capacityRead struct {
 // get returns the capacity of provisioner name: a read at most capacityMaxAge old (waiting for one in
 // progress), else a new one.
 func (c *capacityReads) get(ctx context.Context, name string, cr provisioner.CapacityReporter) ([]provisioner.HostCapacity, error) {
-	return c.share(ctx, name, cr.Capacity)
+	return c.share(ctx, name, capacityMaxAge, cr.Capacity)
 }
 
-// checkCreate returns the answer of provisioner name's CheckCreate for type rt, shared like a
-// capacity read: the plans of N new resources on one server ask it once, and while a server does not
-// answer, they wait for the one attempt in progress rather than each dialing it in turn.
+// checkCreate returns the answer of provisioner name's CheckCreate for type rt, shared by the plans
+// of the whole command: the plans of N new resources on one server ask it once, and while a server
+// does not answer, they wait for the one attempt in progress rather than each dialing it in turn.
+// Unlike a capacity read, the answer does not expire: Terraform plans at most -parallelism resources
+// at once, so with an age limit each later wave would dial a server that does not answer again and
+// wait its timeout again. The answer does not change within a plan either: a server's capabilities
+// are what they are (a passed check is remembered by the provisioner anyway), and an unreachable
+// server is only a warning.
 func (c *capacityReads) checkCreate(ctx context.Context, name string, rt provisioner.ResourceType, cc provisioner.CreateChecker) error {
-	_, err := c.share(ctx, "create-check "+string(rt)+" "+name, func(ctx context.Context) ([]provisioner.HostCapacity, error) {
+	_, err := c.share(ctx, "create-check "+string(rt)+" "+name, 0, func(ctx context.Context) ([]provisioner.HostCapacity, error) {
 		return nil, cc.CheckCreate(ctx, rt)
 	})
 	return err
 }
 
-// share returns the result of read under key: one at most capacityMaxAge old (waiting for one in
-// progress), else a new one.
-func (c *capacityReads) share(ctx context.Context, key string, read func(context.Context) ([]provisioner.HostCapacity, error)) ([]provisioner.HostCapacity, error) {
+// share returns the result of read under key: one at most maxAge old from its start (0: any age),
+// waiting for one in progress, else a new one.
+func (c *capacityReads) share(ctx context.Context, key string, maxAge time.Duration, read func(context.Context) ([]provisioner.HostCapacity, error)) ([]provisioner.HostCapacity, error) {
 	now := time.Now
 	if c.now != nil {
 		now = c.now
 	}
 	c.mu.Lock()
 	r, ok := c.reads[key]
-	if !ok || (isClosed(r.done) && now().Sub(r.started) > capacityMaxAge) {
+	if !ok || (isClosed(r.done) && maxAge > 0 && now().Sub(r.started) > maxAge) {
 		r = &capacityRead{done: make(chan struct{}), started: now()}
 		if c.reads == nil {
 			c.reads = map[string]*capacityRead{}

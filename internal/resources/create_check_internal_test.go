@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
@@ -66,5 +67,55 @@ func TestPlanCreateCheckOfAnUnreachableServerWarnsOnce(t *testing.T) {
 	checkCreateAtPlan(context.Background(), reads, ch, "ch", provisioner.ResourceTypeClickHouse, clickhouseKind, &diags)
 	if len(diags) != 0 || ch.checks.Load() != 1 {
 		t.Fatalf("in an apply: %v, %d checks", diags, ch.checks.Load())
+	}
+}
+
+// slowChecker is a countingChecker whose every check takes the plan-check timeout on the reads'
+// clock, as a dial of a server whose packets are dropped does (clickhouse-go's dial_timeout is 30 s).
+type slowChecker struct {
+	*countingChecker
+	clock *time.Time
+	mu    *sync.Mutex
+}
+
+func (s slowChecker) CheckCreate(ctx context.Context, rt provisioner.ResourceType) error {
+	err := s.countingChecker.CheckCreate(ctx, rt)
+	s.mu.Lock()
+	*s.clock = s.clock.Add(planCapacityTimeout)
+	s.mu.Unlock()
+	return err
+}
+
+// Terraform plans at most -parallelism resources at once (10 by default): the plans of 30 new
+// rill_clickhouse on a server that cannot be reached come in waves, each starting when the one before
+// has its answer. The whole plan costs one attempt, not one per wave: a server that does not answer
+// within the timeout holds the plan up once. Before, a failed check was shared only while it was
+// under capacityMaxAge (1 s) old from its start, so each wave dialed again and waited the timeout
+// again: a plan of 100 of them on a server behind a closed firewall took ten dial timeouts.
+func TestPlanCreateCheckIsAskedOncePerCommandAcrossWaves(t *testing.T) {
+	set, err := provisioner.NewSet(`{"ch": {"type": "clickhouse-static", "spec": {"dsn": "clickhouse://admin:pw@127.0.0.1:1/default?dial_timeout=2s"}}}`, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = set["ch"].Close() })
+	var mu sync.Mutex
+	clock := time.Now()
+	reads := &capacityReads{now: func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }}
+	ch := slowChecker{countingChecker: &countingChecker{Provisioner: set["ch"]}, clock: &clock, mu: &mu}
+	for wave := range 3 {
+		var wg sync.WaitGroup
+		for range 10 {
+			wg.Go(func() {
+				var diags diag.Diagnostics
+				checkCreateAtPlan(context.Background(), reads, ch, "ch", provisioner.ResourceTypeClickHouse, clickhouseKind, &diags)
+				if len(diags) != 1 || diags[0].Summary() != "Provisioner not checked before the create" {
+					t.Errorf("wave %d: want the warning, got %v", wave, diags)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	if n := ch.checks.Load(); n != 1 {
+		t.Errorf("3 waves of 10 plans asked the server %d times, want once", n)
 	}
 }
