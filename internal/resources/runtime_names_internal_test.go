@@ -2,9 +2,15 @@ package resources
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"reflect"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -56,5 +62,52 @@ func TestPlanOfANamedRuntimeAllocatedAlreadySaysTheApplyAdoptsIt(t *testing.T) {
 	r.client.capacity.applying()
 	if got := plan(r, "web"); len(got) != 0 {
 		t.Errorf("an apply walk's plan: %q, want nothing", got)
+	}
+}
+
+// unanswering is a provisioner whose existence checks cannot be answered: each waits for the
+// plan-check timeout (released here by the test) and fails, as against a Kubernetes API server whose
+// packets are dropped.
+type unanswering struct {
+	provisioner.Provisioner
+	calls   atomic.Int32
+	release chan struct{}
+}
+
+func (u *unanswering) ResourceExists(ctx context.Context, _ *provisioner.Resource) (string, error) {
+	u.calls.Add(1)
+	<-u.release
+	return "", errors.New("waited 30s for the Kubernetes API server to answer GET /apis/apps/v1, until the operation's deadline")
+}
+
+// Terraform plans at most -parallelism resources at once (10 by default). When the provisioner cannot
+// tell whether a new named runtime exists (its cluster or ledger does not answer in time), the plans
+// of the waves after the first do not ask it again: the adoption check is advice, and each attempt
+// waits up to the plan-check timeout, saying nothing above the debug log. Before, every wave waited
+// again: a plan of 100 new named Kubernetes runtimes with an unreachable API server took ten times
+// 30 s before it printed anything.
+func TestPlanAdoptionCheckThatCannotBeAnsweredIsNotAskedAgain(t *testing.T) {
+	p := &unanswering{Provisioner: onePool(t), release: make(chan struct{})}
+	reads, named := &capacityReads{}, &namedInstances{}
+	for wave := range 3 {
+		var wg sync.WaitGroup
+		for i := range 10 {
+			wg.Go(func() {
+				var diags diag.Diagnostics
+				if warnIfAdopting(context.Background(), reads, named, p, "pool", fmt.Sprintf("rt-%d-%d", wave, i), &diags) || len(diags) != 0 {
+					t.Errorf("a check that could not be answered: %v", diags)
+				}
+			})
+		}
+		if wave == 0 {
+			for p.calls.Load() < 10 { // the first wave's plans are all waiting
+				time.Sleep(time.Millisecond)
+			}
+			close(p.release)
+		}
+		wg.Wait()
+	}
+	if n := p.calls.Load(); n != 10 {
+		t.Errorf("3 waves of 10 plans asked %d times, want 10 (the first wave's)", n)
 	}
 }
