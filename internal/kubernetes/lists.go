@@ -178,8 +178,9 @@ func listsDrift(live, rendered *unstructured.Unstructured) []string {
 
 // repairLists replaces, with one JSON merge patch, each owned list (not atomic) of the live object
 // that differs from the rendered one and holds fields another field manager set: a hand edit, which
-// the forced apply after it could not take back (see ownedList). A list only this provisioner wrote
-// (a new image or data_dir, which the apply changes by itself) and a list that matches are left
+// the forced apply after it could not take back (see ownedList), or an earlier repair (see
+// editedByAnother). A list only this provisioner's applies wrote (a new image or data_dir, which the
+// apply changes by itself) and a list that matches are left
 // alone, so an object that was not edited by hand costs no write. live is the object already read
 // (nil when it was not there); when read is set, nothing was read and the object is read here (one
 // GET), but only for a kind that has such a list. It reports whether it wrote, or may have written.
@@ -237,11 +238,15 @@ func repairLists(ctx context.Context, c *clients, gvr schema.GroupVersionResourc
 	return true, nil
 }
 
-// editedByAnother says whether a field manager other than this provisioner's owns a field at or
-// under path of the live object (its managedFields).
+// editedByAnother says whether an entry of the live object's managedFields other than this
+// provisioner's Apply entry owns a field at or under path. That includes the Update entry of our own
+// field manager that an earlier repair's merge patch left: it co-owns the entries it put back, so a
+// later apply that no longer renders one of them (a new data_dir, a template's new port) cannot
+// remove it, and the list must be replaced again (as claim.go folds the create's Update entry away).
 func editedByAnother(live *unstructured.Unstructured, path []string) bool {
 	for _, mf := range live.GetManagedFields() {
-		if mf.Manager == FieldManager || mf.Subresource != "" || mf.FieldsV1 == nil {
+		ours := mf.Manager == FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply
+		if ours || mf.Subresource != "" || mf.FieldsV1 == nil {
 			continue
 		}
 		var fields map[string]any

@@ -1,12 +1,16 @@
 package kubernetes
 
 import (
+	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -88,6 +92,87 @@ func TestIntegrationListEditedByHandIsDriftAndRepairedByTheApply(t *testing.T) {
 			e.provision(e.p, r, args(1, "v1", false))
 			if again := read(); again.GetGeneration() != after.GetGeneration() {
 				t.Errorf("a second Provision changed the object (generation %d -> %d)", after.GetGeneration(), again.GetGeneration())
+			}
+		})
+	}
+}
+
+// A repair's merge patch is an update under this provisioner's field manager, and leaves its entry
+// owning what it put back. Once a list was repaired, a later change that moves an entry of it (the
+// spec's data_dir moves the data volume's mount; a template moves the HTTP container port) must
+// still leave the list exactly as rendered, with no drift after. Before, the repair's own entry
+// counted as the apply's, so no repair ran again and the forced apply could not remove the old entry:
+// the mount stayed beside the new one (drift "volumeMounts has 2 entries, want 1" after every apply),
+// and the port made the apply fail ("Duplicate value: \"http\"").
+func TestIntegrationRepairedListFollowsTheTemplatesAfter(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		edit  string // JSON patch of the Deployment, by hand
+		spec  func(t *testing.T) string
+		field func(dep *appsv1.Deployment) []string
+		want  []string
+	}{
+		{"data_dir moves the mount",
+			`[{"op": "replace", "path": "/spec/template/spec/containers/0/volumeMounts/0/mountPath", "value": "/mnt/elsewhere"}]`,
+			func(*testing.T) string { return `, "data_dir": "/mnt/data"` },
+			func(dep *appsv1.Deployment) (out []string) {
+				for _, m := range dep.Spec.Template.Spec.Containers[0].VolumeMounts {
+					out = append(out, m.Name+" "+m.MountPath)
+				}
+				return out
+			},
+			[]string{"data /mnt/data"}},
+		{"a template moves the port",
+			`[{"op": "replace", "path": "/spec/template/spec/containers/0/ports/0/containerPort", "value": 8082}]`,
+			func(t *testing.T) string {
+				b, err := os.ReadFile("../../templates/deployment.yaml")
+				if err != nil {
+					t.Fatal(err)
+				}
+				const port = "- name: http\n              containerPort: 8080\n"
+				if strings.Count(string(b), port) != 1 {
+					t.Fatal("the default deployment template changed shape; update this test")
+				}
+				moved := strings.Replace(string(b), port, strings.Replace(port, "8080", "8081", 1), 1)
+				return `, "template_paths": {"deployment": "` + writeTemplate(t, "deployment.yaml", moved) + `"}`
+			},
+			func(dep *appsv1.Deployment) (out []string) {
+				for _, p := range dep.Spec.Template.Spec.Containers[0].Ports {
+					out = append(out, fmt.Sprintf("%s %d", p.Name, p.ContainerPort))
+				}
+				return out
+			},
+			[]string{"http 8081", "grpc 9090"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, "")
+			r := e.newRuntime()
+			e.provision(e.p, r, args(1, "v1", false))
+			name := "runtime-" + pidOf(r)
+			deployments := e.apps.Deployments(e.ns)
+			if _, err := deployments.Patch(e.ctx, name, types.JSONPatchType, []byte(tc.edit), metav1.PatchOptions{FieldManager: "kubectl-patch"}); err != nil {
+				t.Fatal(err)
+			}
+			e.provision(e.p, r, args(1, "v1", false)) // repairs the list
+			if drift := e.driftOf(e.p, r); len(drift) != 0 {
+				t.Fatalf("drift after the repair %q, want none", drift)
+			}
+
+			changed := e.provisioner(tc.spec(t), zaptest.NewLogger(t))
+			out, err := changed.Provision(e.ctx, r, args(1, "v1", false))
+			if err != nil {
+				t.Fatalf("Provision after the change: %v", err)
+			}
+			r.State, r.Config = out.State, out.Config
+			dep, err := deployments.Get(e.ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tc.field(dep); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("after the change the Deployment has %q, want %q", got, tc.want)
+			}
+			if drift := e.driftOf(changed, r); len(drift) != 0 {
+				t.Errorf("drift after the change %q, want none", drift)
 			}
 		})
 	}

@@ -298,6 +298,27 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationResourceExistsCostsOneListPerKind"}}},
 	},
 	{
+		Name: "create-check-expires", Breaks: "a plan of many new rill_clickhouse waits for an unreachable server's timeout once, not once per -parallelism wave",
+		File:    "internal/resources/capacity_plan.go",
+		Search:  "c.share(ctx, \"create-check \"+string(rt)+\" \"+name, 0,",
+		Replace: "c.share(ctx, \"create-check \"+string(rt)+\" \"+name, capacityMaxAge,",
+		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestPlanCreateCheckIsAskedOncePerCommandAcrossWaves"}}},
+	},
+	{
+		Name: "adoption-check-retried", Breaks: "a plan of many new named runtimes waits for an unanswering cluster or ledger once, not once per -parallelism wave",
+		File:    "internal/resources/runtime_names.go",
+		Search:  "\t\t\treads.couldNotTellExistence(provisionerName)\n",
+		Replace: "",
+		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestPlanAdoptionCheckThatCannotBeAnsweredIsNotAskedAgain"}}},
+	},
+	{
+		Name: "list-repair-ignores-own-update", Breaks: "a list repaired once by the apply still follows the templates (a new data_dir moves its mount)",
+		File:    "internal/kubernetes/lists.go",
+		Search:  "ours := mf.Manager == FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply",
+		Replace: "ours := mf.Manager == FieldManager",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationRepairedListFollowsTheTemplatesAfter"}}},
+	},
+	{
 		Name: "mapper-ignores-scope", Breaks: "templates must render namespaced objects (a cluster-scoped kind is refused)",
 		File:    "internal/kubernetes/mapper.go",
 		Search:  "namespaced: r.Namespaced}",
