@@ -98,6 +98,15 @@ func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*rendered
 		}
 		res.applied++
 		log.Debug("applied", zap.String("kind", obj.GetKind()), zap.String("name", obj.GetName()))
+		if repaired {
+			// The repair's merge patch left an Update entry of our field manager that owns what it
+			// put back, which the apply now owns too: dropped (createdEntryToApply), as after a
+			// claim. Left, it would keep an entry that a later template drops, and it counts as a
+			// hand edit (editedByAnother). Best effort: the runtime is as rendered either way.
+			if err := rewriteManagedFields(ctx, c.dynamic.Resource(gvr).Namespace(obj.GetNamespace()), obj, createdEntryToApply, log); err != nil {
+				log.Warn("could not drop the managed-fields entry of the lists' repair", zap.String("object", obj.GetKind()+" "+obj.GetNamespace()+"/"+obj.GetName()), zap.Error(err))
+			}
+		}
 	}
 	return res, nil
 }

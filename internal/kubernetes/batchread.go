@@ -176,8 +176,9 @@ func (b *snapshotReader) fill(ctx context.Context, c *clients, key batchKey, s *
 }
 
 // list returns the managed objects of a resource in a namespace by name, paging through the LIST.
-// Their managed fields are dropped: CheckResource does not read them, and they are most of an
-// object's size.
+// Their managed fields are dropped but for the entries that own a field of an owned list beside
+// this provisioner's applies (listOwners, usually none), which CheckResource's list drift reads: the
+// rest are most of an object's size.
 func (b *snapshotReader) list(ctx context.Context, c *clients, key batchKey) (map[string]*unstructured.Unstructured, error) {
 	sel, err := managedSelector()
 	if err != nil {
@@ -195,7 +196,7 @@ func (b *snapshotReader) list(ctx context.Context, c *clients, key batchKey) (ma
 			return fmt.Errorf("unexpected item type %T", obj)
 		}
 		u = u.DeepCopy()
-		u.SetManagedFields(nil)
+		u.SetManagedFields(listOwners(u))
 		out[u.GetName()] = u
 		return nil
 	})

@@ -60,28 +60,49 @@ func listsOf(rendered *unstructured.Unstructured) []ownedList {
 // difference ("spec.ports[http].port is 1234, want 8080", "... has 4 entries, want 3"). What the
 // templates leave unset, or set to the value the API server omits ("", 0, false, {}), is not
 // compared: the server's defaults (a port's protocol, a container's imagePullPolicy and
-// terminationMessagePath, a probe's timeoutSeconds) are no drift. Quantities compare by value.
-func (l ownedList) diff(live, rendered *unstructured.Unstructured) string {
+// terminationMessagePath, a probe's timeoutSeconds) are no drift. Quantities compare by value. With
+// extras, entries of the live list (at any depth) that the rendered one lacks are no difference
+// either, as long as every rendered entry is there, in order (see listsDrift).
+func (l ownedList) diff(live, rendered *unstructured.Unstructured, extras bool) string {
 	want, _, _ := unstructured.NestedFieldNoCopy(rendered.Object, l.path...)
 	have, _, _ := unstructured.NestedFieldNoCopy(live.Object, l.path...)
 	w, _ := want.([]any)
 	h, _ := have.([]any)
-	return listDiff(strings.Join(l.path, "."), h, w, l.skip)
+	return listDiff(strings.Join(l.path, "."), h, w, l.skip, extras)
 }
 
-func listDiff(path string, have, want []any, skip []string) string {
+func listDiff(path string, have, want []any, skip []string, extras bool) string {
+	if extras && len(have) > len(want) && holdsInOrder(path, have, want, skip) {
+		return ""
+	}
 	if len(have) != len(want) {
 		return fmt.Sprintf("%s has %d entries, want %d", path, len(have), len(want))
 	}
 	for i, w := range want {
-		if d := valueDiff(path+"["+entryName(w, i)+"]", have[i], w, skip); d != "" {
+		if d := valueDiff(path+"["+entryName(w, i)+"]", have[i], w, skip, extras); d != "" {
 			return d
 		}
 	}
 	return ""
 }
 
-func valueDiff(path string, have, want any, skip []string) string {
+// holdsInOrder reports whether every entry of want matches an entry of have, in order, with other
+// entries of have between or after them.
+func holdsInOrder(path string, have, want []any, skip []string) bool {
+	j := 0
+	for i, w := range want {
+		for j < len(have) && valueDiff(path+"["+entryName(w, i)+"]", have[j], w, skip, true) != "" {
+			j++
+		}
+		if j == len(have) {
+			return false
+		}
+		j++
+	}
+	return true
+}
+
+func valueDiff(path string, have, want any, skip []string, extras bool) string {
 	switch w := want.(type) {
 	case map[string]any:
 		h, _ := have.(map[string]any)
@@ -89,14 +110,14 @@ func valueDiff(path string, have, want any, skip []string) string {
 			if slices.Contains(skip, k) {
 				continue
 			}
-			if d := valueDiff(path+"."+k, h[k], w[k], nil); d != "" {
+			if d := valueDiff(path+"."+k, h[k], w[k], nil, extras); d != "" {
 				return d
 			}
 		}
 		return ""
 	case []any:
 		h, _ := have.([]any)
-		return listDiff(path, h, w, nil)
+		return listDiff(path, h, w, nil, extras)
 	}
 	if isUnset(want) && isUnset(have) || scalarEqual(have, want) {
 		return ""
@@ -165,11 +186,20 @@ func valueText(v any) string {
 }
 
 // listsDrift is the drift of the rendered object's owned lists on the live one, one entry per list
-// that differs, naming the object and the field.
+// that differs, naming the object and the field. Entries the live list has beyond the rendered ones
+// are drift only when another field manager owns a field of the list (editedByAnother: a hand edit,
+// kubectl set env, say): what no field manager owns was added by the cluster's admission (a policy
+// that injects an env var, a volume or a sidecar into every Deployment, as Kyverno's do) on this
+// provisioner's own apply, which cannot remove it, so as drift it would plan an update for ever.
 func listsDrift(live, rendered *unstructured.Unstructured) []string {
 	var out []string
 	for _, l := range listsOf(rendered) {
-		if d := l.diff(live, rendered); d != "" {
+		// The first difference beside such entries names a hand edit better than their count.
+		d := l.diff(live, rendered, true)
+		if d == "" && editedByAnother(live, l.path) {
+			d = l.diff(live, rendered, false)
+		}
+		if d != "" {
 			out = append(out, fmt.Sprintf("%s %s/%s: %s", rendered.GetKind(), live.GetNamespace(), live.GetName(), d))
 		}
 	}
@@ -212,7 +242,7 @@ func repairLists(ctx context.Context, c *clients, gvr schema.GroupVersionResourc
 	patch := map[string]any{}
 	var fields, diffs []string
 	for _, l := range lists {
-		d := l.diff(live, obj)
+		d := l.diff(live, obj, false)
 		if d == "" || !editedByAnother(live, l.path) {
 			continue
 		}
@@ -278,4 +308,24 @@ func setPath(m map[string]any, path []string, v any) {
 		m = next
 	}
 	m[path[len(path)-1]] = v
+}
+
+// listOwners are the entries of an object's managedFields that editedByAnother reads (those of
+// other field managers, or of our own updates, that own a field of one of its owned lists), for the
+// snapshots, which drop the rest: usually none, and this provisioner's Apply entry is most of an
+// object's size.
+func listOwners(u *unstructured.Unstructured) []metav1.ManagedFieldsEntry {
+	lists := listsOf(u)
+	var out []metav1.ManagedFieldsEntry
+	for _, mf := range u.GetManagedFields() {
+		probe := &unstructured.Unstructured{Object: map[string]any{}}
+		probe.SetManagedFields([]metav1.ManagedFieldsEntry{mf})
+		for _, l := range lists {
+			if editedByAnother(probe, l.path) {
+				out = append(out, mf)
+				break
+			}
+		}
+	}
+	return out
 }

@@ -157,6 +157,15 @@ func TestIntegrationRepairedListFollowsTheTemplatesAfter(t *testing.T) {
 			if drift := e.driftOf(e.p, r); len(drift) != 0 {
 				t.Fatalf("drift after the repair %q, want none", drift)
 			}
+			repaired, err := deployments.Get(e.ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, mf := range repaired.ManagedFields {
+				if mf.Manager == FieldManager && mf.Operation != metav1.ManagedFieldsOperationApply {
+					t.Errorf("after the repair the managed fields keep an %s entry of %s: %s", mf.Operation, FieldManager, mf.FieldsV1.Raw)
+				}
+			}
 
 			changed := e.provisioner(tc.spec(t), zaptest.NewLogger(t))
 			out, err := changed.Provision(e.ctx, r, args(1, "v1", false))
@@ -175,5 +184,50 @@ func TestIntegrationRepairedListFollowsTheTemplatesAfter(t *testing.T) {
 				t.Errorf("drift after the change %q, want none", drift)
 			}
 		})
+	}
+}
+
+// A cluster policy that injects into every Deployment (Kyverno's pod-controller rules, a proxy
+// injector; here a MutatingAdmissionPolicy was walked by hand) adds its entry on the provisioner's
+// own apply, and no field manager owns it: the forced apply cannot remove it, and as drift it would
+// plan an update after every apply. The test adds such an entry and drops its manager's entry of
+// the managed fields, which is what the walk showed admission leaves. Before, the plan after the
+// create already showed "env has 4 entries, want 3", and every one after it.
+func TestIntegrationEntryNoFieldManagerOwnsIsNoDrift(t *testing.T) {
+	e := newEnv(t, "")
+	r := e.newRuntime()
+	e.provision(e.p, r, args(1, "v1", false))
+	name := "runtime-" + pidOf(r)
+	objects := e.c.dynamic.Resource(gvrOf("deployments")).Namespace(e.ns)
+	inject := []byte(`[{"op": "add", "path": "/spec/template/spec/containers/0/env/-", "value": {"name": "HTTP_PROXY", "value": "http://proxy:3128"}}]`)
+	if _, err := objects.Patch(e.ctx, name, types.JSONPatchType, inject, metav1.PatchOptions{FieldManager: "admission"}); err != nil {
+		t.Fatal(err)
+	}
+	target := &unstructured.Unstructured{}
+	target.SetName(name)
+	if err := rewriteManagedFields(e.ctx, objects, target, func(entries []metav1.ManagedFieldsEntry) []jsonPatchOp {
+		for i, f := range entries {
+			if f.Manager == "admission" {
+				return []jsonPatchOp{{Op: "remove", Path: managedFieldsPath(i, "")}}
+			}
+		}
+		return nil
+	}, zaptest.NewLogger(t)); err != nil {
+		t.Fatal(err)
+	}
+	if drift := e.driftOf(e.p, r); len(drift) != 0 {
+		t.Errorf("drift %q, want none: no field manager set the entry", drift)
+	}
+	before, err := e.apps.Deployments(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.provision(e.p, r, args(1, "v1", false))
+	after, err := e.apps.Deployments(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Generation != before.Generation {
+		t.Errorf("the apply changed the Deployment (generation %d -> %d): it has nothing to repair", before.Generation, after.Generation)
 	}
 }

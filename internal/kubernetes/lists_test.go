@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
@@ -17,7 +18,9 @@ func objectFromYAML(t *testing.T, s string) *unstructured.Unstructured {
 }
 
 // What the API server adds (defaults), omits (zero values) or rewrites (quantities) is no drift; a
-// value, a missing entry or an extra one is, named by its path.
+// value, a missing entry or an extra one another field manager set is, named by its path. An extra
+// entry no field manager owns is admission's (a policy that injects into every Deployment), which
+// the apply cannot remove: no drift, or the plan would never be empty.
 func TestListDiffIgnoresServerDefaultsOnly(t *testing.T) {
 	rendered := objectFromYAML(t, `
 kind: Deployment
@@ -57,19 +60,28 @@ spec:
         emptyDir: {sizeLimit: `+volume+`}
 `)
 	}
+	// What kubectl edit records when it adds a port: its field manager owns the entry.
+	edited := []metav1.ManagedFieldsEntry{{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1",
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"runtime\"}":{"f:ports":{"k:{\"containerPort\":1,\"protocol\":\"TCP\"}":{".":{},"f:name":{}}}}}}}}}`)}}}
 	for _, tc := range []struct {
 		name, container, volume, want string
+		managed                       []metav1.ManagedFieldsEntry
 	}{
-		{"defaults", "        ports:\n        - {name: http, containerPort: 8080, protocol: TCP}", "1Gi", ""},
+		{"defaults", "        ports:\n        - {name: http, containerPort: 8080, protocol: TCP}", "1Gi", "", nil},
 		{"port", "        ports:\n        - {name: http, containerPort: 8081, protocol: TCP}", "1Gi",
-			"Deployment /: spec.template.spec.containers[runtime].ports[http].containerPort is 8081, want 8080"},
-		{"extra port", "        ports:\n        - {name: http, containerPort: 8080}\n        - {name: x, containerPort: 1}", "1Gi",
-			"Deployment /: spec.template.spec.containers[runtime].ports has 2 entries, want 1"},
+			"Deployment /: spec.template.spec.containers[runtime].ports[http].containerPort is 8081, want 8080", nil},
+		{"extra port by hand", "        ports:\n        - {name: http, containerPort: 8080}\n        - {name: x, containerPort: 1}", "1Gi",
+			"Deployment /: spec.template.spec.containers[runtime].ports has 2 entries, want 1", edited},
+		// An entry no field manager owns was added by admission on the provisioner's own apply.
+		{"extra port by admission", "        ports:\n        - {name: x, containerPort: 1}\n        - {name: http, containerPort: 8080}", "1Gi", "", nil},
+		{"port missing", "        ports: []", "1Gi", "Deployment /: spec.template.spec.containers[runtime].ports has 0 entries, want 1", nil},
 		{"quantity", "        ports:\n        - {name: http, containerPort: 8080}", "2Gi",
-			"Deployment /: spec.template.spec.volumes[data].emptyDir.sizeLimit is 2Gi, want 1073741824"},
+			"Deployment /: spec.template.spec.volumes[data].emptyDir.sizeLimit is 2Gi, want 1073741824", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := listsDrift(live(tc.container, tc.volume), rendered)
+			u := live(tc.container, tc.volume)
+			u.SetManagedFields(tc.managed)
+			got := listsDrift(u, rendered)
 			switch {
 			case tc.want == "" && len(got) != 0:
 				t.Errorf("drift %q, want none", got)

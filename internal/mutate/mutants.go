@@ -319,6 +319,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationRepairedListFollowsTheTemplatesAfter"}}},
 	},
 	{
+		Name: "admission-entries-drift", Breaks: "an entry the cluster's admission adds to every Deployment is no drift (the plan after an apply is empty)",
+		File:    "internal/kubernetes/lists.go",
+		Search:  "d := l.diff(live, rendered, true)",
+		Replace: "d := l.diff(live, rendered, false)",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestListDiffIgnoresServerDefaultsOnly"}}},
+	},
+	{
 		Name: "mapper-ignores-scope", Breaks: "templates must render namespaced objects (a cluster-scoped kind is refused)",
 		File:    "internal/kubernetes/mapper.go",
 		Search:  "namespaced: r.Namespaced}",
