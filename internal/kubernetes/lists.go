@@ -122,7 +122,16 @@ func valueDiff(path string, have, want any, skip []string, extras bool) string {
 	if isUnset(want) && isUnset(have) || scalarEqual(have, want) {
 		return ""
 	}
+	if isEnvValue(path) {
+		return path + " differs from the template's (env values are not shown: they may be secrets)"
+	}
 	return fmt.Sprintf("%s is %s, want %s", path, valueText(have), valueText(want))
+}
+
+// isEnvValue reports whether path is the value of a container's env var, which credentials are
+// often passed in (kubectl set env): the drift shows in the plan, the state and the repair's log.
+func isEnvValue(path string) bool {
+	return strings.HasSuffix(path, ".value") && strings.Contains(path, ".env[")
 }
 
 // entryName names a list entry by its name field, else by its index.
