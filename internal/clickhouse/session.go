@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -60,33 +61,78 @@ func dialClickHouse(_ context.Context, dsn string) (session, error) {
 type chSession struct {
 	conn driver.Conn
 	addr string // host:port, or several joined by commas: no credentials
+
+	mu sync.Mutex
+	// abandoned are the Execs whose callers returned when their context ended while the client still
+	// ran them (each closed once the client's call returned): see bounded.
+	abandoned []chan struct{}
 }
 
 // bounded runs call and returns its error, or returns when ctx ends, saying what it waited for and
-// how long; call then finishes in the background, within the client's own dial_timeout.
-func (s *chSession) bounded(ctx context.Context, call func() error) error {
+// how long; call then finishes in the background, within the client's own dial_timeout (for the dial,
+// then for the handshake, per address).
+//
+// A statement given up on that way may still reach the server: once the client's dial completes it
+// sends the statement whatever the context says (a context cancelled by a Ctrl-C has no deadline to
+// fail the write), and only then sees the context and sends a Cancel. So every call of the session
+// starts only once the Execs given up on before it (write) have ended: the undo of an interrupted
+// create (its DROP, and the lookup of what to drop) runs next with a context of its own, and were it
+// to reach the server first, the CREATE would leave behind what the undo had just dropped, in no
+// state. A call whose context ends while it waits for them returns then and sends nothing.
+func (s *chSession) bounded(ctx context.Context, write bool, call func() error) error {
 	start := time.Now()
-	done := make(chan error, 1)
-	go func() { done <- call() }()
+	earlier := s.unfinished()
+	finished := make(chan struct{})
+	var err error
+	go func() {
+		defer close(finished)
+		for _, e := range earlier {
+			<-e // ends within the client's dial_timeout: no context to wait on, as above
+		}
+		if err = ctx.Err(); err == nil {
+			err = call()
+		}
+	}()
 	select {
-	case err := <-done:
+	case <-finished:
 		return err
 	case <-ctx.Done():
 		until := "the operation's deadline"
 		if errors.Is(ctx.Err(), context.Canceled) {
 			until = "the operation was canceled"
 		}
+		if write {
+			s.mu.Lock()
+			s.abandoned = append(s.abandoned, finished)
+			s.mu.Unlock()
+		}
 		return fmt.Errorf("waited %s for ClickHouse at %s to answer, until %s: %w", time.Since(start).Round(100*time.Millisecond), s.addr, until, ctx.Err())
 	}
 }
 
+// unfinished returns the Execs given up on that the client still runs, and forgets the others.
+func (s *chSession) unfinished() []chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var left []chan struct{} // a new slice: callers range over the ones returned before, unlocked
+	for _, e := range s.abandoned {
+		select {
+		case <-e:
+		default:
+			left = append(left, e)
+		}
+	}
+	s.abandoned = left
+	return left
+}
+
 func (s *chSession) Exec(ctx context.Context, query string) error {
-	return s.bounded(ctx, func() error { return s.conn.Exec(ctx, query) })
+	return s.bounded(ctx, true, func() error { return s.conn.Exec(ctx, query) })
 }
 
 func (s *chSession) QueryStrings(ctx context.Context, query string) ([]string, error) {
 	var out []string
-	err := s.bounded(ctx, func() error {
+	err := s.bounded(ctx, false, func() error {
 		var err error
 		out, err = s.queryStrings(ctx, query)
 		return err
@@ -128,7 +174,7 @@ func (s *chSession) queryStrings(ctx context.Context, query string) ([]string, e
 }
 
 func (s *chSession) Ping(ctx context.Context) error {
-	return s.bounded(ctx, func() error { return s.conn.Ping(ctx) })
+	return s.bounded(ctx, false, func() error { return s.conn.Ping(ctx) })
 }
 func (s *chSession) Close() error { return s.conn.Close() }
 

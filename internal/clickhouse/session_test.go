@@ -3,10 +3,13 @@ package clickhouse
 import (
 	"context"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
@@ -108,5 +111,99 @@ func TestCallsToAServerThatNeverAnswersEndWithTheirContext(t *testing.T) {
 				t.Logf("error: %v", err)
 			})
 		}
+	}
+}
+
+// slowDialConn stands in for clickhouse-go's connection pool where a real server cannot be made to
+// do it on cue: its first Exec opens a connection that completes only when the test says, whatever
+// the context says (the client dials and handshakes a native connection under dial_timeout alone),
+// and then sends its statement, as the client does with a context cancelled without a deadline (a
+// Ctrl-C): conn.exec writes the query, and only its processing sees the context and sends a Cancel
+// after it. It records the statements in the order the server receives them.
+type slowDialConn struct {
+	driver.Conn               // the methods the session does not call
+	dialing     chan struct{} // closed when the first Exec starts to connect
+	connected   chan struct{} // closed by the test: that connection is open
+	mu          sync.Mutex
+	started     bool
+	received    []string
+}
+
+func (c *slowDialConn) Exec(_ context.Context, query string, _ ...any) error {
+	c.mu.Lock()
+	first := !c.started
+	c.started = true
+	c.mu.Unlock()
+	if first {
+		close(c.dialing)
+		<-c.connected
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.received = append(c.received, query)
+	return nil
+}
+
+func (c *slowDialConn) Ping(context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.received = append(c.received, "(ping)")
+	return nil
+}
+
+func (c *slowDialConn) statements() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.received)
+}
+
+// A statement the session gave up on when its context ended (a Ctrl-C while the client was still
+// opening a connection to a slow server) reaches the server before any later call of the session:
+// the undo of the interrupted create runs next with a context of its own, and had its lookup and DROP
+// gone first, the CREATE that arrived after them would have left a user (or database) in no state,
+// where the guide promises that a Ctrl-C leaves nothing. A later call whose own context ends first
+// returns then, and sends nothing. Before, the later calls went to the server at once, ahead of the
+// statement given up on.
+func TestAStatementGivenUpOnReachesTheServerBeforeLaterCalls(t *testing.T) {
+	conn := &slowDialConn{dialing: make(chan struct{}), connected: make(chan struct{})}
+	s := &chSession{conn: conn, addr: "127.0.0.1:9000"}
+	connect := sync.OnceFunc(func() { close(conn.connected) })
+	t.Cleanup(connect)
+
+	// The create's statement, interrupted while its connection opens.
+	ctx, cancel := context.WithCancel(context.Background())
+	created := make(chan error, 1)
+	go func() { created <- s.Exec(ctx, "CREATE USER IF NOT EXISTS `rill_x`") }()
+	<-conn.dialing
+	cancel()
+	select {
+	case err := <-created:
+		if err == nil || !strings.Contains(err.Error(), "until the operation was canceled") {
+			t.Fatalf("the interrupted statement returned %v, want the error of a canceled operation", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the interrupted statement did not return when its context ended")
+	}
+
+	// A call whose context ends while that statement still runs.
+	short, cancelShort := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancelShort()
+	if err := s.Exec(short, "DROP DATABASE IF EXISTS `rill_early`"); err == nil || !strings.Contains(err.Error(), "until the operation's deadline") {
+		t.Fatalf("a call whose context ended before the statement given up on did: got %v, want the deadline's error", err)
+	}
+
+	// The undo, with a context of its own; the connection opens a moment after it starts.
+	time.AfterFunc(200*time.Millisecond, connect)
+	undo, cancelUndo := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancelUndo()
+	if err := s.Ping(undo); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Exec(undo, "DROP USER IF EXISTS `rill_x`"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"CREATE USER IF NOT EXISTS `rill_x`", "(ping)", "DROP USER IF EXISTS `rill_x`"}
+	if got := conn.statements(); !slices.Equal(got, want) {
+		t.Fatalf("the server received %q, want %q", got, want)
 	}
 }
