@@ -122,16 +122,28 @@ func valueDiff(path string, have, want any, skip []string, extras bool) string {
 	if isUnset(want) && isUnset(have) || scalarEqual(have, want) {
 		return ""
 	}
-	if isEnvValue(path) {
-		return path + " differs from the template's (env values are not shown: they may be secrets)"
+	if what := secretBearing(path); what != "" {
+		return path + " differs from the template's (" + what + " are not shown: they may be secrets)"
 	}
 	return fmt.Sprintf("%s is %s, want %s", path, valueText(have), valueText(want))
 }
 
-// isEnvValue reports whether path is the value of a container's env var, which credentials are
-// often passed in (kubectl set env): the drift shows in the plan, the state and the repair's log.
-func isEnvValue(path string) bool {
-	return strings.HasSuffix(path, ".value") && strings.Contains(path, ".env[")
+// secretBearing names what path is when it is a value that credentials are often passed in, "" when
+// not: the drift shows in the plan, the state and the repair's log. An env var's value (kubectl set
+// env), a container's command-line argument (`--token=...`), and an HTTP header of a probe
+// (`Authorization: Bearer ...`); an env var's valueFrom only names a Secret, and is shown.
+func secretBearing(path string) string {
+	switch {
+	case strings.HasSuffix(path, ".value") && strings.Contains(path, ".env["):
+		return "env values"
+	case strings.HasSuffix(path, ".value") && strings.Contains(path, ".httpHeaders["):
+		return "HTTP header values"
+	}
+	i := strings.LastIndex(path, ".")
+	if last := path[i+1:]; strings.HasSuffix(last, "]") && (strings.HasPrefix(last, "args[") || strings.HasPrefix(last, "command[")) {
+		return "command-line arguments"
+	}
+	return ""
 }
 
 // entryName names a list entry by its name field, else by its index.

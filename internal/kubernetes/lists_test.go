@@ -1,6 +1,8 @@
 package kubernetes
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -121,5 +123,81 @@ spec:
 	want := "Deployment /: spec.template.spec.containers[runtime].env[TOKEN].value differs from the template's (env values are not shown: they may be secrets)"
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("drift %q, want [%q]", got, want)
+	}
+}
+
+// Command-line arguments and probe headers carry credentials as often as env vars do (`--token=...`
+// added with kubectl edit, `Authorization: Bearer ...`): their drift names the field without its
+// values, in the plan, the state and the repair's log. Other fields keep their values. Before, only
+// an env var's value was hidden, and the drift showed the hand-set token.
+func TestListDiffShowsNoArgumentOrHeaderValue(t *testing.T) {
+	rendered := objectFromYAML(t, `
+kind: Deployment
+apiVersion: apps/v1
+spec:
+  template:
+    spec:
+      containers:
+      - name: runtime
+        command: [rill]
+        args: [runtime, start]
+        readinessProbe:
+          httpGet:
+            path: /v1/ping
+            httpHeaders:
+            - {name: Authorization, value: Bearer rendered-value}
+      initContainers:
+      - name: init
+        args: [--key=rendered-value]
+`)
+	live := objectFromYAML(t, `
+kind: Deployment
+apiVersion: apps/v1
+spec:
+  template:
+    spec:
+      containers:
+      - name: runtime
+        command: [s3cr3t-command]
+        args: [runtime, --token=s3cr3t-arg]
+        readinessProbe:
+          httpGet:
+            path: /v2/ping
+            httpHeaders:
+            - {name: Authorization, value: Bearer s3cr3t-header}
+      initContainers:
+      - name: init
+        args: [--key=s3cr3t-init]
+`)
+	c := "spec.template.spec.containers[runtime]"
+	for _, tc := range []struct{ name, live, want string }{
+		{"args", `{"name": "runtime", "args": ["runtime", "--token=s3cr3t-arg"]}`,
+			c + ".args[1] differs from the template's (command-line arguments are not shown: they may be secrets)"},
+		{"command", `{"name": "runtime", "command": ["s3cr3t-command"], "args": ["runtime", "start"]}`,
+			c + ".command[0] differs from the template's (command-line arguments are not shown: they may be secrets)"},
+		{"probe header", `{"name": "runtime", "command": ["rill"], "args": ["runtime", "start"], "readinessProbe": {"httpGet": {"path": "/v1/ping", "httpHeaders": [{"name": "Authorization", "value": "Bearer s3cr3t-header"}]}}}`,
+			c + ".readinessProbe.httpGet.httpHeaders[Authorization].value differs from the template's (HTTP header values are not shown: they may be secrets)"},
+		{"other fields keep their values", `{"name": "runtime", "command": ["rill"], "args": ["runtime", "start"], "readinessProbe": {"httpGet": {"path": "/v2/ping", "httpHeaders": [{"name": "Authorization", "value": "Bearer rendered-value"}]}}}`,
+			c + ".readinessProbe.httpGet.path is /v2/ping, want /v1/ping"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var container map[string]any
+			if err := json.Unmarshal([]byte(tc.live), &container); err != nil {
+				t.Fatal(err)
+			}
+			l := live.DeepCopy()
+			if err := unstructured.SetNestedSlice(l.Object, []any{container}, "spec", "template", "spec", "containers"); err != nil {
+				t.Fatal(err)
+			}
+			got := listsDrift(l, rendered)
+			if len(got) == 0 || got[0] != "Deployment /: "+tc.want {
+				t.Errorf("drift %q, want first %q", got, "Deployment /: "+tc.want)
+			}
+		})
+	}
+	// The init container's argument, and no value set by hand anywhere in the drift.
+	got := strings.Join(listsDrift(live, rendered), "\n")
+	if !strings.Contains(got, "spec.template.spec.initContainers[init].args[0] differs from the template's") || strings.Contains(got, "s3cr3t") {
+		t.Errorf("drift %q: want the init container's argument named, and no value set by hand", got)
 	}
 }

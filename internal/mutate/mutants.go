@@ -326,6 +326,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestListDiffIgnoresServerDefaultsOnly"}}},
 	},
 	{
+		Name: "argument-drift-shows-values", Breaks: "the drift of a command-line argument edited by hand does not show the token it holds",
+		File:    "internal/kubernetes/lists.go",
+		Search:  "\t\treturn \"command-line arguments\"\n",
+		Replace: "\t\treturn \"\"\n",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestListDiffShowsNoArgumentOrHeaderValue"}}},
+	},
+	{
 		Name: "mapper-ignores-scope", Breaks: "templates must render namespaced objects (a cluster-scoped kind is refused)",
 		File:    "internal/kubernetes/mapper.go",
 		Search:  "namespaced: r.Namespaced}",
