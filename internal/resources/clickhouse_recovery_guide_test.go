@@ -275,8 +275,13 @@ func TestAccClickHouse_recoveringWhatAKilledCreateLeftGuide(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(w.Dir, "states"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	w.Write(filepath.Join("states", "this.json"), thisState)
+	// Another configuration's state alone is not enough: without this one's, the recovery would take
+	// this configuration's own databases for orphans, and step 3 would drop them.
 	w.Write(filepath.Join("states", "other.json"), other.Must("state", "pull"))
+	if out, err := w.Run("plan", "-target=rill_clickhouse.orphan"); err == nil || !acctest.WordsRegexp("this one's as states/this.json").MatchString(out) {
+		t.Fatalf("without this configuration's saved state the recovery should refuse (%v):\n%s", err, acctest.Tail(out))
+	}
+	w.Write(filepath.Join("states", "this.json"), thisState)
 
 	// Step 2: review, then import.
 	if plan := w.Must("plan", "-target=rill_clickhouse.orphan"); !strings.Contains(plan, "2 to import") {

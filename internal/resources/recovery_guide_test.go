@@ -86,8 +86,13 @@ resource "rill_runtime" "app" {
 	if err := os.MkdirAll(filepath.Join(w.Dir, "states"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	w.Write(filepath.Join("states", "this.json"), w.Must("state", "pull"))
+	// Another configuration's state alone is not enough: without this one's, the recovery would take
+	// this configuration's own unnamed runtimes for orphans, and step 3 would destroy them.
 	w.Write(filepath.Join("states", "other.json"), other.Must("state", "pull"))
+	if out, err := w.Run("plan", "-target=rill_runtime.orphan"); err == nil || !acctest.WordsRegexp("this one's as states/this.json").MatchString(out) {
+		t.Fatalf("without this configuration's saved state the recovery should refuse (%v):\n%s", err, out)
+	}
+	w.Write(filepath.Join("states", "this.json"), w.Must("state", "pull"))
 	// A third configuration whose first apply was interrupted: no state yet, so its pull is empty.
 	// (Written as pulled: w.Write would remove the file for an empty body.)
 	pulled := acctest.NewWorkspace(t).Must("state", "pull")
