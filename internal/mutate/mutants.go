@@ -330,7 +330,7 @@ var Mutants = []Mutant{
 		File:    "internal/kubernetes/lists.go",
 		Search:  "\t\treturn \"command-line arguments\"\n",
 		Replace: "\t\treturn \"\"\n",
-		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestListDiffShowsNoArgumentOrHeaderValue"}}},
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestListDiffShowsNoValueThatMayBeASecret"}}},
 	},
 	{
 		Name: "mapper-ignores-scope", Breaks: "templates must render namespaced objects (a cluster-scoped kind is refused)",
