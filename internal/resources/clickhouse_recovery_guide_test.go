@@ -350,13 +350,7 @@ func killCreates(t *testing.T, w *acctest.Workspace, server string, provider, te
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	var out bytes.Buffer
-	cmd := w.Command(ctx, &out, "apply", "-auto-approve", "-no-color")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	cmd, out, exited := startApply(ctx, t, w)
 	var providers []int
 	var last []byte
 	for still := 0; still < 6 || len(providers) == 0; {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -286,13 +287,7 @@ func killApplyWhen(t *testing.T, w *acctest.Workspace, ledger string, who victim
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	var out bytes.Buffer
-	cmd := w.Command(ctx, &out, "apply", "-auto-approve", "-no-color")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	cmd, out, exited := startApply(ctx, t, w)
 
 	start := time.Now()
 	count := 0
@@ -353,6 +348,20 @@ func killApplyWhen(t *testing.T, w *acctest.Workspace, ledger string, who victim
 		k.where += fmt.Sprintf("; its %d provider process(es) exited within 10 s", len(providers))
 	}
 	return k
+}
+
+// startApply starts `terraform apply -auto-approve` in w, for a test that kills it mid-way: the
+// command, its output so far, and a channel that receives its exit.
+func startApply(ctx context.Context, t *testing.T, w *acctest.Workspace) (*exec.Cmd, *bytes.Buffer, <-chan error) {
+	t.Helper()
+	out := &bytes.Buffer{}
+	cmd := w.Command(ctx, out, "apply", "-auto-approve", "-no-color")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	return cmd, out, exited
 }
 
 // childrenNamed returns the PIDs of the child processes of pid whose command name starts with name.
