@@ -16,16 +16,7 @@ import (
 func TestAccRuntimeKubernetes_twoWorkspacesWarnOfASharedName(t *testing.T) {
 	e := acctest.NewKubeEnv(t)
 	w := acctest.NewWorkspace(t)
-	w.Write("main.tf", acctest.CLIHeader(strconv.Quote(e.Ledger), e.SetJSON())+`
-resource "rill_runtime" "orders" {
-  name  = "${terraform.workspace}-orders"
-  slots = 1
-}
-resource "rill_runtime" "shared" {
-  name  = "shared"
-  slots = 1
-}
-`)
+	w.Write("main.tf", acctest.CLIHeader(strconv.Quote(e.Ledger), e.SetJSON())+workspaceRuntimesHCL)
 	first, second := workspacesSharingAName(t, w, `named "shared", in namespace `+e.NS, func() {
 		if err := e.CheckNoObjectLeft()(nil); err != nil {
 			t.Error(err)

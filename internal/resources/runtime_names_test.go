@@ -298,15 +298,7 @@ func TestAccRuntime_twoWorkspacesOnOnePoolWarnOfASharedName(t *testing.T) {
 resource "rill_runtime" "scratch" {
   slots = 1
 }
-resource "rill_runtime" "orders" {
-  name  = "${terraform.workspace}-orders"
-  slots = 1
-}
-resource "rill_runtime" "shared" {
-  name  = "shared"
-  slots = 1
-}
-`)
+`+workspaceRuntimesHCL)
 	first, second := workspacesSharingAName(t, w, `named "shared", on host http://workspaces.test:9091`, func() {
 		if allocs, err := acctest.LedgerAllocations(ledger); err != nil || len(allocs) != 0 {
 			t.Errorf("after both destroys the ledger holds %d allocation(s) (err %v)", len(allocs), err)
@@ -329,6 +321,19 @@ resource "rill_runtime" "shared" {
 		t.Errorf("the ledger holds %d allocations, want the 5 of the two states (%v, %v)", len(allocs), first, second)
 	}
 }
+
+// workspaceRuntimesHCL is what workspacesSharingAName needs in main.tf: a runtime named per
+// workspace, and rill_runtime.shared named "shared" in every workspace.
+const workspaceRuntimesHCL = `
+resource "rill_runtime" "orders" {
+  name  = "${terraform.workspace}-orders"
+  slots = 1
+}
+resource "rill_runtime" "shared" {
+  name  = "shared"
+  slots = 1
+}
+`
 
 // workspacesSharingAName is the workspaces story in w, whose main.tf declares rill_runtime.shared
 // named "shared" beside runtimes with ${terraform.workspace} in their names: the default workspace's
