@@ -246,8 +246,8 @@ var Mutants = []Mutant{
 	{
 		Name: "replaced-named-runtime-deprovisioned", Breaks: "create_before_destroy on a named runtime keeps the runtime for the new instance",
 		File:    "internal/resources/runtime_resource.go",
-		Search:  "if r.client.named.provisionedHere(state.ID.ValueString()) {",
-		Replace: "if false && r.client.named.provisionedHere(state.ID.ValueString()) {",
+		Search:  "if r.client.named.provisioned.has(state.ID.ValueString()) {",
+		Replace: "if false && r.client.named.provisioned.has(state.ID.ValueString()) {",
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_createBeforeDestroyOfANamedRuntimeKeepsIt"}}},
 	},
 	{
@@ -307,7 +307,7 @@ var Mutants = []Mutant{
 	{
 		Name: "adoption-check-retried", Breaks: "a plan of many new named runtimes waits for an unanswering cluster or ledger once, not once per -parallelism wave",
 		File:    "internal/resources/runtime_names.go",
-		Search:  "\t\t\treads.couldNotTellExistence(provisionerName)\n",
+		Search:  "\t\t\treads.untold.add(provisionerName)\n",
 		Replace: "",
 		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestPlanAdoptionCheckThatCannotBeAnsweredIsNotAskedAgain"}}},
 	},

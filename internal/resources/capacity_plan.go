@@ -44,27 +44,9 @@ type capacityReads struct {
 	reads map[string]*capacityRead
 	// untold holds the provisioners whose provisioner.ExistenceChecker could not answer in this
 	// command (warnIfAdopting): not asked again.
-	untold  map[string]bool
+	untold  syncSet
 	now     func() time.Time // time.Now unless a test sets a clock
 	inApply atomic.Bool
-}
-
-// existenceUntold reports whether provisioner name's existence checks could not be answered earlier
-// in this command.
-func (c *capacityReads) existenceUntold(name string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.untold[name]
-}
-
-// couldNotTellExistence records that an existence check of provisioner name could not be answered.
-func (c *capacityReads) couldNotTellExistence(name string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.untold == nil {
-		c.untold = map[string]bool{}
-	}
-	c.untold[name] = true
 }
 
 // applying records that the command applies changes (a Create, Update or Delete began): the checks

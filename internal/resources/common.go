@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -315,4 +316,26 @@ func addCreateFailed(diags *diag.Diagnostics, kind resourceKind, provisionerName
 			"The undo's error: %v", kind.typeName, id, undoErr)
 	}
 	diags.AddError("Provisioning the "+kind.noun+" failed", detail)
+}
+
+// syncSet is a set of strings that the concurrent RPCs of one Terraform command share (IDs, provisioner
+// names); its zero value is empty and ready.
+type syncSet struct {
+	mu sync.Mutex
+	m  map[string]bool
+}
+
+func (s *syncSet) add(v string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string]bool{}
+	}
+	s.m[v] = true
+}
+
+func (s *syncSet) has(v string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[v]
 }

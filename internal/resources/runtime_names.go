@@ -122,10 +122,11 @@ func adoptImported(ctx context.Context, m *runtimeModel, provisionerName string,
 type namedInstances struct {
 	mu    sync.Mutex
 	locks map[string]chan struct{} // one token per ID: held while a Create or Delete of it runs
-	made  map[string]bool
+	// provisioned holds the IDs a Create of this command provisioned (and keeps in state).
+	provisioned syncSet
 	// inState holds the IDs of the named runtimes this command's state holds, as its refresh found
 	// them (warnIfAdopting).
-	inState map[string]bool
+	inState syncSet
 }
 
 // hold locks id against the Create or Delete of another instance of the same runtime in this command;
@@ -153,40 +154,6 @@ func (n *namedInstances) hold(ctx context.Context, id string) (unlock func(), er
 	case <-ctx.Done():
 		return nil, fmt.Errorf("waiting for the create or destroy of another resource with runtime %s's name in this apply to finish: %w", id, ctx.Err())
 	}
-}
-
-// refreshed records that this command's state holds the named runtime id (its refresh found it).
-func (n *namedInstances) refreshed(id string) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.inState == nil {
-		n.inState = map[string]bool{}
-	}
-	n.inState[id] = true
-}
-
-// ours reports whether this command's refresh found the named runtime id in its state.
-func (n *namedInstances) ours(id string) bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.inState[id]
-}
-
-// provisioned records that a Create of this command provisioned id and keeps it in state.
-func (n *namedInstances) provisioned(id string) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.made == nil {
-		n.made = map[string]bool{}
-	}
-	n.made[id] = true
-}
-
-// provisionedHere reports whether a Create of this command provisioned id.
-func (n *namedInstances) provisionedHere(id string) bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.made[id]
 }
 
 // keptForReplacement is the warning of a Delete that left a named runtime to the instance that a
@@ -220,10 +187,10 @@ func warnIfAdopting(ctx context.Context, reads *capacityReads, named *namedInsta
 		return false
 	}
 	id := provisioner.NamedResourceID(provisionerName, name)
-	if named.ours(id) {
+	if named.inState.has(id) {
 		return true
 	}
-	if reads.existenceUntold(provisionerName) {
+	if reads.untold.has(provisionerName) {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(ctx, planCapacityTimeout)
@@ -234,7 +201,7 @@ func warnIfAdopting(ctx context.Context, reads *capacityReads, named *namedInsta
 			// Not asked again in this command: Terraform plans -parallelism resources at a time, and
 			// each wave would wait up to planCapacityTimeout again for a cluster or ledger that does
 			// not answer, for advice, with nothing shown above the debug log.
-			reads.couldNotTellExistence(provisionerName)
+			reads.untold.add(provisionerName)
 			tflog.Debug(ctx, "plan-time check of a named runtime's ID skipped, and the provisioner's other checks in this command: it could not tell", map[string]any{"provisioner": provisionerName, "error": err.Error()})
 		}
 		return false

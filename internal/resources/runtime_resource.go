@@ -209,7 +209,7 @@ func (r *RuntimeResource) provisionNamed(c *call, pr *provisioner.Resource, opts
 	defer unlock()
 	res, created, err := provisionNew(c.ctx, c.p, pr, opts)
 	if err == nil {
-		r.client.named.provisioned(pr.ID)
+		r.client.named.provisioned.add(pr.ID)
 	}
 	return res, created, err
 }
@@ -239,7 +239,7 @@ func (r *RuntimeResource) Read(ctx context.Context, req resource.ReadRequest, re
 		return
 	}
 	if !state.Name.IsNull() {
-		r.client.named.refreshed(state.ID.ValueString()) // this state's own runtime (warnIfAdopting)
+		r.client.named.inState.add(state.ID.ValueString()) // this state's own runtime (warnIfAdopting)
 	}
 	importing, diags := takeImportMark(ctx, req.Private, resp.Private)
 	resp.Diagnostics.Append(diags...)
@@ -324,7 +324,7 @@ func (r *RuntimeResource) Delete(ctx context.Context, req resource.DeleteRequest
 			return
 		}
 		defer unlock()
-		if r.client.named.provisionedHere(state.ID.ValueString()) {
+		if r.client.named.provisioned.has(state.ID.ValueString()) {
 			resp.Diagnostics.AddWarning("Runtime kept for the resource that replaced it", keptForReplacement(c.name, state.ID.ValueString(), state.Name.ValueString()))
 			return
 		}
