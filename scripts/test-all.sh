@@ -58,7 +58,7 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 go vet -tags rill_fake_clickhouse ./internal/clickhouse/ # the stand-in compiled into the tests' provider
-"$golangci" run ./...
+"$golangci" run --allow-serial-runners ./... # waits for another checkout's lint (GNUmakefile, lint)
 "$goreleaser" check
 scripts/docs.sh --check
 
