@@ -67,11 +67,12 @@ func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*rendered
 		if err != nil {
 			return res, fmt.Errorf("applying %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 		}
-		repaired := false
+		repaired, read := false, false
 		if at == objectsMayExist {
 			// The Deployment keepLiveSelector read; another object from those read before (a named
 			// runtime's), else read by repairLists when its kind has a list to repair (the Service).
-			u, read := live[ro.slot.field], live == nil
+			var u *unstructured.Unstructured
+			u, read = live[ro.slot.field], live == nil
 			if ro.slot.field == "deployment" {
 				u, read = liveDeployment, false
 			}
@@ -98,6 +99,14 @@ func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*rendered
 		}
 		res.applied++
 		log.Debug("applied", zap.String("kind", obj.GetKind()), zap.String("name", obj.GetName()))
+		if at == objectsMayExist && read {
+			// An atomic list the templates leave unset that a hand edit added (an Ingress's tls) is
+			// no field of the apply's, so the apply left it; the object was not read before (that
+			// would cost every update a GET per Ingress), but the apply answered with it.
+			if _, err := repairLists(ctx, c, gvr, obj, out, false, log); err != nil {
+				return res, err
+			}
+		}
 		if repaired {
 			// The repair's merge patch left an Update entry of our field manager that owns what it
 			// put back, which the apply now owns too: dropped (createdEntryToApply), as after a

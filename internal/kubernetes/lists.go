@@ -31,7 +31,10 @@ type ownedList struct {
 	// and resources, ingressHosts' hosts), which the forced apply takes back by itself.
 	skip []string
 	// atomic: the API server's schema makes the list atomic, so the forced apply replaces it whole
-	// and only the drift is needed (an Ingress's rules and tls).
+	// and only the drift is needed (an Ingress's rules and tls, a pod's tolerations) when the
+	// template renders it. One the template leaves unset, which a hand edit added, is no field of
+	// the apply's: it is removed like the keyed lists, before the apply when the object was read
+	// anyway (the Deployment), else after it, from the object the apply answered with (applyAll).
 	atomic bool
 }
 
@@ -39,6 +42,14 @@ var ownedLists = []ownedList{
 	{kind: schema.GroupKind{Group: "apps", Kind: "Deployment"}, path: []string{"spec", "template", "spec", "containers"}, skip: []string{"image", "resources"}},
 	{kind: schema.GroupKind{Group: "apps", Kind: "Deployment"}, path: []string{"spec", "template", "spec", "initContainers"}, skip: []string{"image", "resources"}},
 	{kind: schema.GroupKind{Group: "apps", Kind: "Deployment"}, path: []string{"spec", "template", "spec", "volumes"}},
+	// Pod lists a template may render or a platform engineer add by hand (scheduling onto tainted
+	// nodes, pulling from a private registry): tolerations are atomic, so a hand edit takes the
+	// whole list from the apply; the others are keyed, so an entry added by hand stays beside the
+	// rendered ones.
+	{kind: schema.GroupKind{Group: "apps", Kind: "Deployment"}, path: []string{"spec", "template", "spec", "tolerations"}, atomic: true},
+	{kind: schema.GroupKind{Group: "apps", Kind: "Deployment"}, path: []string{"spec", "template", "spec", "imagePullSecrets"}},
+	{kind: schema.GroupKind{Group: "apps", Kind: "Deployment"}, path: []string{"spec", "template", "spec", "topologySpreadConstraints"}},
+	{kind: schema.GroupKind{Group: "apps", Kind: "Deployment"}, path: []string{"spec", "template", "spec", "hostAliases"}},
 	{kind: schema.GroupKind{Kind: "Service"}, path: []string{"spec", "ports"}},
 	{kind: schema.GroupKind{Group: "networking.k8s.io", Kind: "Ingress"}, path: []string{"spec", "rules"}, skip: []string{"host"}, atomic: true},
 	{kind: schema.GroupKind{Group: "networking.k8s.io", Kind: "Ingress"}, path: []string{"spec", "tls"}, skip: []string{"hosts"}, atomic: true},
@@ -206,6 +217,189 @@ func valueText(v any) string {
 	return scalarText(v)
 }
 
+// addedDiff names the first field (at any depth) of the live list that a field manager other than
+// this provisioner's owns and the templates leave unset (or set to a value the API server omits):
+// `kubectl edit` adding `readOnly: true` to a mount or a `hostPort` to a port, which diff does not
+// see (it compares what the templates set) and the forced apply does not remove (not its field).
+// Only a field manager's ownership makes it drift: the API server's defaults (a port's protocol, a
+// container's imagePullPolicy) and what admission adds on the provisioner's own apply belong to no
+// field manager (an update owns only what it changed), and this provisioner's own entries (a
+// repair's update) own only what it rendered or what defaulting filled in again. An atomic list (or
+// map) another field manager took whole from the apply (a hand edit of args, tolerations or an
+// Ingress's rules) is compared whole: every field of it the templates leave unset is named. "" when
+// there is none.
+func (l ownedList) addedDiff(live, rendered *unstructured.Unstructured) string {
+	want, _, _ := unstructured.NestedFieldNoCopy(rendered.Object, l.path...)
+	have, _, _ := unstructured.NestedFieldNoCopy(live.Object, l.path...)
+	var found []string
+	for _, mf := range live.GetManagedFields() {
+		if mf.Manager == FieldManager || mf.Subresource != "" || mf.FieldsV1 == nil {
+			continue
+		}
+		var at any
+		if json.Unmarshal(mf.FieldsV1.Raw, &at) != nil {
+			continue
+		}
+		for _, p := range l.path {
+			m, _ := at.(map[string]any)
+			if at = m["f:"+p]; at == nil {
+				break
+			}
+		}
+		owned, ok := at.(map[string]any)
+		if !ok {
+			continue
+		}
+		if d := addedIn(strings.Join(l.path, "."), owned, have, want, l.skip, mf.Manager); d != "" {
+			found = append(found, d)
+		}
+	}
+	if len(found) == 0 {
+		return ""
+	}
+	return slices.Min(found) // the same one whatever the order of the managed fields
+}
+
+// addedIn walks one field manager's set of owned fields (FieldsV1: "f:<field>", "k:<key of an
+// entry>") down the live value and the rendered one, returning the first owned field that the
+// rendered value leaves unset and the live one sets. skip applies to the fields of the list's entries,
+// as in listDiff, for the lists compared whole.
+func addedIn(path string, owned map[string]any, have, want any, skip []string, manager string) string {
+	if isUnset(want) {
+		if isUnset(have) {
+			return ""
+		}
+		return addedText(path, have, manager)
+	}
+	if len(owned) == 0 {
+		// The manager owns this value whole (an atomic list or map, which FieldsV1 records as a leaf):
+		// whatever it holds beyond the rendered value is its.
+		switch want.(type) {
+		case map[string]any, []any:
+			return extraIn(path, have, want, skip, manager)
+		}
+		return ""
+	}
+	switch w := want.(type) {
+	case map[string]any:
+		h, _ := have.(map[string]any)
+		for _, k := range slices.Sorted(maps.Keys(owned)) {
+			name, ok := strings.CutPrefix(k, "f:")
+			sub, _ := owned[k].(map[string]any)
+			if !ok || sub == nil {
+				continue
+			}
+			if d := addedIn(path+"."+name, sub, h[name], w[name], nil, manager); d != "" {
+				return d
+			}
+		}
+	case []any:
+		h, _ := have.([]any)
+		for _, k := range slices.Sorted(maps.Keys(owned)) {
+			key, ok := strings.CutPrefix(k, "k:")
+			sub, _ := owned[k].(map[string]any)
+			if !ok || sub == nil {
+				continue // a set's value ("v:") or an index ("i:"): compared by diff
+			}
+			var fields map[string]any
+			if json.Unmarshal([]byte(key), &fields) != nil {
+				continue
+			}
+			hi := slices.IndexFunc(h, func(e any) bool { return keyed(e, fields, false) })
+			wi := slices.IndexFunc(w, func(e any) bool { return keyed(e, fields, true) })
+			if hi < 0 || wi < 0 {
+				continue // an entry the rendered list lacks: diff names it (the list's length)
+			}
+			if d := addedIn(path+"["+entryName(w[wi], wi)+"]", sub, h[hi], w[wi], skip, manager); d != "" {
+				return d
+			}
+		}
+	}
+	return ""
+}
+
+// extraIn is the first field of have, at any depth, that want leaves unset: have is a value another
+// field manager owns whole, which diff found equal to want in every field want sets.
+func extraIn(path string, have, want any, skip []string, manager string) string {
+	switch w := want.(type) {
+	case map[string]any:
+		h, _ := have.(map[string]any)
+		for _, k := range slices.Sorted(maps.Keys(h)) {
+			if slices.Contains(skip, k) {
+				continue
+			}
+			if isUnset(w[k]) {
+				if !isUnset(h[k]) {
+					return addedText(path+"."+k, h[k], manager)
+				}
+				continue
+			}
+			if d := extraIn(path+"."+k, h[k], w[k], nil, manager); d != "" {
+				return d
+			}
+		}
+	case []any:
+		h, _ := have.([]any)
+		for i := range min(len(h), len(w)) {
+			if d := extraIn(path+"["+entryName(w[i], i)+"]", h[i], w[i], skip, manager); d != "" {
+				return d
+			}
+		}
+	}
+	return ""
+}
+
+// keyed reports whether a list entry has the key fields of a managed-fields key ("k:{...}"). A
+// rendered entry may leave a key field to the API server's default (a port's protocol): with
+// defaulted, a key field the entry lacks matches.
+func keyed(entry any, key map[string]any, defaulted bool) bool {
+	m, _ := entry.(map[string]any)
+	if m == nil {
+		return false
+	}
+	for k, v := range key {
+		e, ok := m[k]
+		if !ok && defaulted {
+			continue
+		}
+		if !ok || !scalarEqual(e, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// addedText is the drift of a field a field manager set that the templates leave unset, without
+// its value when it is, or holds, one that may be a secret (see secretBearing).
+func addedText(path string, have any, manager string) string {
+	if what := secretsIn(path, have); what != "" {
+		return fmt.Sprintf("%s is set by %s, want unset (%s are not shown: they may be secrets)", path, manager, what)
+	}
+	return fmt.Sprintf("%s is %s, want unset (set by %s)", path, valueText(have), manager)
+}
+
+// secretsIn names what v, at path, holds that may be a secret (secretBearing), "" when nothing.
+func secretsIn(path string, v any) string {
+	if what := secretBearing(path); what != "" {
+		return what
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if what := secretsIn(path+"."+k, v[k]); what != "" {
+				return what
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if what := secretsIn(path+"["+entryName(e, i)+"]", e); what != "" {
+				return what
+			}
+		}
+	}
+	return ""
+}
+
 // listsDrift is the drift of the rendered object's owned lists on the live one, one entry per list
 // that differs, naming the object and the field. Entries the live list has beyond the rendered ones
 // are drift only when another field manager owns a field of the list (editedByAnother: a hand edit,
@@ -220,6 +414,9 @@ func listsDrift(live, rendered *unstructured.Unstructured) []string {
 		if d == "" && editedByAnother(live, l.path) {
 			d = l.diff(live, rendered, false)
 		}
+		if d == "" {
+			d = l.addedDiff(live, rendered)
+		}
 		if d != "" {
 			out = append(out, fmt.Sprintf("%s %s/%s: %s", rendered.GetKind(), live.GetNamespace(), live.GetName(), d))
 		}
@@ -227,8 +424,10 @@ func listsDrift(live, rendered *unstructured.Unstructured) []string {
 	return out
 }
 
-// repairLists replaces, with one JSON merge patch, each owned list (not atomic) of the live object
-// that differs from the rendered one and holds fields another field manager set: a hand edit, which
+// repairLists replaces, with one JSON merge patch, each owned list (not atomic, or atomic and not
+// rendered) of the live object that differs from the rendered one (diff), or holds a field another
+// field manager added that the templates leave unset (addedDiff), and holds fields another field
+// manager set: a hand edit, which
 // the forced apply after it could not take back (see ownedList), or an earlier repair (see
 // editedByAnother). A list only this provisioner's applies wrote (a new image or data_dir, which the
 // apply changes by itself) and a list that matches are left
@@ -238,7 +437,11 @@ func listsDrift(live, rendered *unstructured.Unstructured) []string {
 func repairLists(ctx context.Context, c *clients, gvr schema.GroupVersionResource, obj, live *unstructured.Unstructured, read bool, log *zap.Logger) (bool, error) {
 	var lists []ownedList
 	for _, l := range listsOf(obj) {
-		if !l.atomic {
+		// An atomic list the templates render, the forced apply replaces whole. One they leave unset
+		// (tolerations added by hand) is repaired here, but only on an object read anyway (the
+		// Deployment): reading an Ingress for its tls would cost every update a GET.
+		rendered, _, _ := unstructured.NestedFieldNoCopy(obj.Object, l.path...)
+		if !l.atomic || !read && isUnset(rendered) {
 			lists = append(lists, l)
 		}
 	}
@@ -264,6 +467,9 @@ func repairLists(ctx context.Context, c *clients, gvr schema.GroupVersionResourc
 	var fields, diffs []string
 	for _, l := range lists {
 		d := l.diff(live, obj, false)
+		if d == "" {
+			d = l.addedDiff(live, obj)
+		}
 		if d == "" || !editedByAnother(live, l.path) {
 			continue
 		}

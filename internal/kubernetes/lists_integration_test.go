@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"reflect"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 )
 
 // The hand edits a platform engineer makes to a runtime's lists (kubectl patch or edit, another field
@@ -22,7 +24,9 @@ import (
 // edit back, and none on the apply after. Before: none of them was drift (the plan was empty, so
 // nothing repaired them); an apply after the container port's edit was refused by the API server
 // ("spec.template.spec.containers[0].ports[2].name: Duplicate value: \"http\""), and after the env
-// var's or the mount path's it succeeded but kept the edited entry beside the rendered one.
+// var's or the mount path's it succeeded but kept the edited entry beside the rendered one, as after
+// a toleration, an image pull secret, a mount's readOnly or a port's hostPort added by hand. A tls
+// added by hand to an Ingress whose template has none was drift, which no apply removed.
 func TestIntegrationListEditedByHandIsDriftAndRepairedByTheApply(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -45,6 +49,21 @@ func TestIntegrationListEditedByHandIsDriftAndRepairedByTheApply(t *testing.T) {
 		{"volume", "deployments", "",
 			`[{"op": "add", "path": "/spec/template/spec/volumes/-", "value": {"name": "scratch", "emptyDir": {}}}]`,
 			[]string{"spec", "template", "spec", "volumes"}, "spec.template.spec.volumes has 2 entries, want 1", true},
+		{"toleration added", "deployments", "",
+			`[{"op": "add", "path": "/spec/template/spec/tolerations", "value": [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]}]`,
+			[]string{"spec", "template", "spec", "tolerations"}, "spec.template.spec.tolerations has 1 entries, want 0", true},
+		{"image pull secret added", "deployments", "",
+			`[{"op": "add", "path": "/spec/template/spec/imagePullSecrets", "value": [{"name": "regcred"}]}]`,
+			[]string{"spec", "template", "spec", "imagePullSecrets"}, "spec.template.spec.imagePullSecrets has 1 entries, want 0", true},
+		{"mount made read-only", "deployments", "",
+			`[{"op": "add", "path": "/spec/template/spec/containers/0/volumeMounts/0/readOnly", "value": true}]`,
+			[]string{"spec", "template", "spec", "containers"}, "spec.template.spec.containers[runtime].volumeMounts[data].readOnly is true, want unset (set by kubectl-edit)", true},
+		{"host port added", "deployments", "",
+			`[{"op": "add", "path": "/spec/template/spec/containers/0/ports/0/hostPort", "value": 18080}]`,
+			[]string{"spec", "template", "spec", "containers"}, "spec.template.spec.containers[runtime].ports[http].hostPort is 18080, want unset (set by kubectl-edit)", true},
+		{"ingress tls added", "ingresses", "http-",
+			`[{"op": "add", "path": "/spec/tls", "value": [{"secretName": "elsewhere"}]}]`,
+			[]string{"spec", "tls"}, "spec.tls has 1 entries, want 0", true},
 		{"ingress path and backend", "ingresses", "http-",
 			`[{"op": "replace", "path": "/spec/rules/0/http/paths/0/path", "value": "/v2"},
 			  {"op": "replace", "path": "/spec/rules/0/http/paths/0/backend/service/port", "value": {"number": 9090}}]`,
@@ -67,7 +86,8 @@ func TestIntegrationListEditedByHandIsDriftAndRepairedByTheApply(t *testing.T) {
 				return u
 			}
 			rendered, _, _ := unstructured.NestedSlice(read().Object, tc.list...)
-			if _, err := objects.Patch(e.ctx, name, types.JSONPatchType, []byte(tc.patch), metav1.PatchOptions{FieldManager: "kubectl-patch"}); err != nil {
+			// The field manager of kubectl edit, whose update owns what it changed.
+			if _, err := objects.Patch(e.ctx, name, types.JSONPatchType, []byte(tc.patch), metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
 				t.Fatal(err)
 			}
 			drift := e.driftOf(e.p, r)
@@ -229,5 +249,129 @@ func TestIntegrationEntryNoFieldManagerOwnsIsNoDrift(t *testing.T) {
 	}
 	if after.Generation != before.Generation {
 		t.Errorf("the apply changed the Deployment (generation %d -> %d): it has nothing to repair", before.Generation, after.Generation)
+	}
+}
+
+// A hand edit of tolerations the templates render (a platform engineer moving the runtime to other
+// nodes) takes the atomic list from the apply; the forced apply takes it back whole, with no write
+// more. Before, neither a changed toleration nor a field added to one was drift (tolerations were
+// not compared), so the plan was empty and nothing put the rendered ones back.
+func TestIntegrationTolerationsEditedByHandAreDriftAndRepairedByTheApply(t *testing.T) {
+	b, err := os.ReadFile("../../templates/deployment.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const at = "      securityContext:\n        fsGroup: 1000\n"
+	if strings.Count(string(b), at) != 1 {
+		t.Fatal("the default deployment template changed shape; update this test")
+	}
+	const tolerations = "      tolerations:\n        - key: dedicated\n          operator: Exists\n          effect: NoExecute\n"
+	template := writeTemplate(t, "deployment.yaml", strings.Replace(string(b), at, at+tolerations, 1))
+	for _, tc := range []struct{ name, patch, drift string }{
+		{"key", `[{"op": "replace", "path": "/spec/template/spec/tolerations/0/key", "value": "other"}]`,
+			"spec.template.spec.tolerations[0].key is other, want dedicated"},
+		{"field added", `[{"op": "add", "path": "/spec/template/spec/tolerations/0/tolerationSeconds", "value": 60}]`,
+			"spec.template.spec.tolerations[0].tolerationSeconds is 60, want unset (set by kubectl-edit)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, `, "template_paths": {"deployment": "`+template+`"}`)
+			core, logs := observer.New(zap.InfoLevel)
+			e.p.logger = zap.New(core)
+			r := e.newRuntime()
+			e.provision(e.p, r, args(1, "v1", false))
+			name := "runtime-" + pidOf(r)
+			deployments := e.apps.Deployments(e.ns)
+			if _, err := deployments.Patch(e.ctx, name, types.JSONPatchType, []byte(tc.patch), metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+				t.Fatal(err)
+			}
+			if drift := e.driftOf(e.p, r); len(drift) != 1 || !strings.Contains(drift[0], tc.drift) {
+				t.Errorf("drift %q, want one entry with %q", drift, tc.drift)
+			}
+			e.provision(e.p, r, args(1, "v1", false))
+			dep, err := deployments.Get(e.ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.Marshal(dep.Spec.Template.Spec.Tolerations)
+			if want := `[{"key":"dedicated","operator":"Exists","effect":"NoExecute"}]`; string(got) != want {
+				t.Errorf("after the apply the tolerations are %s, want %s", got, want)
+			}
+			if drift := e.driftOf(e.p, r); len(drift) != 0 {
+				t.Errorf("drift after the apply %q, want none", drift)
+			}
+			if logged := logs.FilterMessage("replaced lists edited outside Terraform").All(); len(logged) != 0 {
+				t.Errorf("the list was replaced before the apply (%v): the forced apply takes an atomic list back by itself", logged)
+			}
+		})
+	}
+}
+
+// What the API server defaults in a container (imagePullPolicy, terminationMessagePath, a port's
+// protocol when the template leaves it out) is in the live object but in no field manager's fields,
+// even beside a hand edit of the same container by an update that sent the whole object: no drift
+// but the edit's own. A default changed by hand is the editor's, and drift until the apply puts the
+// default back. Counting a field the templates leave unset as drift without asking who owns it, the
+// first refresh after a create would already show drift, and every one after it.
+func TestIntegrationFieldsTheAPIServerDefaultsAreNoDrift(t *testing.T) {
+	b, err := os.ReadFile("../../templates/deployment.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const protocol = "              protocol: TCP\n"
+	template := writeTemplate(t, "deployment.yaml", strings.ReplaceAll(string(b), protocol, ""))
+	e := newEnv(t, `, "template_paths": {"deployment": "`+template+`"}`)
+	r := e.newRuntime()
+	e.provision(e.p, r, args(1, "v1", false))
+	name := "runtime-" + pidOf(r)
+	deployments := e.apps.Deployments(e.ns)
+	dep, err := deployments.Get(e.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct := dep.Spec.Template.Spec.Containers[0]
+	if ct.ImagePullPolicy == "" || ct.TerminationMessagePath == "" || ct.Ports[0].Protocol == "" {
+		t.Fatalf("the API server defaulted nothing in %+v: this test needs defaults", ct)
+	}
+	if drift := e.driftOf(e.p, r); len(drift) != 0 {
+		t.Errorf("drift after the create %q, want none", drift)
+	}
+
+	// An update of the whole object (defaults included) that changes the container's image; the
+	// controller's status updates may come between the read and the write.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		dep, err := deployments.Get(e.ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		dep.Spec.Template.Spec.Containers[0].Image = "rilldata/rill:hacked"
+		_, err = deployments.Update(e.ctx, dep, metav1.UpdateOptions{FieldManager: "kubectl-edit"})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "container runtime runs image rilldata/rill:hacked, want rilldata/rill:v1"
+	if drift := e.driftOf(e.p, r); len(drift) != 1 || !strings.Contains(drift[0], want) {
+		t.Errorf("drift %q, want only %q", drift, want)
+	}
+
+	// A default changed by hand.
+	patch := `[{"op": "replace", "path": "/spec/template/spec/containers/0/terminationMessagePath", "value": "/tmp/message"}]`
+	if _, err := deployments.Patch(e.ctx, name, types.JSONPatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	want = "spec.template.spec.containers[runtime].terminationMessagePath is /tmp/message, want unset (set by kubectl-edit)"
+	if drift := strings.Join(e.driftOf(e.p, r), "\n"); !strings.Contains(drift, want) {
+		t.Errorf("drift %q, want %q", drift, want)
+	}
+	e.provision(e.p, r, args(1, "v1", false))
+	if drift := e.driftOf(e.p, r); len(drift) != 0 {
+		t.Errorf("drift after the apply %q, want none", drift)
+	}
+	if dep, err = deployments.Get(e.ctx, name, metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := dep.Spec.Template.Spec.Containers[0].TerminationMessagePath; got != ct.TerminationMessagePath {
+		t.Errorf("after the apply terminationMessagePath is %s, want the default %s", got, ct.TerminationMessagePath)
 	}
 }

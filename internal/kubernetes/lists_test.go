@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -173,5 +174,149 @@ spec:
 	got := strings.Join(listsDrift(live, rendered), "\n")
 	if !strings.Contains(got, "spec.template.spec.initContainers[init].args[0] differs from the template's") || strings.Contains(got, "s3cr3t") {
 		t.Errorf("drift %q: want the init container's argument named, and no value set by hand", got)
+	}
+}
+
+// managedBy is a managed-fields entry of an update by manager (kubectl edit, patch, set env: what
+// they changed, and only that) owning fields, FieldsV1 under the Deployment's pod spec.
+func managedBy(manager, podSpecFields string) metav1.ManagedFieldsEntry {
+	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1",
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:template":{"f:spec":` + podSpecFields + `}}}`)}}
+}
+
+// A field added by hand inside an entry of an owned list (kubectl edit adds readOnly to the data
+// mount, a hostPort to the HTTP port, a resource limit) is drift naming it, and so is any change of a
+// pod's tolerations or image pull secrets; what the API server defaults (a port's protocol, a
+// container's imagePullPolicy and terminationMessagePath) or admission adds on the provisioner's own
+// apply belongs to no field manager, and is none. Before, none of the hand edits was drift: the
+// templates leave those fields unset, and the lists were not compared.
+func TestListDiffNamesFieldsAddedByHand(t *testing.T) {
+	rendered := objectFromYAML(t, `
+kind: Deployment
+apiVersion: apps/v1
+spec:
+  template:
+    spec:
+      containers:
+      - name: runtime
+        image: rill:v1
+        ports:
+        - {name: http, containerPort: 8080}
+        resources:
+          limits: {cpu: "1"}
+        volumeMounts:
+        - {name: data, mountPath: /data}
+`)
+	// What the API server stores after the provisioner's apply: the defaults filled in.
+	const live = `
+kind: Deployment
+apiVersion: apps/v1
+spec:
+  template:
+    spec:
+      containers:
+      - name: runtime
+        image: rill:v1
+        imagePullPolicy: IfNotPresent
+        terminationMessagePath: /dev/termination-log
+        ports:
+        - {name: http, containerPort: 8080, protocol: TCP%s}
+        resources:
+          limits: {cpu: "1"%s}
+        volumeMounts:
+        - {name: data, mountPath: /data%s}%s
+`
+	const (
+		port  = `"f:containers":{"k:{\"name\":\"runtime\"}":{"f:ports":{"k:{\"containerPort\":8080,\"protocol\":\"TCP\"}":{%s}}}}`
+		mount = `"f:containers":{"k:{\"name\":\"runtime\"}":{"f:volumeMounts":{"k:{\"mountPath\":\"/data\"}":{%s}}}}`
+		c     = "Deployment /: spec.template.spec.containers[runtime]"
+	)
+	for _, tc := range []struct {
+		name                             string
+		port, limit, mount, pod, managed string // managed: FieldsV1 of kubectl-edit's entry under the pod spec, "" for none
+		want                             string
+	}{
+		{"defaults", "", "", "", "", "", ""},
+		{"defaults beside another edit", "", "", "", "", "{" + fmt.Sprintf(port, `"f:name":{}`) + "}", ""},
+		{"read-only mount", "", "", ", readOnly: true", "", "{" + fmt.Sprintf(mount, `"f:readOnly":{}`) + "}",
+			c + ".volumeMounts[data].readOnly is true, want unset (set by kubectl-edit)"},
+		{"read-only mount by admission", "", "", ", readOnly: true", "", "", ""},
+		{"host port", ", hostPort: 80", "", "", "", "{" + fmt.Sprintf(port, `"f:hostPort":{}`) + "}",
+			c + ".ports[http].hostPort is 80, want unset (set by kubectl-edit)"},
+		{"resource limit", "", `, memory: 1Gi`, "", "", `{"f:containers":{"k:{\"name\":\"runtime\"}":{"f:resources":{"f:limits":{"f:memory":{}}}}}}`,
+			c + ".resources.limits.memory is 1Gi, want unset (set by kubectl-edit)"},
+		{"arguments", "", "", "", "\n        args: [--token=s3cr3t]", `{"f:containers":{"k:{\"name\":\"runtime\"}":{"f:args":{}}}}`,
+			c + ".args is set by kubectl-edit, want unset (command-line arguments are not shown: they may be secrets)"},
+		{"probe with a header", "", "", "", "\n        readinessProbe: {httpGet: {path: /, port: 8080, httpHeaders: [{name: Authorization, value: Bearer s3cr3t}]}}",
+			`{"f:containers":{"k:{\"name\":\"runtime\"}":{"f:readinessProbe":{".":{},"f:httpGet":{".":{},"f:httpHeaders":{},"f:path":{},"f:port":{}}}}}}`,
+			c + ".readinessProbe is set by kubectl-edit, want unset (HTTP header values are not shown: they may be secrets)"},
+		{"toleration", "", "", "", "\n      tolerations:\n      - {key: dedicated, operator: Exists}", `{"f:tolerations":{}}`,
+			"Deployment /: spec.template.spec.tolerations has 1 entries, want 0"},
+		{"image pull secret", "", "", "", "\n      imagePullSecrets:\n      - {name: regcred}", `{"f:imagePullSecrets":{".":{},"k:{\"name\":\"regcred\"}":{}}}`,
+			"Deployment /: spec.template.spec.imagePullSecrets has 1 entries, want 0"},
+		{"image pull secret by admission", "", "", "", "\n      imagePullSecrets:\n      - {name: regcred}", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := objectFromYAML(t, fmt.Sprintf(live, tc.port, tc.limit, tc.mount, tc.pod))
+			if tc.managed != "" {
+				u.SetManagedFields([]metav1.ManagedFieldsEntry{managedBy("kubectl-edit", tc.managed)})
+			}
+			got := listsDrift(u, rendered)
+			switch {
+			case tc.want == "" && len(got) != 0:
+				t.Errorf("drift %q, want none", got)
+			case tc.want != "" && (len(got) != 1 || got[0] != tc.want):
+				t.Errorf("drift %q, want [%q]", got, tc.want)
+			}
+			if strings.Contains(strings.Join(got, "\n"), "s3cr3t") {
+				t.Errorf("drift %q shows a value set by hand", got)
+			}
+		})
+	}
+}
+
+// This provisioner's own update (a repair's merge patch, whose entry the apply after it drops) owns
+// what it put back and what defaulting filled in again: no hand edit. Counted as one, a repair whose
+// entry could not be dropped (best effort) would leave imagePullPolicy as drift.
+func TestListDiffOwnUpdateAddsNothing(t *testing.T) {
+	rendered := objectFromYAML(t, "kind: Deployment\napiVersion: apps/v1\nspec: {template: {spec: {containers: [{name: runtime, image: rill:v1}]}}}")
+	u := objectFromYAML(t, "kind: Deployment\napiVersion: apps/v1\nspec: {template: {spec: {containers: [{name: runtime, image: rill:v1, imagePullPolicy: IfNotPresent}]}}}")
+	u.SetManagedFields([]metav1.ManagedFieldsEntry{managedBy(FieldManager, `{"f:containers":{"k:{\"name\":\"runtime\"}":{"f:imagePullPolicy":{}}}}`)})
+	if got := listsDrift(u, rendered); len(got) != 0 {
+		t.Errorf("drift %q, want none", got)
+	}
+}
+
+// A pod's tolerations are an atomic list: a hand edit takes all of it from the apply, and every field
+// of it is compared, a changed value as one the templates leave unset.
+func TestListDiffComparesTolerationsWhole(t *testing.T) {
+	rendered := objectFromYAML(t, `
+kind: Deployment
+apiVersion: apps/v1
+spec:
+  template:
+    spec:
+      tolerations:
+      - {key: dedicated, operator: Equal, value: rill, effect: NoSchedule}
+`)
+	edited := []metav1.ManagedFieldsEntry{managedBy("kubectl-edit", `{"f:tolerations":{}}`)}
+	for _, tc := range []struct{ name, live, want string }{
+		{"value", "{key: dedicated, operator: Equal, value: other, effect: NoSchedule}",
+			"Deployment /: spec.template.spec.tolerations[0].value is other, want rill"},
+		{"field added", "{key: dedicated, operator: Equal, value: rill, effect: NoSchedule, tolerationSeconds: 60}",
+			"Deployment /: spec.template.spec.tolerations[0].tolerationSeconds is 60, want unset (set by kubectl-edit)"},
+		{"as rendered", "{key: dedicated, operator: Equal, value: rill, effect: NoSchedule}", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := objectFromYAML(t, "kind: Deployment\napiVersion: apps/v1\nspec: {template: {spec: {tolerations: ["+tc.live+"]}}}")
+			u.SetManagedFields(edited)
+			got := listsDrift(u, rendered)
+			switch {
+			case tc.want == "" && len(got) != 0:
+				t.Errorf("drift %q, want none", got)
+			case tc.want != "" && (len(got) != 1 || got[0] != tc.want):
+				t.Errorf("drift %q, want [%q]", got, tc.want)
+			}
+		})
 	}
 }

@@ -333,6 +333,20 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestListDiffShowsNoValueThatMayBeASecret"}}},
 	},
 	{
+		Name: "default-fields-drift", Breaks: "what the API server defaults in a container (imagePullPolicy, a port's protocol) is no drift beside a hand edit",
+		File:    "internal/kubernetes/lists.go",
+		Search:  "\tif len(owned) == 0 {\n",
+		Replace: "\tif true {\n",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestListDiffNamesFieldsAddedByHand"}}},
+	},
+	{
+		Name: "added-field-not-repaired", Breaks: "a field added by hand inside an entry (readOnly on a mount) is removed by the apply",
+		File:    "internal/kubernetes/lists.go",
+		Search:  "d = l.addedDiff(live, obj)",
+		Replace: "_ = l.addedDiff(live, obj)",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationListEditedByHandIsDriftAndRepairedByTheApply"}}},
+	},
+	{
 		Name: "mapper-ignores-scope", Breaks: "templates must render namespaced objects (a cluster-scoped kind is refused)",
 		File:    "internal/kubernetes/mapper.go",
 		Search:  "namespaced: r.Namespaced}",

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -350,6 +351,68 @@ func TestAccRuntimeKubernetes_containerPortEditedByHandIsRepairedByTheApply(t *t
 				return nil
 			},
 		},
+	))
+}
+
+// A toleration added by hand (kubectl edit moving the runtime onto tainted nodes) and a field added by
+// hand inside a mount (readOnly) plan an update whose drift names them; the apply removes both and the
+// plan after it is empty. Before, neither was drift: the plan was a no-op and both edits stayed.
+func TestAccRuntimeKubernetes_tolerationAndMountFieldAddedByHandAreRepairedByTheApply(t *testing.T) {
+	e := acctest.NewKubeEnv(t)
+	cfg := e.ProviderConfig("") + acctest.RuntimeBlock("rt", 1)
+	var pid string
+	edit := func(patch string) func() {
+		return func() {
+			// The field manager of kubectl edit, whose update owns what it changed.
+			if _, err := e.Apps.Deployments(e.NS).Patch(e.Ctx, "runtime-"+pid, types.JSONPatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	repaired := func(drift string, check func(dep *appsv1.Deployment) error) resource.TestStep {
+		return resource.TestStep{
+			Config: cfg,
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("rill_runtime.rt", plancheck.ResourceActionUpdate),
+					acctest.ExpectPriorDrift{Addr: "rill_runtime.rt", Substr: drift},
+				},
+				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+			},
+			Check: func(*terraform.State) error {
+				dep, err := e.Apps.Deployments(e.NS).Get(e.Ctx, "runtime-"+pid, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				return check(dep)
+			},
+		}
+	}
+	tolerated := repaired("spec.template.spec.tolerations has 1 entries, want 0", func(dep *appsv1.Deployment) error {
+		if tl := dep.Spec.Template.Spec.Tolerations; len(tl) != 0 {
+			return fmt.Errorf("tolerations after the apply: %+v, want none", tl)
+		}
+		return nil
+	})
+	tolerated.PreConfig = edit(`[{"op": "add", "path": "/spec/template/spec/tolerations", "value": [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]}]`)
+	readOnly := repaired("spec.template.spec.containers[runtime].volumeMounts[data].readOnly is true, want unset (set by kubectl-edit)", func(dep *appsv1.Deployment) error {
+		if m := dep.Spec.Template.Spec.Containers[0].VolumeMounts; len(m) != 1 || m[0].ReadOnly {
+			return fmt.Errorf("mounts after the apply: %+v, want data, not read-only", m)
+		}
+		return nil
+	})
+	readOnly.PreConfig = edit(`[{"op": "add", "path": "/spec/template/spec/containers/0/volumeMounts/0/readOnly", "value": true}]`)
+	resource.Test(t, e.TestCase(
+		resource.TestStep{
+			Config: cfg,
+			Check: func(s *terraform.State) error {
+				var err error
+				pid, err = acctest.PidOf(s, "rill_runtime.rt")
+				return err
+			},
+		},
+		tolerated,
+		readOnly,
 	))
 }
 
