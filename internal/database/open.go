@@ -193,6 +193,13 @@ func DefaultDSN() (string, error) {
 	return "sqlite://" + p, nil
 }
 
+// IsDefaultLocation reports whether a ledger's location (Identity.Location) is the default SQLite
+// ledger's on this machine, as DefaultDSN names it now.
+func IsDefaultLocation(location string) bool {
+	dsn, err := DefaultDSN()
+	return err == nil && location == dsn
+}
+
 const redactedPassword = "xxxxx"
 
 var (

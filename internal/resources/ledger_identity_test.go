@@ -108,15 +108,17 @@ func TestAccRuntime_newRunnerWithAnotherDefaultLedgerIsRefused(t *testing.T) {
 	t.Cleanup(func() { _, _ = tfA("destroy", "-no-color", "-auto-approve") })
 	idA := ledgerID(t, ledgerA)
 
-	// A data home without a ledger.
-	refusedPlan(t, dir, acctest.WorkspaceIn(t, dir, acctest.TraceLog, "XDG_DATA_HOME="+homeB).Run, "ledger_dsn", idA, ledgerA,
-		"sqlite://"+filepath.Join(homeB, "terraform-provider-rill", "ledger.db")+", which does not exist")
+	// A data home without a ledger. The state names the runtimes' ledger by its identity: its path
+	// was under the other runner's data home.
+	inDefaultLedger := "ledger " + idA + ", the default SQLite ledger of the machine that applied it"
+	refusedPlan(t, dir, acctest.WorkspaceIn(t, dir, acctest.TraceLog, "XDG_DATA_HOME="+homeB).Run, "ledger_dsn", inDefaultLedger,
+		"the default ledger here, sqlite://"+filepath.Join(homeB, "terraform-provider-rill", "ledger.db")+", does not exist")
 	checkEmptyDir(t, homeB)
 
 	// A data home with another ledger.
 	ledgerC := "sqlite://" + filepath.Join(homeC, "terraform-provider-rill", "ledger.db")
 	ledgertest.Open(t, ledgerC)
-	refusedPlan(t, dir, acctest.WorkspaceIn(t, dir, acctest.TraceLog, "XDG_DATA_HOME="+homeC).Run, "ledger_dsn", idA, ledgerA, ledgerID(t, ledgerC), ledgerC)
+	refusedPlan(t, dir, acctest.WorkspaceIn(t, dir, acctest.TraceLog, "XDG_DATA_HOME="+homeC).Run, "ledger_dsn", inDefaultLedger, ledgerID(t, ledgerC), ledgerC)
 	if allocs, err := acctest.LedgerAllocations(ledgerC); err != nil || len(allocs) != 0 {
 		t.Errorf("the other ledger got allocations: %v, %v", allocs, err)
 	}

@@ -14,7 +14,12 @@ import (
 const (
 	// stateLedgerID is the ledger's identity (database.Identity.ID).
 	stateLedgerID = "ledger_id"
-	// stateLedger is where that ledger was reached (the redacted DSN), to name it in errors.
+	// stateLedger is where that ledger was reached (the redacted DSN), to name it in errors. It is
+	// left out for the default SQLite ledger (database.IsDefaultLocation): that path names a home
+	// directory of the machine that applied, which another machine or CI runner does not share, and
+	// Terraform rewrites the whole state after each resource an apply completes, so its bytes (a
+	// tenth of a runtime's state) would be written N times in an apply of N runtimes. A recorded
+	// ledger_id without a location is therefore "the default ledger where it was applied".
 	stateLedger = "ledger"
 )
 
@@ -65,18 +70,23 @@ type LedgerMismatchError struct {
 }
 
 func (e *LedgerMismatchError) Error() string {
+	recordedDefault := e.Recorded != "" && e.RecordedLocation == ""
 	was := "a ledger that existed then"
-	if e.Recorded != "" {
-		was = "ledger " + e.Recorded
-		if e.RecordedLocation != "" {
-			was += " at " + e.RecordedLocation
-		}
+	switch {
+	case recordedDefault:
+		was = "ledger " + e.Recorded + ", the default SQLite ledger of the machine that applied it"
+	case e.Recorded != "":
+		was = "ledger " + e.Recorded + " at " + e.RecordedLocation
 	}
 	var now string
 	switch {
 	case e.Missing && e.Current.Location == e.RecordedLocation:
 		// The DSN it was allocated through: the SQLite file (or the database's tables) went away.
 		now = fmt.Sprintf("no ledger exists at %s any more (was it moved or deleted?)", e.Current.Location)
+	case e.Missing && recordedDefault && database.IsDefaultLocation(e.Current.Location):
+		// Both the default: this machine's may never have held it (another runner, another $HOME).
+		now = fmt.Sprintf("the default ledger here, %s, does not exist (another machine or CI runner, "+
+			"or another $HOME or $XDG_DATA_HOME, has a default ledger of its own; or it was moved or deleted)", e.Current.Location)
 	case e.Missing:
 		now = fmt.Sprintf("the provider's ledger is now %s, which does not exist", e.Current.Location)
 	case e.Current.ID == "":

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ledgertest"
 )
 
 // A runtime records the identity of the ledger it was allocated in. Against another ledger (one
@@ -88,6 +89,57 @@ func TestARuntimeInAnotherLedgerIsAnErrorNeverGone(t *testing.T) {
 	// The runtime is intact in its own ledger.
 	if got, err := dbA.FindAllocation(ctx, "rt-1"); err != nil || got.Slots != 1 {
 		t.Errorf("allocation in the runtime's own ledger = %+v, %v", got, err)
+	}
+}
+
+// A runtime allocated in the default SQLite ledger records the ledger's identity without its
+// location, a path under a home directory of the machine that applied (state bytes are written N
+// times in an apply of N runtimes). Refused on another machine's default ledger, the error says that
+// the runtime was in the default ledger of the machine that applied it, and names this one's.
+func TestTheDefaultLedgerIsRecordedByItsIdentityAlone(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv(database.DefaultSQLitePathEnv, t.TempDir())
+	dsn, err := database.DefaultDSN()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := ledgertest.Open(t, dsn)
+	p, err := New([]byte(twoHosts), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := provision(t, p.(*Provisioner), "rt-1", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := db.Identity(ctx)
+	if loc, recorded := r.State[stateLedger]; recorded || r.State[stateLedgerID] != id.ID {
+		t.Fatalf("Provision in the default ledger recorded ledger %v at %v; want %s and no location", r.State[stateLedgerID], loc, id.ID)
+	}
+	if got, err := p.CheckResource(ctx, r, runtimeOpts(1)); err != nil || got.State[stateLedgerID] != id.ID {
+		t.Fatalf("CheckResource in its own default ledger = %+v, %v", got, err)
+	}
+
+	// Another runner: its own default ledger, which does not exist.
+	t.Setenv(database.DefaultSQLitePathEnv, t.TempDir())
+	other, _ := database.DefaultDSN()
+	missingDB, err := database.OpenReadOnly(ctx, other, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing, err := New([]byte(twoHosts), missingDB, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = missing.CheckResource(ctx, r, runtimeOpts(1))
+	if !errors.Is(err, provisioner.ErrIdentityMismatch) {
+		t.Fatalf("CheckResource on another runner: %v; want ErrIdentityMismatch", err)
+	}
+	for _, w := range []string{"ledger " + id.ID + ", the default SQLite ledger of the machine that applied it",
+		"the default ledger here, " + other + ", does not exist (another machine or CI runner", "ledger_dsn"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error lacks %q: %v", w, err)
+		}
 	}
 }
 

@@ -414,7 +414,9 @@ func (p *Provisioner) resource(r *provisioner.Resource, alloc *database.Allocati
 		provisioner.StateKeyProvisioner: alloc.Provisioner,
 		provisioner.StateKeyName:        alloc.Name,
 		stateLedgerID:                   ledger.ID,
-		stateLedger:                     ledger.Location,
+	}
+	if !database.IsDefaultLocation(ledger.Location) {
+		state[stateLedger] = ledger.Location
 	}
 	if args.OverrideDiskGB > 0 {
 		state[stateDiskGB] = args.OverrideDiskGB
