@@ -206,8 +206,10 @@ provider_installation {
 RC
 }
 
-write_runtime_config() { # $1 = dir, $2 = ledger DSN
+write_runtime_config() { # $1 = dir, $2 = ledger DSN ("": the default SQLite ledger, under $1/data)
   mkdir -p "$1"
+  local dsn=null
+  [[ -z "$2" ]] || dsn="\"$2\""
   # The pool's layout has one home, scripts/bench/report/pool.go: 100 slots per host, at least 4
   # hosts, enough for every runtime (count = 1,000: 10 hosts).
   local pool hosts slots_per_host
@@ -242,7 +244,7 @@ provider "rill" {
 variable "ledger_dsn" {
   type      = string
   sensitive = true
-  default   = "$2"
+  default   = $dsn
 }
 
 resource "rill_runtime" "bench" {
@@ -304,7 +306,9 @@ timed_tf() { # CMD DIR LOG [VAR=VALUE...]
   rm -f "$logf.rusage"
   local limit=()
   [[ -z "$tf_timeout" ]] || limit=(timeout -k 30 "$tf_timeout")
-  if ! t="$( { time env RILL_BENCH_RUSAGE_FILE="$logf.rusage" "$@" "${limit[@]}" "$tf" -chdir="$dir" "$cmd" "${args[@]}" \
+  # XDG_DATA_HOME: the default SQLite ledger of a runtime configuration without a ledger_dsn (the
+  # README's main job) is $dir/data/terraform-provider-rill/ledger.db.
+  if ! t="$( { time env RILL_BENCH_RUSAGE_FILE="$logf.rusage" XDG_DATA_HOME="$dir/data" "$@" "${limit[@]}" "$tf" -chdir="$dir" "$cmd" "${args[@]}" \
       >"$logf" 2>&1; } 2>&1 )"; then
     log "terraform $cmd failed in $dir; last lines of $logf:"
     tail -20 "$logf" >&2
@@ -318,9 +322,9 @@ timed_tf() { # CMD DIR LOG [VAR=VALUE...]
 # terraform_data); scripts/bench/report reads LOG.rusage.
 provider_usage() { "$work/report-tool" usage "$1.rusage"; }
 
-reset_dir() { # remove state (and an SQLite ledger) so that the next apply creates everything
-  rm -f "$1"/terraform.tfstate "$1"/terraform.tfstate.backup "$1"/.terraform.tfstate.lock.info \
-    "$1"/ledger.db "$1"/ledger.db-wal "$1"/ledger.db-shm "$1"/ledger.db-journal
+reset_dir() { # remove state (and the default SQLite ledger) so that the next apply creates everything
+  rm -f "$1"/terraform.tfstate "$1"/terraform.tfstate.backup "$1"/.terraform.tfstate.lock.info
+  rm -rf "$1"/data
 }
 
 if [[ "$do_apply" == 1 || -n "$scale" ]]; then
@@ -352,6 +356,7 @@ run_cycle() {
   res="$(timed_apply "$dir" "$lp.apply.log" "$@")" || return 1
   got="$(grep -c '^\(rill_runtime\|terraform_data\|noop_item\|noop_runtime\|noop_bare\)\.bench\[[0-9]*\]: Creation complete' "$lp.apply.log" || true)"
   [[ "$got" == "$want" ]] || { log "$n created $got resources, expected $want (see $lp.apply.log)"; return 1; }
+  wc -c <"$dir/terraform.tfstate" >"$dir.state.bytes" # the section's bytes per resource (last round's)
   # A refresh plan of what was just created: what every later plan of the configuration costs.
   pres="$(timed_plan "$dir" "$lp.plan.log" "$@")" || return 1
   echo "$res $(provider_usage "$lp.apply.log")"
@@ -396,7 +401,7 @@ for count in "${counts[@]}"; do
   w="$work/n$count"
   mkdir -p "$w"
   names=(runtime data)
-  write_runtime_config "$w/runtime" "sqlite://$w/runtime/ledger.db"
+  write_runtime_config "$w/runtime" ""
   write_data_config "$w/data"
   if [[ "$calibrate" == 1 ]]; then
     names+=(noop noop_quiet noop_schema noop_bare runtime_quiet)
@@ -404,7 +409,7 @@ for count in "${counts[@]}"; do
     write_noop_config "$w/noop_quiet" noop_item
     write_noop_config "$w/noop_schema" noop_runtime
     write_noop_config "$w/noop_bare" noop_bare
-    write_runtime_config "$w/runtime_quiet" "sqlite://$w/runtime_quiet/ledger.db"
+    write_runtime_config "$w/runtime_quiet" ""
   fi
   if [[ ${#pg_dsns[@]} -gt 0 ]]; then
     names+=(runtime_pg)
@@ -494,7 +499,7 @@ if [[ -n "$scale" ]]; then
   for count in "${scale_counts[@]}"; do
     w="$work/scale$count"
     mkdir -p "$w"
-    write_runtime_config "$w/runtime" "sqlite://$w/runtime/ledger.db"
+    write_runtime_config "$w/runtime" ""
     write_data_config "$w/data"
     "$tf" -chdir="$w/data" init -input=false -no-color >"$w/data.init.log" 2>&1 ||
       { log "terraform init failed for terraform_data:"; tail -20 "$w/data.init.log" >&2; exit 1; }
@@ -529,7 +534,7 @@ if [[ "$profile" == 1 && "$do_apply" == 1 ]]; then
   log "profile: building the provider with pprof (scripts/bench/profprov)"
   (cd "$src" && go build -trimpath -o "$pdir/bin/terraform-provider-rill" ./scripts/bench/profprov)
   write_cli_config "$pdir/terraformrc" "$pdir/bin"
-  write_runtime_config "$pdir/runtime" "sqlite://$pdir/runtime/ledger.db"
+  write_runtime_config "$pdir/runtime" ""
   export TF_CLI_CONFIG_FILE="$pdir/terraformrc"
 
   log "profile: apply with TF_LOG=trace"

@@ -101,7 +101,10 @@ func (*item) Update(ctx context.Context, req resource.UpdateRequest, resp *resou
 func (*item) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {}
 
 // sameSchema is `noop_runtime`: rill_runtime's schema, and no work. Its state is the plan with every
-// value still unknown (the computed attributes rill_runtime fills in) set to null, and an ID.
+// value still unknown (the computed attributes rill_runtime fills in) set to what a runtime of the
+// bench's pool holds (runtimeLike), so that Terraform stores, sends and rewrites the same attribute
+// values for it as for rill_runtime: those bytes are the schema's, whatever provider fills them in.
+// What rill_runtime keeps besides (its private state) is not here: that is the provider's own cost.
 type sameSchema struct{}
 
 func (*sameSchema) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -113,13 +116,13 @@ func (*sameSchema) Schema(ctx context.Context, req resource.SchemaRequest, resp 
 }
 
 func (*sameSchema) Create(_ context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	resp.State.Raw = known(req.Plan.Raw, fmt.Sprintf("noop-%d", seq.Add(1)))
+	resp.State.Raw = known(req.Plan.Raw, seq.Add(1))
 }
 
 func (*sameSchema) Read(context.Context, resource.ReadRequest, *resource.ReadResponse) {}
 
 func (*sameSchema) Update(_ context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	resp.State.Raw = known(req.Plan.Raw, "")
+	resp.State.Raw = known(req.Plan.Raw, 0)
 }
 
 func (*sameSchema) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {}
@@ -127,7 +130,7 @@ func (*sameSchema) Delete(context.Context, resource.DeleteRequest, *resource.Del
 // bareSchema is `noop_bare`: sameSchema with the validators, plan modifiers and defaults taken out
 // of every attribute. The timeouts block keeps the duration checks on its attributes, which every
 // resource with a timeouts block has; the bench's configurations set no timeouts. Without
-// hibernated's default, the plan leaves it unknown on create, and the state null.
+// hibernated's default, the plan leaves it unknown on create, and the state false (runtimeLike).
 type bareSchema struct{ sameSchema }
 
 func (*bareSchema) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -154,18 +157,45 @@ func withoutRules(attr schema.Attribute) schema.Attribute {
 	return v.Interface().(schema.Attribute)
 }
 
-// known returns v with unknown values replaced by null, and the top-level "id" by id when it is unknown.
-func known(v tftypes.Value, id string) tftypes.Value {
+// known returns v with each unknown top-level attribute replaced by what the n-th runtime of the
+// bench's pool holds (runtimeLike; n is 0 in an update, whose plan knows them from the state), and
+// any other unknown value by null.
+func known(v tftypes.Value, n int64) tftypes.Value {
+	like := runtimeLike(n)
 	out, _ := tftypes.Transform(v, func(p *tftypes.AttributePath, v tftypes.Value) (tftypes.Value, error) {
 		if v.IsKnown() {
 			return v, nil
 		}
-		if id != "" && p.Equal(tftypes.NewAttributePath().WithAttributeName("id")) {
-			return tftypes.NewValue(tftypes.String, id), nil
+		if steps := p.Steps(); len(steps) == 1 {
+			if name, ok := steps[0].(tftypes.AttributeName); ok {
+				if x, ok := like[string(name)]; ok {
+					return x, nil
+				}
+				if name == "drift" {
+					return tftypes.NewValue(v.Type(), []tftypes.Value{}), nil
+				}
+			}
 		}
 		return tftypes.NewValue(v.Type(), nil), nil
 	})
 	return out
+}
+
+// runtimeLike: the computed attributes of the n-th one-slot rill_runtime on the bench's pool
+// (scripts/bench.sh's write_runtime_config: provisioner "pool", hosts runtime-<i>.bench.invalid), in
+// the same formats and sizes: a UUID, the host and audience URLs, and the sizes of one slot.
+func runtimeLike(n int64) map[string]tftypes.Value {
+	host := n % 10
+	return map[string]tftypes.Value{
+		"id":               tftypes.NewValue(tftypes.String, fmt.Sprintf("%08x-0000-4000-8000-000000000000", n)),
+		"host":             tftypes.NewValue(tftypes.String, fmt.Sprintf("http://runtime-%d.bench.invalid:9091", host)),
+		"audience":         tftypes.NewValue(tftypes.String, fmt.Sprintf("http://runtime-%d.bench.invalid:8081", host)),
+		"provisioner_name": tftypes.NewValue(tftypes.String, "pool"),
+		"cpu":              tftypes.NewValue(tftypes.Number, 1),
+		"memory_gb":        tftypes.NewValue(tftypes.Number, 4),
+		"storage_bytes":    tftypes.NewValue(tftypes.Number, 42949672960),
+		"hibernated":       tftypes.NewValue(tftypes.Bool, false),
+	}
 }
 
 func main() {

@@ -207,6 +207,30 @@ func (c *section) calibration(b *strings.Builder, dataWall float64) {
 		f2(c.floor("runtime_quiet", "")), f2(c.floor("runtime_quiet", ".plan")), c.count)
 	fmt.Fprintf(b, " (%s× and %s× for `noop_bare`). Above %g, a provider with these attributes that cost no CPU at all would still miss the %g× target.\n",
 		f2(c.floor("noop_bare", "")), f2(c.floor("noop_bare", ".plan")), targetVsPlainNoop, targetVsPlainNoop)
+	c.stateSizes(b)
+}
+
+// stateSizes: the state file's bytes per resource after an apply (NAME.state.bytes, which
+// scripts/bench.sh writes after each apply), of rill_runtime against the same-schema no-op and
+// terraform_data. Terraform rewrites the whole state file after each resource an apply completes,
+// so an apply of N resources writes about N²/2 times these bytes: at 1,000 and more, they decide
+// Terraform's share of the apply.
+func (c *section) stateSizes(b *strings.Builder) {
+	per := func(n string) float64 {
+		raw, err := os.ReadFile(filepath.Join(c.dir, n+".state.bytes"))
+		if err != nil {
+			return math.NaN()
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(string(raw)), 64)
+		if err != nil {
+			return math.NaN()
+		}
+		return v / float64(c.count)
+	}
+	rt, schema := per("runtime_quiet"), per("noop_schema")
+	fmt.Fprintf(b, "\nThe state file after the apply, in bytes per resource: %s for `rill_runtime`, %s for `noop_runtime` (%s×), %s for `terraform_data`."+
+		" Terraform rewrites the whole file after each resource an apply completes, so an apply of %d writes about %d times these bytes.\n",
+		f0(rt), f0(schema), f2(ratio(rt, schema)), f0(per("data")), c.count, c.count/2)
 }
 
 // parseFigures: one line "wall cpu provider_rss provider_cpu" ("nan": a figure not measured).
