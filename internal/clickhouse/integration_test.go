@@ -254,14 +254,17 @@ func TestIntegrationLifecycleOfTwoIsolatedTenants(t *testing.T) {
 	}
 	b = rotated
 
-	// Dropping B's database behind the provisioner's back is reported as gone, and Provision repairs it.
+	// Dropping B's database behind the provisioner's back leaves B half present (its user is still
+	// there): found, not gone, and the update's Provision re-creates the database under its name.
 	if err := admin.Exec(ctx, "DROP DATABASE "+quoteIdent(dbB)+onCluster(p.cluster)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.CheckResource(ctx, b, opts("x")); !errors.Is(err, provisioner.ErrResourceNotFound) {
-		t.Fatalf("CheckResource B without its database: want ErrResourceNotFound, got %v", err)
+	half, err := p.CheckResource(ctx, b, opts("x"))
+	if err != nil || half.Config["database"] != "" || half.Config["user"] != userName(b.ID) || half.State[stateDatabase] != dbB {
+		t.Fatalf("CheckResource B without its database: want it found with its user only, got %+v, %v", half, err)
 	}
-	repaired, err := p.Provision(ctx, b, opts("Renamed"))
+	half.State = provisioner.WithoutObservations(half.State)
+	repaired, err := p.Provision(ctx, half, opts("Renamed"))
 	if err != nil {
 		t.Fatalf("Provision B again: %v", err)
 	}
@@ -482,6 +485,96 @@ func TestIntegrationChangedPasswordIsDriftNotGone(t *testing.T) {
 	if got.Config["dsn"] != "" || got.Config["user"] != user || got.Config["database"] != db || len(provisioner.NewRuntimeObservation(got.State).Drift) != 1 {
 		t.Fatalf("with a changed password: %+v; want user %s and database %s without a dsn, and the drift", got, user, db)
 	}
+}
+
+// TestIntegrationHalfPresentResourceIsKeptNotGone runs on a real server of any kind (chDB and
+// clickhouse-server 18.16 included: it needs no CREATE USER): a provisioned resource whose database
+// is still there while its user is not (what a destroy killed between its DROP USER and DROP
+// DATABASE leaves) is found, through its DSN (the server refuses the login of the unknown user) and
+// without one (a write-only password), with the database alone and the drift naming the missing
+// user; only once the database is gone too is it gone. On chDB, a user declared in its users.xml
+// under the resource's name stands for the other half: with its database missing (the login refused
+// for the unknown database) the resource is found with the user alone. Re-creating the missing half
+// needs SQL user management (TestIntegrationLifecycleOfTwoIsolatedTenants on such a server, and the
+// fake: TestCheckResourceOfAHalfPresentResourceKeepsItAndTheUpdateRecreatesTheMissingHalf_fake).
+func TestIntegrationHalfPresentResourceIsKeptNotGone(t *testing.T) {
+	ctx := integrationContext(t)
+	annotations := map[string]string{"organization_name": "acme", "project_name": "half"}
+	resource := func(p *Provisioner, id, password string, withDSN bool) *provisioner.Resource {
+		t.Helper()
+		user, db := userName(id), databaseName(id, annotations)
+		cfg := &provisioner.ClickhouseConfig{Database: db, User: user}
+		if withDSN {
+			dsn, err := withCredentials(p.dsn, user, password, db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.DSN = dsn
+		}
+		return &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse,
+			State: map[string]any{stateDatabase: db, stateUser: user}, Config: cfg.AsMap()}
+	}
+	found := func(p *Provisioner, r *provisioner.Resource, user, db, missing string) {
+		t.Helper()
+		got, err := p.CheckResource(ctx, r, nil)
+		if err != nil {
+			t.Fatalf("with its %s missing (dsn %v): want it found, got %v", missing, r.Config["dsn"] != nil, err)
+		}
+		drift := provisioner.NewRuntimeObservation(got.State).Drift
+		cfg, err := provisioner.NewClickhouseConfig(got.Config)
+		if err != nil || got.ID != r.ID || cfg.DSN != "" || cfg.User != user || cfg.Database != db ||
+			len(drift) != 1 || !strings.Contains(drift[0], missing+" `") || !strings.Contains(drift[0], "is missing") {
+			t.Fatalf("with its %s missing: %+v; want user %q and database %q without a dsn, and the drift naming the %s", missing, got, user, db, missing)
+		}
+	}
+
+	t.Run("database without its user", func(t *testing.T) {
+		p := integrationProvisioner(t)
+		id := uuid.NewString()
+		db := databaseName(id, annotations)
+		admin, err := p.adminSession(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := admin.Exec(ctx, "CREATE DATABASE "+quoteIdent(db)); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+quoteIdent(db)) })
+		withDSN := resource(p, id, "The-Generated-Pa55w0rd", true)
+		if err := p.selectOne(ctx, withDSN.Config["dsn"].(string)); !isGoneError(err) {
+			t.Fatalf("the login of a user that does not exist: want a refusal CheckResource reads, got code %d: %v", exceptionCode(err), err)
+		} else {
+			t.Logf("the server refuses the login of a user that does not exist with code %d", exceptionCode(err))
+		}
+		found(p, withDSN, "", db, "user")
+		found(p, resource(p, id, "", false), "", db, "user")
+		if err := admin.Exec(ctx, "DROP DATABASE "+quoteIdent(db)); err != nil {
+			t.Fatal(err)
+		}
+		for name, r := range map[string]*provisioner.Resource{"with its dsn": withDSN, "without": resource(p, id, "", false)} {
+			if _, err := p.CheckResource(ctx, r, nil); !errors.Is(err, provisioner.ErrResourceNotFound) {
+				t.Fatalf("both gone, %s: want ErrResourceNotFound, got %v", name, err)
+			}
+		}
+	})
+
+	t.Run("user without its database (chDB)", func(t *testing.T) {
+		id := uuid.NewString()
+		const password = "Current-Pa55w0rd"
+		srv := chdbtest.Start(t, chdbtest.User{Name: userName(id), Password: password})
+		pp, err := New([]byte(fmt.Sprintf(`{"dsn":%q}`, srv.AdminDSN)), nil, zaptest.NewLogger(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := pp.(*Provisioner)
+		t.Cleanup(func() { _ = p.Close() })
+		withDSN := resource(p, id, password, true)
+		if err := p.selectOne(ctx, withDSN.Config["dsn"].(string)); !isGoneError(err) {
+			t.Fatalf("a login into a database that does not exist: want a refusal CheckResource reads, got code %d: %v", exceptionCode(err), err)
+		}
+		found(p, withDSN, userName(id), "", "database")
+		found(p, resource(p, id, "", false), userName(id), "", "database")
+	})
 }
 
 // TestIntegrationCheckResourceWithoutCredentialsLooksUpByName runs the import path on a real server

@@ -284,9 +284,10 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 }
 
 // CheckResource logs in with the resource's own DSN and runs SELECT 1; it changes nothing. When the
-// login fails because the user, its password or the database is gone, the error wraps
-// provisioner.ErrResourceNotFound; network and other failures do not. A resource without a DSN (an
-// import) is looked up by name instead; see checkWithoutCredentials.
+// login is refused (the user, its password or the database is not what the DSN says), checkRefusedLogin
+// looks them up: the error wraps provisioner.ErrResourceNotFound only when both the user and the
+// database are gone; network and other failures never do. A resource without a DSN (an import, a
+// write-only password) is looked up by name instead; see checkWithoutCredentials.
 func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource, _ *provisioner.ResourceOptions) (*provisioner.Resource, error) {
 	if err := checkResource(r); err != nil {
 		return nil, err
@@ -317,7 +318,8 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 //     (provisioner.StateKeyDrift); the caller plans an update, whose Provision sets a new password
 //     (ALTER USER ... IDENTIFIED) and keeps the database and its data. A re-creation would have
 //     given it a new ID and left both behind.
-//   - either is missing: gone, naming what is left (describeLeftBehind).
+//   - one of them is there: half present (halfPresent), found too, for the same reason.
+//   - neither: gone.
 //   - the lookup fails: an error, never gone, since a gone verdict re-creates the resource under a
 //     new ID and would leave a database that is still there behind, managed by nothing.
 func (p *Provisioner) checkRefusedLogin(ctx context.Context, r *provisioner.Resource, code int) (*provisioner.Resource, error) {
@@ -325,14 +327,23 @@ func (p *Provisioner) checkRefusedLogin(ctx context.Context, r *provisioner.Reso
 	if err != nil {
 		return nil, fmt.Errorf("checking ClickHouse resource %s: %w", r.ID, err)
 	}
-	users, dbs, err := p.lookUp(ctx, r.ID, known.Database)
+	user, db := userName(r.ID), recordedDatabase(r, known.Database)
+	users, dbs, err := p.lookUp(ctx, r.ID, db)
 	if err != nil {
 		return nil, fmt.Errorf("checking ClickHouse resource %s: its own login was refused (ClickHouse error code %d), and whether its user and database are still there could not be read through the admin connection: %w", r.ID, code, err)
 	}
-	if len(users) == 0 || len(dbs) != 1 {
-		return nil, fmt.Errorf("ClickHouse resource %s: its user or database no longer exists (ClickHouse error code %d)%s: %w", r.ID, code, describeLeftBehind(users, dbs), provisioner.ErrResourceNotFound)
+	switch {
+	case len(dbs) > 1:
+		return nil, fmt.Errorf("ClickHouse resource %s: several databases are named for it (%s); drop all but one first", r.ID, strings.Join(dbs, ", "))
+	case len(users) == 0 && len(dbs) == 0:
+		return nil, fmt.Errorf("ClickHouse resource %s: its user %s and its database %s no longer exist (ClickHouse error code %d): %w", r.ID, quoteIdent(user), quoteIdent(db), code, provisioner.ErrResourceNotFound)
+	case len(users) == 0 || len(dbs) == 0:
+		if len(dbs) == 1 {
+			db = dbs[0]
+		}
+		return p.halfPresent(r, known.Cluster, user, db, len(users) == 1), nil
 	}
-	user, db := users[0], dbs[0]
+	user, db = users[0], dbs[0]
 	drift := "the password of user " + quoteIdent(user) + " no longer logs in (changed outside Terraform): the apply sets a new one and keeps database " + quoteIdent(db)
 	p.logger.Warn("the password of a provisioned ClickHouse user was changed outside Terraform; its user and database are still there",
 		zap.String("resource_id", r.ID), zap.String("user", user), zap.String("database", db), zap.Int("clickhouse_code", code))
@@ -342,6 +353,54 @@ func (p *Provisioner) checkRefusedLogin(ctx context.Context, r *provisioner.Reso
 	}
 	state := map[string]any{stateDatabase: db, stateUser: user, stateCluster: cfg.Cluster, provisioner.StateKeyDrift: []string{drift}}
 	return &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeClickHouse, State: state, Config: cfg.AsMap()}, nil
+}
+
+// recordedDatabase is the name of a provisioned resource's database: the one its config names, else
+// the one its state names, when it is a name of the resource's; "" when neither is.
+func recordedDatabase(r *provisioner.Resource, configured string) string {
+	if configured != "" && ownsDatabaseName(r.ID, configured) {
+		return configured
+	}
+	if db, ok := stateString(r, stateDatabase); ok && ownsDatabaseName(r.ID, db) {
+		return db
+	}
+	return ""
+}
+
+// halfPresent is CheckResource's answer for a provisioned resource of which exactly one half is still
+// on the server: its user (userExists) or its database. Such a resource is not gone: a gone verdict
+// would have Terraform re-create it under a new ID and leave the half that is still there (often
+// the database, with the user's data) on the server, managed by nothing. That is what a destroy
+// killed between its DROP USER and DROP DATABASE leaves, or a user dropped by hand. It is found,
+// with the same ID, a config that names only the half that exists (the other's name is empty: it is
+// not there) and no dsn (it no longer logs in), a state that keeps both names (so that the update
+// re-creates the missing half under the name it had) and the drift naming what is missing. The
+// caller then plans an in-place update, whose Provision creates the missing half (CREATE ... IF NOT
+// EXISTS: a database empty, with its comment; a user with the password of the args or a new one)
+// and keeps the other; a destroy drops what is left (DROP ... IF EXISTS).
+func (p *Provisioner) halfPresent(r *provisioner.Resource, cluster, user, db string, userExists bool) *provisioner.Resource {
+	if cluster == "" {
+		cluster = p.cluster
+	}
+	cfg := &provisioner.ClickhouseConfig{Cluster: cluster}
+	var drift string
+	if userExists {
+		cfg.User = user
+		what := "database " + quoteIdent(db)
+		if db == "" {
+			what = "the database"
+		}
+		drift = what + " of user " + quoteIdent(user) + " is missing (dropped outside Terraform, or a destroy stopped half-way): " +
+			"the apply creates it again, empty, under the same ID and keeps the user; a destroy drops the user"
+	} else {
+		cfg.Database = db
+		drift = "user " + quoteIdent(user) + " of database " + quoteIdent(db) + " is missing (dropped outside Terraform, or a destroy stopped between its DROP USER and DROP DATABASE): " +
+			"the apply creates it again under the same ID and keeps the database and its data; a destroy drops the database"
+	}
+	p.logger.Warn("half of a provisioned ClickHouse resource is missing; keeping it so that the apply re-creates the missing half, or a destroy drops the rest",
+		zap.String("resource_id", r.ID), zap.String("user", user), zap.String("database", db), zap.Bool("user_exists", userExists))
+	state := map[string]any{stateDatabase: db, stateUser: user, stateCluster: cluster, provisioner.StateKeyDrift: []string{drift}}
+	return &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeClickHouse, State: state, Config: cfg.AsMap()}
 }
 
 // lookUp returns, read-only through the admin connection, the user named for a resource ID if it
@@ -376,9 +435,9 @@ func (p *Provisioner) lookUp(ctx context.Context, resourceID, db string) (users,
 // its state (a write-only password). Through the admin connection, read-only, it looks up the user
 // named for the ID and the databases named for it (or the one in r.Config or r.State).
 //
-// When r.Config names the user and database (a resource provisioned earlier), both must still exist,
-// else it is gone. Otherwise (an import) either is enough; neither: gone. It returns a config without
-// a dsn that names those that exist.
+// Either existing is enough, neither is gone. When r.Config names the user and database (a resource
+// provisioned earlier), one of them missing is halfPresent; otherwise (an import) it returns a config
+// without a dsn that names those that exist.
 func (p *Provisioner) checkWithoutCredentials(ctx context.Context, r *provisioner.Resource) (*provisioner.Resource, error) {
 	known, err := provisioner.NewClickhouseConfig(r.Config)
 	if err != nil {
@@ -400,10 +459,8 @@ func (p *Provisioner) checkWithoutCredentials(ctx context.Context, r *provisione
 	switch {
 	case provisioned && len(users) == 0 && len(dbs) == 0:
 		return nil, fmt.Errorf("ClickHouse resource %s: its user %s and its database %s no longer exist: %w", r.ID, quoteIdent(user), quoteIdent(db), provisioner.ErrResourceNotFound)
-	case provisioned && len(users) == 0:
-		return nil, fmt.Errorf("ClickHouse resource %s: its user %s no longer exists%s: %w", r.ID, quoteIdent(user), describeLeftBehind(users, dbs), provisioner.ErrResourceNotFound)
-	case provisioned && len(dbs) == 0:
-		return nil, fmt.Errorf("ClickHouse resource %s: its database %s no longer exists%s: %w", r.ID, quoteIdent(db), describeLeftBehind(users, dbs), provisioner.ErrResourceNotFound)
+	case provisioned && (len(users) == 0 || len(dbs) == 0):
+		return p.halfPresent(r, known.Cluster, user, db, len(users) == 1), nil
 	case len(users) == 0 && len(dbs) == 0:
 		return nil, fmt.Errorf("ClickHouse resource %s: neither user %s nor a database named for it exists: %w", r.ID, quoteIdent(user), provisioner.ErrResourceNotFound)
 	case len(dbs) > 1:
@@ -420,25 +477,6 @@ func (p *Provisioner) checkWithoutCredentials(ctx context.Context, r *provisione
 	p.logger.Info("found a ClickHouse resource without its credentials", zap.String("resource_id", r.ID),
 		zap.String("database", cfg.Database), zap.Bool("user_exists", len(users) == 1), zap.Bool("provisioned_before", provisioned))
 	return &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeClickHouse, State: state, Config: cfg.AsMap()}, nil
-}
-
-// describeLeftBehind names the user and databases of a resource found gone that are still on the
-// server, for the error's reason: Terraform re-creates a gone resource under a new ID, which leaves
-// them (and the database's data) behind, managed by nothing; importing the ID instead adopts them and
-// the apply creates what is missing. Empty when nothing is left.
-func describeLeftBehind(users, dbs []string) string {
-	var left []string
-	for _, u := range users {
-		left = append(left, "user "+quoteIdent(u))
-	}
-	for _, d := range dbs {
-		left = append(left, "database "+quoteIdent(d))
-	}
-	if len(left) == 0 {
-		return ""
-	}
-	return "; still on the server: " + strings.Join(left, ", ") + " (a re-creation gets a new ID and leaves them there; to keep them, " +
-		"import this ID instead of applying: see \"ClickHouse database no longer exists\" in the troubleshooting guide)"
 }
 
 // databasesOf returns the databases named for a resource ID (rill_<id> or rill_<org>_<project>_<id>).

@@ -486,8 +486,10 @@ func TestProvisionAdaptsToTheServer_fake(t *testing.T) {
 }
 
 // A resource provisioned with a write-only password has no DSN in its config but names its user and
-// database: both must exist, else it is gone (an import, naming neither, needs only one).
-func TestCheckResourceOfAProvisionedResourceWithoutDSNNeedsBothObjects_fake(t *testing.T) {
+// database: it is found when both exist, gone when neither does (one alone: see
+// TestCheckResourceOfAHalfPresentResourceKeepsItAndTheUpdateRecreatesTheMissingHalf_fake); an import,
+// naming neither, is found with the one that exists.
+func TestCheckResourceOfAProvisionedResourceWithoutDSNNeedsOneObject_fake(t *testing.T) {
 	fake := newFakeServer()
 	db, user := databaseName(testUUID, testAnnotations.Annotations), userName(testUUID)
 	fake.users, fake.databases = []string{user}, []string{db}
@@ -497,10 +499,11 @@ func TestCheckResourceOfAProvisionedResourceWithoutDSNNeedsBothObjects_fake(t *t
 	if err != nil || got.Config["database"] != db || got.Config["user"] != user {
 		t.Fatalf("both exist: %v, %+v", err, got)
 	}
-	fake.users = nil
+	fake.users, fake.databases = nil, nil
 	if _, err := p.CheckResource(context.Background(), r, nil); !errors.Is(err, provisioner.ErrResourceNotFound) {
-		t.Fatalf("user dropped: want ErrResourceNotFound, got %v", err)
+		t.Fatalf("both dropped: want ErrResourceNotFound, got %v", err)
 	}
+	fake.databases = []string{db}
 	if got, err := p.CheckResource(context.Background(), newResource(testUUID), nil); err != nil || got.Config["database"] != db || got.Config["user"] != nil {
 		t.Fatalf("an import with the database only: %v, %+v", err, got)
 	}
@@ -615,31 +618,40 @@ func TestCheckResourceOfAChangedPasswordIsDriftNotGone_fake(t *testing.T) {
 	}
 }
 
-// A resource found gone whose user or database is still on the server says which, in the reason the
-// refresh's warning quotes: Terraform re-creates it under a new ID, which leaves them (and the
-// database's data) behind, and importing the ID instead keeps them. Through its DSN (a dropped user,
-// a changed password) and without one (a write-only password, both names known).
-func TestCheckResourceOfAGoneResourceNamesWhatIsLeftBehind_fake(t *testing.T) {
+// A provisioned resource of which one half is still on the server (the user alone, or the database
+// alone: a destroy killed between its DROP USER and DROP DATABASE, a user dropped by hand) is not
+// gone: gone would have Terraform re-create it under a new ID and leave that half, often the
+// database with the user's data, on the server. CheckResource finds it, through its DSN (a generated
+// password) and without one (a write-only password), writing nothing: the same ID, a config without
+// a dsn whose missing name is empty, a state that keeps both names, and the drift naming what is
+// missing. The update's Provision then re-creates the missing half under the same names (a missing
+// user with the password of the args, when there is one) and drops nothing; a destroy's Deprovision
+// drops what is left. Only both missing is gone.
+func TestCheckResourceOfAHalfPresentResourceKeepsItAndTheUpdateRecreatesTheMissingHalf_fake(t *testing.T) {
 	db, user := databaseName(testUUID, testAnnotations.Annotations), userName(testUUID)
 	fake, p, r := provisionedOnFake(t)
 	dsn := r.Config["dsn"].(string)
-	written := len(fake.statements())
-	withoutDSN := &provisioner.Resource{ID: testUUID, Type: provisioner.ResourceTypeClickHouse, Config: (&provisioner.ClickhouseConfig{Database: db, User: user}).AsMap()}
+	withoutDSN := &provisioner.Resource{ID: testUUID, Type: provisioner.ResourceTypeClickHouse,
+		State:  map[string]any{stateDatabase: db, stateUser: user, stateCluster: ""},
+		Config: (&provisioner.ClickhouseConfig{Database: db, User: user}).AsMap()}
+	const configured = "Configured-Pa55w0rd-0123456789abcdef"
 	for _, c := range []struct {
-		name        string
-		r           *provisioner.Resource
-		login       error
-		users, dbs  []string
-		want, avoid []string
+		name       string
+		r          *provisioner.Resource
+		login      error
+		users, dbs []string
+		password   string // in the update's args
+		drift      string
+		recreate   string // the statement that re-creates the missing half
 	}{
-		{"dropped user, by login", r, exception(codeUnknownUser, "unknown user"), nil, []string{db},
-			[]string{"still on the server: database `" + db + "`", "import this ID"}, []string{"user `" + user + "`"}},
-		{"both dropped, by login", r, exception(codeUnknownUser, "unknown user"), nil, nil, nil, []string{"still on the server"}},
-		{"dropped database, by name", withoutDSN, nil, []string{user}, nil,
-			[]string{"its database `" + db + "` no longer exists; still on the server: user `" + user + "`"}, nil},
-		{"dropped user, by name", withoutDSN, nil, nil, []string{db},
-			[]string{"its user `" + user + "` no longer exists; still on the server: database `" + db + "`"}, nil},
-		{"both dropped, by name", withoutDSN, nil, nil, nil, []string{"no longer exist"}, []string{"still on the server"}},
+		{"user dropped, by login", r, exception(codeUnknownUser, "unknown user"), nil, []string{db}, "",
+			"user `" + user + "` of database `" + db + "` is missing", "CREATE USER IF NOT EXISTS `" + user + "` IDENTIFIED WITH sha256_password BY '"},
+		{"database dropped, by login", r, exception(codeUnknownDatabase, "unknown database"), []string{user}, nil, "",
+			"database `" + db + "` of user `" + user + "` is missing", "CREATE DATABASE IF NOT EXISTS `" + db + "` COMMENT '{\"organization_name\":\"Acme\",\"project_name\":\"Web\"}'"},
+		{"user dropped, by name", withoutDSN, nil, nil, []string{db}, configured,
+			"user `" + user + "` of database `" + db + "` is missing", "CREATE USER IF NOT EXISTS `" + user + "` IDENTIFIED WITH sha256_password BY '" + configured + "'"},
+		{"database dropped, by name", withoutDSN, nil, []string{user}, nil, configured,
+			"database `" + db + "` of user `" + user + "` is missing", "CREATE DATABASE IF NOT EXISTS `" + db + "` COMMENT"},
 	} {
 		fake.mu.Lock()
 		fake.users, fake.databases = c.users, c.dbs
@@ -647,22 +659,72 @@ func TestCheckResourceOfAGoneResourceNamesWhatIsLeftBehind_fake(t *testing.T) {
 		if c.login != nil {
 			fake.setTenant(dsn, c.login)
 		}
-		_, err := p.CheckResource(context.Background(), c.r, nil)
-		if !errors.Is(err, provisioner.ErrResourceNotFound) {
-			t.Fatalf("%s: want ErrResourceNotFound, got %v", c.name, err)
+		written := len(fake.statements())
+		got, err := p.CheckResource(context.Background(), c.r, nil)
+		if err != nil {
+			t.Fatalf("%s: want the resource found, half present, got %v", c.name, err)
 		}
-		for _, w := range c.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: %q lacks %q", c.name, err, w)
-			}
+		if len(fake.statements()) != written {
+			t.Fatalf("%s: CheckResource wrote: %q", c.name, fake.statements()[written:])
 		}
-		for _, a := range c.avoid {
-			if strings.Contains(err.Error(), a) {
-				t.Errorf("%s: %q has %q", c.name, err, a)
-			}
+		cfg, err := provisioner.NewClickhouseConfig(got.Config)
+		wantUser, wantDB := user, db
+		if c.users == nil {
+			wantUser = ""
+		} else {
+			wantDB = ""
+		}
+		if err != nil || got.ID != testUUID || cfg.DSN != "" || cfg.WriteDSN != "" || cfg.User != wantUser || cfg.Database != wantDB {
+			t.Fatalf("%s: config %+v (%v); want ID %s without a dsn, user %q, database %q", c.name, got.Config, err, testUUID, wantUser, wantDB)
+		}
+		drift := provisioner.NewRuntimeObservation(got.State).Drift
+		if len(drift) != 1 || !strings.Contains(drift[0], c.drift) || got.State[stateDatabase] != db || got.State[stateUser] != user {
+			t.Fatalf("%s: state %v; want both names and the drift %q", c.name, got.State, c.drift)
+		}
+
+		// The update, given what the refresh found (the Terraform layer keeps the state without the
+		// observations).
+		found := &provisioner.Resource{ID: got.ID, Type: got.Type, State: provisioner.WithoutObservations(got.State), Config: got.Config}
+		opts := &provisioner.ResourceOptions{Annotations: testAnnotations.Annotations, Args: (&provisioner.ClickhouseArgs{Password: c.password}).AsMap()}
+		written = len(fake.statements())
+		updated, err := p.Provision(context.Background(), found, opts)
+		if err != nil {
+			t.Fatalf("%s: the update: %v", c.name, err)
+		}
+		stmts := strings.Join(fake.statements()[written:], "\n")
+		if !strings.Contains(stmts, c.recreate) || strings.Contains(stmts, "DROP USER") || strings.Contains(stmts, "DROP DATABASE") || updated.ID != testUUID ||
+			updated.Config["user"] != user || updated.Config["database"] != db || updated.State[stateDatabase] != db {
+			t.Fatalf("%s: the update returned %v %v after %d statements; want %q under the same ID and names, and no DROP",
+				c.name, updated.Config["user"], updated.State, len(fake.statements())-written, c.recreate)
+		}
+
+		// A destroy instead drops what is left, under the names the state keeps.
+		written = len(fake.statements())
+		if err := p.Deprovision(context.Background(), found); err != nil {
+			t.Fatalf("%s: Deprovision: %v", c.name, err)
+		}
+		want := "DROP USER IF EXISTS `" + user + "`\nDROP DATABASE IF EXISTS `" + db + "`"
+		if got := strings.Join(fake.statements()[written:], "\n"); got != want {
+			t.Fatalf("%s: Deprovision ran:\n%s\nwant:\n%s", c.name, got, want)
 		}
 	}
-	if len(fake.statements()) != written {
-		t.Fatalf("CheckResource wrote: %q", fake.statements()[written:])
+
+	// Both gone, or a lookup that fails: as before.
+	fake.mu.Lock()
+	fake.users, fake.databases = nil, nil
+	fake.mu.Unlock()
+	fake.setTenant(dsn, exception(codeUnknownUser, "unknown user"))
+	if _, err := p.CheckResource(context.Background(), r, nil); !errors.Is(err, provisioner.ErrResourceNotFound) || !strings.Contains(err.Error(), "no longer exist") {
+		t.Fatalf("both dropped, by login: want ErrResourceNotFound, got %v", err)
+	}
+	if _, err := p.CheckResource(context.Background(), withoutDSN, nil); !errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Fatalf("both dropped, by name: want ErrResourceNotFound, got %v", err)
+	}
+	fake.mu.Lock()
+	fake.databases, fake.usersErr = []string{db}, exception(202, "Too many simultaneous queries")
+	fake.mu.Unlock()
+	fake.setTenant(dsn, exception(codeUnknownUser, "unknown user"))
+	if _, err := p.CheckResource(context.Background(), r, nil); err == nil || errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Fatalf("a failed lookup: want an error that is not ErrResourceNotFound, got %v", err)
 	}
 }

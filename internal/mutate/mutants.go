@@ -368,6 +368,16 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/clickhouse", Tests: []string{"TestAStatementGivenUpOnReachesTheServerBeforeLaterCalls"}}},
 	},
 	{
+		Name: "clickhouse-half-is-gone", Breaks: "a rill_clickhouse whose user or database alone is left stays in state, so the plan re-creates the missing half and a destroy drops the rest",
+		File:    "internal/clickhouse/provision.go",
+		Search:  "\tcase len(users) == 0 || len(dbs) == 0:\n",
+		Replace: "\tcase len(users) == 0 || len(dbs) == 0:\n\t\treturn nil, provisioner.ErrResourceNotFound\n\tcase false:\n",
+		Checks: []Check{
+			{Package: "./internal/clickhouse", Tests: []string{"TestCheckResourceOfAHalfPresentResourceKeepsItAndTheUpdateRecreatesTheMissingHalf_fake"}},
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccClickHouse_destroyKilledBetweenItsTwoDropsIsFinishedByTheNextDestroy"}},
+		},
+	},
+	{
 		Name: "empty-clickhouse-password", Breaks: "every ClickHouse user gets a long random password",
 		File:    "internal/clickhouse/naming.go",
 		Search:  "\treturn string(out), nil\n",

@@ -241,9 +241,10 @@ func cliWorkspace(t *testing.T, set, body string) *acctest.Workspace {
 	return w
 }
 
-// A resource whose database (or user) alone was dropped outside Terraform is planned for re-creation
-// under a new ID, which would leave the other half behind; importing its ID instead adopts the half
-// that is left, and the apply creates the missing one under the same ID (CREATE ... IF NOT EXISTS).
+// An import of an ID whose database (or user) alone is on the server (say, one whose state was lost)
+// adopts the half that is left, and the apply creates the missing one under the same ID (CREATE ...
+// IF NOT EXISTS). (A resource still in state in that condition needs no import: the refresh keeps
+// it, TestAccClickHouse_destroyKilledBetweenItsTwoDropsIsFinishedByTheNextDestroy.)
 // That apply's result must match its plan: the missing name is unknown until then, not the state's
 // empty string ("Provider produced inconsistent result after apply" before).
 func TestAccClickHouse_importOfAHalfDroppedResourceRecreatesTheMissingHalf(t *testing.T) {

@@ -89,8 +89,13 @@ func (r *ClickHouseResource) ModifyPlan(ctx context.Context, req resource.Modify
 		// UseStateForUnknown would plan the state's null.
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("dsn_without_password"), types.StringUnknown())...)
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("write_dsn_without_password"), types.StringUnknown())...)
-		// An import adopts the user or the database alone when the other was dropped; the apply
-		// creates the missing one under the same ID, so its name is not known until then.
+	}
+	if state != nil && !replace {
+		// The user or the database alone is on the server: an import adopted the half that is left,
+		// or the refresh found the other half missing (dropped by hand, or a destroy killed between
+		// its two drops; CheckResource reports the missing name empty). The apply creates the
+		// missing one under the same ID, so this plans an in-place update (also with password_wo,
+		// where nothing else changes) and its name is not known until then.
 		for attr, v := range map[string]types.String{"database": state.Database, "user": state.User} {
 			if v.ValueString() == "" {
 				resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(attr), types.StringUnknown())...)
@@ -104,26 +109,41 @@ func (r *ClickHouseResource) ModifyPlan(ctx context.Context, req resource.Modify
 		// so the apply generates a new one and keeps the database; say so in the plan.
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("dsn"), types.StringUnknown())...)
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("write_dsn"), types.StringUnknown())...)
-		resp.Diagnostics.AddWarning("The ClickHouse user gets a new password",
-			fmt.Sprintf("rill_clickhouse %s has no working password in its state (%s): "+
-				"ClickHouse keeps only a hash of user %s's password, so this apply generates a new one and the dsn changes; "+
-				"the user and its database are kept, with their data. Clients that use the old password stop working once the apply has checked the new one.",
-				state.ID.ValueString(), whyNoPassword(state), state.User.ValueString()))
+		resp.Diagnostics.AddWarning("The ClickHouse user gets a new password", newPasswordReason(state))
 	}
 }
 
-// whyNoPassword says why a rill_clickhouse state without password_wo has no dsn, for the plan's
-// warning: the three ways to get there leave different traces in the state.
-func whyNoPassword(state *clickhouseModel) string {
+// newPasswordReason is the detail of the plan's warning that a rill_clickhouse without password_wo
+// gets a new password: why its state has no dsn (the ways to get there leave different traces in
+// the state) and what the apply keeps.
+func newPasswordReason(state *clickhouseModel) string {
+	const clients = " Clients that use the old password stop working once the apply has checked the new one."
+	id, user := state.ID.ValueString(), state.User.ValueString()
+	var why string
 	switch {
 	case state.DSNWithoutPassword.IsNull():
-		return "it was imported"
+		why = "it was imported"
 	case !state.PasswordWOVersion.IsNull():
-		return "its password was write-only until now"
+		why = "its password was write-only until now"
+	case user == "":
+		return fmt.Sprintf("rill_clickhouse %s has no working password in its state: its user is missing on the server. "+
+			"This apply creates the user again, under the same name, with a new generated password, and the dsn changes; "+
+			"the database is kept, with its data.", id)
+	case state.Database.ValueString() == "":
+		return fmt.Sprintf("rill_clickhouse %s has no working password in its state: its database is missing on the server, "+
+			"and without it the password of user %s cannot be checked. This apply creates the database again, empty, under "+
+			"the same name, and sets a new generated password on the user: the dsn changes."+clients, id, user)
 	default:
-		return "the password Terraform generated no longer logs in, while the user and database are still on the server: " +
+		why = "the password Terraform generated no longer logs in, while the user and database are still on the server: " +
 			"it was changed outside Terraform"
 	}
+	of := "user " + user
+	if user == "" {
+		of = "its user" // an import of a database whose user is gone: the apply creates the user
+	}
+	return fmt.Sprintf("rill_clickhouse %s has no working password in its state (%s): "+
+		"ClickHouse keeps only a hash of %s's password, so this apply generates a new one and the dsn changes; "+
+		"the user and its database are kept, with their data."+clients, id, why, of)
 }
 
 // Create implements resource.Resource.
@@ -200,6 +220,12 @@ func (r *ClickHouseResource) Read(ctx context.Context, req resource.ReadRequest,
 	res, err := c.p.CheckResource(c.ctx, r.resource(&state, c.privState), opts)
 	if !readFound(ctx, c, clickhouseKind, state.ID.ValueString(), err, resp) {
 		return
+	}
+	// What differs from what Provision would make (a password changed by hand, a missing user or
+	// database) is planned as an update; say what, since the plan's diff alone cannot name it.
+	for _, d := range provisioner.NewRuntimeObservation(res.State).Drift {
+		resp.Diagnostics.AddWarning("ClickHouse resource changed outside Terraform",
+			fmt.Sprintf("%s %s (provisioner %q): %s. It stays in state under the same ID, and the next apply updates it in place.", clickhouseKind.typeName, state.ID.ValueString(), c.name, d))
 	}
 	r.applyResult(c.ctx, &state, c.name, res, resp.Private, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)

@@ -23,7 +23,8 @@ import (
 // and dsn_without_password is set; the stand-in's user has exactly the configured password (the
 // rotation removed the old one), and the plan after each apply is empty. An import sets the
 // configured password; switching to a generated password and back are in-place updates; a user and
-// database dropped outside Terraform are planned for re-creation.
+// database dropped outside Terraform are planned for re-creation, and the user alone dropped is
+// created again by an in-place update with the configured password.
 //
 // Write-only attributes need Terraform 1.11 (OpenTofu 1.11), ephemeral variables Terraform 1.10
 // (OpenTofu 1.11): older CLIs skip, saying so (and fail under CI=true: acctest.RequireCLIVersion).
@@ -189,9 +190,34 @@ output "dsn_without_password" {
 		t.Errorf("the state still holds the generated dsn after switching back to password_wo (%v)", err)
 	}
 
+	// The user alone dropped outside Terraform (or by a destroy killed before its DROP DATABASE): with
+	// no DSN to log in with, refresh looks it up by name and keeps the resource; the plan is an
+	// in-place update (the state has no password to replace, so no warning that it gets a new one),
+	// whose apply creates the user again with the configured password, under the same ID.
+	var dropped map[string]json.RawMessage
+	if raw, err := os.ReadFile(fakeState); err != nil || json.Unmarshal(raw, &dropped) != nil {
+		t.Fatalf("reading the stand-in's state: %v", err)
+	}
+	dropped["users"] = json.RawMessage(`{}`)
+	if raw, err := json.Marshal(dropped); err != nil || os.WriteFile(fakeState, raw, 0o600) != nil {
+		t.Fatalf("dropping the user in the stand-in: %v", err)
+	}
+	plan = step("plan after the user was dropped", "plan", "-no-color")
+	if !strings.Contains(plan, "rill_clickhouse.db will be updated in-place") || !strings.Contains(plan, "is missing") ||
+		strings.Contains(plan, "will be created") || strings.Contains(plan, "gets a new password") {
+		t.Fatalf("plan after the user was dropped outside Terraform:\n%s", acctest.Tail(plan))
+	}
+	step("apply after the user was dropped", "apply", "-no-color", "-auto-approve")
+	checkState("after the apply created the user again", 2)
+	if got := stateAttributes(t, step("show -json after the user came back", "show", "-json"), "rill_clickhouse.db")["id"]; got != id {
+		t.Fatalf("the apply that created the user again changed the ID from %s to %v", id, got)
+	}
+	if plan := step("plan after the user came back", "plan", "-no-color", "-detailed-exitcode"); !strings.Contains(plan, "No changes.") {
+		t.Fatalf("plan after the user was created again is not empty:\n%s", acctest.Tail(plan))
+	}
+
 	// The user and database dropped outside Terraform: with no DSN to log in with, refresh looks them
-	// up by name, finds them gone and plans re-creation (either one missing is enough: see
-	// TestCheckResourceOfAProvisionedResourceWithoutDSNNeedsBothObjects_fake).
+	// up by name, finds both gone and plans re-creation (one of them alone is kept, above).
 	if err := os.WriteFile(fakeState, []byte(`{"users": {}, "databases": {"default": true}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
