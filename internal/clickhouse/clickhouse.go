@@ -28,11 +28,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/waits"
 )
 
 // Type is the provisioner type name in a provisioner set.
@@ -221,10 +223,11 @@ func (p *Provisioner) Check(ctx context.Context) error {
 // adminSession returns the admin connection (to write_dsn when set, else dsn), opening it on first use. A failed attempt is not
 // remembered: the next call tries again.
 func (p *Provisioner) adminSession(ctx context.Context) (session, error) {
+	start := time.Now()
 	select {
 	case p.adminLock <- struct{}{}:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for another operation of this run to connect to ClickHouse: %w", ctx.Err())
+		return nil, waits.Ended(ctx, start, "another operation of this run to connect to ClickHouse")
 	}
 	defer func() { <-p.adminLock }()
 	p.mu.Lock()

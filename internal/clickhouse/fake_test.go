@@ -221,7 +221,8 @@ func TestAdminSessionWaiterHonoursItsOwnDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 	defer cancel()
 	_, err := p.adminSession(ctx)
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "waiting for another operation of this run to connect to ClickHouse") {
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "for another operation of this run to connect to ClickHouse, until the operation's deadline") ||
+		!strings.HasPrefix(err.Error(), "waited ") {
 		t.Fatalf("got %v", err)
 	}
 	close(release)

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/waits"
 )
 
 // Keys of Resource.State (the config is the contract's ClickhouseConfig).
@@ -526,7 +527,7 @@ func (p *Provisioner) waitForLogin(ctx context.Context, id, dsn string) error {
 		ctx, cancel = context.WithTimeout(ctx, defaultAwaitTimeout)
 		defer cancel()
 	}
-	delay := 200 * time.Millisecond
+	delay, start := 200*time.Millisecond, time.Now()
 	for attempt := 1; ; attempt++ {
 		err := p.selectOne(ctx, dsn)
 		if err == nil {
@@ -536,7 +537,7 @@ func (p *Provisioner) waitForLogin(ctx context.Context, id, dsn string) error {
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			return fmt.Errorf("logging in as its user failed for %d attempts (%v): %s", attempt, ctx.Err(), p.scrub(err.Error(), secretsOfDSN(dsn)...))
+			return fmt.Errorf("logging in as its user failed %d times in %s, until %s (%v): %s", attempt, waits.Elapsed(start), waits.Until(ctx.Err()), ctx.Err(), p.scrub(err.Error(), secretsOfDSN(dsn)...))
 		case <-timer.C:
 		}
 		delay = min(delay*2, 5*time.Second)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/waits"
 )
 
 // session is the little the provisioner needs from a ClickHouse connection. Tests replace it.
@@ -97,16 +99,12 @@ func (s *chSession) bounded(ctx context.Context, write bool, call func() error) 
 	case <-finished:
 		return err
 	case <-ctx.Done():
-		until := "the operation's deadline"
-		if errors.Is(ctx.Err(), context.Canceled) {
-			until = "the operation was canceled"
-		}
 		if write {
 			s.mu.Lock()
 			s.abandoned = append(s.abandoned, finished)
 			s.mu.Unlock()
 		}
-		return fmt.Errorf("waited %s for ClickHouse at %s to answer, until %s: %w", time.Since(start).Round(100*time.Millisecond), s.addr, until, ctx.Err())
+		return waits.Ended(ctx, start, fmt.Sprintf("ClickHouse at %s to answer", s.addr))
 	}
 }
 

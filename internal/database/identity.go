@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/waits"
 )
 
 // Identity is who a ledger is: the random ID it was given once, when its schema was created (or first
@@ -65,13 +67,9 @@ type WaitError struct {
 }
 
 func (e *WaitError) Error() string {
-	until := "the operation's deadline"
-	if errors.Is(e.Cause, context.Canceled) {
-		until = "the operation was canceled"
-	}
 	return fmt.Sprintf("ledger %s: %s: waited %s for the ledger to answer, until %s "+
 		"(a lock that another session holds, such as another terraform apply, or a server that stopped answering): %v",
-		e.Location, e.Op, e.Waited.Round(100*time.Millisecond), until, e.Cause)
+		e.Location, e.Op, e.Waited.Round(100*time.Millisecond), waits.Until(e.Cause), e.Cause)
 }
 
 // Unwrap returns the cause.

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/tools/pager"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/waits"
 )
 
 // snapshotReader serves the object reads of CheckResource from snapshots: one LIST per kind and
@@ -117,11 +119,12 @@ func (b *snapshotReader) listed(ctx context.Context, c *clients, key batchKey, n
 // filled returns the snapshot that serves a read of key now once its LIST has returned.
 func (b *snapshotReader) filled(ctx context.Context, c *clients, key batchKey) (*snapshot, error) {
 	s := b.snapshot(ctx, c, key)
+	start := time.Now()
 	select {
 	case <-s.done:
 		return s, nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, waits.Ended(ctx, start, fmt.Sprintf("the LIST of %s in namespace %s that this command's reads share", key.gvr.Resource, key.namespace))
 	}
 }
 

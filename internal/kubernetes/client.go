@@ -2,7 +2,6 @@ package kubernetes
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -15,6 +14,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/waits"
 )
 
 // clients are the Kubernetes clients of one provisioner. They are built on first use (never by the
@@ -202,12 +203,8 @@ func (t *deadlineTransport) RoundTrip(req *http.Request) (*http.Response, error)
 
 // waited says what a request whose context ended waited for, how long, and until what.
 func (t *deadlineTransport) waited(req *http.Request, start time.Time, err error) error {
-	until := "the operation's deadline"
-	if errors.Is(req.Context().Err(), context.Canceled) {
-		until = "the operation was canceled"
-	}
 	return fmt.Errorf("waited %s for the Kubernetes API server at %s (or the kubeconfig's credential plugin) to answer %s %s, until %s: %w",
-		time.Since(start).Round(100*time.Millisecond), t.host, req.Method, req.URL.Path, until, err)
+		waits.Elapsed(start), t.host, req.Method, req.URL.Path, waits.Until(req.Context().Err()), err)
 }
 
 // CloseIdleConnections closes the idle connections of the transport underneath (lazyClients.close).

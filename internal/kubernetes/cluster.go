@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/waits"
 )
 
 // identityNamespace is the namespace whose UID identifies a cluster: every cluster has it, from its
@@ -21,10 +23,11 @@ const identityNamespace = "kube-system"
 // without it, yield "" (the identity is then neither recorded nor checked, and a warning is logged
 // once); any other failure is an error, as the cluster could not be reached.
 func (p *Provisioner) clusterID(ctx context.Context, c *clients) (string, error) {
+	start := time.Now()
 	select {
 	case p.clusterLock <- struct{}{}:
 	case <-ctx.Done():
-		return "", fmt.Errorf("waiting for another operation of this run to read the identity of the cluster at %s (namespace %s): %w", c.config.Host, identityNamespace, ctx.Err())
+		return "", waits.Ended(ctx, start, fmt.Sprintf("another operation of this run to read the identity of the cluster at %s (namespace %s)", c.config.Host, identityNamespace))
 	}
 	defer func() { <-p.clusterLock }()
 	if p.clusterUID != nil {

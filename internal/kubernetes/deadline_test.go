@@ -2,12 +2,15 @@ package kubernetes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/k8stest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/silentserver"
@@ -85,5 +88,27 @@ current-context: ctx
 	want := "waited 1s for the Kubernetes API server at " + server + " (or the kubeconfig's credential plugin) to answer GET /version, until the operation's deadline"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v, want an error saying %q", err, want)
+	}
+}
+
+// A read waiting for the LIST another read of this command started (the refresh's shared snapshot)
+// stops at its own deadline, with an error that says what it waited for and how long, while the LIST
+// goes on for the reads that started it.
+func TestReadWaitingForASharedListSaysWhatItWaitedFor(t *testing.T) {
+	srv := silentserver.Start(t)
+	server := "https://" + srv.Addr
+	p := mustProvisioner(t, `{"host": "http://*.x", "kubeconfig_path": "`+k8stest.WriteKubeconfig(t, "", server, "test-token")+`"}`)
+	c, err := p.clients.get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := batchKey{namespace: "rill", gvr: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}}
+	p.reads.snapshot(context.Background(), c, key) // the LIST, to a server that never answers
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err = p.reads.get(ctx, c, key, "rt-1")
+	want := "for the LIST of deployments in namespace rill that this command's reads share, until the operation's deadline"
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "waited ") || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v; want %q", err, want)
 	}
 }

@@ -262,7 +262,8 @@ func TestClusterIDWaiterHonoursItsOwnDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 	defer cancel()
 	_, err := p.clusterID(ctx, &clients{config: &rest.Config{Host: "https://api.test"}})
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "waiting for another operation of this run to read the identity of the cluster at https://api.test") {
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "for another operation of this run to read the identity of the cluster at https://api.test (namespace kube-system), until the operation's deadline") ||
+		!strings.HasPrefix(err.Error(), "waited ") {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/waits"
 )
 
 // lazyLedger opens the ledger on first use. Configure runs for every Terraform command, including
@@ -78,10 +80,11 @@ func (o *onceOpener) get(ctx context.Context) (database.DB, error) {
 			close(a.done)
 			return a.db, a.err
 		}
+		start := time.Now()
 		select {
 		case <-a.done:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("waiting for the ledger %s to open (another operation of this run is opening it): %w", o.location, ctx.Err())
+			return nil, waits.Ended(ctx, start, fmt.Sprintf("the ledger %s to open (another operation of this run is opening it)", o.location))
 		}
 		switch {
 		case a.err == nil:

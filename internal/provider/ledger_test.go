@@ -71,6 +71,32 @@ func TestLazyLedgerRetriesAnAttemptCutShortByItsCaller(t *testing.T) {
 	}
 }
 
+// A caller waiting for another caller's attempt to open the ledger stops at its own deadline, with an
+// error that says what it waited for and how long; the first attempt goes on.
+func TestLazyLedgerWaiterSaysWhatItWaitedFor(t *testing.T) {
+	srv := silentserver.Start(t)
+	l := newLazyLedger("postgres://rill@"+srv.Addr+"/ledger?sslmode=disable&connect_timeout=60", nil)
+	t.Cleanup(func() { _ = l.Close() })
+	firstCtx, cancelFirst := context.WithTimeout(context.Background(), time.Minute)
+	defer cancelFirst()
+	first := make(chan error, 1)
+	go func() { _, err := l.FindAllocation(firstCtx, "r"); first <- err }()
+	for srv.Accepted() == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := l.FindAllocation(ctx, "r")
+	want := "to open (another operation of this run is opening it), until the operation's deadline"
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "waited ") || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v; want %q", err, want)
+	}
+	cancelFirst()
+	if err := <-first; err == nil {
+		t.Error("the first attempt, to a server that never answers, succeeded")
+	}
+}
+
 // Reads of a SQLite ledger that does not exist create nothing; the first write creates it, and
 // from then on reads see what was written, through the write handle.
 func TestLazyLedgerReadsCreateNothingUntilTheFirstWrite(t *testing.T) {

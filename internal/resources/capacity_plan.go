@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/waits"
 )
 
 // planCapacityTimeout bounds a plan-time check (the ledger read of the capacity check, the backend's
@@ -64,7 +65,7 @@ type capacityRead struct {
 // get returns the capacity of provisioner name: a read at most capacityMaxAge old (waiting for one in
 // progress), else a new one.
 func (c *capacityReads) get(ctx context.Context, name string, cr provisioner.CapacityReporter) ([]provisioner.HostCapacity, error) {
-	return c.share(ctx, name, capacityMaxAge, cr.Capacity)
+	return c.share(ctx, name, fmt.Sprintf("provisioner %q's free slots", name), capacityMaxAge, cr.Capacity)
 }
 
 // checkCreate returns the answer of provisioner name's CheckCreate for type rt, shared by the plans
@@ -76,15 +77,16 @@ func (c *capacityReads) get(ctx context.Context, name string, cr provisioner.Cap
 // are what they are (a passed check is remembered by the provisioner anyway), and an unreachable
 // server is only a warning.
 func (c *capacityReads) checkCreate(ctx context.Context, name string, rt provisioner.ResourceType, cc provisioner.CreateChecker) error {
-	_, err := c.share(ctx, "create-check "+string(rt)+" "+name, 0, func(ctx context.Context) ([]provisioner.HostCapacity, error) {
+	_, err := c.share(ctx, "create-check "+string(rt)+" "+name, fmt.Sprintf("provisioner %q's check that it can create a %s", name, rt), 0, func(ctx context.Context) ([]provisioner.HostCapacity, error) {
 		return nil, cc.CheckCreate(ctx, rt)
 	})
 	return err
 }
 
 // share returns the result of read under key: one at most maxAge old from its start (0: any age),
-// waiting for one in progress, else a new one.
-func (c *capacityReads) share(ctx context.Context, key string, maxAge time.Duration, read func(context.Context) ([]provisioner.HostCapacity, error)) ([]provisioner.HostCapacity, error) {
+// waiting for one in progress, else a new one. what names the read in the error of a wait for one in
+// progress that ctx ended.
+func (c *capacityReads) share(ctx context.Context, key, what string, maxAge time.Duration, read func(context.Context) ([]provisioner.HostCapacity, error)) ([]provisioner.HostCapacity, error) {
 	now := time.Now
 	if c.now != nil {
 		now = c.now
@@ -103,11 +105,12 @@ func (c *capacityReads) share(ctx context.Context, key string, maxAge time.Durat
 		return r.hosts, r.err
 	}
 	c.mu.Unlock()
+	start := time.Now()
 	select {
 	case <-r.done:
 		return r.hosts, r.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, waits.Ended(ctx, start, "the read of "+what+" that another resource of this plan started")
 	}
 }
 

@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -101,6 +102,32 @@ func TestPlanCapacityReadsAreShared(t *testing.T) {
 	noRoomWarning(t, reads, pool)
 	if n := pool.reads.Load(); n != 3 {
 		t.Fatalf("a read older than capacityMaxAge was used again (%d reads, want 3)", n)
+	}
+}
+
+// A plan waiting for a capacity read that another resource's plan started stops at its own deadline,
+// with an error that says what it waited for and how long.
+func TestAWaitForASharedPlanReadSaysWhatItWaitedFor(t *testing.T) {
+	reads := &capacityReads{}
+	started, release := make(chan struct{}), make(chan struct{})
+	go func() {
+		_, _ = reads.share(context.Background(), "pool", `provisioner "pool"'s free slots`, 0, func(context.Context) ([]provisioner.HostCapacity, error) {
+			close(started)
+			<-release
+			return nil, nil
+		})
+	}()
+	<-started
+	defer close(release)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	_, err := reads.share(ctx, "pool", `provisioner "pool"'s free slots`, 0, func(context.Context) ([]provisioner.HostCapacity, error) {
+		t.Error("a second read started while one was in progress")
+		return nil, nil
+	})
+	want := `for the read of provisioner "pool"'s free slots that another resource of this plan started, until the operation's deadline`
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "waited ") || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v; want %q", err, want)
 	}
 }
 

@@ -19,7 +19,8 @@ func TestNamedInstancesWaitIsBoundedByTheOperationsTimeout(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := n.hold(ctx, "id-1"); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "runtime id-1") {
+	if _, err := n.hold(ctx, "id-1"); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "runtime id-1") ||
+		!strings.HasPrefix(err.Error(), "waited ") {
 		t.Fatalf("a second hold of a held ID past its timeout: %v, want the deadline and what it waited for", err)
 	}
 	other, err := n.hold(ctx, "id-2") // another ID does not wait, whatever is held

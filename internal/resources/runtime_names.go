@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -13,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/waits"
 )
 
 // nameValidator checks rill_runtime's `name` at plan time (provisioner.ValidateName).
@@ -148,11 +150,12 @@ func (n *namedInstances) hold(ctx context.Context, id string) (unlock func(), er
 		return func() { <-l }, nil
 	default:
 	}
+	start := time.Now()
 	select {
 	case l <- struct{}{}:
 		return func() { <-l }, nil
 	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for the create or destroy of another resource with runtime %s's name in this apply to finish: %w", id, ctx.Err())
+		return nil, waits.Ended(ctx, start, fmt.Sprintf("the create or destroy of another resource with runtime %s's name in this apply to finish", id))
 	}
 }
 

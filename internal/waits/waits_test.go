@@ -1,0 +1,41 @@
+package waits
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"testing"
+	"time"
+)
+
+// The error of an ended wait says what it waited for, for how long, and what ended it, and wraps
+// the context's error.
+func TestEndedSaysWhatHowLongAndUntilWhat(t *testing.T) {
+	start := time.Now()
+	deadline, cancelDeadline := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancelDeadline()
+	<-deadline.Done()
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for name, tc := range map[string]struct {
+		ctx  context.Context
+		want []string // regular expressions
+		is   error
+	}{
+		"deadline": {deadline, []string{`^waited [2-9]00ms for the ledger x to open, until the operation's deadline: context deadline exceeded$`}, context.DeadlineExceeded},
+		"canceled": {canceled, []string{`^waited [2-9]00ms for the ledger x to open, until the operation was canceled: context canceled$`}, context.Canceled},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := Ended(tc.ctx, start, "the ledger x to open")
+			if !errors.Is(err, tc.is) {
+				t.Errorf("%v does not wrap %v", err, tc.is)
+			}
+			for _, w := range tc.want {
+				// The 200ms wait lasts longer on a loaded machine: up to 950ms is accepted.
+				if got := err.Error(); !regexp.MustCompile(w).MatchString(got) {
+					t.Errorf("got %q, want %s", got, w)
+				}
+			}
+		})
+	}
+}
