@@ -3,9 +3,12 @@ package kubernetes
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"reflect"
+	"time"
 
 	"go.uber.org/zap"
 	appsv1 "k8s.io/api/apps/v1"
@@ -18,6 +21,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/waits"
 )
 
 // Adopting the runtimes of Rill's admin service. Its objects have the names and the instance label
@@ -236,8 +240,14 @@ func takeOverEntry(entries []metav1.ManagedFieldsEntry) []jsonPatchOp {
 	return []jsonPatchOp{{Op: "replace", Path: managedFieldsPath(rill, "manager"), Value: FieldManager}}
 }
 
-// managedFieldsAttempts bounds the reads and patches of one object in rewriteManagedFields.
-const managedFieldsAttempts = 5
+// The backoff between a managed-fields patch that an intervening write refused and the next read:
+// it starts short (a claim's volume is written by the volume controller and the binder a few times
+// within its first second, and by the applies of the creates that lost the claim) and doubles, with
+// jitter so that writers retrying together fall apart, up to a second.
+const (
+	managedFieldsBackoff    = 10 * time.Millisecond
+	managedFieldsBackoffMax = time.Second
+)
 
 // jsonPatchOp is one operation of a JSON patch (RFC 6902).
 type jsonPatchOp struct {
@@ -262,38 +272,80 @@ type managedFieldsRewrite func(entries []metav1.ManagedFieldsEntry) []jsonPatchO
 // rewriteManagedFields rewrites an object's managed fields with a JSON patch (managed fields can be
 // changed by any request but an apply) that tests the resourceVersion it read, so that it changes
 // the entries it looked at. A write in between (a controller's status write, another call's apply)
-// fails that test, and the object is read again, at most managedFieldsAttempts times. An object that
-// is gone is left alone.
+// fails that test, and the object is read again after a backoff, for as long as ctx allows: right
+// after a claim, the volume controller, the binder and the applies of the creates that lost the
+// claim write the volume claim several times, and under load a fixed number of tries could all
+// lose. A refused patch of an object that the next read finds unchanged was refused for itself (a
+// patch the server cannot apply), not for a write in between, and is returned at once. An object
+// that is gone is left alone.
 func rewriteManagedFields(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, rewrite managedFieldsRewrite, log *zap.Logger) error {
+	w := managedFieldsWait{obj: obj, start: time.Now()}
+	backoff := managedFieldsBackoff
+	tested := "" // the resourceVersion that the last refused patch tested
 	for attempt := 1; ; attempt++ {
-		err := rewriteManagedFieldsOnce(ctx, ri, obj, rewrite, log)
-		changed := apierrors.IsInvalid(err) || apierrors.IsConflict(err)
-		if err == nil || attempt == managedFieldsAttempts || !changed {
+		live, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return w.failed(ctx, fmt.Errorf("reading %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err))
+		case w.refused != nil && live.GetResourceVersion() == tested:
+			return w.refused
+		}
+		ops := rewrite(live.GetManagedFields())
+		if len(ops) == 0 {
+			return nil
+		}
+		patch, err := json.Marshal(append([]jsonPatchOp{{Op: "test", Path: "/metadata/resourceVersion", Value: live.GetResourceVersion()}}, ops...))
+		if err != nil {
 			return err
 		}
-		log.Debug("the object changed between its read and the managed-fields patch; reading it again", zap.Int("attempt", attempt), zap.Error(err))
+		_, err = ri.Patch(ctx, live.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
+		switch {
+		case err == nil:
+			log.Info("rewrote the object's managed fields", zap.String("kind", live.GetKind()), zap.String("name", live.GetName()), zap.Any("patch", ops), zap.Int("attempt", attempt))
+			return nil
+		case !apierrors.IsInvalid(err) && !apierrors.IsConflict(err):
+			return w.failed(ctx, err)
+		}
+		// A failed test op is a 422 Invalid without details, as is a patch the server cannot apply:
+		// the next read tells them apart.
+		w.refused, w.patches, tested = err, attempt, live.GetResourceVersion()
+		sleep := backoff/2 + rand.N(backoff/2+1)
+		if deadline, ok := ctx.Deadline(); ok && time.Now().Add(sleep).After(deadline) {
+			// The next read would come after the deadline: giving up now is giving up on it.
+			return w.failed(ctx, context.DeadlineExceeded)
+		}
+		log.Debug("the managed-fields patch was refused, maybe for a write since the read; reading the object again", zap.Int("attempt", attempt), zap.Duration("backoff", sleep), zap.Error(err))
+		t := time.NewTimer(sleep)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return w.failed(ctx, ctx.Err())
+		case <-t.C:
+		}
+		backoff = min(backoff*2, managedFieldsBackoffMax)
 	}
 }
 
-func rewriteManagedFieldsOnce(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, rewrite managedFieldsRewrite, log *zap.Logger) error {
-	live, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
-	}
-	ops := rewrite(live.GetManagedFields())
-	if len(ops) == 0 {
-		return nil
-	}
-	patch, err := json.Marshal(append([]jsonPatchOp{{Op: "test", Path: "/metadata/resourceVersion", Value: live.GetResourceVersion()}}, ops...))
-	if err != nil {
+// managedFieldsWait is what rewriteManagedFields waited for so far, to say it when it gives up.
+type managedFieldsWait struct {
+	obj     *unstructured.Unstructured
+	start   time.Time
+	patches int   // the patches refused
+	refused error // the last one's refusal; nil before the first
+}
+
+// failed is err, and when patches were refused before it, also how long the rewrite waited for the
+// object to stay unchanged, until what, and the last refusal.
+func (w *managedFieldsWait) failed(ctx context.Context, err error) error {
+	if w.refused == nil {
 		return err
 	}
-	if _, err := ri.Patch(ctx, live.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
-		return err
+	until := "" // another error (the API server's, the rate limiter's) ended the wait
+	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+		until = ", until " + waits.Until(ctx.Err())
 	}
-	log.Info("rewrote the object's managed fields", zap.String("kind", live.GetKind()), zap.String("name", live.GetName()), zap.Any("patch", ops))
-	return nil
+	return fmt.Errorf("waited %s for %s %s/%s to stay unchanged between a read and the patch of its managed fields (%d patches refused: other writers kept changing it)%s: %w; the last patch: %w",
+		waits.Elapsed(w.start), w.obj.GetKind(), w.obj.GetNamespace(), w.obj.GetName(), w.patches, until, err, w.refused)
 }

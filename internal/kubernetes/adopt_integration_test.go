@@ -1,12 +1,25 @@
 package kubernetes
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"go.uber.org/zap/zaptest"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/fakerilladmin"
@@ -221,4 +234,87 @@ func managers(fields []metav1.ManagedFieldsEntry) []string {
 		out = append(out, f.Manager+"/"+string(f.Operation))
 	}
 	return out
+}
+
+// An object that other writers keep changing holds the managed-fields rewrite only until the
+// operation's context ends, and the error says what it waited for and how long. Before, the rewrite
+// gave up after five refused patches, however long the operation had left.
+func TestIntegrationManagedFieldsRewriteWaitsForOtherWritersUntilTheContextEnds(t *testing.T) {
+	e := newEnv(t, "")
+	target := e.configMapCreatedByUs("busy")
+	var patches atomic.Int32
+	ri := e.resourceObservingPatches(configMapsResource, func() {
+		patches.Add(1)
+		edit := fmt.Sprintf(`{"metadata": {"annotations": {"example.com/written": "%d"}}}`, patches.Load())
+		if _, err := e.core.ConfigMaps(e.ns).Patch(e.ctx, target.GetName(), types.MergePatchType, []byte(edit), metav1.PatchOptions{FieldManager: "another-writer"}); err != nil {
+			t.Errorf("writing the object before its patch: %v", err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(e.ctx, 2*time.Second)
+	defer cancel()
+	err := rewriteManagedFields(ctx, ri, target, createdEntryToApply, zaptest.NewLogger(t))
+	// The deadline ends the wait, or the client's rate limiter that would wait past it.
+	if msg := fmt.Sprint(err); !strings.Contains(msg, "waited ") || !strings.Contains(msg, "ConfigMap "+e.ns+"/busy to stay unchanged") || !strings.Contains(msg, "deadline") {
+		t.Fatalf("err = %v, want the wait for ConfigMap %s/busy ended by the deadline", err, e.ns)
+	}
+	if n := patches.Load(); n <= 5 {
+		t.Errorf("%d patches in 2s: the rewrite stopped trying before the context ended", n)
+	}
+}
+
+// A managed-fields patch that the server refuses although nothing wrote the object (a patch it
+// cannot apply) is not waited out: the next read finds the object unchanged, and the refusal is
+// returned at once. The API server answers it as it answers a failed test of the resourceVersion
+// (422, no details).
+func TestIntegrationManagedFieldsPatchRefusedWithoutAWriteIsReturnedAtOnce(t *testing.T) {
+	e := newEnv(t, "")
+	target := e.configMapCreatedByUs("unpatchable")
+	var patches atomic.Int32
+	ri := e.resourceObservingPatches(configMapsResource, func() { patches.Add(1) })
+	err := rewriteManagedFields(e.ctx, ri, target, func([]metav1.ManagedFieldsEntry) []jsonPatchOp {
+		return []jsonPatchOp{{Op: "remove", Path: managedFieldsPath(99, "")}}
+	}, zaptest.NewLogger(t))
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("err = %v, want the server's refusal (Invalid)", err)
+	}
+	if n := patches.Load(); n != 1 {
+		t.Errorf("%d patches, want 1: nothing wrote the object, so the refusal was not a race", n)
+	}
+}
+
+var configMapsResource = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+
+// configMapCreatedByUs creates a ConfigMap with this provisioner's field manager (an Update entry
+// of its own, as a claim's create leaves) and returns it.
+func (e *env) configMapCreatedByUs(name string) *unstructured.Unstructured {
+	e.t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"k": "v"}}
+	if _, err := e.core.ConfigMaps(e.ns).Create(e.ctx, cm, metav1.CreateOptions{FieldManager: FieldManager}); err != nil {
+		e.t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{}
+	u.SetKind("ConfigMap")
+	u.SetNamespace(e.ns)
+	u.SetName(name)
+	return u
+}
+
+// resourceObservingPatches is gvr in the test's namespace, through a dynamic client of its own that
+// calls before ahead of each JSON patch it sends.
+func (e *env) resourceObservingPatches(gvr schema.GroupVersionResource, before func()) dynamic.ResourceInterface {
+	e.t.Helper()
+	cfg := rest.CopyConfig(e.c.config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			if req.Method == http.MethodPatch && req.Header.Get("Content-Type") == string(types.JSONPatchType) {
+				before()
+			}
+			return rt.RoundTrip(req)
+		})
+	})
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return dyn.Resource(gvr).Namespace(e.ns)
 }

@@ -1,12 +1,15 @@
 package kubernetes
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
@@ -70,9 +73,62 @@ func TestIntegrationConcurrentCreatesOfOneNameReportOneCreation(t *testing.T) {
 		t.Fatalf("created = %v: exactly one of two creates of one runtime may have created it", created)
 	}
 
-	pvc, err := e.core.PersistentVolumeClaims(e.ns).Get(e.ctx, "runtime-"+pidOf(&provisioner.Resource{ID: id}), metav1.GetOptions{})
+	e.claimOwnedByOneApplyEntry("runtime-" + pidOf(&provisioner.Resource{ID: id}))
+
+	// Once the runtime exists, a create of its name creates nothing.
+	if _, again, err := e.p.ProvisionReportingCreation(e.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, opts); err != nil || again {
+		t.Fatalf("a third create of the runtime: created=%v err=%v, want false", again, err)
+	}
+}
+
+// The controllers that bind a new volume claim (the volume controller, the binder) and the applies
+// of the creates that lost the claim write the claim several times within its first second, each
+// write failing the claim's managed-fields patch that tested the resourceVersion read before it.
+// Here another field manager writes the claim right before each of the claim's first eight patches,
+// which is what those writers do, on cue: the create outlasts them and leaves the claim owned by
+// one Apply entry. Before, the claim gave up after five refused patches, and the create failed with
+// "handing the fields of PersistentVolumeClaim ..., just created, to server-side apply: the server
+// rejected our request due to an error in our request" (seen once under load with two creates).
+func TestIntegrationClaimOutlastsWritesToTheVolumeClaimBetweenItsReadAndItsPatch(t *testing.T) {
+	const writes = 8
+	e := newEnv(t, "")
+	id := provisioner.NamedResourceID("k8s", "orders")
+	name := "runtime-" + pidOf(&provisioner.Resource{ID: id})
+	t.Cleanup(func() {
+		_ = e.p.Deprovision(e.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime})
+	})
+	var written atomic.Int32
+	p := e.observedProvisioner("", func(req *http.Request) {
+		if req.Method != http.MethodPatch || req.Header.Get("Content-Type") != string(types.JSONPatchType) || !strings.HasSuffix(req.URL.Path, "/persistentvolumeclaims/"+name) || written.Load() == writes {
+			return
+		}
+		n := written.Add(1)
+		edit := fmt.Sprintf(`{"metadata": {"annotations": {"example.com/written": "%d"}}}`, n)
+		if _, err := e.core.PersistentVolumeClaims(e.ns).Patch(e.ctx, name, types.MergePatchType, []byte(edit), metav1.PatchOptions{FieldManager: "another-writer"}); err != nil {
+			t.Errorf("writing the claim before its patch: %v", err)
+		}
+	})
+	p.SetName("k8s")
+	opts := args(1, "v0.51.0", true)
+	opts.Name = "orders"
+	_, created, err := p.ProvisionReportingCreation(e.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, opts)
+	if err != nil || !created {
+		t.Fatalf("create: created=%v err=%v, want a created runtime", created, err)
+	}
+	if got := written.Load(); got != writes {
+		t.Fatalf("the claim was written before %d of its patches, want %d", got, writes)
+	}
+	e.claimOwnedByOneApplyEntry(name)
+}
+
+// claimOwnedByOneApplyEntry fails the test unless the volume claim's fields are owned as a
+// server-side apply that created it would own them: by the Apply entry of this provisioner's field
+// manager, with no Update entry of its own beside it.
+func (e *env) claimOwnedByOneApplyEntry(name string) {
+	e.t.Helper()
+	pvc, err := e.core.PersistentVolumeClaims(e.ns).Get(e.ctx, name, metav1.GetOptions{})
 	if err != nil {
-		t.Fatal(err)
+		e.t.Fatal(err)
 	}
 	var ours []string
 	for _, f := range pvc.ManagedFields {
@@ -81,11 +137,6 @@ func TestIntegrationConcurrentCreatesOfOneNameReportOneCreation(t *testing.T) {
 		}
 	}
 	if len(ours) != 1 || ours[0] != string(metav1.ManagedFieldsOperationApply) {
-		t.Fatalf("the claimed volume's managed fields of %s: %v, want one Apply entry", FieldManager, ours)
-	}
-
-	// Once the runtime exists, a create of its name creates nothing.
-	if _, again, err := e.p.ProvisionReportingCreation(e.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, opts); err != nil || again {
-		t.Fatalf("a third create of the runtime: created=%v err=%v, want false", again, err)
+		e.t.Fatalf("the claimed volume's managed fields of %s: %v, want one Apply entry", FieldManager, ours)
 	}
 }

@@ -126,6 +126,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationConcurrentCreatesOfOneNameReportOneCreation"}}},
 	},
 	{
+		Name: "kubernetes-claim-gives-up-on-writers", Breaks: "a create of a named Kubernetes runtime outlasts the writes that bind its new volume claim",
+		File:    "internal/kubernetes/adopt.go",
+		Search:  "\t\tcase w.refused != nil && live.GetResourceVersion() == tested:\n",
+		Replace: "\t\tcase w.refused != nil && tested != \"\":\n",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationClaimOutlastsWritesToTheVolumeClaimBetweenItsReadAndItsPatch"}}},
+	},
+	{
 		Name: "adoption-refused", Breaks: "a retried or interrupted create adopts its own allocation (by ID and name)",
 		File:    "internal/static/provisioner.go",
 		Search:  "\tdefault:\n\t\treturn nil\n\t}\n\treturn conflict\n",
