@@ -71,6 +71,7 @@ func TestLayersImportWhatDesignAllows(t *testing.T) {
 		envnames    = module + "/internal/envnames"
 		logging     = module + "/internal/logging"
 		rillmigrate = module + "/internal/rillmigrate"
+		waits       = module + "/internal/waits" // the wording of an ended wait: every layer's, a leaf
 	)
 	// What lives behind the contract, by import path prefix.
 	backends := []string{"database/sql", "k8s.io/", "sigs.k8s.io/", "github.com/ClickHouse/", "github.com/jackc/", "modernc.org/"}
@@ -117,8 +118,9 @@ func TestLayersImportWhatDesignAllows(t *testing.T) {
 			}
 		}
 	}
-	direct(resources, []string{contract}, append(backends, "go.uber.org/zap")...)
-	direct(provider, append([]string{contract, resources, database, envnames, logging}, provisioners...), backends...)
+	direct(resources, []string{contract, waits}, append(backends, "go.uber.org/zap")...)
+	direct(provider, append([]string{contract, resources, database, envnames, logging, waits}, provisioners...), backends...)
+	direct(waits, nil, "go.uber.org/zap", "github.com/hashicorp/")
 
 	// Each backend's client library lives in its own package: Kubernetes in internal/kubernetes,
 	// ClickHouse in internal/clickhouse, SQL in the ledger (and in migrate-rill-static, which reads

@@ -307,8 +307,8 @@ var Mutants = []Mutant{
 	{
 		Name: "create-check-expires", Breaks: "a plan of many new rill_clickhouse waits for an unreachable server's timeout once, not once per -parallelism wave",
 		File:    "internal/resources/capacity_plan.go",
-		Search:  "c.share(ctx, \"create-check \"+string(rt)+\" \"+name, 0,",
-		Replace: "c.share(ctx, \"create-check \"+string(rt)+\" \"+name, capacityMaxAge,",
+		Search:  "fmt.Sprintf(\"provisioner %q's check that it can create a %s\", name, rt), 0,",
+		Replace: "fmt.Sprintf(\"provisioner %q's check that it can create a %s\", name, rt), capacityMaxAge,",
 		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestPlanCreateCheckIsAskedOncePerCommandAcrossWaves"}}},
 	},
 	{
@@ -363,8 +363,8 @@ var Mutants = []Mutant{
 	{
 		Name: "clickhouse-dial-outlives-the-context", Breaks: "a ClickHouse server that never answers holds an operation only until its timeout or a Ctrl-C",
 		File:    "internal/clickhouse/session.go",
-		Search:  "\tcase <-ctx.Done():\n\t\tuntil := ",
-		Replace: "\tcase <-make(chan struct{}):\n\t\tuntil := ",
+		Search:  "\tcase <-ctx.Done():\n\t\tif write {",
+		Replace: "\tcase <-make(chan struct{}):\n\t\tif write {",
 		Checks:  []Check{{Package: "./internal/clickhouse", Tests: []string{"TestCallsToAServerThatNeverAnswersEndWithTheirContext"}}},
 	},
 	{
