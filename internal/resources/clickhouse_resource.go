@@ -283,7 +283,7 @@ func (r *ClickHouseResource) Delete(ctx context.Context, req resource.DeleteRequ
 // and leaves dsn and write_dsn null, and the next plan shows an update that sets a new password (see
 // ModifyPlan).
 func (r *ClickHouseResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importByID(ctx, req, resp, "clickhouse/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11")
+	importByID(ctx, r.client, provisioner.ResourceTypeClickHouse, req, resp, "clickhouse/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11")
 }
 
 // options are the provisioner's options for m; password, when not empty, is the user's password

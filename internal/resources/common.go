@@ -137,12 +137,23 @@ func startCall(ctx context.Context, client *Client, rt provisioner.ResourceType,
 
 // importByID is the ImportState of resources imported by "<provisioner>/<id>": it sets id and
 // provisioner_name, and Read does the rest. example is an ID to show when the format is wrong.
-func importByID(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse, example string) bool {
+// A provisioner the set does not have (or one that cannot hold rt) is refused here: left to Read, it
+// failed as a resource in state whose provisioner left the set, with advice (put it back into the
+// set, `terraform state rm`) for a resource that was never in state.
+func importByID(ctx context.Context, client *Client, rt provisioner.ResourceType, req resource.ImportStateRequest, resp *resource.ImportStateResponse, example string) bool {
 	name, id, ok := splitImportID(req.ID)
 	if !ok {
 		resp.Diagnostics.AddError("Invalid import ID",
 			fmt.Sprintf("Expected \"<provisioner>/<id>\", such as %q, got %q.", example, req.ID))
 		return false
+	}
+	if client != nil && !client.Unknown {
+		if _, _, err := client.Resolve(name, rt); err != nil {
+			resp.Diagnostics.AddError("Invalid provisioner in import ID", fmt.Sprintf("%v.\n\nThe import ID %q starts with the name, "+
+				"in the provider's provisioner set, of the provisioner that made the resource: \"<provisioner>/<id>\", such as %q "+
+				"(the rill_allocations data source lists a static pool's runtimes with their import_id).", err, req.ID, example))
+			return false
+		}
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("provisioner_name"), name)...)

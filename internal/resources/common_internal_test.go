@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -79,5 +80,32 @@ func TestAClickHouseCreateNamingAnUnknownProvisionerGetsThePlainError(t *testing
 	if d := resp.Diagnostics[0].Detail(); !strings.Contains(d, `provisioner "ch" is not in the provider's provisioner set`) ||
 		strings.Contains(d, "its state records the provisioner") || strings.Contains(d, "terraform state rm") {
 		t.Errorf("a create naming an unknown provisioner got the advice for a resource in state: %s", d)
+	}
+}
+
+// An import whose ID names a provisioner the set does not have (a typo, or the name of another
+// configuration's set) fails at the import, saying what the ID's first part is. Before, the import
+// passed and its Read failed with the advice for a resource in state whose provisioner left the set
+// ("its state records the provisioner", put it back into the set, `terraform state rm` it).
+func TestAnImportNamingAnUnknownProvisionerSaysWhatTheIDMustName(t *testing.T) {
+	ctx := context.Background()
+	client := &Client{Set: map[string]provisioner.Provisioner{"pool-a": onePool(t)}, Default: "pool-a"}
+	for name, tc := range map[string]struct {
+		r resource.ResourceWithImportState
+		s schema.Schema
+	}{
+		"rill_runtime":    {&RuntimeResource{resourceBase{client: client}}, runtimeSchemaV0(ctx)},
+		"rill_clickhouse": {&ClickHouseResource{resourceBase{client: client}}, clickhouseSchemaV0(ctx)},
+	} {
+		resp := &resource.ImportStateResponse{State: tfsdk.State{Schema: tc.s, Raw: tftypes.NewValue(tc.s.Type().TerraformType(ctx), nil)}}
+		tc.r.ImportState(ctx, resource.ImportStateRequest{ID: "pool-b/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11"}, resp)
+		if len(resp.Diagnostics) != 1 || resp.Diagnostics[0].Summary() != "Invalid provisioner in import ID" {
+			t.Fatalf("%s: want one Invalid provisioner in import ID, got %v", name, resp.Diagnostics)
+		}
+		if d := resp.Diagnostics[0].Detail(); !strings.Contains(d, `provisioner "pool-b" is not in the provider's provisioner set; known provisioners: pool-a`) ||
+			!strings.Contains(d, `The import ID "pool-b/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11" starts with the name`) ||
+			strings.Contains(d, "its state records the provisioner") || strings.Contains(d, "terraform state rm") {
+			t.Errorf("%s: %s", name, d)
+		}
 	}
 }

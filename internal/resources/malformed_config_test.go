@@ -92,7 +92,8 @@ provider "rill" {
 // Import IDs that cannot be imported: one without the provisioner part is rejected with the expected
 // format; one the pool does not know fails instead of importing nothing, with the provisioner's reason
 // (here the ledger, which no apply has created yet, does not exist) rather than only Terraform's
-// "Cannot import non-existent remote object".
+// "Cannot import non-existent remote object"; one naming a provisioner the set lacks says what the
+// ID's first part must name.
 func TestAccRuntime_importOfABadIDFails(t *testing.T) {
 	acctest.RequireAcc(t)
 	ledger := acctest.SQLiteLedger(t)
@@ -101,6 +102,7 @@ func TestAccRuntime_importOfABadIDFails(t *testing.T) {
 	for id, want := range map[string]*regexp.Regexp{
 		"3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11":   acctest.WordsRegexp(`Expected "<provisioner>/<id>"`),
 		"p/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11": regexp.MustCompile(`(?s)Runtime to import was not found.*does\s+not\s+exist.*rill_allocations`),
+		"q/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11": regexp.MustCompile(`(?s)Invalid provisioner in import ID.*provisioner "q" is not in the provider's provisioner\s+set`),
 	} {
 		steps = append(steps, resource.TestStep{Config: config, ResourceName: "rill_runtime.rt", ImportState: true, ImportStateId: id, ExpectError: want})
 	}

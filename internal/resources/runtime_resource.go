@@ -340,7 +340,7 @@ func (r *RuntimeResource) Delete(ctx context.Context, req resource.DeleteRequest
 // ImportState imports a runtime by "<provisioner>/<id>"; Read then fills in the rest from the
 // provisioner.
 func (r *RuntimeResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if !importByID(ctx, req, resp, "static-pool/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11") {
+	if !importByID(ctx, r.client, provisioner.ResourceTypeRuntime, req, resp, "static-pool/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11") {
 		return
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("hibernated"), false)...)
