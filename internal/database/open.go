@@ -85,11 +85,26 @@ func open(ctx context.Context, dsn string, logger *zap.Logger, readOnly bool) (D
 	}
 }
 
-// ValidateDSN returns the error Open would return for dsn's form, without opening, creating or
-// connecting to anything: the provider's plan-time check, so that both accept exactly the same DSNs.
-// Like Open's, its errors wrap ErrInvalidDSN, list the accepted forms and never hold a password.
+// ValidateDSN returns the error Open would return for dsn's form, without opening, reading, creating
+// or connecting to anything: the provider's check in `terraform validate`, so that both accept exactly
+// the same forms (CheckDSN adds what the PostgreSQL driver refuses). Like Open's, its errors wrap
+// ErrInvalidDSN, list the accepted forms and never hold a password.
 func ValidateDSN(dsn string) error {
 	_, _, err := parseDSN(dsn)
+	return err
+}
+
+// CheckDSN returns the error Open would return for dsn before it connects to or opens anything:
+// ValidateDSN's, and for PostgreSQL the driver's parse of the URL (an sslmode it does not know, a bad
+// port, a malformed host), which ValidateDSN does not do. That parse reads the files the DSN names
+// (sslrootcert, sslcert, sslkey), so the provider calls CheckDSN when it is configured for a plan or
+// an apply, and only ValidateDSN in `terraform validate`, which may run where those files are not.
+// Its errors wrap ErrInvalidDSN and never hold a password.
+func CheckDSN(dsn string) error {
+	driver, target, err := parseDSN(dsn)
+	if err == nil && driver == DriverPostgres {
+		_, err = parsePostgres(target)
+	}
 	return err
 }
 

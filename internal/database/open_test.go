@@ -53,6 +53,9 @@ func TestValidateDSNAcceptsOpensForms(t *testing.T) {
 		if err := ValidateDSN(dsn); err != nil {
 			t.Errorf("ValidateDSN(%q) = %v, want nil", dsn, err)
 		}
+		if err := CheckDSN(dsn); err != nil {
+			t.Errorf("CheckDSN(%q) = %v, want nil", dsn, err)
+		}
 	}
 	if _, err := os.Stat(filepath.Dir(missing)); !os.IsNotExist(err) {
 		t.Errorf("ValidateDSN created %s (stat: %v)", filepath.Dir(missing), err)
@@ -202,6 +205,30 @@ func TestUnsupportedDSNErrorsHoldNoPassword(t *testing.T) {
 		err := ValidateDSN(dsn)
 		if !errors.Is(err, ErrInvalidDSN) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("ValidateDSN(%q) = %v; want ErrInvalidDSN saying %q, without the password", dsn, err, want)
+		}
+	}
+}
+
+// A PostgreSQL URL the driver cannot parse (an unknown sslmode, a bad port, a broken IPv6 host) is
+// refused by CheckDSN, the provider's check when it is configured for a plan, with Open's own error
+// and without the password. Before, the plan passed (ValidateDSN checks the form only, and the
+// plan-time capacity check skips a ledger it cannot read) and every create of the apply failed.
+func TestCheckDSNRefusesWhatOpenRefusesBeforeConnecting(t *testing.T) {
+	for _, dsn := range []string{
+		"postgres://u:hunter2@127.0.0.1:1/db?sslmode=bogus",
+		"postgres://u@127.0.0.1:1/db?password=hunter2&sslmode=bogus",
+		"postgresql://u:hunter2@127.0.0.1:99999999/db",
+		"postgres://u:hunter2@[::1:5432/db",
+	} {
+		_, err := Open(testContext(t), dsn, nil)
+		if !errors.Is(err, ErrInvalidDSN) {
+			t.Fatalf("Open(%q) = %v, want ErrInvalidDSN", dsn, err)
+		}
+		if cerr := CheckDSN(dsn); cerr == nil || cerr.Error() != err.Error() {
+			t.Errorf("CheckDSN(%q) = %v, want Open's error %v", dsn, cerr, err)
+		}
+		if strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("error leaks the password: %v", err)
 		}
 	}
 }

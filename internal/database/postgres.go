@@ -68,13 +68,22 @@ func pgRollback(ctx context.Context, tx pgx.Tx) {
 	_ = tx.Rollback(ctx)
 }
 
-func openPostgres(ctx context.Context, dsn string, logger *zap.Logger, readOnly bool) (DB, error) {
-	start := time.Now()
-	name := Redact(dsn)
+// parsePostgres parses a PostgreSQL URL as openPostgres and CheckDSN need it, without connecting.
+func parsePostgres(dsn string) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		// pgx redacts passwords in its parse errors; the DSN we add is redacted too.
-		return nil, fmt.Errorf("postgres ledger %s: %w: %w", name, ErrInvalidDSN, err)
+		return nil, fmt.Errorf("postgres ledger %s: %w: %w", Redact(dsn), ErrInvalidDSN, err)
+	}
+	return cfg, nil
+}
+
+func openPostgres(ctx context.Context, dsn string, logger *zap.Logger, readOnly bool) (DB, error) {
+	start := time.Now()
+	name := Redact(dsn)
+	cfg, err := parsePostgres(dsn)
+	if err != nil {
+		return nil, err
 	}
 	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "terraform-provider-rill"

@@ -169,7 +169,7 @@ func (p *RillProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 		return
 	}
 	if ledgerDSN != "" {
-		if err := database.ValidateDSN(ledgerDSN); err != nil {
+		if err := database.CheckDSN(ledgerDSN); err != nil {
 			resp.Diagnostics.AddAttributeError(path.Root("ledger_dsn"), "Invalid ledger DSN", err.Error()+ledgerFrom)
 			return
 		}

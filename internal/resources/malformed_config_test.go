@@ -3,6 +3,7 @@ package resources_test
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -36,6 +37,8 @@ var malformedCases = []malformedCase{
 	// Other provider attributes.
 	{name: "default not in set", extraProvider: `default_provisioner = "q"`, want: acctest.WordsRegexp(`default_provisioner "q" is not in provisioner_set_json; known provisioners: p`)},
 	{name: "ledger with unknown scheme", extraProvider: `ledger_dsn = "mysql://root@localhost/ledger"`, want: acctest.WordsRegexp(`Invalid ledger DSN`)},
+	// Parsed by the PostgreSQL driver when the provider is configured: before, the plan passed and the apply failed.
+	{name: "ledger the PostgreSQL driver cannot parse", extraProvider: `ledger_dsn = "postgres://u:pw@127.0.0.1:1/db?sslmode=bogus"`, want: regexp.MustCompile(`(?s)Invalid ledger DSN.*ledger_dsn.*sslmode is invalid`)},
 	{name: "empty set", set: " ", want: acctest.WordsRegexp(`Missing provisioner set`)},
 	// The resource.
 	{name: "zero slots on the resource", resource: runtimeWith(`slots = 0`), want: acctest.WordsRegexp(`slots must be a whole number from 1 to 214748364, got 0.`)},
@@ -74,7 +77,7 @@ provider "rill" {
   %s
 }
 %s`, acctest.SQLiteLedger(t), set, tc.extraProvider, res)
-			if tc.name == "ledger with unknown scheme" {
+			if strings.Contains(tc.extraProvider, "ledger_dsn") {
 				cfg = fmt.Sprintf("provider \"rill\" {\n  provisioner_set_json = %q\n  %s\n}\n%s", set, tc.extraProvider, res)
 			}
 			resource.ParallelTest(t, resource.TestCase{
