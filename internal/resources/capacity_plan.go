@@ -135,8 +135,10 @@ func isClosed(ch chan struct{}) bool {
 // small shows in the plan rather than half-way through the apply. It is a warning, not an error: the
 // same apply may free slots before it creates (a replacement, a destroyed runtime) and another
 // pipeline may free or take slots between plan and apply. Each runtime is checked on its own, not
-// the sum of the plan. It only reads, through the command's shared reads (capacityReads); a ledger
-// that cannot be read skips the check (Read reports it).
+// the sum of the plan. It only reads, through the command's shared reads (capacityReads). A ledger
+// that cannot be read (unreachable, refused credentials) is a warning too, as checkCreateAtPlan's
+// unreachable server: a plan of only new runtimes reads the ledger nowhere else, and skipping the
+// check silently showed a clean plan whose every create then failed.
 func warnIfNoRoom(ctx context.Context, reads *capacityReads, p provisioner.Provisioner, name string, slots int, diags *diag.Diagnostics) {
 	cr, ok := p.(provisioner.CapacityReporter)
 	if !ok || slots < 1 || reads.inApply.Load() {
@@ -146,7 +148,11 @@ func warnIfNoRoom(ctx context.Context, reads *capacityReads, p provisioner.Provi
 	defer cancel()
 	hosts, err := reads.get(ctx, name, cr)
 	if err != nil {
-		tflog.Debug(ctx, "plan-time capacity check skipped: the ledger could not be read", map[string]any{"provisioner": name, "error": err.Error()})
+		tflog.Warn(ctx, "plan-time capacity check skipped: the ledger could not be read", map[string]any{"provisioner": name, "error": err.Error()})
+		diags.AddAttributeWarning(path.Root("slots"), "Pool capacity not checked before the create",
+			fmt.Sprintf("Provisioner %q could not read its ledger within %s to check that a host has %d free slot(s): %v\n\nThe plan "+
+				"goes on (the ledger may be reachable by the time of the apply); if it still cannot be read then, the apply fails "+
+				"with its own error and creates nothing. Check ledger_dsn (or RILL_LEDGER_DSN): host, port, credentials.", name, planCapacityTimeout, slots, err))
 		return
 	}
 	var free []string

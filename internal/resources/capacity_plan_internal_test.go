@@ -209,3 +209,26 @@ func TestApplyingARuntimeWithoutProviderDataSaysNotConfigured(t *testing.T) {
 		})
 	}
 }
+
+// A plan of a new runtime whose ledger cannot be read (here: closed; in use, an unreachable
+// PostgreSQL server or a refused password) warns that the pool's room was not checked, with the
+// ledger's error. Before, the check was skipped with a debug log, and a plan of only new runtimes,
+// which reads the ledger nowhere else, was clean while every create of its apply failed.
+func TestPlanCapacityCheckWarnsWhenTheLedgerCannotBeRead(t *testing.T) {
+	db := ledgertest.Open(t, "sqlite://"+filepath.Join(t.TempDir(), "ledger.db"))
+	set, err := provisioner.NewSet(`{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://h1.test:9091", "slots": 1}]}}}`, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var diags diag.Diagnostics
+	warnIfNoRoom(context.Background(), &capacityReads{}, set["pool"], "pool", 1, &diags)
+	if len(diags) != 1 || diags.HasError() || diags[0].Summary() != "Pool capacity not checked before the create" {
+		t.Fatalf("want one warning Pool capacity not checked before the create, got %v", diags)
+	}
+	if d := diags[0].Detail(); !strings.Contains(d, `Provisioner "pool" could not read its ledger`) || !strings.Contains(d, "closed") {
+		t.Errorf("the warning does not name the provisioner and the ledger's error: %s", d)
+	}
+}
