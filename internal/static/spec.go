@@ -2,6 +2,7 @@ package static
 
 import (
 	"math"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -91,9 +92,31 @@ func ParseSpec(specJSON []byte) (*Spec, error) {
 			rt.AudienceURL = written
 		} else if err := checkURL(rt.AudienceURL); err != nil {
 			return nil, provisioner.Errorf(path("audience_url"), "%v", err)
+		} else if hasPassword(rt.AudienceURL) {
+			spec.warnings = append(spec.warnings, provisioner.FieldWarning{Path: path("audience_url"), Message: passwordInURL})
+		}
+		if hasPassword(rt.Host) {
+			spec.warnings = append(spec.warnings, provisioner.FieldWarning{Path: path("host"), Message: passwordInURL})
 		}
 	}
 	return spec, nil
+}
+
+// passwordInURL is the warning for a host or audience URL with a password in its user info. Rill
+// accepts one, so it is no error; but the URL becomes the runtime's host and audience attributes,
+// which Terraform shows in plans and keeps in the state unmasked (and the ledger records the host).
+const passwordInURL = "carries a password in its user info (user:password@): the runtime's host and audience " +
+	"attributes, shown in plans and logs and kept in the state, and the ledger's record of the host would hold it; " +
+	"remove it from the URL"
+
+// hasPassword reports whether the URL s carries a password in its user info.
+func hasPassword(s string) bool {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil || u.User == nil {
+		return false
+	}
+	_, ok := u.User.Password()
+	return ok
 }
 
 func checkURL(s string) error {

@@ -47,6 +47,8 @@ func TestParseSpecErrorsAndWarningsNameTheField(t *testing.T) {
 		{"unknown runtime field", `{"runtimes": [{"host": "http://a", "slots": 1, "slot": 3}]}`, "runtimes[0].slot", "unknown field, ignored (Rill's admin service ignores it too)", true},
 		{"unknown top-level field", `{"runtimes": [{"host": "http://a", "slots": 1}], "region": "eu"}`, "region", "unknown field, ignored", true},
 		{"empty pool", `{"runtimes": []}`, "runtimes", "lists no runtime host", true},
+		{"password in host", `{"runtimes": [{"host": "http://admin:hunter2@a:9091", "slots": 1}]}`, "runtimes[0].host", "carries a password in its user info", true},
+		{"password in audience_url", `{"runtimes": [{"host": "http://a", "slots": 1, "audience_url": "http://u:hunter2@a"}]}`, "runtimes[0].audience_url", "carries a password in its user info", true},
 		{"no runtimes at all", `{}`, "runtimes", "lists no runtime host", true},
 	}
 	for _, tc := range cases {
