@@ -176,6 +176,39 @@ func warnIfNoRoom(ctx context.Context, reads *capacityReads, p provisioner.Provi
 			name, slots, strings.Join(free, ", "), provisioner.ErrInsufficientCapacity.Error()))
 }
 
+// warnIfNoRoomToGrow warns at plan time when a runtime of a fixed-capacity pool grows from `from` to
+// `to` slots and its host (a static runtime never moves) has fewer free slots than that, as the ledger
+// stands: the apply would fail with "cannot resize in place". A warning, as warnIfNoRoom's: the same
+// apply may free slots on the host first. A ledger that cannot be read skips it: the refresh reports
+// that, and warnIfNoRoom for a plan without one.
+func warnIfNoRoomToGrow(ctx context.Context, reads *capacityReads, p provisioner.Provisioner, name, host string, from, to int, diags *diag.Diagnostics) {
+	cr, ok := p.(provisioner.CapacityReporter)
+	if !ok || to <= from || host == "" || reads.inApply.Load() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, planCapacityTimeout)
+	defer cancel()
+	hosts, err := reads.get(ctx, name, cr)
+	if err != nil {
+		tflog.Debug(ctx, "plan-time resize check skipped: the ledger could not be read", map[string]any{"provisioner": name, "error": err.Error()})
+		return
+	}
+	for _, h := range hosts {
+		if h.Host != host {
+			continue
+		}
+		if free := int64(h.Slots) - int64(h.UsedSlots); free < int64(to-from) {
+			diags.AddAttributeWarning(path.Root("slots"), "No room on its host to grow this runtime",
+				fmt.Sprintf("Provisioner %q: the runtime's host %s has %d free slot(s) of %d right now, and growing the runtime from %d to %d "+
+					"slots needs %d. A static runtime cannot move between hosts: the apply will fail with \"cannot resize in place\" "+
+					"unless slots on that host are freed first (a runtime on it destroyed, replaced or shrunk in the same apply, or by "+
+					"another pipeline). Free slots on the host, add slots to it in the pool's spec, or replace the runtime (a new one "+
+					"may be placed on another host).", name, h.Host, max(free, 0), h.Slots, from, to, to-from))
+		}
+		return
+	}
+}
+
 // checkCreateAtPlan asks a provisioner.CreateChecker, at plan time, whether a new resource of type rt
 // can be created at all, so that a backend that lacks what every create needs (a ClickHouse server
 // that cannot manage users by SQL) fails the plan, with the reason the apply would give, rather than

@@ -232,3 +232,34 @@ func TestPlanCapacityCheckWarnsWhenTheLedgerCannotBeRead(t *testing.T) {
 		t.Errorf("the warning does not name the provisioner and the ledger's error: %s", d)
 	}
 }
+
+// The plan of a static runtime that grows beyond the free slots of its host (it cannot move) warns,
+// naming the host and what it has; growing within them does not. Before, such a plan was silent and
+// the apply failed with "cannot resize in place".
+func TestPlanOfAGrowthItsHostHasNoRoomForWarns(t *testing.T) {
+	db := ledgertest.Open(t, "sqlite://"+filepath.Join(t.TempDir(), "ledger.db"))
+	set, err := provisioner.NewSet(`{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://h1.test:9091", "slots": 2}, {"host": "http://h2.test:9091", "slots": 8}]}}}`, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := set["pool"]
+	if _, err := pool.Provision(context.Background(), &provisioner.Resource{ID: "7d1f1e0a-4c55-4b8e-9a59-0c1b1e6f0a03", Type: provisioner.ResourceTypeRuntime},
+		&provisioner.ResourceOptions{Args: (&provisioner.RuntimeArgs{Slots: 1}).AsMap()}); err != nil {
+		t.Fatal(err)
+	}
+	grow := func(to int) diag.Diagnostics {
+		var diags diag.Diagnostics
+		warnIfNoRoomToGrow(context.Background(), &capacityReads{}, pool, "pool", "http://h1.test:9091", 1, to, &diags)
+		return diags
+	}
+	if d := grow(2); len(d) != 0 {
+		t.Errorf("growing within the host's free slot warned: %v", d)
+	}
+	d := grow(3)
+	if len(d) != 1 || d.HasError() || d[0].Summary() != "No room on its host to grow this runtime" {
+		t.Fatalf("want one warning No room on its host to grow this runtime, got %v", d)
+	}
+	if !strings.Contains(d[0].Detail(), "host http://h1.test:9091 has 1 free slot(s) of 2 right now, and growing the runtime from 1 to 3 slots needs 2") {
+		t.Errorf("the warning does not say what the host has and what the growth needs: %s", d[0].Detail())
+	}
+}

@@ -75,9 +75,11 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	var stateName *string
 	var stateSlots types.Number
 	var stateStorage, stateDiskGB types.Int64
+	var stateHost types.String
 	if !req.State.Raw.IsNull() {
 		var name types.String
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("provisioner_name"), &name)...)
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("host"), &stateHost)...)
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("slots"), &stateSlots)...)
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("override_disk_gb"), &stateDiskGB)...)
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("storage_bytes"), &stateStorage)...)
@@ -102,6 +104,11 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 			if !named || !warnIfAdopting(ctx, &r.client.capacity, &r.client.named, p, resolved, plan.Name.ValueString(), &resp.Diagnostics) {
 				warnIfNoRoom(ctx, &r.client.capacity, p, resolved, slotsOf(plan.Slots), &resp.Diagnostics)
 			}
+		}
+	}
+	if stateName != nil && !replace && !plan.Slots.IsUnknown() && !plan.Slots.IsNull() && slotsOf(plan.Slots) > slotsOf(stateSlots) {
+		if _, p, err := r.client.Resolve(resolved, provisioner.ResourceTypeRuntime); err == nil {
+			warnIfNoRoomToGrow(ctx, &r.client.capacity, p, resolved, stateHost.ValueString(), slotsOf(stateSlots), slotsOf(plan.Slots), &resp.Diagnostics)
 		}
 	}
 

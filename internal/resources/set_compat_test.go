@@ -106,6 +106,27 @@ func TestAccRuntime_noRoomWarnsAtPlan(t *testing.T) {
 	}
 }
 
+// A plan that grows a runtime beyond the free slots of its host (a static runtime cannot move) warns;
+// before, it was silent and the apply failed with "cannot resize in place".
+func TestAccRuntime_growthItsHostHasNoRoomForWarnsAtPlan(t *testing.T) {
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
+	rec := &acctest.Recorder{}
+	provider := acctest.ProviderBlock(ledger, "", acctest.Pool("small", acctest.Host{URL: "http://h1.test:9091", Slots: 2}))
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: rec.Factories(),
+		CheckDestroy:             acctest.CheckLedgerEmpty(ledger),
+		Steps: []resource.TestStep{
+			{Config: provider + runtimeWith(`slots = 1`)},
+			{Config: provider + runtimeWith(`slots = 3`), PlanOnly: true, ExpectNonEmptyPlan: true},
+		},
+	})
+	warnings := strings.Join(rec.TakeWarnings(acctest.PlanResourceChange), "\n")
+	if want := `No room on its host to grow this runtime: Provisioner "small": the runtime's host http://h1.test:9091 has 1 free slot(s) of 2 right now, and growing the runtime from 1 to 3 slots needs 2`; !strings.Contains(warnings, want) {
+		t.Fatalf("no plan-time warning %q; warnings:\n%s", want, warnings)
+	}
+}
+
 // A runtime on a host later removed from the spec stays in state (with a warning) instead of being
 // read as gone, rill_provisioners shows the host with in_spec = false and its slots, and destroy frees
 // it. Hosts are recorded in canonical form.
