@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/datasource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
@@ -67,6 +69,9 @@ func (d *AllocationsDataSource) Schema(ctx context.Context, _ datasource.SchemaR
 			"provisioner_name": schema.StringAttribute{
 				Optional:            true,
 				MarkdownDescription: "List this provisioner only. Default: every provisioner of the set that can list what it holds (static, kubernetes).",
+				// "" is no provisioner's name: it was read as "every provisioner", so an empty variable listed
+				// other pools' allocations too, which a recovery by import { for_each } would take over.
+				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
 			},
 			"allocations": schema.ListNestedAttribute{
 				Computed:            true,

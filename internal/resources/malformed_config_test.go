@@ -48,6 +48,8 @@ var malformedCases = []malformedCase{
 	{name: "empty version", resource: runtimeWith("slots = 1\nversion = \"\""), want: acctest.WordsRegexp(`Attribute version string length must be at least 1`)},
 	{name: "environment set twice", resource: runtimeWith("slots = 1\nenvironment = \"prod\"\nannotations = { environment = \"dev\" }"), want: acctest.WordsRegexp(`Conflicting environment`)},
 	{name: "bad timeout", resource: runtimeWith("slots = 1\ntimeouts {\n create = \"soon\"\n}"), want: regexp.MustCompile(`(?s)create.*(time: invalid duration|must be a string containing a sequence of decimal)`)},
+	{name: "empty provisioner_name of rill_allocations", resource: "data \"rill_allocations\" \"a\" {\n  provisioner_name = \"\"\n}\n" + runtimeWith(`slots = 1`),
+		want: acctest.WordsRegexp(`Attribute provisioner_name string length must be at least 1, got: 0`)},
 	{name: "zero timeout", resource: runtimeWith("slots = 1\ntimeouts {\n delete = \"0s\"\n}"), want: acctest.WordsRegexp(`timeouts.delete must be a positive duration, got "0s".`)},
 }
 
