@@ -137,8 +137,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	var o Options
 	fs.StringVar(&o.RillDSN, "rill-dsn", "", "PostgreSQL DSN of Rill's admin database (required)")
 	fs.StringVar(&o.Provisioner, "provisioner", "", "name of the static pool in the provisioner set (required)")
-	fs.StringVar(&o.SetJSON, "set-json", os.Getenv(envnames.ProvisionerSet), "the provider's provisioner set JSON (default $"+envnames.ProvisionerSet+")")
-	fs.StringVar(&o.LedgerDSN, "ledger-dsn", os.Getenv(envnames.LedgerDSN), "the provider's ledger DSN (default $"+envnames.LedgerDSN+", else the default SQLite ledger)")
+	// The environment's values are taken after Parse, not as the flags' defaults: the usage (-h, a
+	// mistyped or missing flag) prints the defaults, and the set and the DSN may hold passwords.
+	fs.StringVar(&o.SetJSON, "set-json", "", "the provider's provisioner set JSON (default $"+envnames.ProvisionerSet+")")
+	fs.StringVar(&o.LedgerDSN, "ledger-dsn", "", "the provider's ledger DSN (default $"+envnames.LedgerDSN+", else the default SQLite ledger)")
 	timeout := fs.Duration("timeout", 5*time.Minute, "bound on the whole migration")
 	fs.Usage = func() {
 		say(stderr, "Usage: terraform-provider-rill %s -rill-dsn <dsn> -provisioner <name> [-set-json <json>] [-ledger-dsn <dsn>]\n\n"+
@@ -148,6 +150,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if o.SetJSON == "" {
+		o.SetJSON = os.Getenv(envnames.ProvisionerSet)
+	}
+	if o.LedgerDSN == "" {
+		o.LedgerDSN = os.Getenv(envnames.LedgerDSN)
 	}
 	var missing []string
 	for name, v := range map[string]string{"-rill-dsn": o.RillDSN, "-provisioner": o.Provisioner, "-set-json": o.SetJSON} {

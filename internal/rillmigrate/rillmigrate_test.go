@@ -112,6 +112,23 @@ func TestMainRefusesMissingFlags(t *testing.T) {
 	}
 }
 
+// The usage, printed for -h and for a mistyped or missing flag, shows no value of the environment
+// variables the command falls back to: the set and the ledger DSN may hold passwords, and the usage
+// goes to a terminal or a CI log. Before, they were the flags' defaults, printed in full.
+func TestUsageShowsNoValueFromTheEnvironment(t *testing.T) {
+	t.Setenv(envnames.ProvisionerSet, `{"ch": {"type": "clickhouse-static", "spec": {"dsn": "clickhouse://admin:set-secret@ch:9000"}}}`)
+	t.Setenv(envnames.LedgerDSN, "postgres://ledger:dsn-secret@db/ledger")
+	for _, args := range [][]string{{"-h"}, {"-no-such-flag"}, {"-rill-dsn", "postgres://rill@db/rill"}} {
+		var out, errOut bytes.Buffer
+		if code := Main(args, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "Usage:") {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, errOut.String())
+		}
+		if s := out.String() + errOut.String(); strings.Contains(s, "set-secret") || strings.Contains(s, "dsn-secret") {
+			t.Errorf("%v: the usage shows a value from the environment:\n%s", args, s)
+		}
+	}
+}
+
 func ids(as []static.Assignment) string {
 	var out []string
 	for _, a := range as {
