@@ -115,13 +115,25 @@ func (p *RillProvider) ValidateConfig(ctx context.Context, req provider.Validate
 			return
 		}
 	}
-	if d := cfg.DefaultProvisioner; specs != nil && !d.IsNull() && !d.IsUnknown() {
+	// An attribute set to "" (a variable whose default is "" rather than null) is not left out: it
+	// says how to leave it out, instead of the errors for a name or DSN that is wrong (the DSN's
+	// told of a Go function, DefaultDSN()).
+	if d := cfg.DefaultProvisioner; !d.IsNull() && !d.IsUnknown() && d.ValueString() == "" {
+		resp.Diagnostics.AddAttributeError(path.Root("default_provisioner"), "Unknown default provisioner",
+			"default_provisioner is set but empty: name a provisioner of the set, or leave the attribute out (null) to use "+
+				envnames.DefaultProvisioner+", else the only provisioner when the set has exactly one.")
+	} else if d := cfg.DefaultProvisioner; specs != nil && !d.IsNull() && !d.IsUnknown() {
 		if _, ok := specs[d.ValueString()]; !ok {
 			resp.Diagnostics.AddAttributeError(path.Root("default_provisioner"), "Unknown default provisioner",
 				fmt.Sprintf("default_provisioner %q is not in provisioner_set_json; known provisioners: %s", d.ValueString(), strings.Join(slices.Sorted(maps.Keys(specs)), ", ")))
 		}
 	}
-	if l := cfg.LedgerDSN; !l.IsNull() && !l.IsUnknown() {
+	if l := cfg.LedgerDSN; !l.IsNull() && !l.IsUnknown() && l.ValueString() == "" {
+		resp.Diagnostics.AddAttributeError(path.Root("ledger_dsn"), "Invalid ledger DSN",
+			"ledger_dsn is set but empty: give a DSN (\"sqlite:///absolute/path/ledger.db\", \"postgres://...\"), or leave the attribute "+
+				"out (null) to use "+envnames.LedgerDSN+", else the default SQLite ledger at $"+database.DefaultSQLitePathEnv+"/"+
+				database.DefaultDataDirName+"/"+database.DefaultSQLiteFileName+".")
+	} else if l := cfg.LedgerDSN; !l.IsNull() && !l.IsUnknown() {
 		if err := database.ValidateDSN(l.ValueString()); err != nil {
 			resp.Diagnostics.AddAttributeError(path.Root("ledger_dsn"), "Invalid ledger DSN", err.Error())
 		}

@@ -40,6 +40,9 @@ var malformedCases = []malformedCase{
 	// Parsed by the PostgreSQL driver when the provider is configured: before, the plan passed and the apply failed.
 	{name: "ledger the PostgreSQL driver cannot parse", extraProvider: `ledger_dsn = "postgres://u:pw@127.0.0.1:1/db?sslmode=bogus"`, want: regexp.MustCompile(`(?s)Invalid ledger DSN.*ledger_dsn.*sslmode is invalid`)},
 	{name: "empty set", set: " ", want: acctest.WordsRegexp(`Missing provisioner set`)},
+	// "" is not "left out": the error says how to leave it out (the DSN's told of DefaultDSN(), a Go function).
+	{name: "empty ledger_dsn", extraProvider: `ledger_dsn = ""`, want: acctest.WordsRegexp(`ledger_dsn is set but empty: give a DSN ("sqlite:///absolute/path/ledger.db", "postgres://..."), or leave the attribute out (null) to use RILL_LEDGER_DSN`)},
+	{name: "empty default_provisioner", extraProvider: `default_provisioner = ""`, want: acctest.WordsRegexp(`default_provisioner is set but empty: name a provisioner of the set, or leave the attribute out (null) to use RILL_ADMIN_DEFAULT_PROVISIONER`)},
 	// The resource.
 	{name: "zero slots on the resource", resource: runtimeWith(`slots = 0`), want: acctest.WordsRegexp(`slots must be a whole number from 1 to 214748364, got 0.`)},
 	{name: "override_disk_gb beyond 64 bits", resource: runtimeWith("slots = 1\noverride_disk_gb = 10000000000"), want: acctest.WordsRegexp(`override_disk_gb value must be between 1 and 8589934591, got: 10000000000`)},
