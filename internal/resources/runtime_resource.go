@@ -75,11 +75,12 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	var stateName *string
 	var stateSlots types.Number
 	var stateStorage, stateDiskGB types.Int64
-	var stateHost types.String
+	var stateHost, stateRuntimeName types.String
 	if !req.State.Raw.IsNull() {
 		var name types.String
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("provisioner_name"), &name)...)
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("host"), &stateHost)...)
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("name"), &stateRuntimeName)...)
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("slots"), &stateSlots)...)
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("override_disk_gb"), &stateDiskGB)...)
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("storage_bytes"), &stateStorage)...)
@@ -106,7 +107,10 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 			}
 		}
 	}
-	if stateName != nil && !replace && !plan.Slots.IsUnknown() && !plan.Slots.IsNull() && slotsOf(plan.Slots) > slotsOf(stateSlots) {
+	// A new name (or one not known yet) replaces the runtime (RequiresReplace on name, which this
+	// method is not told of): its new instance is placed anew, so its old host's room is no matter.
+	renamed := !plan.Name.Equal(stateRuntimeName)
+	if stateName != nil && !replace && !renamed && !plan.Slots.IsUnknown() && !plan.Slots.IsNull() && slotsOf(plan.Slots) > slotsOf(stateSlots) {
 		if _, p, err := r.client.Resolve(resolved, provisioner.ResourceTypeRuntime); err == nil {
 			warnIfNoRoomToGrow(ctx, &r.client.capacity, p, resolved, stateHost.ValueString(), slotsOf(stateSlots), slotsOf(plan.Slots), &resp.Diagnostics)
 		}

@@ -180,3 +180,32 @@ data "rill_provisioners" "all" {
 		},
 	})
 }
+
+// A growth planned together with a new name is no growth: the name change replaces the runtime, whose
+// new instance is placed anew, on any host with room. The plan must not warn that the apply "will
+// fail with cannot resize in place" (it did: the check looked at the slots alone), and the apply
+// succeeds, on the other host.
+func TestAccRuntime_renamedAndGrownRuntimeIsNotWarnedAboutItsOldHost(t *testing.T) {
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
+	rec := &acctest.Recorder{}
+	// h1 is first and as empty as h2: the first runtime goes there and fills it.
+	provider := acctest.ProviderBlock(ledger, "", acctest.Pool("small", acctest.Host{URL: "http://h1.test:9091", Slots: 1}, acctest.Host{URL: "http://h2.test:9091", Slots: 8}))
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: rec.Factories(),
+		CheckDestroy:             acctest.CheckLedgerEmpty(ledger),
+		Steps: []resource.TestStep{
+			{Config: provider + runtimeWith("name = \"a\"\nslots = 1"), Check: resource.TestCheckResourceAttr("rill_runtime.rt", "host", "http://h1.test:9091")},
+			{
+				Config: provider + runtimeWith("name = \"b\"\nslots = 3"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("rill_runtime.rt", plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+				Check: resource.TestCheckResourceAttr("rill_runtime.rt", "host", "http://h2.test:9091"),
+			},
+		},
+	})
+	if warnings := strings.Join(rec.TakeWarnings(acctest.PlanResourceChange), "\n"); strings.Contains(warnings, "No room on its host to grow") {
+		t.Fatalf("the plan of a replacement warned about growing on the old host:\n%s", warnings)
+	}
+}
