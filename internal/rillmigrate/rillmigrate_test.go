@@ -129,6 +129,17 @@ func TestUsageShowsNoValueFromTheEnvironment(t *testing.T) {
 	}
 }
 
+// Without -set-json the command takes the set from the environment, after parsing the flags (so
+// that the usage does not print it): the error names the provisioners of the environment's set.
+func TestMainTakesTheSetFromTheEnvironmentWithoutTheFlag(t *testing.T) {
+	t.Setenv(envnames.ProvisionerSet, `{"from-env": {"type": "static", "spec": {"runtimes": []}}}`)
+	var out, errOut bytes.Buffer
+	code := Main([]string{"-rill-dsn", "postgres://rill@127.0.0.1:1/rill", "-provisioner", "pool"}, &out, &errOut)
+	if want := `the provisioner set has no provisioner named "pool"; it has from-env`; code != 1 || !strings.Contains(errOut.String(), want) {
+		t.Fatalf("exit %d, stderr %q; want 1 and %q", code, errOut.String(), want)
+	}
+}
+
 func ids(as []static.Assignment) string {
 	var out []string
 	for _, a := range as {
