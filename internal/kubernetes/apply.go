@@ -68,6 +68,7 @@ func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*rendered
 			return res, fmt.Errorf("applying %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 		}
 		repaired, read := false, false
+		var repairedPaths [][]string
 		if at == objectsMayExist {
 			// The Deployment keepLiveSelector read; another object from those read before (a named
 			// runtime's), else read by repairLists when its kind has a list to repair (the Service).
@@ -76,7 +77,7 @@ func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*rendered
 			if ro.slot.field == "deployment" {
 				u, read = liveDeployment, false
 			}
-			if repaired, err = repairLists(ctx, c, gvr, obj, u, read, log); err != nil {
+			if repaired, repairedPaths, err = repairLists(ctx, c, gvr, obj, u, read, log); err != nil {
 				if repaired {
 					res.applied++
 				}
@@ -103,7 +104,7 @@ func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*rendered
 			// An atomic list the templates leave unset that a hand edit added (an Ingress's tls) is
 			// no field of the apply's, so the apply left it; the object was not read before (that
 			// would cost every update a GET per Ingress), but the apply answered with it.
-			if _, err := repairLists(ctx, c, gvr, obj, out, false, log); err != nil {
+			if _, _, err := repairLists(ctx, c, gvr, obj, out, false, log); err != nil {
 				return res, err
 			}
 		}
@@ -111,8 +112,9 @@ func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*rendered
 			// The repair's merge patch left an Update entry of our field manager that owns what it
 			// put back, which the apply now owns too: dropped (createdEntryToApply), as after a
 			// claim. Left, it would keep an entry that a later template drops, and it counts as a
-			// hand edit (editedByAnother). Best effort: the runtime is as rendered either way.
-			if err := rewriteManagedFields(ctx, c.dynamic.Resource(gvr).Namespace(obj.GetNamespace()), obj, createdEntryToApply, log); err != nil {
+			// hand edit (editedByAnother). Other managers' ownership of the repaired lists goes too
+			// (repairedEntries). Best effort: the runtime is as rendered either way.
+			if err := rewriteManagedFields(ctx, c.dynamic.Resource(gvr).Namespace(obj.GetNamespace()), obj, repairedEntries(repairedPaths), log); err != nil {
 				log.Warn("could not drop the managed-fields entry of the lists' repair", zap.String("object", obj.GetKind()+" "+obj.GetNamespace()+"/"+obj.GetName()), zap.Error(err))
 			}
 		}

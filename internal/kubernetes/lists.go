@@ -433,8 +433,9 @@ func listsDrift(live, rendered *unstructured.Unstructured) []string {
 // apply changes by itself) and a list that matches are left
 // alone, so an object that was not edited by hand costs no write. live is the object already read
 // (nil when it was not there); when read is set, nothing was read and the object is read here (one
-// GET), but only for a kind that has such a list. It reports whether it wrote, or may have written.
-func repairLists(ctx context.Context, c *clients, gvr schema.GroupVersionResource, obj, live *unstructured.Unstructured, read bool, log *zap.Logger) (bool, error) {
+// GET), but only for a kind that has such a list. It reports whether it wrote, or may have written,
+// and the paths of the lists it replaced.
+func repairLists(ctx context.Context, c *clients, gvr schema.GroupVersionResource, obj, live *unstructured.Unstructured, read bool, log *zap.Logger) (bool, [][]string, error) {
 	var lists []ownedList
 	for _, l := range listsOf(obj) {
 		// An atomic list the templates render, the forced apply replaces whole. One they leave unset
@@ -446,25 +447,26 @@ func repairLists(ctx context.Context, c *clients, gvr schema.GroupVersionResourc
 		}
 	}
 	if len(lists) == 0 {
-		return false, nil
+		return false, nil, nil
 	}
 	ns, name := obj.GetNamespace(), obj.GetName()
 	ri := c.dynamic.Resource(gvr).Namespace(ns)
 	if read {
 		u, err := ri.Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			return false, nil
+			return false, nil, nil
 		}
 		if err != nil {
-			return false, fmt.Errorf("reading %s %s/%s: %w", obj.GetKind(), ns, name, err)
+			return false, nil, fmt.Errorf("reading %s %s/%s: %w", obj.GetKind(), ns, name, err)
 		}
 		live = u
 	}
 	if live == nil {
-		return false, nil
+		return false, nil, nil
 	}
 	patch := map[string]any{}
 	var fields, diffs []string
+	var paths [][]string
 	for _, l := range lists {
 		d := l.diff(live, obj, false)
 		if d == "" {
@@ -476,23 +478,24 @@ func repairLists(ctx context.Context, c *clients, gvr schema.GroupVersionResourc
 		want, _, _ := unstructured.NestedFieldNoCopy(obj.Object, l.path...)
 		setPath(patch, l.path, want) // nil (JSON null) removes a list the templates do not render
 		fields = append(fields, strings.Join(l.path, "."))
+		paths = append(paths, l.path)
 		diffs = append(diffs, d)
 	}
 	if len(fields) == 0 {
-		return false, nil
+		return false, nil, nil
 	}
 	body, err := json.Marshal(patch)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	if _, err := ri.Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager}); err != nil {
 		if apierrors.IsNotFound(err) {
-			return false, nil // gone since: the apply re-creates it
+			return false, nil, nil // gone since: the apply re-creates it
 		}
-		return !refused(err), fmt.Errorf("replacing %s of %s %s/%s (%s): %w", strings.Join(fields, ", "), obj.GetKind(), ns, name, strings.Join(diffs, "; "), err)
+		return !refused(err), nil, fmt.Errorf("replacing %s of %s %s/%s (%s): %w", strings.Join(fields, ", "), obj.GetKind(), ns, name, strings.Join(diffs, "; "), err)
 	}
 	log.Info("replaced lists edited outside Terraform", zap.String("object", obj.GetKind()+" "+ns+"/"+name), zap.Strings("lists", fields), zap.Strings("had", diffs))
-	return true, nil
+	return true, paths, nil
 }
 
 // editedByAnother says whether an entry of the live object's managedFields other than this
@@ -522,6 +525,67 @@ func editedByAnother(live *unstructured.Unstructured, path []string) bool {
 		}
 	}
 	return false
+}
+
+// repairedEntries is the managedFieldsRewrite after a repair of the lists at paths: our create's or
+// repair's Update entry folded into the Apply entry (createdEntryToApply), and every other field
+// manager's ownership of those lists dropped. The repair replaced them with the rendered ones, so
+// what another manager still owns there is a value the repair did not change: the API server's
+// default, which a hand edit had set back (`imagePullPolicy: IfNotPresent` after an `Always`).
+// Left owned, it stays drift (addedDiff) after every apply, which cannot remove a default.
+func repairedEntries(paths [][]string) managedFieldsRewrite {
+	return func(entries []metav1.ManagedFieldsEntry) []jsonPatchOp {
+		ops := map[int]jsonPatchOp{}
+		for _, op := range createdEntryToApply(entries) {
+			i, _ := strconv.Atoi(strings.Split(op.Path, "/")[3])
+			ops[i] = op
+		}
+		for i, mf := range entries {
+			if mf.Manager == FieldManager || mf.Subresource != "" || mf.FieldsV1 == nil {
+				continue
+			}
+			var fields map[string]any
+			if json.Unmarshal(mf.FieldsV1.Raw, &fields) != nil {
+				continue
+			}
+			dropped := false
+			for _, p := range paths {
+				dropped = dropOwned(fields, p) || dropped
+			}
+			switch {
+			case !dropped:
+			case len(fields) == 0:
+				ops[i] = jsonPatchOp{Op: "remove", Path: managedFieldsPath(i, "")}
+			default:
+				ops[i] = jsonPatchOp{Op: "replace", Path: managedFieldsPath(i, "fieldsV1"), Value: fields}
+			}
+		}
+		// From the last entry to the first, so that a removed entry shifts none still to patch.
+		var out []jsonPatchOp
+		for _, i := range slices.Backward(slices.Sorted(maps.Keys(ops))) {
+			out = append(out, ops[i])
+		}
+		return out
+	}
+}
+
+// dropOwned removes the field at path from a managed-fields entry's set (FieldsV1), and the sets
+// on the way that it leaves empty. It reports whether the entry owned anything there.
+func dropOwned(fields map[string]any, path []string) bool {
+	k := "f:" + path[0]
+	if len(path) == 1 {
+		_, ok := fields[k]
+		delete(fields, k)
+		return ok
+	}
+	sub, _ := fields[k].(map[string]any)
+	if sub == nil || !dropOwned(sub, path[1:]) {
+		return false
+	}
+	if len(sub) == 0 || len(sub) == 1 && sub["."] != nil {
+		delete(fields, k)
+	}
+	return true
 }
 
 // setPath sets m[path[0]][path[1]]... = v, making the maps on the way.

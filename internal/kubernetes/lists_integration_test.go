@@ -375,3 +375,40 @@ func TestIntegrationFieldsTheAPIServerDefaultsAreNoDrift(t *testing.T) {
 		t.Errorf("after the apply terminationMessagePath is %s, want the default %s", got, ct.TerminationMessagePath)
 	}
 }
+
+// A default changed by hand and then set back by hand (imagePullPolicy: Always while debugging, then
+// IfNotPresent again) is owned by the hand edit with the default's value: drift, which the apply's
+// repair cannot change (the API server defaults it again, to the same value, so the edit keeps it).
+// The apply must drop that ownership, or the plan shows the drift after every apply.
+func TestIntegrationDefaultSetBackByHandIsRepairedOnce(t *testing.T) {
+	e := newEnv(t, "")
+	r := e.newRuntime()
+	e.provision(e.p, r, args(1, "v1", false))
+	name := "runtime-" + pidOf(r)
+	deployments := e.apps.Deployments(e.ns)
+	dep, err := deployments.Get(e.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := dep.Spec.Template.Spec.Containers[0].TerminationMessagePath
+	for _, v := range []string{"/tmp/message", def} {
+		patch := `[{"op": "replace", "path": "/spec/template/spec/containers/0/terminationMessagePath", "value": "` + v + `"}]`
+		if _, err := deployments.Patch(e.ctx, name, types.JSONPatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "spec.template.spec.containers[runtime].terminationMessagePath is " + def + ", want unset (set by kubectl-edit)"
+	if drift := strings.Join(e.driftOf(e.p, r), "\n"); !strings.Contains(drift, want) {
+		t.Errorf("drift %q, want %q", drift, want)
+	}
+	e.provision(e.p, r, args(1, "v1", false))
+	if drift := e.driftOf(e.p, r); len(drift) != 0 {
+		t.Errorf("drift after the apply %q, want none", drift)
+	}
+	if dep, err = deployments.Get(e.ctx, name, metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := dep.Spec.Template.Spec.Containers[0].TerminationMessagePath; got != def {
+		t.Errorf("after the apply terminationMessagePath is %s, want the default %s", got, def)
+	}
+}

@@ -320,3 +320,30 @@ spec:
 		})
 	}
 }
+
+// After a repair of the containers, other field managers' ownership there goes (an entry that owned
+// nothing else with it, another trimmed to the rest), our repair's Update entry folds into the Apply
+// entry, and the operations run from the last entry to the first, so that a removal shifts none
+// still to patch.
+func TestRepairedEntriesDropOtherOwnersOfTheRepairedLists(t *testing.T) {
+	containers := `"f:containers":{"k:{\"name\":\"runtime\"}":{"f:imagePullPolicy":{}}}`
+	entry := func(manager string, op metav1.ManagedFieldsOperationType, fields string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+	}
+	entries := []metav1.ManagedFieldsEntry{
+		entry(FieldManager, metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:template":{"f:spec":{`+containers+`}}}}`),
+		entry(FieldManager, metav1.ManagedFieldsOperationUpdate, `{"f:spec":{"f:template":{"f:spec":{`+containers+`}}}}`),
+		entry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, `{"f:spec":{"f:template":{"f:spec":{`+containers+`}}}}`),
+		entry("kubectl-rollout", metav1.ManagedFieldsOperationUpdate, `{"f:spec":{"f:template":{"f:metadata":{"f:annotations":{}},"f:spec":{`+containers+`}}}}`),
+		entry("kubectl-label", metav1.ManagedFieldsOperationUpdate, `{"f:metadata":{"f:labels":{}}}`),
+	}
+	got, err := json.Marshal(repairedEntries([][]string{{"spec", "template", "spec", "containers"}})(entries))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"op":"replace","path":"/metadata/managedFields/3/fieldsV1","value":{"f:spec":{"f:template":{"f:metadata":{"f:annotations":{}}}}}},` +
+		`{"op":"remove","path":"/metadata/managedFields/2"},{"op":"remove","path":"/metadata/managedFields/1"}]`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
