@@ -16,6 +16,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(readerEnv) != "" {
+		os.Exit(runReaderProcess())
+	}
 	if os.Getenv(helperEnv) != "" {
 		os.Exit(runHelperProcess())
 	}

@@ -65,7 +65,9 @@ func Open(ctx context.Context, dsn string, logger *zap.Logger) (DB, error) {
 // empty and whose Identity wraps ErrNoLedger. A ledger whose schema is older than this binary's is
 // read as it is (see readQueries: columns it lacks read as unknown, slots in use summed from its
 // allocations; Identity.ID is "" until a write Open migrates it); a newer one is refused, as by
-// Open. Writes through the handle fail with ErrReadOnly.
+// Open. Writes through the handle fail with ErrReadOnly. An existing SQLite file is read without
+// write access to its directory, and without SQLite's -wal and -shm files unless a writer has it
+// open (sqliteDB.read).
 func OpenReadOnly(ctx context.Context, dsn string, logger *zap.Logger) (DB, error) {
 	return open(ctx, dsn, logger, true)
 }

@@ -48,9 +48,10 @@ const sqliteNoDeadlineCap = 2 * time.Minute
 // systems do not reliably provide. Share a ledger between machines with PostgreSQL instead.
 type sqliteDB struct {
 	db       *sql.DB
-	name     string // file path, or ":memory:"
-	location string // the DSN: "sqlite://" + path, or "sqlite::memory:"
-	readOnly bool   // from OpenReadOnly: no writes, no migrations
+	snap     *sql.DB // OpenReadOnly of a file: the lock-free snapshot reader (see readOnly)
+	name     string  // file path, or ":memory:"
+	location string  // the DSN: "sqlite://" + path, or "sqlite::memory:"
+	readOnly bool    // from OpenReadOnly: no writes, no migrations
 	reads    readQueries
 	logger   *zap.Logger
 	writeMu  chan struct{}
@@ -79,7 +80,7 @@ func openSQLite(ctx context.Context, path string, logger *zap.Logger, readOnly b
 		q.Set("_txlock", "immediate")
 	}
 
-	var driverDSN, name, location string
+	var driverDSN, snapDSN, name, location string
 	if path == "" {
 		name, location = ":memory:", "sqlite::memory:"
 		if readOnly {
@@ -95,6 +96,11 @@ func openSQLite(ctx context.Context, path string, logger *zap.Logger, readOnly b
 			}
 			q.Set("mode", "rw") // SQLite's own parameter: never create the file
 			q.Set("_query_only", "1")
+			sq := url.Values{}
+			sq.Set("mode", "ro")
+			sq.Set("immutable", "1") // no locks, no -wal, no -shm: only safe under readSnapshot's checks
+			sq.Set("_query_only", "1")
+			snapDSN = (&url.URL{Scheme: "file", Path: path, RawQuery: sq.Encode()}).String()
 		} else {
 			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 				return nil, fmt.Errorf("sqlite ledger %s: create directory: %w", path, err)
@@ -125,14 +131,28 @@ func openSQLite(ctx context.Context, path string, logger *zap.Logger, readOnly b
 
 	s := &sqliteDB{db: db, name: name, location: location, readOnly: readOnly, reads: sqliteNewestReads,
 		logger: logger.With(zap.String("ledger", DriverSQLite), zap.String("path", name)), writeMu: sqliteWriteLock(path)}
-	if err := s.retryBusy(ctx, func() error { return db.PingContext(ctx) }); err != nil {
-		_ = db.Close()
-		return nil, s.wrap("open", err)
+	if snapDSN != "" {
+		if s.snap, err = sql.Open("sqlite", snapDSN); err != nil {
+			_ = db.Close()
+			return nil, fmt.Errorf("sqlite ledger %s: %w", name, err)
+		}
+		// A connection per read: an immutable connection never notices that the file changed, so a
+		// page cached by one read must not serve the next.
+		s.snap.SetMaxIdleConns(0)
+		s.snap.SetMaxOpenConns(8)
+	}
+	if !readOnly {
+		// A read-only handle's first read (checkSchema) is its ping: a ping of s.db would open the
+		// file with SQLite's locks, which creates -wal and -shm.
+		if err := s.retryBusy(ctx, func() error { return db.PingContext(ctx) }); err != nil {
+			_ = db.Close()
+			return nil, s.wrap("open", err)
+		}
 	}
 	if readOnly {
 		version, err := s.checkSchema(ctx)
 		if err != nil || version == 0 {
-			_ = db.Close()
+			_ = s.Close()
 			if err != nil {
 				return nil, s.wrap("open", err)
 			}
@@ -140,7 +160,7 @@ func openSQLite(ctx context.Context, path string, logger *zap.Logger, readOnly b
 			return &absentDB{driver: DriverSQLite, location: location}, nil
 		}
 		if s.reads, err = sqliteReadsAt(version); err != nil {
-			_ = db.Close()
+			_ = s.Close()
 			return nil, s.wrap("open", err)
 		}
 	} else if err := s.migrate(ctx); err != nil {
@@ -165,15 +185,15 @@ func (s *sqliteDB) schemaState(ctx context.Context) (applied map[int]bool, pendi
 	if err != nil {
 		return nil, nil, err
 	}
-	err = s.retryBusy(ctx, func() error {
+	err = s.read(ctx, func(q sqlQueryer) error {
 		applied = map[int]bool{}
 		var n int
-		if err := s.db.QueryRowContext(ctx,
+		if err := q.QueryRowContext(ctx,
 			`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&n); err != nil || n == 0 {
 			return err
 		}
 		var err error
-		if applied, err = sqliteAppliedVersions(ctx, s.db); err != nil {
+		if applied, err = sqliteAppliedVersions(ctx, q); err != nil {
 			return err
 		}
 		return nil
@@ -189,13 +209,14 @@ func (s *sqliteDB) schemaState(ctx context.Context) (applied map[int]bool, pendi
 func (s *sqliteDB) Identity(ctx context.Context) (Identity, error) {
 	return s.identity.get(s.location, func() (string, error) {
 		var id string
-		err := s.retryBusy(ctx, func() error {
+		err := s.read(ctx, func(q sqlQueryer) error {
+			id = ""
 			var n int
-			if err := s.db.QueryRowContext(ctx,
+			if err := q.QueryRowContext(ctx,
 				`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ledger_meta'`).Scan(&n); err != nil || n == 0 {
 				return err // a ledger from before identities: none yet
 			}
-			err := s.db.QueryRowContext(ctx, sqliteIdentityQuery, identityKey).Scan(&id)
+			err := q.QueryRowContext(ctx, sqliteIdentityQuery, identityKey).Scan(&id)
 			if errors.Is(err, sql.ErrNoRows) {
 				return nil
 			}
@@ -207,12 +228,18 @@ func (s *sqliteDB) Identity(ctx context.Context) (Identity, error) {
 
 func (s *sqliteDB) Driver() string { return DriverSQLite }
 
-func (s *sqliteDB) Close() error { return s.db.Close() }
+func (s *sqliteDB) Close() error {
+	err := s.db.Close()
+	if s.snap != nil {
+		err = errors.Join(err, s.snap.Close())
+	}
+	return err
+}
 
 func (s *sqliteDB) Ping(ctx context.Context) error {
-	err := s.retryBusy(ctx, func() error {
-		var one int
-		return s.db.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+	err := s.read(ctx, func(q sqlQueryer) error {
+		var n int // a read of the file, not only of the connection: SELECT 1 would not open it
+		return q.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&n)
 	})
 	return s.wrap("ping", err)
 }
@@ -562,9 +589,9 @@ func (s *sqliteDB) allocateOnce(ctx context.Context, resourceID string, place Pl
 
 func (s *sqliteDB) FindAllocation(ctx context.Context, resourceID string) (*Allocation, error) {
 	var a *Allocation
-	err := s.retryBusy(ctx, func() error {
+	err := s.read(ctx, func(q sqlQueryer) error {
 		var err error
-		a, err = sqliteFind(ctx, s.db, s.reads.find, resourceID)
+		a, err = sqliteFind(ctx, q, s.reads.find, resourceID)
 		return err
 	})
 	if err != nil {
@@ -575,9 +602,9 @@ func (s *sqliteDB) FindAllocation(ctx context.Context, resourceID string) (*Allo
 
 func (s *sqliteDB) ListAllocations(ctx context.Context) ([]*Allocation, error) {
 	var list []*Allocation
-	err := s.retryBusy(ctx, func() error {
+	err := s.read(ctx, func(q sqlQueryer) error {
 		list = nil
-		rows, err := s.db.QueryContext(ctx, s.reads.list)
+		rows, err := q.QueryContext(ctx, s.reads.list)
 		if err != nil {
 			return err
 		}
@@ -599,9 +626,9 @@ func (s *sqliteDB) ListAllocations(ctx context.Context) ([]*Allocation, error) {
 
 func (s *sqliteDB) UsedSlotsByHost(ctx context.Context) (map[string]int, error) {
 	var used map[string]int
-	err := s.retryBusy(ctx, func() error {
+	err := s.read(ctx, func(q sqlQueryer) error {
 		var err error
-		used, err = sqliteUsed(ctx, s.db, s.reads.used)
+		used, err = sqliteUsed(ctx, q, s.reads.used)
 		return err
 	})
 	if err != nil {

@@ -48,6 +48,20 @@ var Mutants = []Mutant{
 		},
 	},
 	{
+		Name: "sqlite-snapshot-read-kept-after-a-change", Breaks: "a plan's lock-free SQLite read is thrown away when the ledger file changed during it",
+		File:    "internal/database/sqlite_readonly.go",
+		Search:  "\tif !unchangedSince(s.name, before) {\n",
+		Replace: "\tif !unchangedSince(s.name, before) && false {\n",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteSnapshotReadDetectsWrites"}}},
+	},
+	{
+		Name: "sqlite-snapshot-read-ignores-wal", Breaks: "a plan never reads the SQLite ledger's main file alone while a -wal file holds commits",
+		File:    "internal/database/sqlite_readonly.go",
+		Search:  `for _, suffix := range []string{"-wal", "-journal"} {`,
+		Replace: `for _, suffix := range []string{} {`,
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteReadOnlyDirectoryCrashedWriter"}}},
+	},
+	{
 		// Reading outside the transaction alone is harmless while BEGIN IMMEDIATE holds the file's write
 		// lock (nobody can commit in between), and so is a deferred BEGIN alone (WAL snapshots plus the
 		// busy retry); together they let two processes decide on the same free slots.

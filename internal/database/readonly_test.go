@@ -1,0 +1,393 @@
+package database
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The read-only tests open the ledger as another user (nobody), who can read the ledger file but
+// not write its directory: a plan job in CI, a ledger on a read-only mount, a plan run as another
+// user. The test binary re-executes itself as that user (see TestMain).
+const (
+	readerEnv      = "RILL_DATABASE_TEST_READER"       // the DSN to read
+	readerCountEnv = "RILL_DATABASE_TEST_READER_COUNT" // how many times to read it
+	readerWaitEnv  = "RILL_DATABASE_TEST_READER_WAIT"  // LockWait in the reader
+	nobodyUID      = 65534
+)
+
+// runReaderProcess opens the ledger read-only and lists it readerCountEnv times, one line per list:
+// "OK <n> <ids>" or "ERR <error>".
+func runReaderProcess() int {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	n, err := strconv.Atoi(os.Getenv(readerCountEnv))
+	if err != nil {
+		n = 1
+	}
+	if w, err := time.ParseDuration(os.Getenv(readerWaitEnv)); err == nil {
+		LockWait = w
+	}
+	db, err := OpenReadOnly(ctx, os.Getenv(readerEnv), nil)
+	if err != nil {
+		fmt.Println("ERR", strings.ReplaceAll(err.Error(), "\n", " "))
+		return 0
+	}
+	defer func() { _ = db.Close() }()
+	for range n {
+		list, err := db.ListAllocations(ctx)
+		if err != nil {
+			fmt.Println("ERR", strings.ReplaceAll(err.Error(), "\n", " "))
+			continue
+		}
+		ids := make([]string, len(list))
+		for i, a := range list {
+			ids[i] = a.ResourceID
+		}
+		slices.Sort(ids)
+		fmt.Println("OK", len(ids), strings.Join(ids, ","))
+	}
+	return 0
+}
+
+// readOnlyLedger creates a ledger in a directory that nobody can read but not write, and returns
+// its path. It skips the test unless it runs as root (needed to switch to another user).
+func readOnlyLedger(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to read the ledger as another user (nobody) who cannot write its directory")
+	}
+	dir := t.TempDir()
+	// t.TempDir's directories are private to root: let nobody traverse them and read, not write.
+	for d := dir; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "ledger.db")
+}
+
+// readerBinary copies the test binary where nobody can run it (the go build directory is private).
+func readerBinary(t *testing.T, dir string) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "reader.test")
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// startReader runs runReaderProcess as nobody; the ledger's directory must not hold the binary.
+func startReader(t *testing.T, path string, count int, env ...string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	binDir := t.TempDir()
+	if err := os.Chmod(binDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(readerBinary(t, binDir), "-test.run=^$")
+	cmd.Env = append(os.Environ(), readerEnv+"=sqlite://"+path, readerCountEnv+"="+strconv.Itoa(count), "HOME=/nonexistent")
+	cmd.Env = append(cmd.Env, env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobodyUID, Gid: nobodyUID}}
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd, bufio.NewScanner(out)
+}
+
+// readAsNobody lists the ledger once as nobody and returns the reader's line.
+func readAsNobody(t *testing.T, path string, env ...string) string {
+	t.Helper()
+	cmd, out := startReader(t, path, 1, env...)
+	var line string
+	if out.Scan() {
+		line = out.Text()
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("reader: %v (output %q)", err, line)
+	}
+	return line
+}
+
+func dirEntries(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func allocateIDs(t *testing.T, db DB, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		if _, err := db.Allocate(testContext(t), id, placer(pool10x2, 1, 0)); err != nil {
+			t.Fatalf("Allocate(%s): %v", id, err)
+		}
+	}
+}
+
+// TestSQLiteReadOnlyDirectory: the common case, the last writer closed cleanly (no -wal, no -shm)
+// and the reader cannot write the directory. The plan read failed with "attempt to write a
+// readonly database (1544)": SQLite could not create the -wal and -shm files.
+func TestSQLiteReadOnlyDirectory(t *testing.T) {
+	path := readOnlyLedger(t)
+	db, err := Open(testContext(t), "sqlite://"+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocateIDs(t, db, "a", "b")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before := dirEntries(t, filepath.Dir(path))
+	if got, want := readAsNobody(t, path), "OK 2 a,b"; got != want {
+		t.Fatalf("read as nobody: %q, want %q", got, want)
+	}
+	if after := dirEntries(t, filepath.Dir(path)); !slices.Equal(before, after) {
+		t.Errorf("the read changed the directory: %v, then %v", before, after)
+	}
+}
+
+// TestSQLiteReadOnlyDirectoryOpenWriter: a writer holds the ledger open, so its committed rows are
+// in the -wal file, not yet in the main file. The reader must see them (or fail saying why): a
+// read of the main file alone would miss "c", and a refresh would plan to re-create it.
+func TestSQLiteReadOnlyDirectoryOpenWriter(t *testing.T) {
+	path := readOnlyLedger(t)
+	db := mustOpen(t, "sqlite://"+path)
+	allocateIDs(t, db, "a", "b", "c")
+	if _, err := os.Stat(path + "-wal"); err != nil {
+		t.Fatalf("the writer has no -wal file: %v", err)
+	}
+	if got, want := readAsNobody(t, path), "OK 3 a,b,c"; got != want {
+		t.Fatalf("read as nobody: %q, want %q", got, want)
+	}
+}
+
+// TestSQLiteReadOnlyDirectoryConcurrentWriter: writers open, allocate and close (a checkpoint into
+// the main file, then the -wal file deleted) while nobody reads. Every read must be a committed
+// state: the rows only ever grow, and a failed read must say what to do.
+func TestSQLiteReadOnlyDirectoryConcurrentWriter(t *testing.T) {
+	path := readOnlyLedger(t)
+	dsn := "sqlite://" + path
+	db, err := Open(testContext(t), dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocateIDs(t, db, "seed")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	const reads = 200
+	cmd, out := startReader(t, path, reads)
+	// The first read, before any writer: no -wal file, a directory the reader cannot write.
+	if !out.Scan() || out.Text() != "OK 1 seed" {
+		t.Fatalf("first read: %q, want \"OK 1 seed\"", out.Text())
+	}
+	stop, done := make(chan struct{}), make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			db, err := Open(context.Background(), dsn, nil)
+			if err == nil {
+				_, err = db.Allocate(context.Background(), fmt.Sprintf("w%04d", i), func(*Allocation, map[string]int) (*Allocation, error) {
+					return &Allocation{Provisioner: "p", Host: "h", Slots: 1}, nil
+				})
+				err = errors.Join(err, db.Close())
+			}
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	last, ok, failed := 0, 0, 0
+	for out.Scan() {
+		f := strings.SplitN(out.Text(), " ", 3)
+		switch f[0] {
+		case "OK":
+			n, _ := strconv.Atoi(f[1])
+			if n < last || n == 0 {
+				t.Errorf("read %d rows after a read of %d: a read saw a state that was never committed", n, last)
+			}
+			last = n
+			ok++
+		default:
+			failed++
+			if !strings.Contains(out.Text(), path) {
+				t.Errorf("a failed read does not name the ledger: %s", out.Text())
+			}
+		}
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatalf("writer: %v", err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d reads, %d succeeded, %d failed; last saw %d rows", reads, ok+1, failed, last)
+	if ok == 0 {
+		t.Fatalf("no read succeeded")
+	}
+}
+
+// settle makes the ledger file look last written an hour ago, as after a writer closed long ago.
+func settle(t *testing.T, path string) {
+	t.Helper()
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSQLiteReadOnlyDirectoryCrashedWriter: a writer stopped without checkpointing (its -wal holds
+// committed rows the main file lacks) and without leaving a -shm file, and the reader cannot create
+// one. Reading the main file alone would miss "b": the read must fail instead, naming the ledger,
+// its directory and what to do.
+func TestSQLiteReadOnlyDirectoryCrashedWriter(t *testing.T) {
+	path := readOnlyLedger(t)
+	live := filepath.Join(t.TempDir(), "ledger.db")
+	db := mustOpen(t, "sqlite://"+live)
+	allocateIDs(t, db, "a")
+	if _, err := db.(*sqliteDB).db.ExecContext(testContext(t), "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		t.Fatal(err)
+	}
+	allocateIDs(t, db, "b")
+	// What a crash leaves: the main file, then the -wal, copied while the writer is open.
+	for _, suffix := range []string{"", "-wal"} {
+		data, err := os.ReadFile(live + suffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path+suffix, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settle(t, path)
+	got := readAsNobody(t, path, readerWaitEnv+"=100ms")
+	if !strings.HasPrefix(got, "ERR ") || !strings.Contains(got, path) || !strings.Contains(got, "cannot create in "+filepath.Dir(path)+":") {
+		t.Fatalf("read as nobody: %q, want an error naming %s and its directory", got, path)
+	}
+	t.Log(got)
+}
+
+// TestSQLiteReadOnlyCreatesNoFiles: a plan (OpenReadOnly) of a ledger no writer has open creates no
+// file, even where it could: SQLite's locked reads create -wal and -shm files (and delete them on
+// close).
+func TestSQLiteReadOnlyCreatesNoFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	db := mustOpen(t, "sqlite://"+path)
+	allocateIDs(t, db, "a")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, path)
+	before := dirEntries(t, filepath.Dir(path))
+	ro, err := OpenReadOnly(testContext(t), "sqlite://"+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ro.Close() }()
+	if list, err := ro.ListAllocations(testContext(t)); err != nil || len(list) != 1 {
+		t.Fatalf("ListAllocations: %v, %v", list, err)
+	}
+	if _, err := ro.FindAllocation(testContext(t), "a"); err != nil {
+		t.Fatalf("FindAllocation: %v", err)
+	}
+	if after := dirEntries(t, filepath.Dir(path)); !slices.Equal(before, after) {
+		t.Errorf("the plan's reads created files: %v, then %v", before, after)
+	}
+}
+
+// TestSQLiteSnapshotReadDetectsWrites: a lock-free read (readSnapshot) during which a writer opens
+// the ledger, commits and closes (copying its -wal into the main file and deleting it) must be
+// thrown away; one during which a writer commits but stays open reads the state before the commit.
+func TestSQLiteSnapshotReadDetectsWrites(t *testing.T) {
+	ctx := testContext(t)
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	dsn := "sqlite://" + path
+	db := mustOpen(t, dsn)
+	allocateIDs(t, db, "a")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, path)
+	ro, err := OpenReadOnly(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ro.Close() }()
+	s := ro.(*sqliteDB)
+	count := func(q sqlQueryer) int {
+		var n int
+		if err := q.QueryRowContext(ctx, "SELECT count(*) FROM allocations").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	done, err := s.readSnapshot(ctx, func(q sqlQueryer) error {
+		count(q)
+		w, err := Open(ctx, dsn, nil)
+		if err != nil {
+			return err
+		}
+		allocateIDs(t, w, "b")
+		return w.Close() // the checkpoint writes "b" into the main file
+	})
+	if done || err != nil {
+		t.Fatalf("a read during which the main file changed was kept (done %v, err %v)", done, err)
+	}
+	if _, err := os.Stat(path + "-wal"); err == nil {
+		t.Fatal("the writer left its -wal file: the test proves nothing")
+	}
+
+	settle(t, path)
+	var w DB
+	var n int
+	done, err = s.readSnapshot(ctx, func(q sqlQueryer) error {
+		w = mustOpen(t, dsn)
+		allocateIDs(t, w, "c") // into the -wal file: the main file is unchanged
+		n = count(q)
+		return nil
+	})
+	if !done || err != nil || n != 2 {
+		t.Fatalf("readSnapshot: done %v, err %v, %d rows; want the 2 rows committed before it", done, err, n)
+	}
+	if list, err := ro.ListAllocations(ctx); err != nil || len(list) != 3 {
+		t.Fatalf("ListAllocations with a writer open: %d rows, %v; want 3", len(list), err)
+	}
+}

@@ -1,0 +1,133 @@
+package database
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/zap"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// sqliteSnapshotSettle is how long the ledger file must have been unmodified before a read-only
+// handle reads it without SQLite's locks (readSnapshot). File systems record modification times in
+// ticks, not instants (Linux: a scheduler tick of up to 10ms; ext3 and HFS+: 1s; FAT: 2s), so a
+// write in the same tick as readSnapshot's first look could leave the time unchanged. A write to a
+// file last modified more than a tick ago always moves its time forward.
+const sqliteSnapshotSettle = 2 * time.Second
+
+// read runs op, a read of the ledger, on a connection.
+//
+// A read-write handle reads through SQLite's locks, retrying SQLITE_BUSY (retryBusy).
+//
+// A read-only handle (OpenReadOnly, the plan) first tries readSnapshot, which reads the file without
+// locks and without creating anything, and proves afterwards that what it read was a committed
+// state. When that cannot be proved (a writer has the ledger open, or wrote it moments ago), it
+// reads through SQLite's locks like a writer would: in WAL mode that needs the -wal and -shm files,
+// which SQLite creates when they are missing (and deletes when the last connection closes). When
+// it cannot create them either (the directory is not writable by this user), the read waits for the
+// writer to finish, as for a lock, and then fails saying so.
+func (s *sqliteDB) read(ctx context.Context, op func(q sqlQueryer) error) error {
+	if s.snap == nil {
+		return s.retryBusy(ctx, func() error { return op(s.db) })
+	}
+	start := time.Now()
+	backoff := 10 * time.Millisecond
+	for {
+		if done, err := s.readSnapshot(ctx, op); done {
+			return err
+		}
+		err := s.retryBusy(ctx, func() error { return op(s.db) })
+		if !isSQLiteReadOnlyOpen(err) {
+			return err
+		}
+		// Wait for as long as the file's time takes to settle, or a writer would hold a lock.
+		wait := max(LockWait, sqliteSnapshotSettle+time.Second)
+		if time.Since(start) >= wait {
+			return s.readOnlyDirError(err)
+		}
+		s.logger.Debug("ledger in use by a writer and its directory is not writable; waiting", zap.Error(err))
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return errors.Join(s.readOnlyDirError(err), ctx.Err())
+		case <-t.C:
+		}
+		backoff = min(backoff*2, 250*time.Millisecond)
+	}
+}
+
+// readSnapshot runs op on an immutable=1 connection, which reads the main file only: no locks, no
+// -wal, no -shm, nothing created. done is false, and op's result is to be discarded, unless the
+// file provably held a committed state, unchanged, for the whole read:
+//
+//  1. the file's size and modification time, taken first, are more than sqliteSnapshotSettle old;
+//  2. then no -wal file exists (nor a rollback -journal): every committed transaction is in the
+//     main file, since SQLite deletes the -wal only after copying all of it into the main file, and
+//     a writer that stopped without doing so leaves its -wal behind;
+//  3. after the read the file is the same file, with the same size and modification time: nothing
+//     wrote to it since 1 (by 1, a write would have moved the time forward).
+//
+// By 2 and 3, op read the ledger as committed at 2. A writer that committed after 2 did so into a
+// new -wal, not into the main file (or 3 fails): op's result is the state just before that commit,
+// as a locked read that began at 2 would have seen it.
+func (s *sqliteDB) readSnapshot(ctx context.Context, op func(q sqlQueryer) error) (done bool, err error) {
+	before, ok := statIfSettled(s.name)
+	if !ok {
+		return false, nil
+	}
+	for _, suffix := range []string{"-wal", "-journal"} {
+		if _, err := os.Lstat(s.name + suffix); !errors.Is(err, fs.ErrNotExist) {
+			return false, nil // present, or unknown
+		}
+	}
+	err = op(s.snap)
+	if !unchangedSince(s.name, before) {
+		s.logger.Debug("ledger file changed during a lock-free read; reading it again with locks")
+		return false, nil
+	}
+	return true, err
+}
+
+// statIfSettled returns the file's info when its modification time is over sqliteSnapshotSettle old.
+func statIfSettled(path string) (os.FileInfo, bool) {
+	fi, err := os.Stat(path)
+	return fi, err == nil && time.Since(fi.ModTime()) >= sqliteSnapshotSettle
+}
+
+// unchangedSince reports whether path is still the file before was, with the same size and
+// modification time.
+func unchangedSince(path string, before os.FileInfo) bool {
+	after, err := os.Stat(path)
+	return err == nil && os.SameFile(before, after) && after.Size() == before.Size() && after.ModTime().Equal(before.ModTime())
+}
+
+// isSQLiteReadOnlyOpen reports whether err is SQLite failing to create a file it needs to read a
+// WAL database with locks (the -wal or -shm file) because this user cannot write the directory.
+func isSQLiteReadOnlyOpen(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN:
+		return true
+	}
+	return false
+}
+
+func (s *sqliteDB) readOnlyDirError(err error) error {
+	dir, base := filepath.Dir(s.name), filepath.Base(s.name)
+	return fmt.Errorf("cannot read the ledger safely: another process is writing it (or wrote it less than %s ago), "+
+		"or a writer stopped without finishing and left %s-wal, whose committed changes only SQLite can read, "+
+		"and SQLite needs the %s-wal and %s-shm files to do so, which this user cannot create in %s: "+
+		"run the plan again once the writer has finished (opening the ledger once as a user who can write %s "+
+		"also finishes a stopped writer's work), or let this user write %s: %w",
+		sqliteSnapshotSettle, base, base, base, dir, dir, dir, err)
+}
