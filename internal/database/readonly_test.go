@@ -391,3 +391,23 @@ func TestSQLiteSnapshotReadDetectsWrites(t *testing.T) {
 		t.Fatalf("ListAllocations with a writer open: %d rows, %v; want 3", len(list), err)
 	}
 }
+
+// TestSQLiteReadOnlyUnreadableFile: a plan as a user who cannot read the ledger file says so and
+// what to do, instead of SQLite's "unable to open database file (14)".
+func TestSQLiteReadOnlyUnreadableFile(t *testing.T) {
+	path := readOnlyLedger(t)
+	db, err := Open(testContext(t), "sqlite://"+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocateIDs(t, db, "a")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAsNobody(t, path); !strings.Contains(got, path+": this user cannot read the ledger file") {
+		t.Fatalf("read as nobody: %q, want it to say that this user cannot read %s", got, path)
+	}
+}

@@ -48,7 +48,7 @@ const sqliteNoDeadlineCap = 2 * time.Minute
 // systems do not reliably provide. Share a ledger between machines with PostgreSQL instead.
 type sqliteDB struct {
 	db       *sql.DB
-	snap     *sql.DB // OpenReadOnly of a file: the lock-free snapshot reader (see readOnly)
+	snap     *sql.DB // OpenReadOnly of a file: the lock-free snapshot reader (see read)
 	name     string  // file path, or ":memory:"
 	location string  // the DSN: "sqlite://" + path, or "sqlite::memory:"
 	readOnly bool    // from OpenReadOnly: no writes, no migrations
@@ -93,6 +93,9 @@ func openSQLite(ctx context.Context, path string, logger *zap.Logger, readOnly b
 			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 				logger.Debug("ledger file does not exist; reading it as empty", zap.String("path", path))
 				return &absentDB{driver: DriverSQLite, location: location}, nil
+			}
+			if err := checkReadable(path); err != nil {
+				return nil, err
 			}
 			q.Set("mode", "rw") // SQLite's own parameter: never create the file
 			q.Set("_query_only", "1")

@@ -131,3 +131,17 @@ func (s *sqliteDB) readOnlyDirError(err error) error {
 		"also finishes a stopped writer's work), or let this user write %s: %w",
 		sqliteSnapshotSettle, base, base, base, dir, dir, dir, err)
 }
+
+// checkReadable says who cannot read the ledger file and what to do, where SQLite would only say
+// "unable to open database file (14)".
+func checkReadable(path string) error {
+	f, err := os.Open(path)
+	if err == nil {
+		return f.Close()
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("sqlite ledger %s: this user cannot read the ledger file: run the plan as a user who can, "+
+			"or give this user read access to it (and to its -wal and -shm files, when they are there): %w", path, err)
+	}
+	return fmt.Errorf("sqlite ledger %s: %w", path, err)
+}
