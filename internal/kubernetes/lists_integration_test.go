@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
 
 // The hand edits a platform engineer makes to a runtime's lists (kubectl patch or edit, another field
@@ -361,13 +363,7 @@ func TestIntegrationFieldsTheAPIServerDefaultsAreNoDrift(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = "spec.template.spec.containers[runtime].terminationMessagePath is /tmp/message, want unset (set by kubectl-edit)"
-	if drift := strings.Join(e.driftOf(e.p, r), "\n"); !strings.Contains(drift, want) {
-		t.Errorf("drift %q, want %q", drift, want)
-	}
-	e.provision(e.p, r, args(1, "v1", false))
-	if drift := e.driftOf(e.p, r); len(drift) != 0 {
-		t.Errorf("drift after the apply %q, want none", drift)
-	}
+	e.driftRepairedByTheApply(t, r, want)
 	if dep, err = deployments.Get(e.ctx, name, metav1.GetOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -398,17 +394,24 @@ func TestIntegrationDefaultSetBackByHandIsRepairedOnce(t *testing.T) {
 		}
 	}
 	want := "spec.template.spec.containers[runtime].terminationMessagePath is " + def + ", want unset (set by kubectl-edit)"
+	e.driftRepairedByTheApply(t, r, want)
+	if dep, err = deployments.Get(e.ctx, name, metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := dep.Spec.Template.Spec.Containers[0].TerminationMessagePath; got != def {
+		t.Errorf("after the apply terminationMessagePath is %s, want the default %s", got, def)
+	}
+}
+
+// driftRepairedByTheApply: the refresh of r reports drift containing want, and after an apply of r
+// (1 slot, v1) none.
+func (e *env) driftRepairedByTheApply(t *testing.T, r *provisioner.Resource, want string) {
+	t.Helper()
 	if drift := strings.Join(e.driftOf(e.p, r), "\n"); !strings.Contains(drift, want) {
 		t.Errorf("drift %q, want %q", drift, want)
 	}
 	e.provision(e.p, r, args(1, "v1", false))
 	if drift := e.driftOf(e.p, r); len(drift) != 0 {
 		t.Errorf("drift after the apply %q, want none", drift)
-	}
-	if dep, err = deployments.Get(e.ctx, name, metav1.GetOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if got := dep.Spec.Template.Spec.Containers[0].TerminationMessagePath; got != def {
-		t.Errorf("after the apply terminationMessagePath is %s, want the default %s", got, def)
 	}
 }

@@ -20,6 +20,17 @@ func objectFromYAML(t *testing.T, s string) *unstructured.Unstructured {
 	return u
 }
 
+// wantDrift: got is the one drift want, or none when want is "".
+func wantDrift(t *testing.T, got []string, want string) {
+	t.Helper()
+	switch {
+	case want == "" && len(got) != 0:
+		t.Errorf("drift %q, want none", got)
+	case want != "" && (len(got) != 1 || got[0] != want):
+		t.Errorf("drift %q, want [%q]", got, want)
+	}
+}
+
 // What the API server adds (defaults), omits (zero values) or rewrites (quantities) is no drift; a
 // value, a missing entry or an extra one another field manager set is, named by its path. An extra
 // entry no field manager owns is admission's (a policy that injects into every Deployment), which
@@ -85,12 +96,7 @@ spec:
 			u := live(tc.container, tc.volume)
 			u.SetManagedFields(tc.managed)
 			got := listsDrift(u, rendered)
-			switch {
-			case tc.want == "" && len(got) != 0:
-				t.Errorf("drift %q, want none", got)
-			case tc.want != "" && (len(got) != 1 || got[0] != tc.want):
-				t.Errorf("drift %q, want [%q]", got, tc.want)
-			}
+			wantDrift(t, got, tc.want)
 		})
 	}
 }
@@ -262,12 +268,7 @@ spec:
 				u.SetManagedFields([]metav1.ManagedFieldsEntry{managedBy("kubectl-edit", tc.managed)})
 			}
 			got := listsDrift(u, rendered)
-			switch {
-			case tc.want == "" && len(got) != 0:
-				t.Errorf("drift %q, want none", got)
-			case tc.want != "" && (len(got) != 1 || got[0] != tc.want):
-				t.Errorf("drift %q, want [%q]", got, tc.want)
-			}
+			wantDrift(t, got, tc.want)
 			if strings.Contains(strings.Join(got, "\n"), "s3cr3t") {
 				t.Errorf("drift %q shows a value set by hand", got)
 			}
@@ -311,12 +312,7 @@ spec:
 			u := objectFromYAML(t, "kind: Deployment\napiVersion: apps/v1\nspec: {template: {spec: {tolerations: ["+tc.live+"]}}}")
 			u.SetManagedFields(edited)
 			got := listsDrift(u, rendered)
-			switch {
-			case tc.want == "" && len(got) != 0:
-				t.Errorf("drift %q, want none", got)
-			case tc.want != "" && (len(got) != 1 || got[0] != tc.want):
-				t.Errorf("drift %q, want [%q]", got, tc.want)
-			}
+			wantDrift(t, got, tc.want)
 		})
 	}
 }
