@@ -143,6 +143,35 @@ func TestTheDefaultLedgerIsRecordedByItsIdentityAlone(t *testing.T) {
 	}
 }
 
+// What decides is the location, not how it was named (DESIGN.md, "Ledger and cluster identity"): a
+// ledger_dsn that spells out the default path with ~/ (XDG_DATA_HOME relative, so ignored, as the XDG
+// spec says) reaches the default ledger and is recorded as it; one that names another file keeps it.
+func TestALedgerDSNNamingTheDefaultPathIsRecordedAsTheDefault(t *testing.T) {
+	ctx := context.Background()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv(database.DefaultSQLitePathEnv, "relative/data")
+	for dsn, wantLocation := range map[string]bool{
+		"sqlite://~/.local/share/terraform-provider-rill/ledger.db": false,
+		"sqlite://~/elsewhere/ledger.db":                            true,
+	} {
+		db := ledgertest.Open(t, dsn)
+		p, err := New([]byte(twoHosts), db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := provision(t, p.(*Provisioner), "rt-1", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := db.Identity(ctx)
+		if loc, recorded := r.State[stateLedger]; recorded != wantLocation || r.State[stateLedgerID] != id.ID {
+			t.Errorf("%s: Provision recorded ledger %v at %v (recorded: %v); want %s, location recorded: %v",
+				dsn, r.State[stateLedgerID], loc, recorded, id.ID, wantLocation)
+		}
+	}
+}
+
 // A runtime from before ledgers had identities (no ledger_id in its state) adopts the ledger that
 // holds its allocation on the next refresh; an import, or the cleanup of a failed create (nothing
 // recorded), in a ledger that does not exist finds nothing and creates nothing.
