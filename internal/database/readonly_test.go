@@ -411,3 +411,40 @@ func TestSQLiteReadOnlyUnreadableFile(t *testing.T) {
 		t.Fatalf("read as nobody: %q, want it to say that this user cannot read %s", got, path)
 	}
 }
+
+// TestSQLiteSnapshotReadThroughSymlink: a ledger path that is a symbolic link. SQLite resolves the
+// link and keeps its -wal file beside the target, so the lock-free read must look for the -wal there:
+// a writer still open (or stopped without a checkpoint) holds committed allocations in that -wal
+// only, and a read of the main file alone would report them gone.
+func TestSQLiteSnapshotReadThroughSymlink(t *testing.T) {
+	ctx := testContext(t)
+	dir := t.TempDir()
+	target := filepath.Join(dir, "data", "ledger.db")
+	link := filepath.Join(dir, "ledger.db")
+	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	w := mustOpen(t, "sqlite://"+target)
+	defer func() { _ = w.Close() }()
+	allocateIDs(t, w, "a")
+	if _, err := w.(*sqliteDB).db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		t.Fatal(err)
+	}
+	allocateIDs(t, w, "b") // committed into the -wal only
+	if err := os.Symlink(filepath.Join("data", "ledger.db"), link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(target + "-wal"); err != nil {
+		t.Fatalf("no -wal beside the target: the test proves nothing: %v", err)
+	}
+	settle(t, target) // the writer committed "b" long ago, and is still open
+	ro := mustOpenReadOnly(t, "sqlite://"+link)
+	defer func() { _ = ro.Close() }()
+	list, err := ro.ListAllocations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 {
+		t.Fatalf("read through a symbolic link: %d allocations, want 2 (a committed one read as gone)", len(list))
+	}
+}

@@ -50,6 +50,7 @@ type sqliteDB struct {
 	db       *sql.DB
 	snap     *sql.DB // OpenReadOnly of a file: the lock-free snapshot reader (see read)
 	name     string  // file path, or ":memory:"
+	file     string  // with snap: name with symbolic links resolved, as SQLite does (its -wal is beside it)
 	location string  // the DSN: "sqlite://" + path, or "sqlite::memory:"
 	readOnly bool    // from OpenReadOnly: no writes, no migrations
 	reads    readQueries
@@ -80,7 +81,7 @@ func openSQLite(ctx context.Context, path string, logger *zap.Logger, readOnly b
 		q.Set("_txlock", "immediate")
 	}
 
-	var driverDSN, snapDSN, name, location string
+	var driverDSN, snapDSN, name, location, file string
 	if path == "" {
 		name, location = ":memory:", "sqlite::memory:"
 		if readOnly {
@@ -97,13 +98,19 @@ func openSQLite(ctx context.Context, path string, logger *zap.Logger, readOnly b
 			if err := checkReadable(path); err != nil {
 				return nil, err
 			}
+			// SQLite resolves symbolic links and keeps -wal, -shm and -journal beside the target:
+			// readSnapshot must look there, or a link would hide a -wal of committed allocations.
+			var err error
+			if file, err = filepath.EvalSymlinks(path); err != nil {
+				return nil, fmt.Errorf("sqlite ledger %s: %w", path, err)
+			}
 			q.Set("mode", "rw") // SQLite's own parameter: never create the file
 			q.Set("_query_only", "1")
 			sq := url.Values{}
 			sq.Set("mode", "ro")
 			sq.Set("immutable", "1") // no locks, no -wal, no -shm: only safe under readSnapshot's checks
 			sq.Set("_query_only", "1")
-			snapDSN = (&url.URL{Scheme: "file", Path: path, RawQuery: sq.Encode()}).String()
+			snapDSN = (&url.URL{Scheme: "file", Path: file, RawQuery: sq.Encode()}).String()
 		} else {
 			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 				return nil, fmt.Errorf("sqlite ledger %s: create directory: %w", path, err)
@@ -132,7 +139,7 @@ func openSQLite(ctx context.Context, path string, logger *zap.Logger, readOnly b
 		db.SetConnMaxIdleTime(5 * time.Minute)
 	}
 
-	s := &sqliteDB{db: db, name: name, location: location, readOnly: readOnly, reads: sqliteNewestReads,
+	s := &sqliteDB{db: db, name: name, file: file, location: location, readOnly: readOnly, reads: sqliteNewestReads,
 		logger: logger.With(zap.String("ledger", DriverSQLite), zap.String("path", name)), writeMu: sqliteWriteLock(path)}
 	if snapDSN != "" {
 		if s.snap, err = sql.Open("sqlite", snapDSN); err != nil {

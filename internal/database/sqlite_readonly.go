@@ -78,17 +78,17 @@ func (s *sqliteDB) read(ctx context.Context, op func(q sqlQueryer) error) error 
 // new -wal, not into the main file (or 3 fails): op's result is the state just before that commit,
 // as a locked read that began at 2 would have seen it.
 func (s *sqliteDB) readSnapshot(ctx context.Context, op func(q sqlQueryer) error) (done bool, err error) {
-	before, ok := statIfSettled(s.name)
+	before, ok := statIfSettled(s.file)
 	if !ok {
 		return false, nil
 	}
 	for _, suffix := range []string{"-wal", "-journal"} {
-		if _, err := os.Lstat(s.name + suffix); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(s.file + suffix); !errors.Is(err, fs.ErrNotExist) {
 			return false, nil // present, or unknown
 		}
 	}
 	err = op(s.snap)
-	if !unchangedSince(s.name, before) {
+	if !unchangedSince(s.file, before) {
 		s.logger.Debug("ledger file changed during a lock-free read; reading it again with locks")
 		return false, nil
 	}
@@ -123,7 +123,7 @@ func isSQLiteReadOnlyOpen(err error) bool {
 }
 
 func (s *sqliteDB) readOnlyDirError(err error) error {
-	dir, base := filepath.Dir(s.name), filepath.Base(s.name)
+	dir, base := filepath.Dir(s.file), filepath.Base(s.file) // where SQLite needs to create its files
 	return fmt.Errorf("cannot read the ledger safely: another process is writing it (or wrote it less than %s ago), "+
 		"or a writer stopped without finishing and left %s-wal, whose committed changes only SQLite can read, "+
 		"and SQLite needs the %s-wal and %s-shm files to do so, which this user cannot create in %s: "+

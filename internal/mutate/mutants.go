@@ -50,9 +50,16 @@ var Mutants = []Mutant{
 	{
 		Name: "sqlite-snapshot-read-kept-after-a-change", Breaks: "a plan's lock-free SQLite read is thrown away when the ledger file changed during it",
 		File:    "internal/database/sqlite_readonly.go",
-		Search:  "\tif !unchangedSince(s.name, before) {\n",
-		Replace: "\tif !unchangedSince(s.name, before) && false {\n",
+		Search:  "\tif !unchangedSince(s.file, before) {\n",
+		Replace: "\tif !unchangedSince(s.file, before) && false {\n",
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteSnapshotReadDetectsWrites"}}},
+	},
+	{
+		Name: "sqlite-snapshot-read-beside-link", Breaks: "a plan through a symbolic link to the SQLite ledger reads the committed allocations in the -wal beside its target",
+		File:    "internal/database/sqlite.go",
+		Search:  "if file, err = filepath.EvalSymlinks(path); err != nil {",
+		Replace: "if file, err = path, error(nil); err != nil {",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteSnapshotReadThroughSymlink"}}},
 	},
 	{
 		Name: "sqlite-snapshot-read-ignores-wal", Breaks: "a plan never reads the SQLite ledger's main file alone while a -wal file holds commits",
