@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ci"
 )
 
 // The read-only tests open the ledger as another user (nobody), who can read the ledger file but
@@ -61,11 +63,12 @@ func runReaderProcess() int {
 }
 
 // readOnlyLedger creates a ledger in a directory that nobody can read but not write, and returns
-// its path. It skips the test unless it runs as root (needed to switch to another user).
+// its path. It needs root (to switch to another user): elsewhere it skips, or fails under CI=true,
+// whose workflow runs these tests as root in a step of their own (.github/workflows/test.yml).
 func readOnlyLedger(t *testing.T) string {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root, to read the ledger as another user (nobody) who cannot write its directory")
+		ci.Skip(t, "needs root, to read the ledger as another user (nobody) who cannot write its directory")
 	}
 	dir := t.TempDir()
 	// t.TempDir's directories are private to root: let nobody traverse them and read, not write.
