@@ -451,3 +451,27 @@ func TestSQLiteSnapshotReadThroughSymlink(t *testing.T) {
 		t.Fatalf("read through a symbolic link: %d allocations, want 2 (a committed one read as gone)", len(list))
 	}
 }
+
+// TestSQLiteReadOnlyFileLeavesNoFiles: a plan as a user who may write the ledger's directory but not
+// the ledger file (a plan run as another user in a shared directory), moments after an apply. A
+// locked read created -wal and -shm files owned by that user that its read-only connection could not
+// remove, and the owner's next apply could not open the -shm for writing. The read must wait for the
+// file to settle and read it without locks instead, leaving the directory as it was.
+func TestSQLiteReadOnlyFileLeavesNoFiles(t *testing.T) {
+	path := readOnlyLedger(t)
+	if err := os.Chmod(filepath.Dir(path), 0o777); err != nil { // nobody may create files here
+		t.Fatal(err)
+	}
+	db := mustOpen(t, "sqlite://"+path)
+	allocateIDs(t, db, "a")
+	if err := db.Close(); err != nil { // just now: not settled, so the first read cannot be lock-free
+		t.Fatal(err)
+	}
+	before := dirEntries(t, filepath.Dir(path))
+	if got, want := readAsNobody(t, path), "OK 1 a"; got != want {
+		t.Fatalf("read as nobody: %q, want %q", got, want)
+	}
+	if after := dirEntries(t, filepath.Dir(path)); !slices.Equal(before, after) {
+		t.Errorf("the plan left files owned by nobody beside the ledger: %v, then %v", before, after)
+	}
+}

@@ -42,8 +42,10 @@ func (s *sqliteDB) read(ctx context.Context, op func(q sqlQueryer) error) error 
 		if done, err := s.readSnapshot(ctx, op); done {
 			return err
 		}
-		err := s.retryBusy(ctx, func() error { return op(s.db) })
-		if !isSQLiteReadOnlyOpen(err) {
+		var err error
+		if s.wouldLeaveFiles() {
+			err = errWouldLeaveFiles
+		} else if err = s.retryBusy(ctx, func() error { return op(s.db) }); !isSQLiteReadOnlyOpen(err) {
 			return err
 		}
 		// Wait for as long as the file's time takes to settle, or a writer would hold a lock.
@@ -108,6 +110,26 @@ func unchangedSince(path string, before os.FileInfo) bool {
 	return err == nil && os.SameFile(before, after) && after.Size() == before.Size() && after.ModTime().Equal(before.ModTime())
 }
 
+// errWouldLeaveFiles is why read did not read with locks: see wouldLeaveFiles.
+var errWouldLeaveFiles = errors.New("this user cannot write the ledger file, so SQLite could not remove " +
+	"-wal and -shm files it created for the read: they would be left behind, owned by this user, and " +
+	"the ledger's owner could not write the ledger until they were deleted")
+
+// wouldLeaveFiles reports whether a locked read would create a -wal or -shm file that it could not
+// remove: SQLite creates them (in a writable directory) even for a connection that can only read
+// the ledger file, and only a connection that can write the file checkpoints and deletes them on
+// close. Created by another user than the ledger's owner (a plan run as someone else), they stay,
+// and the owner's next apply cannot open the -shm for writing. (Root's are given to the owner.)
+func (s *sqliteDB) wouldLeaveFiles() bool {
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if _, err := os.Lstat(s.file + suffix); errors.Is(err, fs.ErrNotExist) {
+			// Where the directory is not writable SQLite cannot create them: read says so.
+			return canWrite(filepath.Dir(s.file)) && !canWrite(s.file)
+		}
+	}
+	return false // a writer's files: SQLite uses them as they are
+}
+
 // isSQLiteReadOnlyOpen reports whether err is SQLite failing to create a file it needs to read a
 // WAL database with locks (the -wal or -shm file) because this user cannot write the directory.
 func isSQLiteReadOnlyOpen(err error) bool {
@@ -124,12 +146,16 @@ func isSQLiteReadOnlyOpen(err error) bool {
 
 func (s *sqliteDB) readOnlyDirError(err error) error {
 	dir, base := filepath.Dir(s.file), filepath.Base(s.file) // where SQLite needs to create its files
+	cannot, grant := "which this user cannot create in "+dir, dir
+	if errors.Is(err, errWouldLeaveFiles) {
+		cannot, grant = "which this user could create in "+dir+" but not remove", "the ledger file"
+	}
 	return fmt.Errorf("cannot read the ledger safely: another process is writing it (or wrote it less than %s ago), "+
 		"or a writer stopped without finishing and left %s-wal, whose committed changes only SQLite can read, "+
-		"and SQLite needs the %s-wal and %s-shm files to do so, which this user cannot create in %s: "+
+		"and SQLite needs the %s-wal and %s-shm files to do so, %s: "+
 		"run the plan again once the writer has finished (opening the ledger once as a user who can write %s "+
 		"also finishes a stopped writer's work), or let this user write %s: %w",
-		sqliteSnapshotSettle, base, base, base, dir, dir, dir, err)
+		sqliteSnapshotSettle, base, base, base, cannot, dir, grant, err)
 }
 
 // checkReadable says who cannot read the ledger file and what to do, where SQLite would only say

@@ -62,6 +62,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteSnapshotReadThroughSymlink"}}},
 	},
 	{
+		Name: "sqlite-locked-read-leaves-files", Breaks: "a plan as a user who cannot write the SQLite ledger file leaves no -wal/-shm files that block the owner's apply",
+		File:    "internal/database/sqlite_readonly.go",
+		Search:  "\t\tif s.wouldLeaveFiles() {\n",
+		Replace: "\t\tif false {\n",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteReadOnlyFileLeavesNoFiles"}}},
+	},
+	{
 		Name: "sqlite-snapshot-read-ignores-wal", Breaks: "a plan never reads the SQLite ledger's main file alone while a -wal file holds commits",
 		File:    "internal/database/sqlite_readonly.go",
 		Search:  `for _, suffix := range []string{"-wal", "-journal"} {`,
