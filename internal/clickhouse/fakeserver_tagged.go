@@ -85,12 +85,18 @@ func (s *fileServer) load() (*fileServerState, error) {
 	return st, json.Unmarshal(b, st)
 }
 
+// save replaces the state file by a rename, so that a test reading it while a statement runs (it
+// polls the file during a destroy) never reads it half written.
 func (s *fileServer) save(st *fileServerState) error {
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(s.path, b, 0o600)
+	tmp := fmt.Sprintf("%s.%d.tmp", s.path, os.Getpid())
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, s.path)
 }
 
 func (s *fileServer) dial(_ context.Context, dsn string) (session, error) {

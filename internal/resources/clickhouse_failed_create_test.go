@@ -29,15 +29,7 @@ func TestAccClickHouse_failedCreateLeavesNothingUntracked(t *testing.T) {
 	// The fault kinds are the stand-in's (internal/clickhouse/fakeserver_tagged.go, a test build only).
 	fault := func(faults map[string]string) {
 		t.Helper()
-		st := readStandIn(t, standIn)
-		st.Faults = faults
-		b, err := json.Marshal(st)
-		if err == nil {
-			err = os.WriteFile(standIn, b, 0o600)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		editStandIn(t, standIn, func(st *standInState) { st.Faults = faults })
 	}
 	applyFails := func(when string, want ...string) string {
 		t.Helper()
@@ -97,6 +89,24 @@ type standInState struct {
 	Users     map[string][]string `json:"users"`
 	Databases map[string]bool     `json:"databases"`
 	Faults    map[string]string   `json:"faults,omitempty"`
+}
+
+// editStandIn changes the stand-in's state file, replacing it by a rename, so that the stand-in (a
+// provider running a statement meanwhile) never reads it half written.
+func editStandIn(t *testing.T, path string, change func(st *standInState)) {
+	t.Helper()
+	st := readStandIn(t, path)
+	change(&st)
+	b, err := json.Marshal(st)
+	if err == nil {
+		tmp := path + ".test.tmp"
+		if err = os.WriteFile(tmp, b, 0o600); err == nil {
+			err = os.Rename(tmp, path)
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 func readStandIn(t *testing.T, path string) standInState {

@@ -3,8 +3,6 @@ package resources_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -33,15 +31,7 @@ func TestAccClickHouse_destroyKilledBetweenItsTwoDropsIsFinishedByTheNextDestroy
 	t.Cleanup(func() { _, _ = w.Run("destroy", "-no-color", "-auto-approve") })
 	edit := func(change func(st *standInState)) {
 		t.Helper()
-		st := readStandIn(t, standIn)
-		change(&st)
-		b, err := json.Marshal(st)
-		if err == nil {
-			err = os.WriteFile(standIn, b, 0o600)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		editStandIn(t, standIn, change)
 	}
 	planShows := func(when string, want ...string) {
 		t.Helper()

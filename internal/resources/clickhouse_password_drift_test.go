@@ -1,8 +1,6 @@
 package resources_test
 
 import (
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
@@ -43,14 +41,7 @@ func TestAccClickHouse_passwordChangedOutsideTerraformIsAnUpdateNotARecreation(t
 	if len(st.Users[user]) != 1 || st.Users[user][0] != generated || !st.Databases[db] {
 		t.Fatalf("after the apply the stand-in holds users %v, databases %v", st.Users, st.Databases)
 	}
-	st.Users[user] = []string{byHand}
-	b, err := json.Marshal(st)
-	if err == nil {
-		err = os.WriteFile(standIn, b, 0o600)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	editStandIn(t, standIn, func(st *standInState) { st.Users[user] = []string{byHand} })
 
 	plan := step("plan", "plan", "-no-color")
 	for _, want := range []string{"rill_clickhouse.db will be updated in-place", "Plan: 0 to add, 1 to change, 0 to destroy",
