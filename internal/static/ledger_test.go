@@ -103,16 +103,7 @@ func TestTheDefaultLedgerIsRecordedByItsIdentityAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := ledgertest.Open(t, dsn)
-	p, err := New([]byte(twoHosts), db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := provision(t, p.(*Provisioner), "rt-1", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, _ := db.Identity(ctx)
+	p, r, id := provisionedIn(t, dsn)
 	if loc, recorded := r.State[stateLedger]; recorded || r.State[stateLedgerID] != id.ID {
 		t.Fatalf("Provision in the default ledger recorded ledger %v at %v; want %s and no location", r.State[stateLedgerID], loc, id.ID)
 	}
@@ -147,7 +138,6 @@ func TestTheDefaultLedgerIsRecordedByItsIdentityAlone(t *testing.T) {
 // ledger_dsn that spells out the default path with ~/ (XDG_DATA_HOME relative, so ignored, as the XDG
 // spec says) reaches the default ledger and is recorded as it; one that names another file keeps it.
 func TestALedgerDSNNamingTheDefaultPathIsRecordedAsTheDefault(t *testing.T) {
-	ctx := context.Background()
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv(database.DefaultSQLitePathEnv, "relative/data")
@@ -155,16 +145,7 @@ func TestALedgerDSNNamingTheDefaultPathIsRecordedAsTheDefault(t *testing.T) {
 		"sqlite://~/.local/share/terraform-provider-rill/ledger.db": false,
 		"sqlite://~/elsewhere/ledger.db":                            true,
 	} {
-		db := ledgertest.Open(t, dsn)
-		p, err := New([]byte(twoHosts), db, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := provision(t, p.(*Provisioner), "rt-1", 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		id, _ := db.Identity(ctx)
+		_, r, id := provisionedIn(t, dsn)
 		if loc, recorded := r.State[stateLedger]; recorded != wantLocation || r.State[stateLedgerID] != id.ID {
 			t.Errorf("%s: Provision recorded ledger %v at %v (recorded: %v); want %s, location recorded: %v",
 				dsn, r.State[stateLedgerID], loc, recorded, id.ID, wantLocation)
@@ -206,4 +187,24 @@ func TestARuntimeWithoutARecordedLedgerAdoptsTheCurrentOne(t *testing.T) {
 	if _, err := os.Stat(filepath.Dir(missingPath)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Deprovision created the ledger's directory: %v", err)
 	}
+}
+
+// provisionedIn provisions runtime rt-1 (one slot) on a two-host pool over a new ledger at dsn, and
+// returns the pool, the runtime and the ledger's identity.
+func provisionedIn(t *testing.T, dsn string) (*Provisioner, *provisioner.Resource, database.Identity) {
+	t.Helper()
+	db := ledgertest.Open(t, dsn)
+	p, err := New([]byte(twoHosts), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := provision(t, p.(*Provisioner), "rt-1", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := db.Identity(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.(*Provisioner), r, id
 }
