@@ -504,7 +504,17 @@ func repairLists(ctx context.Context, c *clients, gvr schema.GroupVersionResourc
 // later apply that no longer renders one of them (a new data_dir, a template's new port) cannot
 // remove it, and the list must be replaced again (as claim.go folds the create's Update entry away).
 func editedByAnother(live *unstructured.Unstructured, path []string) bool {
-	for _, mf := range live.GetManagedFields() {
+	keys := make([]string, len(path))
+	for i, p := range path {
+		keys[i] = "f:" + p
+	}
+	return ownedByAnother(live.GetManagedFields(), keys...)
+}
+
+// ownedByAnother says whether an entry of managedFields other than this provisioner's Apply entry
+// owns the field at or under the field set's keys ("f:spec", `k:{"name":"runtime"}`, ...).
+func ownedByAnother(managed []metav1.ManagedFieldsEntry, keys ...string) bool {
+	for _, mf := range managed {
 		ours := mf.Manager == FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply
 		if ours || mf.Subresource != "" || mf.FieldsV1 == nil {
 			continue
@@ -514,9 +524,9 @@ func editedByAnother(live *unstructured.Unstructured, path []string) bool {
 			continue
 		}
 		var at any = fields
-		for _, p := range path {
+		for _, k := range keys {
 			m, _ := at.(map[string]any)
-			if at = m["f:"+p]; at == nil {
+			if at = m[k]; at == nil {
 				break
 			}
 		}

@@ -1,0 +1,156 @@
+package kubernetes
+
+import (
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	admissionregclient "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
+)
+
+// testDigest is what the test's admission webhook pins every image of the namespace to, as a policy
+// engine that resolves tags would (Kyverno's verifyImages with mutateDigest, its default;
+// k8s-digester; Kubewarden's verify-image-signatures): "<image>@<digest>".
+const testDigest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// A cluster whose admission pins images to their digest gives a runtime no drift: the Deployment
+// runs "<rendered image>@sha256:...", which is the rendered image as admission resolved it during
+// the provisioner's own apply. Before, every refresh reported the container's image as drift
+// ("runs image rilldata/rill:v1@sha256:..., want rilldata/rill:v1"), so every plan after every apply
+// was an update, whose apply admission pinned again: the perpetual diff Argo CD users of Kyverno
+// know. An image that another field manager pinned (kubectl set image) is still drift, and the
+// apply takes it back.
+func TestIntegrationImagePinnedToItsDigestByAdmissionIsNoDrift(t *testing.T) {
+	e := newEnv(t, "")
+	e.pinImagesOnAdmission()
+
+	r := e.newRuntime()
+	e.provision(e.p, r, args(1, "v1", false))
+	name := "runtime-" + pidOf(r)
+	if got := e.containerImage(name); got != "rilldata/rill:v1@"+testDigest {
+		t.Fatalf("the webhook did not pin the image: the Deployment runs %q", got)
+	}
+	if drift := e.driftOf(e.p, r); len(drift) != 0 {
+		t.Fatalf("an image pinned by admission on our own apply is drift: %q", drift)
+	}
+
+	// Another manager pins it to another digest: that is a hand edit.
+	other := "rilldata/rill:v1@sha256:" + strings.Repeat("f", 64)
+	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"runtime","image":%q}]}}}}`, other)
+	if _, err := e.apps.Deployments(e.ns).Patch(e.ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-set"}); err != nil {
+		t.Fatal(err)
+	}
+	drift := e.driftOf(e.p, r)
+	if len(drift) != 1 || !strings.Contains(drift[0], "runs image "+other+", want rilldata/rill:v1") {
+		t.Fatalf("an image pinned by another field manager: drift %q, want the image named", drift)
+	}
+	e.provision(e.p, r, args(1, "v1", false))
+	if got := e.containerImage(name); got != "rilldata/rill:v1@"+testDigest {
+		t.Fatalf("after the apply the Deployment runs %q, want the rendered image pinned by admission", got)
+	}
+	if drift := e.driftOf(e.p, r); len(drift) != 0 {
+		t.Fatalf("drift after the apply that repaired the image: %q", drift)
+	}
+}
+
+func (e *env) containerImage(deployment string) string {
+	e.t.Helper()
+	dep, err := e.apps.Deployments(e.ns).Get(e.ctx, deployment, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return dep.Spec.Template.Spec.Containers[0].Image
+}
+
+// pinImagesOnAdmission registers, for the test's namespace only, a mutating admission webhook (an
+// HTTPS server in this process, which the local API server calls) that appends "@"+testDigest to
+// every container image of a Deployment that has no digest, and waits until the API server uses it.
+func (e *env) pinImagesOnAdmission() {
+	e.t.Helper()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		var review admissionv1.AdmissionReview
+		if err := json.Unmarshal(body, &review); err != nil || review.Request == nil {
+			http.Error(w, "not an AdmissionReview", http.StatusBadRequest)
+			return
+		}
+		var dep appsv1.Deployment
+		_ = json.Unmarshal(review.Request.Object.Raw, &dep)
+		var ops []map[string]any
+		for i, c := range dep.Spec.Template.Spec.Containers {
+			if !strings.Contains(c.Image, "@") {
+				ops = append(ops, map[string]any{"op": "replace", "path": fmt.Sprintf("/spec/template/spec/containers/%d/image", i), "value": c.Image + "@" + testDigest})
+			}
+		}
+		resp := &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true}
+		if len(ops) > 0 {
+			resp.Patch, _ = json.Marshal(ops)
+			pt := admissionv1.PatchTypeJSONPatch
+			resp.PatchType = &pt
+		}
+		review.Response, review.Request = resp, nil
+		_ = json.NewEncoder(w).Encode(review)
+	}))
+	e.t.Cleanup(srv.Close)
+
+	hooks, err := admissionregclient.NewForConfig(e.c.config)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	url := srv.URL + "/pin"
+	none := admissionregv1.SideEffectClassNone
+	fail := admissionregv1.Fail
+	cfg := &admissionregv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "pin-images-" + e.ns},
+		Webhooks: []admissionregv1.MutatingWebhook{{
+			Name:                    "pin-images.rill.test",
+			ClientConfig:            admissionregv1.WebhookClientConfig{URL: &url, CABundle: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})},
+			Rules:                   []admissionregv1.RuleWithOperations{{Operations: []admissionregv1.OperationType{admissionregv1.Create, admissionregv1.Update}, Rule: admissionregv1.Rule{APIGroups: []string{"apps"}, APIVersions: []string{"v1"}, Resources: []string{"deployments"}}}},
+			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: e.ns}},
+			SideEffects:             &none,
+			FailurePolicy:           &fail,
+			AdmissionReviewVersions: []string{"v1"},
+		}},
+	}
+	if _, err := hooks.MutatingWebhookConfigurations().Create(e.ctx, cfg, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() {
+		_ = hooks.MutatingWebhookConfigurations().Delete(e.ctx, cfg.Name, metav1.DeleteOptions{})
+	})
+
+	// The API server picks the configuration up from a watch: a dry run shows when it has.
+	probe := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "probe"},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "probe"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "probe"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "probe", Image: "probe:v1"}}},
+			},
+		},
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, err := e.apps.Deployments(e.ns).Create(e.ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err == nil && strings.HasSuffix(got.Spec.Template.Spec.Containers[0].Image, "@"+testDigest) {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("the API server did not call the webhook within 30 s (last dry run: %v)", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
