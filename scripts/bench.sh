@@ -23,6 +23,8 @@
 #         rill_runtime's own schema (its Schema method), SDK logging off: what that schema costs;
 #         and COUNT `noop_bare`, its attributes without validators, plan modifiers and defaults:
 #         the least any provider with rill_runtime's attributes costs (the floor of the 1.5x target);
+#         and COUNT `noop_contract`, noop_bare with only the attributes of Rill's provisioner contract
+#         (no additions of this provider, no timeouts block): the least any provider exposing them costs;
 #      f) with --calibrate: (a) with the SDK's trace logging switched off, and the ratios (f)/(e) and
 #         (f)/(d, logging off) for the applies and the refresh plans.
 #    Before every timed apply the state and the ledger are reset (state file and SQLite files removed,
@@ -354,7 +356,7 @@ run_cycle() {
   shift 5
   reset_dir "$dir"
   res="$(timed_apply "$dir" "$lp.apply.log" "$@")" || return 1
-  got="$(grep -c '^\(rill_runtime\|terraform_data\|noop_item\|noop_runtime\|noop_bare\)\.bench\[[0-9]*\]: Creation complete' "$lp.apply.log" || true)"
+  got="$(grep -c '^\(rill_runtime\|terraform_data\|noop_item\|noop_runtime\|noop_bare\|noop_contract\)\.bench\[[0-9]*\]: Creation complete' "$lp.apply.log" || true)"
   [[ "$got" == "$want" ]] || { log "$n created $got resources, expected $want (see $lp.apply.log)"; return 1; }
   wc -c <"$dir/terraform.tfstate" >"$dir.state.bytes" # the section's bytes per resource (last round's)
   # A refresh plan of what was just created: what every later plan of the configuration costs.
@@ -370,7 +372,7 @@ run_cycle() {
     return 0
   fi
   dres="$(timed_tf destroy "$dir" "$lp.destroy.log" "$@")" || return 1
-  got="$(grep -c '^\(rill_runtime\|terraform_data\|noop_item\|noop_runtime\|noop_bare\)\.bench\[[0-9]*\]: Destruction complete' "$lp.destroy.log" || true)"
+  got="$(grep -c '^\(rill_runtime\|terraform_data\|noop_item\|noop_runtime\|noop_bare\|noop_contract\)\.bench\[[0-9]*\]: Destruction complete' "$lp.destroy.log" || true)"
   [[ "$got" == "$want" ]] || { log "$n destroyed $got resources, expected $want (see $lp.destroy.log)"; return 1; }
   echo "$dres $(provider_usage "$lp.destroy.log")"
 }
@@ -408,11 +410,12 @@ for count in "${counts[@]}"; do
   write_runtime_config "$w/runtime" ""
   write_data_config "$w/data"
   if [[ "$calibrate" == 1 ]]; then
-    names+=(noop noop_quiet noop_schema noop_bare runtime_quiet)
+    names+=(noop noop_quiet noop_schema noop_bare noop_contract runtime_quiet)
     write_noop_config "$w/noop" noop_item
     write_noop_config "$w/noop_quiet" noop_item
     write_noop_config "$w/noop_schema" noop_runtime
     write_noop_config "$w/noop_bare" noop_bare
+    write_noop_config "$w/noop_contract" noop_contract
     write_runtime_config "$w/runtime_quiet" ""
   fi
   if [[ ${#pg_dsns[@]} -gt 0 ]]; then
@@ -431,7 +434,7 @@ for count in "${counts[@]}"; do
       vars=()
       case "$n" in
         runtime_pg) vars=("TF_VAR_ledger_dsn=${pg_dsns[$((ci * (rounds + 1) + r))]}") ;;
-        runtime_quiet|noop_quiet|noop_schema|noop_bare) vars=("${quiet_env[@]}") ;;
+        runtime_quiet|noop_quiet|noop_schema|noop_bare|noop_contract) vars=("${quiet_env[@]}") ;;
       esac
       out="$(run_cycle "$n" "$w/$n" "$w/$n.$r" "$count" "$with_destroy" "${vars[@]}")" || exit 1
       { read -r res; read -r pres; read -r dres; } <<<"$out"

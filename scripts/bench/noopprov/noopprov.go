@@ -11,7 +11,10 @@
 //   - `noop_bare`, rill_runtime's attributes and timeouts block without their validators, plan
 //     modifiers and defaults: the least any provider with those attributes can cost, so that
 //     noop_runtime against it is what the validators, plan modifiers and defaults cost, and
-//     noop_item against it what the number of attributes costs.
+//     noop_item against it what the number of attributes costs;
+//   - `noop_contract`, noop_bare reduced to the attributes that carry Rill's provisioner contract
+//     (contractAttributes), without the timeouts block: the least any provider that exposes a
+//     runtime's arguments and config can cost, whatever it adds besides.
 //
 // Built by the bench as
 //
@@ -25,6 +28,7 @@ import (
 	"fmt"
 	"log"
 	"reflect"
+	"slices"
 	"sync/atomic"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -54,6 +58,7 @@ func (noopProvider) Resources(context.Context) []func() resource.Resource {
 		func() resource.Resource { return &item{} },
 		func() resource.Resource { return &sameSchema{} },
 		func() resource.Resource { return &bareSchema{} },
+		func() resource.Resource { return &contractSchema{} },
 	}
 }
 
@@ -142,6 +147,33 @@ func (b *bareSchema) Schema(ctx context.Context, req resource.SchemaRequest, res
 	for name, attr := range resp.Schema.Attributes {
 		resp.Schema.Attributes[name] = withoutRules(attr)
 	}
+}
+
+// contractAttributes are the attributes of rill_runtime that carry Rill's provisioner contract
+// (internal/provisioner): the resource's ID and provisioner, RuntimeArgs (slots, version), the
+// project's annotations (ResourceOptions) and RuntimeConfig (host, audience, cpu, memory_gb,
+// storage_bytes). The others (name, environment, override_disk_gb, hibernated, drift, timeouts) are
+// this provider's additions.
+var contractAttributes = []string{"id", "provisioner_name", "slots", "version", "annotations", "host", "audience", "cpu", "memory_gb", "storage_bytes"}
+
+// contractSchema is `noop_contract`: noop_bare with only contractAttributes and no timeouts block.
+type contractSchema struct{ bareSchema }
+
+func (*contractSchema) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_contract"
+}
+
+func (c *contractSchema) Schema(ctx context.Context, req resource.SchemaRequest, resp *resource.SchemaResponse) {
+	c.bareSchema.Schema(ctx, req, resp)
+	for name := range resp.Schema.Attributes {
+		if !slices.Contains(contractAttributes, name) {
+			delete(resp.Schema.Attributes, name)
+		}
+	}
+	if len(resp.Schema.Attributes) != len(contractAttributes) {
+		resp.Diagnostics.AddError("noop_contract", fmt.Sprintf("rill_runtime lacks one of %v", contractAttributes))
+	}
+	resp.Schema.Blocks = nil
 }
 
 // withoutRules returns a copy of attr with its Validators, PlanModifiers and Default fields zeroed:

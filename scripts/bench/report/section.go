@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -107,6 +108,7 @@ var configLabels = map[string]string{
 	"noop_quiet":    "calibration: %d × `noop_item`, SDK trace logging off",
 	"noop_schema":   "calibration: %d × `noop_runtime` (no-op, rill_runtime's schema), SDK trace logging off",
 	"noop_bare":     "calibration: %d × `noop_bare` (no-op, rill_runtime's attributes without validators, plan modifiers, defaults), SDK trace logging off",
+	"noop_contract": "calibration: %d × `noop_contract` (no-op, only the attributes of Rill's provisioner contract, as `noop_bare`), SDK trace logging off",
 	"runtime_quiet": "calibration: %d × `rill_runtime` (SQLite), SDK trace logging off",
 }
 
@@ -207,6 +209,13 @@ func (c *section) calibration(b *strings.Builder, dataWall float64) {
 		f2(c.floor("runtime_quiet", "")), f2(c.floor("runtime_quiet", ".plan")), c.count)
 	fmt.Fprintf(b, " (%s× and %s× for `noop_bare`). Above %g, a provider with these attributes that cost no CPU at all would still miss the %g× target.\n",
 		f2(c.floor("noop_bare", "")), f2(c.floor("noop_bare", ".plan")), targetVsPlainNoop, targetVsPlainNoop)
+	if slices.Contains(c.configs, "noop_contract") {
+		// The same floor for a provider that exposes only what Rill's provisioner contract carries
+		// (a runtime's arguments and config), none of this provider's additions.
+		fmt.Fprintf(b, "With only the attributes of Rill's provisioner contract (`noop_contract`: ID, provisioner, slots, version, annotations, host, audience, cpu, memory_gb, storage_bytes; no `timeouts` block), the floor is **%s×** and **%s×** (Terraform and provider), and Terraform's own CPU alone **%s×** and **%s×**.\n",
+			f2(ratio(c.med("noop_contract", colCPU), c.med("noop_quiet", colCPU))), f2(ratio(c.med("noop_contract.plan", colCPU), c.med("noop_quiet.plan", colCPU))),
+			f2(c.floor("noop_contract", "")), f2(c.floor("noop_contract", ".plan")))
+	}
 	c.stateSizes(b)
 }
 
