@@ -20,33 +20,36 @@ import (
 	admissionregclient "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
 )
 
-// testDigest is what the test's admission webhook pins every image of the namespace to, as a policy
-// engine that resolves tags would (Kyverno's verifyImages with mutateDigest, its default;
-// k8s-digester; Kubewarden's verify-image-signatures): "<image>@<digest>".
-const testDigest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+// admitted is what the test's admission webhook makes of every image without a digest in the
+// namespace, as policy engines do: pinned to a digest (Kyverno's verifyImages with mutateDigest, its
+// default; k8s-digester; Kubewarden's verify-image-signatures) and sent to a registry mirror (a
+// Kyverno mutation rule for a pull-through cache).
+func admitted(image string) string {
+	return "mirror.rill.test/" + image + "@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+}
 
-// A cluster whose admission pins images to their digest gives a runtime no drift: the Deployment
-// runs "<rendered image>@sha256:...", which is the rendered image as admission resolved it during
-// the provisioner's own apply. Before, every refresh reported the container's image as drift
-// ("runs image rilldata/rill:v1@sha256:..., want rilldata/rill:v1"), so every plan after every apply
-// was an update, whose apply admission pinned again: the perpetual diff Argo CD users of Kyverno
-// know. An image that another field manager pinned (kubectl set image) is still drift, and the
-// apply takes it back.
-func TestIntegrationImagePinnedToItsDigestByAdmissionIsNoDrift(t *testing.T) {
+// A cluster whose admission rewrites images gives a runtime no drift: the Deployment runs
+// "mirror.rill.test/rilldata/rill:v1@sha256:...", which is the rendered image as admission rewrote
+// it during the provisioner's own apply. Before, every refresh reported the container's image as
+// drift ("runs image ...@sha256:..., want rilldata/rill:v1"), so every plan after every apply was an
+// update, whose apply admission rewrote again: the perpetual diff Argo CD users of Kyverno know. An
+// image that another field manager set (kubectl set image) is still drift, and the apply takes it
+// back.
+func TestIntegrationImageRewrittenByAdmissionIsNoDrift(t *testing.T) {
 	e := newEnv(t, "")
-	e.pinImagesOnAdmission()
+	e.rewriteImagesOnAdmission()
 
 	r := e.newRuntime()
 	e.provision(e.p, r, args(1, "v1", false))
 	name := "runtime-" + pidOf(r)
-	if got := e.containerImage(name); got != "rilldata/rill:v1@"+testDigest {
-		t.Fatalf("the webhook did not pin the image: the Deployment runs %q", got)
+	if got := e.containerImage(name); got != admitted("rilldata/rill:v1") {
+		t.Fatalf("the webhook did not rewrite the image: the Deployment runs %q", got)
 	}
 	if drift := e.driftOf(e.p, r); len(drift) != 0 {
-		t.Fatalf("an image pinned by admission on our own apply is drift: %q", drift)
+		t.Fatalf("an image rewritten by admission on our own apply is drift: %q", drift)
 	}
 
-	// Another manager pins it to another digest: that is a hand edit.
+	// Another manager pins it to another digest (which the webhook leaves alone): a hand edit.
 	other := "rilldata/rill:v1@sha256:" + strings.Repeat("f", 64)
 	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"runtime","image":%q}]}}}}`, other)
 	if _, err := e.apps.Deployments(e.ns).Patch(e.ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-set"}); err != nil {
@@ -57,8 +60,8 @@ func TestIntegrationImagePinnedToItsDigestByAdmissionIsNoDrift(t *testing.T) {
 		t.Fatalf("an image pinned by another field manager: drift %q, want the image named", drift)
 	}
 	e.provision(e.p, r, args(1, "v1", false))
-	if got := e.containerImage(name); got != "rilldata/rill:v1@"+testDigest {
-		t.Fatalf("after the apply the Deployment runs %q, want the rendered image pinned by admission", got)
+	if got := e.containerImage(name); got != admitted("rilldata/rill:v1") {
+		t.Fatalf("after the apply the Deployment runs %q, want the rendered image as admission rewrites it", got)
 	}
 	if drift := e.driftOf(e.p, r); len(drift) != 0 {
 		t.Fatalf("drift after the apply that repaired the image: %q", drift)
@@ -74,10 +77,10 @@ func (e *env) containerImage(deployment string) string {
 	return dep.Spec.Template.Spec.Containers[0].Image
 }
 
-// pinImagesOnAdmission registers, for the test's namespace only, a mutating admission webhook (an
-// HTTPS server in this process, which the local API server calls) that appends "@"+testDigest to
-// every container image of a Deployment that has no digest, and waits until the API server uses it.
-func (e *env) pinImagesOnAdmission() {
+// rewriteImagesOnAdmission registers, for the test's namespace only, a mutating admission webhook (an
+// HTTPS server in this process, which the local API server calls) that rewrites every container
+// image of a Deployment that has no digest as admitted does, and waits until the API server uses it.
+func (e *env) rewriteImagesOnAdmission() {
 	e.t.Helper()
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
@@ -91,7 +94,7 @@ func (e *env) pinImagesOnAdmission() {
 		var ops []map[string]any
 		for i, c := range dep.Spec.Template.Spec.Containers {
 			if !strings.Contains(c.Image, "@") {
-				ops = append(ops, map[string]any{"op": "replace", "path": fmt.Sprintf("/spec/template/spec/containers/%d/image", i), "value": c.Image + "@" + testDigest})
+				ops = append(ops, map[string]any{"op": "replace", "path": fmt.Sprintf("/spec/template/spec/containers/%d/image", i), "value": admitted(c.Image)})
 			}
 		}
 		resp := &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true}
@@ -109,13 +112,13 @@ func (e *env) pinImagesOnAdmission() {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	url := srv.URL + "/pin"
+	url := srv.URL + "/rewrite"
 	none := admissionregv1.SideEffectClassNone
 	fail := admissionregv1.Fail
 	cfg := &admissionregv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: "pin-images-" + e.ns},
+		ObjectMeta: metav1.ObjectMeta{Name: "rewrite-images-" + e.ns},
 		Webhooks: []admissionregv1.MutatingWebhook{{
-			Name:                    "pin-images.rill.test",
+			Name:                    "rewrite-images.rill.test",
 			ClientConfig:            admissionregv1.WebhookClientConfig{URL: &url, CABundle: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})},
 			Rules:                   []admissionregv1.RuleWithOperations{{Operations: []admissionregv1.OperationType{admissionregv1.Create, admissionregv1.Update}, Rule: admissionregv1.Rule{APIGroups: []string{"apps"}, APIVersions: []string{"v1"}, Resources: []string{"deployments"}}}},
 			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: e.ns}},
@@ -145,7 +148,7 @@ func (e *env) pinImagesOnAdmission() {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		got, err := e.apps.Deployments(e.ns).Create(e.ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if err == nil && strings.HasSuffix(got.Spec.Template.Spec.Containers[0].Image, "@"+testDigest) {
+		if err == nil && got.Spec.Template.Spec.Containers[0].Image == admitted("probe:v1") {
 			return
 		}
 		if time.Now().After(deadline) {

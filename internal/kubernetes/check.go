@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -356,7 +355,7 @@ func deploymentDrift(live *appsv1.Deployment, rendered *unstructured.Unstructure
 			drift = append(drift, fmt.Sprintf("deployment %s has no container %q", name, wc.Name))
 			continue
 		}
-		if lc.Image != wc.Image && !pinnedOnAdmission(live, wc.Name, lc.Image, wc.Image) {
+		if lc.Image != wc.Image && !imageSetByAdmission(live, wc.Name) {
 			drift = append(drift, fmt.Sprintf("deployment %s: container %s runs image %s, want %s", name, wc.Name, lc.Image, wc.Image))
 		}
 		drift = append(drift, resourceDrift(name, wc.Name, "requests", lc.Resources.Requests, wc.Resources.Requests)...)
@@ -365,22 +364,16 @@ func deploymentDrift(live *appsv1.Deployment, rendered *unstructured.Unstructure
 	return drift, liveTag
 }
 
-// imageDigest is an OCI content digest ("sha256:<hex>"; the grammar of the OCI image spec).
-var imageDigest = regexp.MustCompile(`^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$`)
-
-// pinnedOnAdmission says whether a container's live image is the rendered one pinned to its digest
-// by the cluster's admission during this provisioner's own apply: "<rendered>@<digest>" (what
-// Kyverno's verifyImages does by default, as do k8s-digester and Kubewarden), the field owned by no
-// other field manager. Admission's changes belong to the manager of the request, so a pin made on
-// our apply is ours, while one made by kubectl set image, say, belongs to that manager. The runtime
-// then runs what the rendered reference resolved to when it was applied; calling it drift would
-// plan an update after every apply, which admission would pin again. A template or version that
-// renders another image is drift anyway: the rendered reference is no longer the live one's prefix.
-func pinnedOnAdmission(live *appsv1.Deployment, container, have, want string) bool {
-	digest, ok := strings.CutPrefix(have, want+"@")
-	if !ok || strings.Contains(want, "@") || !imageDigest.MatchString(digest) {
-		return false
-	}
+// imageSetByAdmission says whether a container's live image, which is not the rendered one, is what
+// the cluster's admission made of the rendered one during this provisioner's own apply: the field is
+// owned by no field manager but ours. Admission's changes belong to the manager of the request, so
+// a change made on our apply is ours, while one by kubectl set image or edit, say, belongs to that
+// manager. Policy engines rewrite images on every apply: Kyverno's verifyImages pins them to their
+// digest by default ("rilldata/rill:v1@sha256:..."; so do k8s-digester and Kubewarden), and
+// mutation rules send them to a registry mirror or pull-through cache. Calling that drift would
+// plan an update after every apply, which admission would rewrite again. A template, spec or version
+// that renders another image is drift anyway: its checksum, inputs or version annotation differ.
+func imageSetByAdmission(live *appsv1.Deployment, container string) bool {
 	key, _ := json.Marshal(map[string]string{"name": container})
 	return !ownedByAnother(live.ManagedFields, "f:spec", "f:template", "f:spec", "f:containers", "k:"+string(key), "f:image")
 }

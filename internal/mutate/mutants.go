@@ -161,11 +161,11 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationClaimOutlastsWritesToTheVolumeClaimBetweenItsReadAndItsPatch"}}},
 	},
 	{
-		Name: "kubernetes-digest-pin-of-another-is-ours", Breaks: "an image another field manager pinned to a digest is drift, unlike admission's pin on our own apply",
+		Name: "kubernetes-image-of-another-is-admissions", Breaks: "an image another field manager set is drift, unlike what admission made of ours on our own apply",
 		File:    "internal/kubernetes/check.go",
 		Search:  "\treturn !ownedByAnother(live.ManagedFields, \"f:spec\", \"f:template\", \"f:spec\", \"f:containers\", \"k:\"+string(key), \"f:image\")\n",
 		Replace: "\treturn key != nil\n",
-		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationImagePinnedToItsDigestByAdmissionIsNoDrift"}}},
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationImageRewrittenByAdmissionIsNoDrift"}}},
 	},
 	{
 		Name: "adoption-refused", Breaks: "a retried or interrupted create adopts its own allocation (by ID and name)",
