@@ -34,6 +34,7 @@ type fakeServer struct {
 	queries         []string
 	databases       []string           // answer to the system.databases lookup
 	users           []string           // users that exist, for the system.users lookup
+	defaultDBs      map[string]string  // users' default_database in system.users ("" when unset)
 	usersErr        error              // when set, the system.users lookup fails with it
 	adminDSNs       []string           // DSNs the admin connections were opened with
 	privileges      []string           // answer to the system.privileges lookup (nil: all of sourcePrivileges)
@@ -139,12 +140,18 @@ func (s *fakeSession) QueryStrings(_ context.Context, q string) ([]string, error
 			return named(sourcePrivileges, q), nil
 		}
 		return named(s.f.privileges, q), nil
+	case strings.HasPrefix(q, "SELECT default_database FROM system.users WHERE"):
+		var out []string
+		for _, u := range named(s.f.users, q) {
+			out = append(out, s.f.defaultDBs[u])
+		}
+		return out, nil
 	case strings.Contains(q, "system.users WHERE"):
 		if s.f.usersErr != nil {
 			return nil, s.f.usersErr
 		}
 		return named(s.f.users, q), nil
-	case strings.Contains(q, "system.databases") && strings.Contains(q, " OR ("):
+	case strings.Contains(q, "system.databases") && (strings.Contains(q, " OR (") || !strings.Contains(q, "name = ")):
 		return s.f.databases, nil // the lookup by ID suffix may return more than asked
 	case strings.Contains(q, "system.databases"):
 		return named(s.f.databases, q), nil

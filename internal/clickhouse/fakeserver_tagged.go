@@ -60,6 +60,8 @@ type fileServer struct {
 type fileServerState struct {
 	Users     map[string][]string `json:"users"` // name -> its passwords (ClickHouse 24.9+ allows several)
 	Databases map[string]bool     `json:"databases"`
+	// DefaultDatabases are the users' DEFAULT DATABASE, as system.users has them (default_database).
+	DefaultDatabases map[string]string `json:"default_databases,omitempty"`
 	// Comments are the databases' COMMENTs (the annotations as JSON), as system.databases has them.
 	Comments map[string]string `json:"comments,omitempty"`
 	// Faults are failures a test injects: a statement that starts with a key fails as its value says,
@@ -137,7 +139,9 @@ var (
 	// A password is a string literal as quoteString writes it: ' and \ escaped with a backslash.
 	setUserRE  = regexp.MustCompile("^(CREATE USER IF NOT EXISTS|ALTER USER) `([^`]+)`(?: ON CLUSTER `[^`]+`)?( ADD)? IDENTIFIED WITH sha256_password BY '((?:[^'\\\\]|\\\\.)*)'")
 	dropUserRE = regexp.MustCompile("^DROP USER IF EXISTS `([^`]+)`")
-	quotedRE   = regexp.MustCompile(`'([^']*)'`)
+	// The user option DEFAULT DATABASE, after the password literal (which the lazy match skips).
+	defaultDatabaseRE = regexp.MustCompile("' DEFAULT DATABASE `([^`]+)`")
+	quotedRE          = regexp.MustCompile(`'([^']*)'`)
 )
 
 func (f *fileSession) Exec(ctx context.Context, sql string) error {
@@ -192,8 +196,16 @@ func (f *fileSession) Exec(ctx context.Context, sql string) error {
 		default: // CREATE, or ALTER USER ... IDENTIFIED: this password only
 			st.Users[user] = []string{password}
 		}
+		if dd := defaultDatabaseRE.FindStringSubmatch(sql[len(m[0])-1:]); dd != nil {
+			if st.DefaultDatabases == nil {
+				st.DefaultDatabases = map[string]string{}
+			}
+			st.DefaultDatabases[user] = dd[1]
+		}
 	case dropUserRE.MatchString(sql):
-		delete(st.Users, dropUserRE.FindStringSubmatch(sql)[1])
+		name := dropUserRE.FindStringSubmatch(sql)[1]
+		delete(st.Users, name)
+		delete(st.DefaultDatabases, name)
 	case strings.HasPrefix(sql, "GRANT "):
 	default:
 		return exceptionf(codeSyntaxError, "the stand-in does not understand this statement")
@@ -237,7 +249,7 @@ func (f *fileSession) QueryStrings(_ context.Context, q string) ([]string, error
 	pick := func(names map[string]bool) []string {
 		var out []string
 		for n := range names {
-			if literals[n] || strings.Contains(q, " OR (") {
+			if literals[n] || strings.Contains(q, " OR (") || strings.Contains(q, "startsWith(") {
 				out = append(out, n)
 			}
 		}
@@ -259,6 +271,14 @@ func (f *fileSession) QueryStrings(_ context.Context, q string) ([]string, error
 		return append([]string{f.s.adminUser}, keys(st.Users)...), nil
 	case q == "SELECT type FROM system.user_directories":
 		return []string{"users_xml", "local_directory"}, nil
+	case strings.HasPrefix(q, "SELECT default_database FROM system.users WHERE"):
+		var out []string
+		for n := range st.Users {
+			if literals[n] {
+				out = append(out, st.DefaultDatabases[n])
+			}
+		}
+		return out, nil
 	case strings.Contains(q, "FROM system.users WHERE"):
 		users := map[string]bool{}
 		for n := range st.Users {

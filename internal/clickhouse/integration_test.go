@@ -30,6 +30,19 @@ const integrationHelp = "to run the lifecycle, point RILL_TEST_CLICKHOUSE_DSN at
 	"(e.g. RILL_TEST_CLICKHOUSE_DSN=clickhouse://default:@127.0.0.1:9000 with access_management=1, ClickHouse >= 20.4), " +
 	"or RILL_TEST_CLICKHOUSE_SERVER at a clickhouse-server binary of ClickHouse >= 20.4 to start a throwaway one"
 
+// chdbProvisioner is a provisioner whose admin DSN is srv's, for the tests that run on chDB whatever
+// the others use (they declare users in its users.xml).
+func chdbProvisioner(t *testing.T, srv *chdbtest.Server) *Provisioner {
+	t.Helper()
+	pp, err := New([]byte(fmt.Sprintf(`{"dsn":%q}`, srv.AdminDSN)), nil, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pp.(*Provisioner)
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
 func integrationProvisioner(t *testing.T) *Provisioner {
 	t.Helper()
 	dsn := os.Getenv("RILL_TEST_CLICKHOUSE_DSN")
@@ -453,12 +466,7 @@ func TestIntegrationChangedPasswordIsDriftNotGone(t *testing.T) {
 	if _, err := srv.Query(ctx, "CREATE DATABASE "+quoteIdent(db)); err != nil {
 		t.Fatal(err)
 	}
-	pp, err := New([]byte(fmt.Sprintf(`{"dsn":%q}`, srv.AdminDSN)), nil, zaptest.NewLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := pp.(*Provisioner)
-	t.Cleanup(func() { _ = p.Close() })
+	p := chdbProvisioner(t, srv)
 	resource := func(password string) *provisioner.Resource {
 		dsn, err := withCredentials(p.dsn, user, password, db)
 		if err != nil {
@@ -473,7 +481,7 @@ func TestIntegrationChangedPasswordIsDriftNotGone(t *testing.T) {
 		t.Fatalf("with the user's password: %+v, %v", got, err)
 	}
 	stale := resource("The-Old-Generated-Pa55w0rd")
-	err = p.selectOne(ctx, stale.Config["dsn"].(string))
+	err := p.selectOne(ctx, stale.Config["dsn"].(string))
 	if !isGoneError(err) {
 		t.Fatalf("a login with a password the user no longer has: want a refusal CheckResource reads, got code %d: %v", exceptionCode(err), err)
 	}
@@ -562,12 +570,7 @@ func TestIntegrationHalfPresentResourceIsKeptNotGone(t *testing.T) {
 		id := uuid.NewString()
 		const password = "Current-Pa55w0rd"
 		srv := chdbtest.Start(t, chdbtest.User{Name: userName(id), Password: password})
-		pp, err := New([]byte(fmt.Sprintf(`{"dsn":%q}`, srv.AdminDSN)), nil, zaptest.NewLogger(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := pp.(*Provisioner)
-		t.Cleanup(func() { _ = p.Close() })
+		p := chdbProvisioner(t, srv)
 		withDSN := resource(p, id, password, true)
 		if err := p.selectOne(ctx, withDSN.Config["dsn"].(string)); !isGoneError(err) {
 			t.Fatalf("a login into a database that does not exist: want a refusal CheckResource reads, got code %d: %v", exceptionCode(err), err)
@@ -662,5 +665,70 @@ func TestIntegrationProvisionStatementsParseOnARealServer(t *testing.T) {
 	var back map[string]string
 	if err := json.Unmarshal([]byte(got[0]), &back); err != nil || fmt.Sprint(back) != fmt.Sprint(annotations) {
 		t.Fatalf("the comment %q does not carry the annotations back (%v)", got[0], err)
+	}
+}
+
+// TestIntegrationImportFindsRillsDatabaseByName runs on a real server of any kind (it creates no
+// user): an import of an ID whose database Rill's admin service named (rill_<org>_<project>_<ID
+// without dashes>) finds it by that name when none of ours exists, with the server's own
+// startsWith and HTTP or native answers; a second database named for the same ID is an error that
+// names both, not a pick.
+func TestIntegrationImportFindsRillsDatabaseByName(t *testing.T) {
+	p := integrationProvisioner(t)
+	ctx := integrationContext(t)
+	id := uuid.NewString()
+	admin, err := p.adminSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := rillDatabaseName(id, map[string]string{"organization_name": "Acme", "project_name": "Rill-Import"})
+	other := rillDatabaseName(id, map[string]string{"project_name": "Other"})
+	for _, n := range []string{db, other} {
+		t.Cleanup(func() { _ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+quoteIdent(n)) })
+	}
+	if err := admin.Exec(ctx, "CREATE DATABASE "+quoteIdent(db)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.CheckResource(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse}, nil)
+	if err != nil {
+		t.Fatalf("with Rill's database: %v", err)
+	}
+	if got.Config["database"] != db || got.Config["user"] != nil || got.State[stateUser] != rillUserName(id) || got.State[stateAdoptedFrom] != stateAdoptedFromRill {
+		t.Fatalf("resource %+v; want Rill's database %s and Rill's user name recorded", got, db)
+	}
+	if err := admin.Exec(ctx, "CREATE DATABASE "+quoteIdent(other)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.CheckResource(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse}, nil)
+	if err == nil || errors.Is(err, provisioner.ErrResourceNotFound) || !strings.Contains(err.Error(), quoteIdent(db)) || !strings.Contains(err.Error(), quoteIdent(other)) {
+		t.Fatalf("two of Rill's names for one ID: want an error naming both, got %v", err)
+	}
+}
+
+// TestIntegrationImportFindsRillsUserByItsDefaultDatabase runs on chDB's ClickHouse 26.7 whatever
+// the other integration tests use: chDB cannot create a user by SQL, but a user declared in its
+// users.xml under Rill's name, with Rill's database as its default database, stands for one Rill's
+// admin service created (CREATE USER ... DEFAULT DATABASE). Its org and project are so long that Rill
+// cut the ID off the database's name entirely: only the user's default_database, read from the real
+// system.users, can name it (without it the import is an error naming the candidates).
+func TestIntegrationImportFindsRillsUserByItsDefaultDatabase(t *testing.T) {
+	id := uuid.NewString()
+	user := rillUserName(id)
+	db := rillDatabaseName(id, map[string]string{"organization_name": "AcmeCorporationInternational", "project_name": "Customer-Analytics-Dashboards"})
+	if rillDatabaseKind(id, db) != rillUndetermined {
+		t.Fatalf("%s keeps part of the ID", db)
+	}
+	srv := chdbtest.Start(t, chdbtest.User{Name: user, Password: "1Rr!0123456789abcdef", DefaultDatabase: db})
+	ctx := integrationContext(t)
+	if _, err := srv.Query(ctx, "CREATE DATABASE "+quoteIdent(db)); err != nil {
+		t.Fatal(err)
+	}
+	p := chdbProvisioner(t, srv)
+	got, err := p.CheckResource(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Config["user"] != user || got.Config["database"] != db || got.Config["dsn"] != "" {
+		t.Fatalf("resource %+v; want Rill's user %s and its default database %s", got, user, db)
 	}
 }

@@ -213,3 +213,103 @@ func newPassword() (string, error) {
 	}
 	return string(out), nil
 }
+
+// Rill's admin service (admin/provisioner/clickhousestatic) names a resource's objects its own way;
+// a resource it provisioned keeps those names when this provider adopts it (an import: see
+// adoptRill in provision.go). Its rule, as of Rill's commit e2f71cb (checked 2026-12-01): the user is
+// rill_<ID with every character outside [A-Za-z0-9] removed> (case kept), and the database is
+// rill[_<org>][_<project>]_<ID>, each part with the same characters removed (an org or project
+// annotation that is present adds its part even when empty), cut to 63 characters, '_' trimmed from
+// the end, lowercased. The org and project come from the organization_name and project_name
+// annotations only.
+
+const rillNameLen = 63
+
+// rillAlnum removes every character outside [A-Za-z0-9] from s (Rill's [^a-zA-Z0-9]+ removed).
+func rillAlnum(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// rillUserName is the user Rill's admin service creates for resourceID.
+func rillUserName(resourceID string) string { return namePrefix + rillAlnum(resourceID) }
+
+// rillDatabaseName is the database Rill's admin service creates for resourceID with annotations.
+func rillDatabaseName(resourceID string, annotations map[string]string) string {
+	name := "rill"
+	for _, key := range []string{"organization_name", "project_name"} {
+		if v, ok := annotations[key]; ok {
+			name += "_" + rillAlnum(v)
+		}
+	}
+	name += "_" + rillAlnum(resourceID)
+	if len(name) > rillNameLen {
+		name = name[:rillNameLen]
+	}
+	return strings.ToLower(strings.TrimRight(name, "_"))
+}
+
+// rillMatch says how a database name relates to a resource ID under Rill's rule (rillDatabaseKind).
+type rillMatch int
+
+const (
+	// rillNone: no org and project give this name for the ID.
+	rillNone rillMatch = iota
+	// rillWhole: the name ends with the whole ID: it is this resource's.
+	rillWhole
+	// rillCut: the name was cut to 63 characters inside the ID and keeps at least minRillIDChars of
+	// it: this resource's, unless another name matches too.
+	rillCut
+	// rillUndetermined: the name was cut so that at most minRillIDChars-1 characters of the ID (maybe
+	// none) are left: it may be this resource's or another's, and its name cannot tell.
+	rillUndetermined
+)
+
+// minRillIDChars is how much of the ID a cut name must keep to count as the resource's: 8 hex digits
+// of a UUID, one chance in 4 billion that another resource's cut name ends the same way. Fewer (a
+// long org and project name) could as well be a cut project name.
+const minRillIDChars = 8
+
+// rillDatabaseKind reports whether rillDatabaseName(resourceID, annotations) is name for some
+// annotations, and how sure that is (rillMatch). TestRillDatabaseKindKnowsEveryNameOfRillsRule holds
+// it to rillDatabaseName.
+func rillDatabaseKind(resourceID, name string) rillMatch {
+	id := strings.ToLower(rillAlnum(resourceID))
+	if id == "" || len(name) > rillNameLen || !strings.HasPrefix(name, namePrefix) || strings.HasSuffix(name, "_") ||
+		strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
+		return rillNone
+	}
+	parts := strings.Split(name[len(namePrefix):], "_") // [org] [project] id, the id maybe cut
+	last := parts[len(parts)-1]
+	switch {
+	case len(parts) > 3:
+		return rillNone
+	case last == id:
+		return rillWhole
+	case len(name) == rillNameLen && last != "" && strings.HasPrefix(id, last) && len(last) >= minRillIDChars:
+		return rillCut
+	case len(name) == rillNameLen && strings.HasPrefix(id, last):
+		return rillUndetermined // the ID cut after a few characters, or a project name that starts alike
+	case len(parts) < 3 && len(name) >= rillNameLen-2:
+		// Cut before the ID, then its separators (up to two, after empty parts) trimmed.
+		return rillUndetermined
+	}
+	return rillNone
+}
+
+// isUserOf reports whether name is a user name of resourceID's: ours, or Rill's for an adopted one.
+func isUserOf(resourceID, name string) bool {
+	return name == userName(resourceID) || name == rillUserName(resourceID)
+}
+
+// isDatabaseOf reports whether name may be resourceID's database: one of ours (ownsDatabaseName), or
+// one Rill's rule could give it (an adopted resource records the one it found). It guards the
+// statements against state that names someone else's database.
+func isDatabaseOf(resourceID, name string) bool {
+	return ownsDatabaseName(resourceID, name) || rillDatabaseKind(resourceID, name) != rillNone
+}

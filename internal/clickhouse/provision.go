@@ -22,6 +22,11 @@ const (
 	stateDatabase = "database"
 	stateUser     = "user"
 	stateCluster  = "cluster"
+	// stateAdoptedFrom marks a resource adopted from Rill's admin service (an import that found Rill's
+	// names, stateAdoptedFromRill) until the first Provision: each refresh until then repeats what the
+	// apply does to the password Rill's deployment uses (rillAdoptionWarning).
+	stateAdoptedFrom     = "adopted_from"
+	stateAdoptedFromRill = "rill-admin"
 )
 
 // databasePrivileges are granted to a resource's user on its own database (`db`.*) and nowhere else.
@@ -161,11 +166,18 @@ func (p *Provisioner) provision(ctx context.Context, r *provisioner.Resource, op
 			zap.String("resource_id", r.ID), zap.Int("clickhouse_code", exceptionCode(err)))
 	}
 
-	db := databaseName(r.ID, annotations)
-	if prev, ok := stateString(r, stateDatabase); ok && ownsDatabaseName(r.ID, prev) {
-		db = prev // keep the name it was created with, even if the org or project was renamed since
+	// The names it was created with (or adopted under: Rill's), even if the org or project was renamed
+	// since; a new resource gets ours. A user adopted from Rill whose database was never found gets
+	// the one Rill's rule gives it, so the pair keeps one naming.
+	user := recordedUser(r)
+	db := recordedDatabase(r, configuredDatabase(r))
+	switch {
+	case db != "":
+	case user == rillUserName(r.ID) && user != userName(r.ID):
+		db = rillDatabaseName(r.ID, annotations)
+	default:
+		db = databaseName(r.ID, annotations)
 	}
-	user := userName(r.ID)
 
 	password := args.Password
 	if password == "" {
@@ -235,13 +247,14 @@ func (p *Provisioner) execAll(ctx context.Context, conn session, id, password st
 }
 
 // Deprovision drops the resource's user and database. Both being gone already is success. The names
-// come from r.State when present (and must be names this provisioner would give r.ID); otherwise the
-// user is recomputed from the ID and databases named for the ID are looked up in system.databases.
+// are the recorded ones (r.Config, else r.State: ours, or Rill's for an adopted resource), which must
+// be names r.ID can have; without any, the user is ours for the ID and databases named for the ID
+// are looked up in system.databases.
 func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) error {
 	if err := checkResource(r); err != nil {
 		return err
 	}
-	user := userName(r.ID)
+	user := recordedUser(r)
 	if u, ok := stateString(r, stateUser); ok && u != user {
 		return fmt.Errorf("deprovisioning ClickHouse resource %s: refusing to drop user %s from the state: resource %s's user is %s", r.ID, quoteIdent(u), r.ID, quoteIdent(user))
 	}
@@ -251,8 +264,12 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 	}
 
 	dbs := map[string]bool{}
-	if db, ok := stateString(r, stateDatabase); ok {
-		if !ownsDatabaseName(r.ID, db) {
+	stateDB, _ := stateString(r, stateDatabase)
+	for _, db := range []string{configuredDatabase(r), stateDB} {
+		if db == "" {
+			continue
+		}
+		if !isDatabaseOf(r.ID, db) {
 			return fmt.Errorf("deprovisioning ClickHouse resource %s: refusing to drop database %s from the state: it is not named for this resource", r.ID, quoteIdent(db))
 		}
 		dbs[db] = true
@@ -328,8 +345,8 @@ func (p *Provisioner) checkRefusedLogin(ctx context.Context, r *provisioner.Reso
 	if err != nil {
 		return nil, fmt.Errorf("checking ClickHouse resource %s: %w", r.ID, err)
 	}
-	user, db := userName(r.ID), recordedDatabase(r, known.Database)
-	users, dbs, err := p.lookUp(ctx, r.ID, db)
+	user, db := recordedUser(r), recordedDatabase(r, known.Database)
+	users, dbs, err := p.lookUp(ctx, r.ID, user, db)
 	if err != nil {
 		return nil, fmt.Errorf("checking ClickHouse resource %s: its own login was refused (ClickHouse error code %d), and whether its user and database are still there could not be read through the admin connection: %w", r.ID, code, err)
 	}
@@ -357,15 +374,40 @@ func (p *Provisioner) checkRefusedLogin(ctx context.Context, r *provisioner.Reso
 }
 
 // recordedDatabase is the name of a provisioned resource's database: the one its config names, else
-// the one its state names, when it is a name of the resource's; "" when neither is.
+// the one its state names, when it is a name of the resource's (isDatabaseOf: ours, or Rill's for an
+// adopted resource); "" when neither is.
 func recordedDatabase(r *provisioner.Resource, configured string) string {
-	if configured != "" && ownsDatabaseName(r.ID, configured) {
+	if configured != "" && isDatabaseOf(r.ID, configured) {
 		return configured
 	}
-	if db, ok := stateString(r, stateDatabase); ok && ownsDatabaseName(r.ID, db) {
+	if db, ok := stateString(r, stateDatabase); ok && isDatabaseOf(r.ID, db) {
 		return db
 	}
 	return ""
+}
+
+// configuredDatabase is the database r.Config names, or "".
+func configuredDatabase(r *provisioner.Resource) string {
+	if r == nil || r.Config == nil {
+		return ""
+	}
+	db, _ := r.Config["database"].(string)
+	return db
+}
+
+// recordedUser is the name of a resource's user: the one its config names, else the one its state
+// names, when it is a name of the resource's (isUserOf: ours, or Rill's for an adopted resource);
+// else ours for its ID. Every operation after an import goes by it, never by re-deriving our name.
+func recordedUser(r *provisioner.Resource) string {
+	if r.Config != nil {
+		if u, _ := r.Config["user"].(string); u != "" && isUserOf(r.ID, u) {
+			return u
+		}
+	}
+	if u, ok := stateString(r, stateUser); ok && isUserOf(r.ID, u) {
+		return u
+	}
+	return userName(r.ID)
 }
 
 // halfPresent is CheckResource's answer for a provisioned resource of which exactly one half is still
@@ -404,15 +446,14 @@ func (p *Provisioner) halfPresent(r *provisioner.Resource, cluster, user, db str
 	return &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeClickHouse, State: state, Config: cfg.AsMap()}
 }
 
-// lookUp returns, read-only through the admin connection, the user named for a resource ID if it
+// lookUp returns, read-only through the admin connection, the resource's user (recordedUser) if it
 // exists, and its database: db when that is a name of the resource's, else those named for the ID. A
 // server older than 20.4 has no system.users, and no SQL users at all (see checkWithoutCredentials).
-func (p *Provisioner) lookUp(ctx context.Context, resourceID, db string) (users, dbs []string, err error) {
+func (p *Provisioner) lookUp(ctx context.Context, resourceID, user, db string) (users, dbs []string, err error) {
 	conn, err := p.adminSession(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	user := userName(resourceID)
 	users, err = conn.QueryStrings(ctx, "SELECT name FROM system.users WHERE name = "+quoteString(user))
 	switch {
 	case exceptionCode(err) == codeUnknownTable:
@@ -420,7 +461,7 @@ func (p *Provisioner) lookUp(ctx context.Context, resourceID, db string) (users,
 	case err != nil:
 		return nil, nil, fmt.Errorf("looking up user %s: %s", quoteIdent(user), p.scrub(err.Error()))
 	}
-	if db == "" || !ownsDatabaseName(resourceID, db) {
+	if db == "" || !isDatabaseOf(resourceID, db) {
 		dbs, err = p.databasesOf(ctx, conn, resourceID)
 		return users, dbs, err
 	}
@@ -433,19 +474,20 @@ func (p *Provisioner) lookUp(ctx context.Context, resourceID, db string) (users,
 
 // checkWithoutCredentials is CheckResource for a resource whose password is not known here: an import
 // (ClickHouse keeps only the password's hash), or a resource whose password the caller keeps out of
-// its state (a write-only password). Through the admin connection, read-only, it looks up the user
-// named for the ID and the databases named for it (or the one in r.Config or r.State).
+// its state (a write-only password). Through the admin connection, read-only, it looks up its user
+// (recordedUser) and its database (the one in r.Config or r.State, else those named for the ID).
 //
 // Either existing is enough, neither is gone. When r.Config names the user and database (a resource
-// provisioned earlier), one of them missing is halfPresent; otherwise (an import) it returns a config
-// without a dsn that names those that exist.
+// provisioned or adopted earlier), one of them missing is halfPresent; otherwise (an import) it
+// returns a config without a dsn that names those that exist, and when none of ours exists, those
+// Rill's admin service made for the ID (adoptRill).
 func (p *Provisioner) checkWithoutCredentials(ctx context.Context, r *provisioner.Resource) (*provisioner.Resource, error) {
 	known, err := provisioner.NewClickhouseConfig(r.Config)
 	if err != nil {
 		return nil, fmt.Errorf("checking ClickHouse resource %s: %w", r.ID, err)
 	}
 	provisioned := known.User != "" && known.Database != ""
-	user := userName(r.ID)
+	user := recordedUser(r)
 	if provisioned && known.User != user {
 		return nil, fmt.Errorf("checking ClickHouse resource %s: its config names user %s, but its user is %s", r.ID, quoteIdent(known.User), quoteIdent(user))
 	}
@@ -453,7 +495,7 @@ func (p *Provisioner) checkWithoutCredentials(ctx context.Context, r *provisione
 	if !ok {
 		db, _ = stateString(r, stateDatabase)
 	}
-	users, dbs, err := p.lookUp(ctx, r.ID, db)
+	users, dbs, err := p.lookUp(ctx, r.ID, user, db)
 	if err != nil {
 		return nil, fmt.Errorf("checking ClickHouse resource %s: %w", r.ID, err)
 	}
@@ -461,14 +503,17 @@ func (p *Provisioner) checkWithoutCredentials(ctx context.Context, r *provisione
 	case provisioned && len(users) == 0 && len(dbs) == 0:
 		return nil, fmt.Errorf("ClickHouse resource %s: its user %s and its database %s no longer exist: %w", r.ID, quoteIdent(user), quoteIdent(db), provisioner.ErrResourceNotFound)
 	case provisioned && (len(users) == 0 || len(dbs) == 0):
-		return p.halfPresent(r, known.Cluster, user, db, len(users) == 1), nil
+		return p.keepAdoption(r, p.halfPresent(r, known.Cluster, user, db, len(users) == 1)), nil
+	case len(users) == 0 && len(dbs) == 0 && len(r.State) == 0 && known.User == "" && known.Database == "":
+		// Nothing of ours, and nothing recorded (an import): maybe Rill's admin service made it.
+		return p.adoptRill(ctx, r)
 	case len(users) == 0 && len(dbs) == 0:
 		return nil, fmt.Errorf("ClickHouse resource %s: neither user %s nor a database named for it exists: %w", r.ID, quoteIdent(user), provisioner.ErrResourceNotFound)
 	case len(dbs) > 1:
 		return nil, fmt.Errorf("ClickHouse resource %s: several databases are named for it (%s); drop all but one first", r.ID, strings.Join(dbs, ", "))
 	}
 	cfg := &provisioner.ClickhouseConfig{Cluster: p.cluster}
-	state := map[string]any{stateDatabase: "", stateUser: user, stateCluster: p.cluster}
+	state := map[string]any{stateDatabase: db, stateUser: user, stateCluster: p.cluster}
 	if len(users) == 1 {
 		cfg.User = user
 	}
@@ -477,7 +522,138 @@ func (p *Provisioner) checkWithoutCredentials(ctx context.Context, r *provisione
 	}
 	p.logger.Info("found a ClickHouse resource without its credentials", zap.String("resource_id", r.ID),
 		zap.String("database", cfg.Database), zap.Bool("user_exists", len(users) == 1), zap.Bool("provisioned_before", provisioned))
-	return &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeClickHouse, State: state, Config: cfg.AsMap()}, nil
+	return p.keepAdoption(r, &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeClickHouse, State: state, Config: cfg.AsMap()}), nil
+}
+
+// adoptRill is checkWithoutCredentials for an import whose ID has none of our names on the server: it
+// looks for the objects Rill's admin service makes for the ID (naming.go, rillUserName and
+// rillDatabaseName), read-only. The user is found by its name; its database is the user's
+// default_database (Rill creates the user with DEFAULT DATABASE), else the one database whose name
+// Rill's rule gives the ID (rillDatabaseKind: the whole ID, or a name cut to 63 characters that
+// keeps enough of it). Several such names, or only names cut so short that they cannot tell whose
+// they are, are an error naming them and what to do, never "gone": a gone verdict would leave a
+// database that may be this resource's, with its data, to nobody. Nothing at all is gone.
+//
+// What it finds is recorded (the config's and the state's user and database), and every later call
+// uses those names. The state carries stateAdoptedFrom until the first Provision, so that every
+// refresh until then warns what the apply does to the password Rill's deployment uses.
+func (p *Provisioner) adoptRill(ctx context.Context, r *provisioner.Resource) (*provisioner.Resource, error) {
+	fail := func(format string, args ...any) (*provisioner.Resource, error) {
+		return nil, fmt.Errorf("ClickHouse resource %s: "+format, append([]any{r.ID}, args...)...)
+	}
+	conn, err := p.adminSession(ctx)
+	if err != nil {
+		return fail("%w", err)
+	}
+	ours, user := userName(r.ID), rillUserName(r.ID)
+	defaults, err := conn.QueryStrings(ctx, "SELECT default_database FROM system.users WHERE name = "+quoteString(user))
+	switch {
+	case exceptionCode(err) == codeUnknownTable: // no SQL users at all (older than 20.4)
+		defaults = nil
+	case err != nil:
+		return fail("looking up user %s (the name Rill's admin service gives it): %s", quoteIdent(user), p.scrub(err.Error()))
+	}
+	userExists := len(defaults) == 1
+	var db string
+	dbExists := false
+	if userExists && defaults[0] != "" {
+		db = defaults[0]
+		if rillDatabaseKind(r.ID, db) == rillNone {
+			return fail("user %s (the name Rill's admin service gives it) has default database %s, which is not a name Rill gives this resource: "+
+				"refusing to adopt it, since a destroy would drop it. If it is this resource's, rename it (RENAME DATABASE) to the name Rill gives it; "+
+				"otherwise set the user's DEFAULT DATABASE to its own database, and import again", quoteIdent(user), quoteIdent(db))
+		}
+		found, err := conn.QueryStrings(ctx, "SELECT name FROM system.databases WHERE name = "+quoteString(db))
+		if err != nil {
+			return fail("looking up database %s: %s", quoteIdent(db), p.scrub(err.Error()))
+		}
+		dbExists = len(found) == 1
+	} else {
+		names, err := conn.QueryStrings(ctx, "SELECT name FROM system.databases WHERE startsWith(name, "+quoteString(namePrefix)+")")
+		if err != nil {
+			return fail("looking up its database by the names Rill's admin service gives: %s", p.scrub(err.Error()))
+		}
+		byKind := map[rillMatch][]string{}
+		for _, n := range names {
+			k := rillDatabaseKind(r.ID, n)
+			byKind[k] = append(byKind[k], n)
+		}
+		list := func(names []string) string {
+			quoted := make([]string, len(names))
+			for i, n := range names {
+				quoted[i] = quoteIdent(n)
+			}
+			sort.Strings(quoted)
+			return strings.Join(quoted, ", ")
+		}
+		fix := "give user " + quoteIdent(user) + " its database as DEFAULT DATABASE (ALTER USER, or CREATE USER if it is gone), then import again"
+		switch whole, cut, unsure := byKind[rillWhole], byKind[rillCut], byKind[rillUndetermined]; {
+		case len(whole) > 1:
+			return fail("several databases are named for it by Rill's admin service (%s): drop all but one, or %s", list(whole), fix)
+		case len(whole) == 1:
+			db, dbExists = whole[0], true
+		case len(cut) > 1:
+			return fail("several databases could be the one Rill's admin service made for it (%s: names cut to 63 characters); to say which, %s", list(cut), fix)
+		case len(cut) == 1:
+			db, dbExists = cut[0], true
+		case len(unsure) > 0:
+			return fail("its database cannot be told from its name: Rill's admin service cuts names to 63 characters, and %s keep too little of the resource ID "+
+				"(fewer than %d characters) to say whose they are. If one of them is this resource's, %s",
+				list(unsure), minRillIDChars, fix)
+		}
+	}
+	if !userExists && !dbExists {
+		return nil, fmt.Errorf("ClickHouse resource %s: neither user %s nor a database named for it exists, nor user %s or a database named for it by Rill's admin service: %w",
+			r.ID, quoteIdent(ours), quoteIdent(user), provisioner.ErrResourceNotFound)
+	}
+	cfg := &provisioner.ClickhouseConfig{Cluster: p.cluster}
+	if userExists {
+		cfg.User = user
+	}
+	if dbExists {
+		cfg.Database = db
+	}
+	state := map[string]any{stateDatabase: db, stateUser: user, stateCluster: p.cluster, stateAdoptedFrom: stateAdoptedFromRill}
+	p.logger.Info("found a ClickHouse resource made by Rill's admin service; adopting it under Rill's names", zap.String("resource_id", r.ID),
+		zap.String("user", cfg.User), zap.String("database", cfg.Database))
+	return p.keepAdoption(r, &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeClickHouse, State: state, Config: cfg.AsMap()}), nil
+}
+
+// keepAdoption carries the mark of a resource adopted from Rill's admin service (stateAdoptedFrom)
+// from r (or res) into res, with its warning; a Provision drops it.
+func (p *Provisioner) keepAdoption(r, res *provisioner.Resource) *provisioner.Resource {
+	from, _ := r.State[stateAdoptedFrom].(string)
+	if f, _ := res.State[stateAdoptedFrom].(string); f != "" {
+		from = f
+	}
+	if from != stateAdoptedFromRill {
+		return res
+	}
+	res.State[stateAdoptedFrom] = from
+	cfg, _ := provisioner.NewClickhouseConfig(res.Config)
+	user, _ := res.State[stateUser].(string)
+	db, _ := res.State[stateDatabase].(string)
+	res.State[provisioner.StateKeyWarnings] = []string{rillAdoptionWarning(user, db, cfg.User != "")}
+	return res
+}
+
+// rillAdoptionWarning says, at every refresh from an import of a resource made by Rill's admin service
+// until the first apply, what the apply does to the password the running Rill deployment uses (its
+// DSN, in Rill's admin database): ClickHouse keeps only its hash, so the import cannot read it back.
+func rillAdoptionWarning(user, db string, userExists bool) string {
+	names := "user " + quoteIdent(user) + " and database " + quoteIdent(db)
+	if db == "" {
+		names = "user " + quoteIdent(user)
+	}
+	adopted := "Adopting, under Rill's names, what Rill's admin service made for this resource: " + names + ". "
+	if !userExists {
+		return adopted + "The user is missing, so the apply creates it (with password_wo's password, else a generated one): the Rill " +
+			"deployment that used it has no working password until it is given the new dsn (or, with password_wo, the password in Rill's DSN)."
+	}
+	return adopted + "ClickHouse keeps only a hash of the user's password, so it cannot be read back: without password_wo, the apply " +
+		"sets a new generated password, and the running Rill deployment (its DSN is in Rill's admin database) can no longer log in once " +
+		"the apply completes, until it is given the new dsn. To keep Rill's password, and the deployment working, set password_wo to the " +
+		"password in Rill's DSN (from an ephemeral variable) and password_wo_version before the apply: the apply then sets that same password."
 }
 
 // databasesOf returns the databases named for a resource ID (rill_<id> or rill_<org>_<project>_<id>).

@@ -420,6 +420,26 @@ var Mutants = []Mutant{
 		},
 	},
 	{
+		Name: "clickhouse-rill-import-gone", Breaks: "an import of a ClickHouse resource made by Rill's admin service finds Rill's user and database",
+		File:    "internal/clickhouse/provision.go",
+		Search:  "\t\treturn p.adoptRill(ctx, r)\n",
+		Replace: "\t\treturn nil, provisioner.ErrResourceNotFound\n",
+		Checks: []Check{
+			{Package: "./internal/clickhouse", Tests: []string{"TestImportOfARillMadeResourceAdoptsRillsNamesAndEveryLaterCallUsesThem_fake"}},
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccClickHouse_importOfResourcesMadeByRillsAdminServiceKeepsTheirNames"}},
+		},
+	},
+	{
+		Name: "clickhouse-rill-names-rederived", Breaks: "a rill_clickhouse adopted from Rill's admin service is updated and destroyed under Rill's names, not ours",
+		File:    "internal/clickhouse/naming.go",
+		Search:  "\treturn name == userName(resourceID) || name == rillUserName(resourceID)\n",
+		Replace: "\treturn name == userName(resourceID)\n",
+		Checks: []Check{
+			{Package: "./internal/clickhouse", Tests: []string{"TestImportOfARillMadeResourceAdoptsRillsNamesAndEveryLaterCallUsesThem_fake"}},
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccClickHouse_importOfResourcesMadeByRillsAdminServiceKeepsTheirNames"}},
+		},
+	},
+	{
 		Name: "empty-clickhouse-password", Breaks: "every ClickHouse user gets a long random password",
 		File:    "internal/clickhouse/naming.go",
 		Search:  "\treturn string(out), nil\n",

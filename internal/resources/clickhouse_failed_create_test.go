@@ -89,6 +89,8 @@ type standInState struct {
 	Users     map[string][]string `json:"users"`
 	Databases map[string]bool     `json:"databases"`
 	Faults    map[string]string   `json:"faults,omitempty"`
+	// DefaultDatabases are the users' DEFAULT DATABASE (Rill's admin service sets it).
+	DefaultDatabases map[string]string `json:"default_databases,omitempty"`
 }
 
 // editStandIn changes the stand-in's state file, replacing it by a rename, so that the stand-in (a

@@ -227,6 +227,11 @@ func (r *ClickHouseResource) Read(ctx context.Context, req resource.ReadRequest,
 		resp.Diagnostics.AddWarning("ClickHouse resource changed outside Terraform",
 			fmt.Sprintf("%s %s (provisioner %q): %s. It stays in state under the same ID, and the next apply updates it in place.", clickhouseKind.typeName, state.ID.ValueString(), c.name, d))
 	}
+	// Conditions the provisioner reports without failing, such as what the apply after an import of a
+	// resource made by Rill's admin service does to the password Rill's deployment uses.
+	for _, w := range provisioner.NewRuntimeObservation(res.State).Warnings {
+		resp.Diagnostics.AddWarning("Provisioner warning", fmt.Sprintf("Provisioner %q, %s %s: %s", c.name, clickhouseKind.typeName, state.ID.ValueString(), w))
+	}
 	r.applyResult(c.ctx, &state, c.name, res, resp.Private, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }

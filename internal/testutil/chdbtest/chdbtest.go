@@ -39,6 +39,9 @@ const (
 type User struct {
 	Name     string
 	Password string
+	// DefaultDatabase is the user's default database (users.xml's default_database), as Rill's admin
+	// service sets with CREATE USER ... DEFAULT DATABASE; "" for none.
+	DefaultDatabase string
 }
 
 // Server is a running chDB server.
@@ -74,6 +77,9 @@ func Start(t testing.TB, users ...User) *Server {
 		access := ""
 		if u.Name == AdminUser {
 			access = "<access_management>1</access_management>"
+		}
+		if u.DefaultDatabase != "" {
+			access += "<default_database>" + u.DefaultDatabase + "</default_database>"
 		}
 		fmt.Fprintf(&b, "<%s><password>%s</password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota>%s</%s>\n",
 			u.Name, u.Password, access, u.Name)

@@ -1,0 +1,253 @@
+package clickhouse
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// rillID is a resource ID as Rill's admin service makes them (a UUID from PostgreSQL).
+const rillID = "0b7e6c5a-3f1d-4c2b-9a8e-7d6c5b4a3f2e"
+
+const rillIDAlnum = "0b7e6c5a3f1d4c2b9a8e7d6c5b4a3f2e"
+
+// Rill's names, as admin/provisioner/clickhousestatic makes them (Rill commit e2f71cb): the user keeps
+// the ID's case, the database is cut to 63 characters, trimmed of '_' and lowercased.
+func TestRillNamesFollowRillsRule(t *testing.T) {
+	if got := rillUserName("AbC-1_2.x"); got != "rill_AbC12x" {
+		t.Errorf("rillUserName keeps the case and drops non-alphanumerics: got %q", got)
+	}
+	for _, c := range []struct {
+		annotations map[string]string
+		want        string
+	}{
+		{nil, "rill_" + rillIDAlnum},
+		{map[string]string{"organization_name": "Acme Inc.", "project_name": "Web-App"}, "rill_acmeinc_webapp_" + rillIDAlnum},
+		{map[string]string{"project_name": "Web"}, "rill_web_" + rillIDAlnum},
+		{map[string]string{"organization_name": "", "project_name": "Web"}, "rill__web_" + rillIDAlnum},
+		{map[string]string{"organization": "ignored", "project": "ignored"}, "rill_" + rillIDAlnum},
+		// 5+11+1+11+1+32 = 61 characters: whole.
+		{map[string]string{"organization_name": "abcdefghijk", "project_name": "abcdefghijk"}, "rill_abcdefghijk_abcdefghijk_" + rillIDAlnum},
+		// Cut inside the ID: 63 characters.
+		{map[string]string{"organization_name": "Organization", "project_name": "Project-Names1"}, ("rill_organization_projectnames1_" + rillIDAlnum)[:63]},
+		// Cut right after the project's separator: the ID is gone and the '_' trimmed.
+		{map[string]string{"organization_name": strings.Repeat("o", 28), "project_name": strings.Repeat("P", 28)}, "rill_" + strings.Repeat("o", 28) + "_" + strings.Repeat("p", 28)},
+	} {
+		if got := rillDatabaseName(rillID, c.annotations); got != c.want {
+			t.Errorf("rillDatabaseName(%v) = %q, want %q", c.annotations, got, c.want)
+		}
+	}
+}
+
+// rillDatabaseKind knows every name rillDatabaseName makes for an ID, and how sure it can be.
+func TestRillDatabaseKindKnowsEveryNameOfRillsRule(t *testing.T) {
+	for org := 0; org <= 60; org++ {
+		for project := 0; project <= 60; project += 3 {
+			ann := map[string]string{"organization_name": strings.Repeat("o", org), "project_name": strings.Repeat("p", project)}
+			name := rillDatabaseName(rillID, ann)
+			kept := 63 - (5 + org + 1 + project + 1)
+			want := rillWhole
+			switch {
+			case kept >= len(rillIDAlnum):
+			case kept >= minRillIDChars:
+				want = rillCut
+			default:
+				want = rillUndetermined
+			}
+			if got := rillDatabaseKind(rillID, name); got != want {
+				t.Fatalf("org %d, project %d: rillDatabaseKind(%q) = %d, want %d", org, project, name, got, want)
+			}
+		}
+	}
+	other := "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f"
+	for _, name := range []string{
+		"default", "rill", "rill_", "rill_acme_web",
+		rillDatabaseName(other, map[string]string{"organization_name": "acme", "project_name": "web"}),                    // another ID's
+		rillDatabaseName(other, map[string]string{"organization_name": "Organization", "project_name": "Project-Names1"}), // another's, cut
+		databaseName(rillID, map[string]string{"organization_name": "acme", "project_name": "web"}),                       // ours
+		"rill_a_b_c_" + rillIDAlnum,                          // more parts than Rill makes
+		"RILL_" + rillIDAlnum, "rill_x_" + rillIDAlnum + "_", // not Rill's characters
+	} {
+		if got := rillDatabaseKind(rillID, name); got != rillNone {
+			t.Errorf("rillDatabaseKind(%q) = %d, want none", name, got)
+		}
+	}
+	if !isUserOf(rillID, rillUserName(rillID)) || !isUserOf(rillID, userName(rillID)) || isUserOf(rillID, rillUserName(other)) {
+		t.Error("isUserOf must accept our user and Rill's for the ID, and no other")
+	}
+}
+
+// An import of a resource Rill's admin service made (its names, not ours) finds Rill's user and the
+// user's default database, read-only, records them, and warns what the apply does to the password
+// of Rill's deployment; the update after it, a later refresh and the destroy use Rill's names, never
+// ours.
+func TestImportOfARillMadeResourceAdoptsRillsNamesAndEveryLaterCallUsesThem_fake(t *testing.T) {
+	ann := map[string]string{"organization_name": "Acme", "project_name": "Web"}
+	user, db := "rill_"+rillIDAlnum, "rill_acme_web_"+rillIDAlnum
+	fake, p := onFake(t)
+	fake.users = []string{"default", user}
+	fake.defaultDBs = map[string]string{user: db}
+	fake.databases = []string{"default", db, "rill_acme_web_" + strings.ReplaceAll("1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", "-", "")}
+	p.newPassword = func() (string, error) { return "Generated0123456789abcdefGHIJKLMNOPQR", nil }
+
+	got, err := p.CheckResource(context.Background(), newResource(rillID), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fake.statements()) != 0 {
+		t.Fatalf("the import wrote: %q", fake.statements())
+	}
+	cfg, _ := provisioner.NewClickhouseConfig(got.Config)
+	if cfg.User != user || cfg.Database != db || cfg.DSN != "" || got.State[stateUser] != user || got.State[stateDatabase] != db {
+		t.Fatalf("adopted config %+v, state %v; want Rill's user %s and database %s, no dsn", cfg, got.State, user, db)
+	}
+	warnings := provisioner.NewRuntimeObservation(got.State).Warnings
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "what Rill's admin service made") || !strings.Contains(warnings[0], "password_wo") ||
+		!strings.Contains(warnings[0], "running Rill deployment") {
+		t.Fatalf("warnings %q; want one saying what happens to the password of Rill's deployment", warnings)
+	}
+
+	// The plan's refresh (the Terraform layer passes the recorded names and the state without the
+	// observations) keeps the names and repeats the warning until an apply.
+	kept := &provisioner.Resource{ID: rillID, Type: provisioner.ResourceTypeClickHouse, State: provisioner.WithoutObservations(got.State), Config: got.Config}
+	again, err := p.CheckResource(context.Background(), kept, nil)
+	if err != nil || again.Config["user"] != user || again.Config["database"] != db || len(provisioner.NewRuntimeObservation(again.State).Warnings) != 1 {
+		t.Fatalf("refresh after the import: %v, %+v", err, again)
+	}
+
+	// The update after the import, with Rill's password kept (password_wo).
+	const rillPassword = "1Rr!0123456789abcdef0123456789abcdef"
+	kept.State = provisioner.WithoutObservations(again.State)
+	opts := &provisioner.ResourceOptions{Annotations: ann, Args: (&provisioner.ClickhouseArgs{Password: rillPassword}).AsMap()}
+	updated, err := p.Provision(context.Background(), kept, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmts := strings.Join(fake.statements(), "\n")
+	for _, want := range []string{
+		"CREATE DATABASE IF NOT EXISTS `" + db + "`",
+		"CREATE USER IF NOT EXISTS `" + user + "` IDENTIFIED WITH sha256_password BY '1Rr!",
+		"ALTER USER `" + user + "` IDENTIFIED WITH sha256_password BY '" + rillPassword + "' DEFAULT DATABASE `" + db + "`",
+	} {
+		if !strings.Contains(stmts, want) {
+			t.Errorf("the update lacks %q:\n%s", want, stmts)
+		}
+	}
+	if strings.Contains(stmts, userName(rillID)) || strings.Contains(stmts, databaseName(rillID, ann)) {
+		t.Fatalf("the update used our names:\n%s", stmts)
+	}
+	if updated.State[stateAdoptedFrom] != nil || updated.State[stateUser] != user || updated.State[stateDatabase] != db ||
+		!strings.Contains(updated.Config["dsn"].(string), user+":") || !strings.HasSuffix(strings.Split(updated.Config["dsn"].(string), "?")[0], "/"+db) {
+		t.Fatalf("after the update: state %v, dsn user/database not Rill's", updated.State)
+	}
+
+	// Half present later (its database dropped by hand): kept under Rill's names, and recreated so.
+	fake.mu.Lock()
+	fake.databases = []string{"default"}
+	fake.mu.Unlock()
+	noDSN := &provisioner.Resource{ID: rillID, Type: provisioner.ResourceTypeClickHouse, State: updated.State,
+		Config: (&provisioner.ClickhouseConfig{User: user, Database: db}).AsMap()}
+	half, err := p.CheckResource(context.Background(), noDSN, nil)
+	if err != nil || half.State[stateDatabase] != db || half.State[stateUser] != user || half.Config["user"] != user {
+		t.Fatalf("half present: %v, %+v", err, half)
+	}
+
+	// The destroy drops Rill's names, not ours.
+	written := len(fake.statements())
+	if err := p.Deprovision(context.Background(), kept); err != nil {
+		t.Fatal(err)
+	}
+	drops := strings.Join(fake.statements()[written:], "\n")
+	if drops != "DROP USER IF EXISTS `"+user+"`\nDROP DATABASE IF EXISTS `"+db+"`" {
+		t.Fatalf("destroy ran:\n%s", drops)
+	}
+	// Also from the Terraform state's names alone (no private state).
+	written = len(fake.statements())
+	if err := p.Deprovision(context.Background(), &provisioner.Resource{ID: rillID, Type: provisioner.ResourceTypeClickHouse, Config: kept.Config}); err != nil {
+		t.Fatal(err)
+	}
+	if drops := strings.Join(fake.statements()[written:], "\n"); drops != "DROP USER IF EXISTS `"+user+"`\nDROP DATABASE IF EXISTS `"+db+"`" {
+		t.Fatalf("destroy from the config's names ran:\n%s", drops)
+	}
+}
+
+// Without Rill's user (or with one whose default database is unset), the database is the one whose
+// name Rill's rule gives the ID; several, or names cut too short to say whose they are, are an error
+// naming them and what to do, never gone; nothing at all is gone.
+func TestImportFindsRillsDatabaseByNameOrSaysWhyNot_fake(t *testing.T) {
+	user := "rill_" + rillIDAlnum
+	cutName := ("rill_organization_projectnames1_" + rillIDAlnum)[:63]
+	short := rillDatabaseName(rillID, map[string]string{"organization_name": strings.Repeat("o", 25), "project_name": strings.Repeat("p", 25)})
+	lost := rillDatabaseName(rillID, map[string]string{"organization_name": strings.Repeat("o", 40), "project_name": strings.Repeat("p", 40)})
+	for _, c := range []struct {
+		name      string
+		users     []string
+		defaultDB string
+		dbs       []string
+		wantDB    string
+		wantUser  string
+		wantErr   []string
+		wantGone  bool
+	}{
+		{"whole name, no user", nil, "", []string{"default", "rill_acme_web_" + rillIDAlnum}, "rill_acme_web_" + rillIDAlnum, "", nil, false},
+		{"whole name, user without a default database", []string{user}, "", []string{"rill_" + rillIDAlnum}, "rill_" + rillIDAlnum, user, nil, false},
+		{"cut name", nil, "", []string{cutName, "rill_x"}, cutName, "", nil, false},
+		{"whole beats cut", nil, "", []string{cutName, "rill_web_" + rillIDAlnum}, "rill_web_" + rillIDAlnum, "", nil, false},
+		{"user alone", []string{user}, "", []string{"default"}, "", user, nil, false},
+		{"user whose default database is gone", []string{user}, "rill_acme_web_" + rillIDAlnum, []string{"default"}, "", user, nil, false},
+		{"user whose default database is cut before the ID", []string{user}, lost, []string{lost}, lost, user, nil, false},
+		{"two whole names", nil, "", []string{"rill_a_" + rillIDAlnum, "rill_b_" + rillIDAlnum},
+			"", "", []string{"several databases", "`rill_a_" + rillIDAlnum + "`, `rill_b_" + rillIDAlnum + "`", "DEFAULT DATABASE"}, false},
+		{"two cut names", nil, "", []string{cutName, ("rill_organizatio_projectnamesx1_" + rillIDAlnum)[:63]}, "", "", []string{"several databases could be", cutName}, false},
+		{"a name cut too short", nil, "", []string{short}, "", "", []string{"cannot be told from its name", short, "DEFAULT DATABASE"}, false},
+		{"a name cut before the ID", nil, "", []string{lost}, "", "", []string{"cannot be told from its name", lost}, false},
+		{"a default database that is not Rill's", []string{user}, "default", []string{"default"}, "", "", []string{"default database `default`", "refusing to adopt it"}, false},
+		{"nothing", nil, "", []string{"default", "rill_other"}, "", "", []string{"nor user `" + user + "`"}, true},
+	} {
+		fake, p := onFake(t)
+		fake.users, fake.databases, fake.defaultDBs = c.users, c.dbs, map[string]string{user: c.defaultDB}
+		got, err := p.CheckResource(context.Background(), newResource(rillID), nil)
+		if len(fake.statements()) != 0 {
+			t.Fatalf("%s: the import wrote: %q", c.name, fake.statements())
+		}
+		if c.wantErr != nil {
+			if err == nil || errors.Is(err, provisioner.ErrResourceNotFound) != c.wantGone {
+				t.Fatalf("%s: got %v, want an error (gone: %v)", c.name, err, c.wantGone)
+			}
+			for _, w := range c.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%s: error %q lacks %q", c.name, err, w)
+				}
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if cfg, _ := provisioner.NewClickhouseConfig(got.Config); cfg.Database != c.wantDB || cfg.User != c.wantUser || got.State[stateUser] != user {
+			t.Errorf("%s: config %v, state %v; want database %q, user %q", c.name, got.Config, got.State, c.wantDB, c.wantUser)
+		}
+	}
+}
+
+// A user adopted alone gets, from the update, the database Rill's rule names for it.
+func TestUpdateOfARillUserAdoptedAloneCreatesRillsDatabase_fake(t *testing.T) {
+	user := "rill_" + rillIDAlnum
+	fake, p := onFake(t)
+	fake.users = []string{user}
+	got, err := p.CheckResource(context.Background(), newResource(rillID), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann := map[string]string{"organization_name": "Acme", "project_name": "Web"}
+	r := &provisioner.Resource{ID: rillID, Type: provisioner.ResourceTypeClickHouse, State: provisioner.WithoutObservations(got.State), Config: got.Config}
+	if _, err := p.Provision(context.Background(), r, &provisioner.ResourceOptions{Annotations: ann}); err != nil {
+		t.Fatal(err)
+	}
+	if stmts := strings.Join(fake.statements(), "\n"); !strings.Contains(stmts, "CREATE DATABASE IF NOT EXISTS `rill_acme_web_"+rillIDAlnum+"`") {
+		t.Fatalf("statements:\n%s", stmts)
+	}
+}
