@@ -159,11 +159,12 @@ func (s *sqliteDB) readOnlyDirError(err error) error {
 }
 
 // checkReadable says who cannot read the ledger file and what to do, where SQLite would only say
-// "unable to open database file (14)".
+// "unable to open database file (14)". It asks (canRead) rather than opening the file: closing a
+// descriptor of the ledger would drop every SQLite lock this process holds on it.
 func checkReadable(path string) error {
-	f, err := os.Open(path)
+	err := canRead(path)
 	if err == nil {
-		return f.Close()
+		return nil
 	}
 	if errors.Is(err, fs.ErrPermission) {
 		return fmt.Errorf("sqlite ledger %s: this user cannot read the ledger file: run the plan as a user who can, "+

@@ -69,6 +69,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteReadOnlyFileLeavesNoFiles"}}},
 	},
 	{
+		Name: "sqlite-readable-check-opens-the-ledger", Breaks: "a plan's read-only open leaves the SQLite locks its own process holds on the ledger in place",
+		File:    "internal/database/sqlite_readonly.go",
+		Search:  "\terr := canRead(path)\n",
+		Replace: "\tf, err := os.Open(path)\n\tif err == nil {\n\t\terr = f.Close()\n\t}\n",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteReadOnlyOpenKeepsThisProcessLocks"}}},
+	},
+	{
 		Name: "sqlite-snapshot-read-ignores-wal", Breaks: "a plan never reads the SQLite ledger's main file alone while a -wal file holds commits",
 		File:    "internal/database/sqlite_readonly.go",
 		Search:  `for _, suffix := range []string{"-wal", "-journal"} {`,
