@@ -3,6 +3,7 @@ package database
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -362,7 +363,7 @@ func TestSQLiteSnapshotReadDetectsWrites(t *testing.T) {
 		return n
 	}
 
-	done, err := s.readSnapshot(ctx, func(q sqlQueryer) error {
+	done, _, err := s.readSnapshot(ctx, func(q sqlQueryer) error {
 		count(q)
 		w, err := Open(ctx, dsn, nil)
 		if err != nil {
@@ -381,7 +382,7 @@ func TestSQLiteSnapshotReadDetectsWrites(t *testing.T) {
 	settle(t, path)
 	var w DB
 	var n int
-	done, err = s.readSnapshot(ctx, func(q sqlQueryer) error {
+	done, _, err = s.readSnapshot(ctx, func(q sqlQueryer) error {
 		w = mustOpen(t, dsn)
 		allocateIDs(t, w, "c") // into the -wal file: the main file is unchanged
 		n = count(q)
@@ -473,5 +474,40 @@ func TestSQLiteReadOnlyFileLeavesNoFiles(t *testing.T) {
 	}
 	if after := dirEntries(t, filepath.Dir(path)); !slices.Equal(before, after) {
 		t.Errorf("the plan left files owned by nobody beside the ledger: %v, then %v", before, after)
+	}
+}
+
+// TestSQLiteReadOnlyOutOfWALMode: a ledger someone took out of WAL mode (PRAGMA journal_mode=DELETE
+// in their own sqlite3 shell), read as nobody, who may create files in its directory but not write
+// the ledger file. Out of WAL mode the read takes SQLite's locks (see readSnapshot), which creates
+// no -wal or -shm, so wouldLeaveFiles's wait must not apply: it would wait for a lock-free read that
+// never comes, and fail.
+func TestSQLiteReadOnlyOutOfWALMode(t *testing.T) {
+	path := readOnlyLedger(t)
+	if err := os.Chmod(filepath.Dir(path), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	db := mustOpen(t, "sqlite://"+path)
+	allocateIDs(t, db, "a")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	user, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := user.ExecContext(testContext(t), "PRAGMA journal_mode=DELETE"); err != nil {
+		t.Fatal(err)
+	}
+	if err := user.Close(); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, path)
+	before := dirEntries(t, filepath.Dir(path))
+	if got, want := readAsNobody(t, path, readerWaitEnv+"=100ms"), "OK 1 a"; got != want {
+		t.Fatalf("read as nobody: %q, want %q", got, want)
+	}
+	if after := dirEntries(t, filepath.Dir(path)); !slices.Equal(before, after) {
+		t.Errorf("the plan left files beside the ledger: %v, then %v", before, after)
 	}
 }

@@ -1,9 +1,12 @@
 package database
 
 import (
+	"database/sql"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,6 +31,15 @@ func ofdFile(t *testing.T, path string) *os.File {
 	}
 	t.Cleanup(func() { _ = f.Close() })
 	return f
+}
+
+// ofdLock takes (typ F_WRLCK) or releases (F_UNLCK) an OFD lock on n bytes from start, without waiting.
+func ofdLock(t *testing.T, f *os.File, typ int16, start, n int64) {
+	t.Helper()
+	lk := unix.Flock_t{Type: typ, Whence: 0, Start: start, Len: n}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk); err != nil {
+		t.Fatalf("fcntl(F_OFD_SETLK, type %d): %v", typ, err)
+	}
 }
 
 // exclusiveLockFree reports whether another process could take SQLite's EXCLUSIVE lock on the
@@ -71,5 +83,91 @@ func TestSQLiteReadOnlyOpenKeepsThisProcessLocks(t *testing.T) {
 	}
 	if exclusiveLockFree(t, probe) {
 		t.Fatal("after a read-only open and read, another process could take the EXCLUSIVE lock under this process's write transaction")
+	}
+}
+
+// TestSQLiteReadOnlyWaitsForARollbackModeCommit: someone switched the ledger out of WAL mode
+// (sqlite3 ledger.db 'PRAGMA journal_mode=OFF', which persists until the provider's next write
+// opens it) and their commit stalled for over 2 s with some pages written: with journal_mode OFF
+// or MEMORY there is no -journal file, so nothing the lock-free read checked showed a commit in
+// progress, and the plan read the half-written file. The read must wait for the writer's lock and
+// read the committed result.
+func TestSQLiteReadOnlyWaitsForARollbackModeCommit(t *testing.T) {
+	ctx := testContext(t)
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	db := mustOpen(t, "sqlite://"+path)
+	allocateIDs(t, db, "a")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The user's shell: out of WAL mode, then a commit (renaming "a" to "b") with no journal.
+	user := func(stmt string) {
+		c, err := sql.Open("sqlite", "file:"+path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = c.Close() }()
+		c.SetMaxOpenConns(1)
+		for _, s := range []string{"PRAGMA journal_mode=OFF", stmt} {
+			if _, err := c.ExecContext(ctx, s); err != nil {
+				t.Fatalf("%s: %v", s, err)
+			}
+		}
+	}
+	user("SELECT 1")
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user("UPDATE allocations SET resource_id = 'b'")
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const page = 4096
+	if len(before) != len(after) || len(before) <= page || string(before[:page]) == string(after[:page]) {
+		t.Fatalf("the commit did not rewrite page 1 in place (%d then %d bytes): the test proves nothing", len(before), len(after))
+	}
+
+	// The commit in progress: the writer holds EXCLUSIVE (and PENDING, RESERVED), has written page
+	// 1 (SQLite writes pages in order) and stalled long enough for the file's time to settle.
+	if err := os.WriteFile(path, before, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := ofdFile(t, path)
+	ofdLock(t, w, unix.F_WRLCK, sqlitePendingByte, 2+sqliteSharedSize)
+	if _, err := w.WriteAt(after[:page], 0); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, path)
+	const stall = time.Second
+	finished := make(chan error, 1)
+	go func() {
+		time.Sleep(stall)
+		_, err := w.WriteAt(after[page:], page)
+		if err == nil {
+			err = w.Sync()
+		}
+		lk := unix.Flock_t{Type: unix.F_UNLCK, Start: sqlitePendingByte, Len: 2 + sqliteSharedSize}
+		finished <- errors.Join(err, unix.FcntlFlock(w.Fd(), unix.F_OFD_SETLK, &lk))
+	}()
+
+	start := time.Now()
+	ro := mustOpenReadOnly(t, "sqlite://"+path)
+	defer func() { _ = ro.Close() }()
+	list, err := ro.ListAllocations(ctx)
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-finished; err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, a := range list {
+		ids = append(ids, a.ResourceID)
+	}
+	if len(ids) != 1 || ids[0] != "b" || took < stall {
+		t.Fatalf("read %v after %v, during a commit that held the lock for %v: want [b], read after the commit", ids, took, stall)
 	}
 }

@@ -39,11 +39,14 @@ func (s *sqliteDB) read(ctx context.Context, op func(q sqlQueryer) error) error 
 	start := time.Now()
 	backoff := 10 * time.Millisecond
 	for {
-		if done, err := s.readSnapshot(ctx, op); done {
+		done, rollbackMode, err := s.readSnapshot(ctx, op)
+		if done {
 			return err
 		}
-		var err error
-		if s.wouldLeaveFiles() {
+		// A file out of WAL mode is read with a SHARED lock and no -wal or -shm: wouldLeaveFiles's
+		// concern does not arise (unless a writer turned it back to WAL, wrote and closed in the
+		// moment between the two reads).
+		if !rollbackMode && s.wouldLeaveFiles() {
 			err = errWouldLeaveFiles
 		} else if err = s.retryBusy(ctx, func() error { return op(s.db) }); !isSQLiteReadOnlyOpen(err) {
 			return err
@@ -73,28 +76,52 @@ func (s *sqliteDB) read(ctx context.Context, op func(q sqlQueryer) error) error 
 //  2. then no -wal file exists (nor a rollback -journal): every committed transaction is in the
 //     main file, since SQLite deletes the -wal only after copying all of it into the main file, and
 //     a writer that stopped without doing so leaves its -wal behind;
-//  3. after the read the file is the same file, with the same size and modification time: nothing
+//  3. the file's header, read on op's connection, says WAL mode: only then does every write of the
+//     main file happen with a -wal present (a checkpoint). Out of WAL mode (someone's sqlite3 shell
+//     ran PRAGMA journal_mode=OFF or MEMORY, which lasts until the provider's next write) a commit
+//     writes the main file with no journal file at all, and one stalled mid-write for longer than
+//     sqliteSnapshotSettle looks settled: rollbackMode is then true, and the read must take
+//     SQLite's locks, which in that mode create no file;
+//  4. after the read the file is the same file, with the same size and modification time: nothing
 //     wrote to it since 1 (by 1, a write would have moved the time forward).
 //
-// By 2 and 3, op read the ledger as committed at 2. A writer that committed after 2 did so into a
-// new -wal, not into the main file (or 3 fails): op's result is the state just before that commit,
-// as a locked read that began at 2 would have seen it.
-func (s *sqliteDB) readSnapshot(ctx context.Context, op func(q sqlQueryer) error) (done bool, err error) {
+// By 2, 3 and 4, op read the ledger as committed at 2. A writer that committed after 2 did so into
+// a new -wal, not into the main file (or 4 fails): op's result is the state just before that
+// commit, as a locked read that began at 2 would have seen it.
+//
+// A writer's locks are not looked at instead of 3: asking the kernel (fcntl F_GETLK) needs a
+// descriptor of the file, SQLite's own is not reachable through the driver, and closing one of our
+// own would drop this process's SQLite locks on the file (see checkReadable).
+func (s *sqliteDB) readSnapshot(ctx context.Context, op func(q sqlQueryer) error) (done, rollbackMode bool, err error) {
 	before, ok := statIfSettled(s.file)
 	if !ok {
-		return false, nil
+		return false, false, nil
 	}
 	for _, suffix := range []string{"-wal", "-journal"} {
 		if _, err := os.Lstat(s.file + suffix); !errors.Is(err, fs.ErrNotExist) {
-			return false, nil // present, or unknown
+			return false, false, nil // present, or unknown
 		}
 	}
-	err = op(s.snap)
+	// One connection for the header and op, so that both read the same file.
+	conn, err := s.snap.Conn(ctx)
+	if err == nil {
+		defer func() { _ = conn.Close() }()
+		var wal bool
+		// Bytes 18 and 19 of the header are 2 in WAL mode (https://www.sqlite.org/fileformat2.html).
+		if err = conn.QueryRowContext(ctx, "SELECT substr(data, 19, 2) = x'0202' FROM sqlite_dbpage WHERE pgno = 1").Scan(&wal); err != nil {
+			return false, false, nil // unknown: read with locks
+		}
+		if !wal {
+			s.logger.Debug("ledger file is not in WAL mode; reading it with locks")
+			return false, true, nil
+		}
+		err = op(conn)
+	}
 	if !unchangedSince(s.file, before) {
 		s.logger.Debug("ledger file changed during a lock-free read; reading it again with locks")
-		return false, nil
+		return false, false, nil
 	}
-	return true, err
+	return true, false, err
 }
 
 // statIfSettled returns the file's info when its modification time is over sqliteSnapshotSettle old.

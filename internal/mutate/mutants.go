@@ -64,8 +64,8 @@ var Mutants = []Mutant{
 	{
 		Name: "sqlite-locked-read-leaves-files", Breaks: "a plan as a user who cannot write the SQLite ledger file leaves no -wal/-shm files that block the owner's apply",
 		File:    "internal/database/sqlite_readonly.go",
-		Search:  "\t\tif s.wouldLeaveFiles() {\n",
-		Replace: "\t\tif false {\n",
+		Search:  "\t\tif !rollbackMode && s.wouldLeaveFiles() {\n",
+		Replace: "\t\tif !rollbackMode && false {\n",
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteReadOnlyFileLeavesNoFiles"}}},
 	},
 	{
@@ -74,6 +74,20 @@ var Mutants = []Mutant{
 		Search:  "\terr := canRead(path)\n",
 		Replace: "\tf, err := os.Open(path)\n\tif err == nil {\n\t\terr = f.Close()\n\t}\n",
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteReadOnlyOpenKeepsThisProcessLocks"}}},
+	},
+	{
+		Name: "sqlite-out-of-wal-mode-read-waits-as-for-leftover-files", Breaks: "a plan as a user who cannot write the SQLite ledger file reads it while it is out of WAL mode",
+		File:    "internal/database/sqlite_readonly.go",
+		Search:  "\t\tif !rollbackMode && s.wouldLeaveFiles() {\n",
+		Replace: "\t\tif s.wouldLeaveFiles() || rollbackMode && false {\n",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteReadOnlyOutOfWALMode"}}},
+	},
+	{
+		Name: "sqlite-snapshot-read-out-of-wal-mode", Breaks: "a plan never reads the SQLite ledger without locks while it is out of WAL mode (a commit there has no journal file to show it)",
+		File:    "internal/database/sqlite_readonly.go",
+		Search:  "\t\tif !wal {\n",
+		Replace: "\t\tif false {\n",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteReadOnlyWaitsForARollbackModeCommit"}}},
 	},
 	{
 		Name: "sqlite-snapshot-read-ignores-wal", Breaks: "a plan never reads the SQLite ledger's main file alone while a -wal file holds commits",
