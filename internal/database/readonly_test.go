@@ -81,6 +81,17 @@ func readOnlyLedger(t *testing.T) string {
 	return filepath.Join(dir, "ledger.db")
 }
 
+// sharedDirLedger is readOnlyLedger in a directory where nobody may create files, but still not
+// write the ledger file: a plan run as another user in a shared directory.
+func sharedDirLedger(t *testing.T) string {
+	t.Helper()
+	path := readOnlyLedger(t)
+	if err := os.Chmod(filepath.Dir(path), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // readerBinary copies the test binary where nobody can run it (the go build directory is private).
 func readerBinary(t *testing.T, dir string) string {
 	t.Helper()
@@ -122,6 +133,19 @@ func startReader(t *testing.T, path string, count int, env ...string) (*exec.Cmd
 	return cmd, bufio.NewScanner(out)
 }
 
+// wantReadAsNobody lists the ledger once as nobody, wants the reader's line to be want, and the
+// ledger's directory as it was: nothing created, nothing left behind.
+func wantReadAsNobody(t *testing.T, path, want string, env ...string) {
+	t.Helper()
+	before := dirEntries(t, filepath.Dir(path))
+	if got := readAsNobody(t, path, env...); got != want {
+		t.Fatalf("read as nobody: %q, want %q", got, want)
+	}
+	if after := dirEntries(t, filepath.Dir(path)); !slices.Equal(before, after) {
+		t.Errorf("the read as nobody changed the ledger's directory: %v, then %v", before, after)
+	}
+}
+
 // readAsNobody lists the ledger once as nobody and returns the reader's line.
 func readAsNobody(t *testing.T, path string, env ...string) string {
 	t.Helper()
@@ -158,26 +182,44 @@ func allocateIDs(t *testing.T, db DB, ids ...string) {
 	}
 }
 
+// writeLedger writes the SQLite ledger at path as an apply that allocated ids and ended would: the
+// handle is closed, so no -wal or -shm is left.
+func writeLedger(t *testing.T, path string, ids ...string) {
+	t.Helper()
+	db := mustOpen(t, "sqlite://"+path)
+	allocateIDs(t, db, ids...)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// inSQLiteShell runs stmts on one plain connection to the ledger at path, as a user's own sqlite3
+// shell would, and closes it.
+func inSQLiteShell(t *testing.T, path string, stmts ...string) {
+	t.Helper()
+	c, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close() }()
+	c.SetMaxOpenConns(1)
+	for _, s := range stmts {
+		if _, err := c.ExecContext(testContext(t), s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestSQLiteReadOnlyDirectory: the common case, the last writer closed cleanly (no -wal, no -shm)
 // and the reader cannot write the directory. The plan read failed with "attempt to write a
 // readonly database (1544)": SQLite could not create the -wal and -shm files.
 func TestSQLiteReadOnlyDirectory(t *testing.T) {
 	path := readOnlyLedger(t)
-	db, err := Open(testContext(t), "sqlite://"+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	allocateIDs(t, db, "a", "b")
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	before := dirEntries(t, filepath.Dir(path))
-	if got, want := readAsNobody(t, path), "OK 2 a,b"; got != want {
-		t.Fatalf("read as nobody: %q, want %q", got, want)
-	}
-	if after := dirEntries(t, filepath.Dir(path)); !slices.Equal(before, after) {
-		t.Errorf("the read changed the directory: %v, then %v", before, after)
-	}
+	writeLedger(t, path, "a", "b")
+	wantReadAsNobody(t, path, "OK 2 a,b")
 }
 
 // TestSQLiteReadOnlyDirectoryOpenWriter: a writer holds the ledger open, so its committed rows are
@@ -201,14 +243,7 @@ func TestSQLiteReadOnlyDirectoryOpenWriter(t *testing.T) {
 func TestSQLiteReadOnlyDirectoryConcurrentWriter(t *testing.T) {
 	path := readOnlyLedger(t)
 	dsn := "sqlite://" + path
-	db, err := Open(testContext(t), dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	allocateIDs(t, db, "seed")
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeLedger(t, path, "seed")
 	const reads = 200
 	cmd, out := startReader(t, path, reads)
 	// The first read, before any writer: no -wal file, a directory the reader cannot write.
@@ -313,11 +348,7 @@ func TestSQLiteReadOnlyDirectoryCrashedWriter(t *testing.T) {
 // close).
 func TestSQLiteReadOnlyCreatesNoFiles(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ledger.db")
-	db := mustOpen(t, "sqlite://"+path)
-	allocateIDs(t, db, "a")
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeLedger(t, path, "a")
 	settle(t, path)
 	before := dirEntries(t, filepath.Dir(path))
 	ro, err := OpenReadOnly(testContext(t), "sqlite://"+path, nil)
@@ -343,11 +374,7 @@ func TestSQLiteSnapshotReadDetectsWrites(t *testing.T) {
 	ctx := testContext(t)
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	dsn := "sqlite://" + path
-	db := mustOpen(t, dsn)
-	allocateIDs(t, db, "a")
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeLedger(t, path, "a")
 	settle(t, path)
 	ro, err := OpenReadOnly(ctx, dsn, nil)
 	if err != nil {
@@ -400,14 +427,7 @@ func TestSQLiteSnapshotReadDetectsWrites(t *testing.T) {
 // what to do, instead of SQLite's "unable to open database file (14)".
 func TestSQLiteReadOnlyUnreadableFile(t *testing.T) {
 	path := readOnlyLedger(t)
-	db, err := Open(testContext(t), "sqlite://"+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	allocateIDs(t, db, "a")
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeLedger(t, path, "a")
 	if err := os.Chmod(path, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -459,22 +479,9 @@ func TestSQLiteSnapshotReadThroughSymlink(t *testing.T) {
 // remove, and the owner's next apply could not open the -shm for writing. The read must wait for the
 // file to settle and read it without locks instead, leaving the directory as it was.
 func TestSQLiteReadOnlyFileLeavesNoFiles(t *testing.T) {
-	path := readOnlyLedger(t)
-	if err := os.Chmod(filepath.Dir(path), 0o777); err != nil { // nobody may create files here
-		t.Fatal(err)
-	}
-	db := mustOpen(t, "sqlite://"+path)
-	allocateIDs(t, db, "a")
-	if err := db.Close(); err != nil { // just now: not settled, so the first read cannot be lock-free
-		t.Fatal(err)
-	}
-	before := dirEntries(t, filepath.Dir(path))
-	if got, want := readAsNobody(t, path), "OK 1 a"; got != want {
-		t.Fatalf("read as nobody: %q, want %q", got, want)
-	}
-	if after := dirEntries(t, filepath.Dir(path)); !slices.Equal(before, after) {
-		t.Errorf("the plan left files owned by nobody beside the ledger: %v, then %v", before, after)
-	}
+	path := sharedDirLedger(t)
+	writeLedger(t, path, "a") // just now: not settled, so the first read cannot be lock-free
+	wantReadAsNobody(t, path, "OK 1 a")
 }
 
 // TestSQLiteReadOnlyOutOfWALMode: a ledger someone took out of WAL mode (PRAGMA journal_mode=DELETE
@@ -483,31 +490,9 @@ func TestSQLiteReadOnlyFileLeavesNoFiles(t *testing.T) {
 // no -wal or -shm, so wouldLeaveFiles's wait must not apply: it would wait for a lock-free read that
 // never comes, and fail.
 func TestSQLiteReadOnlyOutOfWALMode(t *testing.T) {
-	path := readOnlyLedger(t)
-	if err := os.Chmod(filepath.Dir(path), 0o777); err != nil {
-		t.Fatal(err)
-	}
-	db := mustOpen(t, "sqlite://"+path)
-	allocateIDs(t, db, "a")
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	user, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := user.ExecContext(testContext(t), "PRAGMA journal_mode=DELETE"); err != nil {
-		t.Fatal(err)
-	}
-	if err := user.Close(); err != nil {
-		t.Fatal(err)
-	}
+	path := sharedDirLedger(t)
+	writeLedger(t, path, "a")
+	inSQLiteShell(t, path, "PRAGMA journal_mode=DELETE")
 	settle(t, path)
-	before := dirEntries(t, filepath.Dir(path))
-	if got, want := readAsNobody(t, path, readerWaitEnv+"=100ms"), "OK 1 a"; got != want {
-		t.Fatalf("read as nobody: %q, want %q", got, want)
-	}
-	if after := dirEntries(t, filepath.Dir(path)); !slices.Equal(before, after) {
-		t.Errorf("the plan left files beside the ledger: %v, then %v", before, after)
-	}
+	wantReadAsNobody(t, path, "OK 1 a", readerWaitEnv+"=100ms")
 }

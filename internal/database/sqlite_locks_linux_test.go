@@ -1,7 +1,6 @@
 package database
 
 import (
-	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -95,31 +94,14 @@ func TestSQLiteReadOnlyOpenKeepsThisProcessLocks(t *testing.T) {
 func TestSQLiteReadOnlyWaitsForARollbackModeCommit(t *testing.T) {
 	ctx := testContext(t)
 	path := filepath.Join(t.TempDir(), "ledger.db")
-	db := mustOpen(t, "sqlite://"+path)
-	allocateIDs(t, db, "a")
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeLedger(t, path, "a")
 	// The user's shell: out of WAL mode, then a commit (renaming "a" to "b") with no journal.
-	user := func(stmt string) {
-		c, err := sql.Open("sqlite", "file:"+path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = c.Close() }()
-		c.SetMaxOpenConns(1)
-		for _, s := range []string{"PRAGMA journal_mode=OFF", stmt} {
-			if _, err := c.ExecContext(ctx, s); err != nil {
-				t.Fatalf("%s: %v", s, err)
-			}
-		}
-	}
-	user("SELECT 1")
+	inSQLiteShell(t, path, "PRAGMA journal_mode=OFF")
 	before, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	user("UPDATE allocations SET resource_id = 'b'")
+	inSQLiteShell(t, path, "PRAGMA journal_mode=OFF", "UPDATE allocations SET resource_id = 'b'")
 	after, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
