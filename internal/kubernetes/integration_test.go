@@ -1043,16 +1043,8 @@ func TestIntegrationAwaitReadyFailsFastWhenUnschedulable(t *testing.T) {
 // stage report the given container waiting reason.
 func chaosTemplate(t *testing.T, reason string) string {
 	t.Helper()
-	b, err := os.ReadFile("../../templates/deployment.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	const podLabels = "      labels:\n        app.kubernetes.io/name: rill-runtime\n"
-	if strings.Count(string(b), podLabels) != 1 {
-		t.Fatal("the default deployment template changed shape; update chaosTemplate")
-	}
-	text := strings.Replace(string(b), podLabels, podLabels+"        container-waiting.stage.rill.test/reason: "+reason+"\n", 1)
-	return writeTemplate(t, "deployment.yaml", text)
+	return deploymentTemplateWith(t, podLabels, podLabels+"        container-waiting.stage.rill.test/reason: "+reason+"\n")
 }
 
 func TestIntegrationAwaitReadyFailsFastWithThePodsReason(t *testing.T) {

@@ -3,7 +3,6 @@ package kubernetes
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -147,16 +146,9 @@ func TestIntegrationRepairedListFollowsTheTemplatesAfter(t *testing.T) {
 		{"a template moves the port",
 			`[{"op": "replace", "path": "/spec/template/spec/containers/0/ports/0/containerPort", "value": 8082}]`,
 			func(t *testing.T) string {
-				b, err := os.ReadFile("../../templates/deployment.yaml")
-				if err != nil {
-					t.Fatal(err)
-				}
 				const port = "- name: http\n              containerPort: 8080\n"
-				if strings.Count(string(b), port) != 1 {
-					t.Fatal("the default deployment template changed shape; update this test")
-				}
-				moved := strings.Replace(string(b), port, strings.Replace(port, "8080", "8081", 1), 1)
-				return `, "template_paths": {"deployment": "` + writeTemplate(t, "deployment.yaml", moved) + `"}`
+				moved := deploymentTemplateWith(t, port, strings.Replace(port, "8080", "8081", 1))
+				return `, "template_paths": {"deployment": "` + moved + `"}`
 			},
 			func(dep *appsv1.Deployment) (out []string) {
 				for _, p := range dep.Spec.Template.Spec.Containers[0].Ports {
@@ -259,16 +251,9 @@ func TestIntegrationEntryNoFieldManagerOwnsIsNoDrift(t *testing.T) {
 // more. Before, neither a changed toleration nor a field added to one was drift (tolerations were
 // not compared), so the plan was empty and nothing put the rendered ones back.
 func TestIntegrationTolerationsEditedByHandAreDriftAndRepairedByTheApply(t *testing.T) {
-	b, err := os.ReadFile("../../templates/deployment.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	const at = "      securityContext:\n        fsGroup: 1000\n"
-	if strings.Count(string(b), at) != 1 {
-		t.Fatal("the default deployment template changed shape; update this test")
-	}
 	const tolerations = "      tolerations:\n        - key: dedicated\n          operator: Exists\n          effect: NoExecute\n"
-	template := writeTemplate(t, "deployment.yaml", strings.Replace(string(b), at, at+tolerations, 1))
+	template := deploymentTemplateWith(t, at, at+tolerations)
 	for _, tc := range []struct{ name, patch, drift string }{
 		{"key", `[{"op": "replace", "path": "/spec/template/spec/tolerations/0/key", "value": "other"}]`,
 			"spec.template.spec.tolerations[0].key is other, want dedicated"},
@@ -315,12 +300,8 @@ func TestIntegrationTolerationsEditedByHandAreDriftAndRepairedByTheApply(t *test
 // default back. Counting a field the templates leave unset as drift without asking who owns it, the
 // first refresh after a create would already show drift, and every one after it.
 func TestIntegrationFieldsTheAPIServerDefaultsAreNoDrift(t *testing.T) {
-	b, err := os.ReadFile("../../templates/deployment.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	const protocol = "              protocol: TCP\n"
-	template := writeTemplate(t, "deployment.yaml", strings.ReplaceAll(string(b), protocol, ""))
+	template := writeTemplate(t, "deployment.yaml", strings.ReplaceAll(defaultDeploymentTemplate(t), protocol, ""))
 	e := newEnv(t, `, "template_paths": {"deployment": "`+template+`"}`)
 	r := e.newRuntime()
 	e.provision(e.p, r, args(1, "v1", false))

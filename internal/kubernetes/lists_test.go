@@ -11,13 +11,16 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-func objectFromYAML(t *testing.T, s string) *unstructured.Unstructured {
+// deploymentWith is a Deployment whose pod template's spec is podSpec (YAML): the part of a
+// Deployment that listsDrift compares.
+func deploymentWith(t *testing.T, podSpec string) *unstructured.Unstructured {
 	t.Helper()
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(s), &u.Object); err != nil {
+	spec := map[string]any{}
+	if err := yaml.Unmarshal([]byte(podSpec), &spec); err != nil {
 		t.Fatal(err)
 	}
-	return u
+	return &unstructured.Unstructured{Object: map[string]any{"kind": "Deployment", "apiVersion": "apps/v1",
+		"spec": map[string]any{"template": map[string]any{"spec": spec}}}}
 }
 
 // wantDrift: got is the one drift want, or none when want is "".
@@ -36,60 +39,49 @@ func wantDrift(t *testing.T, got []string, want string) {
 // entry no field manager owns is admission's (a policy that injects into every Deployment), which
 // the apply cannot remove: no drift, or the plan would never be empty.
 func TestListDiffIgnoresServerDefaultsOnly(t *testing.T) {
-	rendered := objectFromYAML(t, `
-kind: Deployment
-apiVersion: apps/v1
-spec:
-  template:
-    spec:
-      containers:
-      - name: runtime
-        image: rill:v1
-        env:
-        - {name: A, value: ""}
-        ports:
-        - {name: http, containerPort: 8080}
-        securityContext: {}
-      volumes:
-      - name: data
-        emptyDir: {sizeLimit: 1073741824}
+	rendered := deploymentWith(t, `
+containers:
+- name: runtime
+  image: rill:v1
+  env:
+  - {name: A, value: ""}
+  ports:
+  - {name: http, containerPort: 8080}
+  securityContext: {}
+volumes:
+- name: data
+  emptyDir: {sizeLimit: 1073741824}
 `)
 	live := func(container, volume string) *unstructured.Unstructured {
-		return objectFromYAML(t, `
-kind: Deployment
-apiVersion: apps/v1
-spec:
-  template:
-    spec:
-      containers:
-      - name: runtime
-        image: rill:hacked
-        imagePullPolicy: IfNotPresent
-        terminationMessagePath: /dev/termination-log
-        env:
-        - {name: A}
+		return deploymentWith(t, `
+containers:
+- name: runtime
+  image: rill:hacked
+  imagePullPolicy: IfNotPresent
+  terminationMessagePath: /dev/termination-log
+  env:
+  - {name: A}
 `+container+`
-      volumes:
-      - name: data
-        emptyDir: {sizeLimit: `+volume+`}
+volumes:
+- name: data
+  emptyDir: {sizeLimit: `+volume+`}
 `)
 	}
 	// What kubectl edit records when it adds a port: its field manager owns the entry.
-	edited := []metav1.ManagedFieldsEntry{{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1",
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"runtime\"}":{"f:ports":{"k:{\"containerPort\":1,\"protocol\":\"TCP\"}":{".":{},"f:name":{}}}}}}}}}`)}}}
+	edited := []metav1.ManagedFieldsEntry{managedBy("kubectl-edit", `{"f:containers":{"k:{\"name\":\"runtime\"}":{"f:ports":{"k:{\"containerPort\":1,\"protocol\":\"TCP\"}":{".":{},"f:name":{}}}}}}`)}
 	for _, tc := range []struct {
 		name, container, volume, want string
 		managed                       []metav1.ManagedFieldsEntry
 	}{
-		{"defaults", "        ports:\n        - {name: http, containerPort: 8080, protocol: TCP}", "1Gi", "", nil},
-		{"port", "        ports:\n        - {name: http, containerPort: 8081, protocol: TCP}", "1Gi",
+		{"defaults", "  ports:\n  - {name: http, containerPort: 8080, protocol: TCP}", "1Gi", "", nil},
+		{"port", "  ports:\n  - {name: http, containerPort: 8081, protocol: TCP}", "1Gi",
 			"Deployment /: spec.template.spec.containers[runtime].ports[http].containerPort is 8081, want 8080", nil},
-		{"extra port by hand", "        ports:\n        - {name: http, containerPort: 8080}\n        - {name: x, containerPort: 1}", "1Gi",
+		{"extra port by hand", "  ports:\n  - {name: http, containerPort: 8080}\n  - {name: x, containerPort: 1}", "1Gi",
 			"Deployment /: spec.template.spec.containers[runtime].ports has 2 entries, want 1", edited},
 		// An entry no field manager owns was added by admission on the provisioner's own apply.
-		{"extra port by admission", "        ports:\n        - {name: x, containerPort: 1}\n        - {name: http, containerPort: 8080}", "1Gi", "", nil},
-		{"port missing", "        ports: []", "1Gi", "Deployment /: spec.template.spec.containers[runtime].ports has 0 entries, want 1", nil},
-		{"quantity", "        ports:\n        - {name: http, containerPort: 8080}", "2Gi",
+		{"extra port by admission", "  ports:\n  - {name: x, containerPort: 1}\n  - {name: http, containerPort: 8080}", "1Gi", "", nil},
+		{"port missing", "  ports: []", "1Gi", "Deployment /: spec.template.spec.containers[runtime].ports has 0 entries, want 1", nil},
+		{"quantity", "  ports:\n  - {name: http, containerPort: 8080}", "2Gi",
 			"Deployment /: spec.template.spec.volumes[data].emptyDir.sizeLimit is 2Gi, want 1073741824", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,47 +98,37 @@ spec:
 // without its values, in the plan, the state and the repair's log. Other fields keep their values.
 // Before, the drift showed the hand-set value (at first of all three, then of arguments and headers).
 func TestListDiffShowsNoValueThatMayBeASecret(t *testing.T) {
-	rendered := objectFromYAML(t, `
-kind: Deployment
-apiVersion: apps/v1
-spec:
-  template:
-    spec:
-      containers:
-      - name: runtime
-        command: [rill]
-        args: [runtime, start]
-        env:
-        - {name: TOKEN, value: rendered-value}
-        readinessProbe:
-          httpGet:
-            path: /v1/ping
-            httpHeaders:
-            - {name: Authorization, value: Bearer rendered-value}
-      initContainers:
-      - name: init
-        args: [--key=rendered-value]
+	rendered := deploymentWith(t, `
+containers:
+- name: runtime
+  command: [rill]
+  args: [runtime, start]
+  env:
+  - {name: TOKEN, value: rendered-value}
+  readinessProbe:
+    httpGet:
+      path: /v1/ping
+      httpHeaders:
+      - {name: Authorization, value: Bearer rendered-value}
+initContainers:
+- name: init
+  args: [--key=rendered-value]
 `)
-	live := objectFromYAML(t, `
-kind: Deployment
-apiVersion: apps/v1
-spec:
-  template:
-    spec:
-      containers:
-      - name: runtime
-        command: [s3cr3t-command]
-        args: [runtime, --token=s3cr3t-arg]
-        env:
-        - {name: TOKEN, value: s3cr3t-by-hand}
-        readinessProbe:
-          httpGet:
-            path: /v2/ping
-            httpHeaders:
-            - {name: Authorization, value: Bearer s3cr3t-header}
-      initContainers:
-      - name: init
-        args: [--key=s3cr3t-init]
+	live := deploymentWith(t, `
+containers:
+- name: runtime
+  command: [s3cr3t-command]
+  args: [runtime, --token=s3cr3t-arg]
+  env:
+  - {name: TOKEN, value: s3cr3t-by-hand}
+  readinessProbe:
+    httpGet:
+      path: /v2/ping
+      httpHeaders:
+      - {name: Authorization, value: Bearer s3cr3t-header}
+initContainers:
+- name: init
+  args: [--key=s3cr3t-init]
 `)
 	c := "spec.template.spec.containers[runtime]"
 	for _, tc := range []struct{ name, live, want string }{
@@ -197,40 +179,30 @@ func managedBy(manager, podSpecFields string) metav1.ManagedFieldsEntry {
 // apply belongs to no field manager, and is none. Before, none of the hand edits was drift: the
 // templates leave those fields unset, and the lists were not compared.
 func TestListDiffNamesFieldsAddedByHand(t *testing.T) {
-	rendered := objectFromYAML(t, `
-kind: Deployment
-apiVersion: apps/v1
-spec:
-  template:
-    spec:
-      containers:
-      - name: runtime
-        image: rill:v1
-        ports:
-        - {name: http, containerPort: 8080}
-        resources:
-          limits: {cpu: "1"}
-        volumeMounts:
-        - {name: data, mountPath: /data}
+	rendered := deploymentWith(t, `
+containers:
+- name: runtime
+  image: rill:v1
+  ports:
+  - {name: http, containerPort: 8080}
+  resources:
+    limits: {cpu: "1"}
+  volumeMounts:
+  - {name: data, mountPath: /data}
 `)
 	// What the API server stores after the provisioner's apply: the defaults filled in.
 	const live = `
-kind: Deployment
-apiVersion: apps/v1
-spec:
-  template:
-    spec:
-      containers:
-      - name: runtime
-        image: rill:v1
-        imagePullPolicy: IfNotPresent
-        terminationMessagePath: /dev/termination-log
-        ports:
-        - {name: http, containerPort: 8080, protocol: TCP%s}
-        resources:
-          limits: {cpu: "1"%s}
-        volumeMounts:
-        - {name: data, mountPath: /data%s}%s
+containers:
+- name: runtime
+  image: rill:v1
+  imagePullPolicy: IfNotPresent
+  terminationMessagePath: /dev/termination-log
+  ports:
+  - {name: http, containerPort: 8080, protocol: TCP%s}
+  resources:
+    limits: {cpu: "1"%s}
+  volumeMounts:
+  - {name: data, mountPath: /data%s}%s
 `
 	const (
 		port  = `"f:containers":{"k:{\"name\":\"runtime\"}":{"f:ports":{"k:{\"containerPort\":8080,\"protocol\":\"TCP\"}":{%s}}}}`
@@ -251,19 +223,19 @@ spec:
 			c + ".ports[http].hostPort is 80, want unset (set by kubectl-edit)"},
 		{"resource limit", "", `, memory: 1Gi`, "", "", `{"f:containers":{"k:{\"name\":\"runtime\"}":{"f:resources":{"f:limits":{"f:memory":{}}}}}}`,
 			c + ".resources.limits.memory is 1Gi, want unset (set by kubectl-edit)"},
-		{"arguments", "", "", "", "\n        args: [--token=s3cr3t]", `{"f:containers":{"k:{\"name\":\"runtime\"}":{"f:args":{}}}}`,
+		{"arguments", "", "", "", "\n  args: [--token=s3cr3t]", `{"f:containers":{"k:{\"name\":\"runtime\"}":{"f:args":{}}}}`,
 			c + ".args is set by kubectl-edit, want unset (command-line arguments are not shown: they may be secrets)"},
-		{"probe with a header", "", "", "", "\n        readinessProbe: {httpGet: {path: /, port: 8080, httpHeaders: [{name: Authorization, value: Bearer s3cr3t}]}}",
+		{"probe with a header", "", "", "", "\n  readinessProbe: {httpGet: {path: /, port: 8080, httpHeaders: [{name: Authorization, value: Bearer s3cr3t}]}}",
 			`{"f:containers":{"k:{\"name\":\"runtime\"}":{"f:readinessProbe":{".":{},"f:httpGet":{".":{},"f:httpHeaders":{},"f:path":{},"f:port":{}}}}}}`,
 			c + ".readinessProbe is set by kubectl-edit, want unset (HTTP header values are not shown: they may be secrets)"},
-		{"toleration", "", "", "", "\n      tolerations:\n      - {key: dedicated, operator: Exists}", `{"f:tolerations":{}}`,
+		{"toleration", "", "", "", "\ntolerations:\n- {key: dedicated, operator: Exists}", `{"f:tolerations":{}}`,
 			"Deployment /: spec.template.spec.tolerations has 1 entries, want 0"},
-		{"image pull secret", "", "", "", "\n      imagePullSecrets:\n      - {name: regcred}", `{"f:imagePullSecrets":{".":{},"k:{\"name\":\"regcred\"}":{}}}`,
+		{"image pull secret", "", "", "", "\nimagePullSecrets:\n- {name: regcred}", `{"f:imagePullSecrets":{".":{},"k:{\"name\":\"regcred\"}":{}}}`,
 			"Deployment /: spec.template.spec.imagePullSecrets has 1 entries, want 0"},
-		{"image pull secret by admission", "", "", "", "\n      imagePullSecrets:\n      - {name: regcred}", "", ""},
+		{"image pull secret by admission", "", "", "", "\nimagePullSecrets:\n- {name: regcred}", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			u := objectFromYAML(t, fmt.Sprintf(live, tc.port, tc.limit, tc.mount, tc.pod))
+			u := deploymentWith(t, fmt.Sprintf(live, tc.port, tc.limit, tc.mount, tc.pod))
 			if tc.managed != "" {
 				u.SetManagedFields([]metav1.ManagedFieldsEntry{managedBy("kubectl-edit", tc.managed)})
 			}
@@ -280,8 +252,8 @@ spec:
 // what it put back and what defaulting filled in again: no hand edit. Counted as one, a repair whose
 // entry could not be dropped (best effort) would leave imagePullPolicy as drift.
 func TestListDiffOwnUpdateAddsNothing(t *testing.T) {
-	rendered := objectFromYAML(t, "kind: Deployment\napiVersion: apps/v1\nspec: {template: {spec: {containers: [{name: runtime, image: rill:v1}]}}}")
-	u := objectFromYAML(t, "kind: Deployment\napiVersion: apps/v1\nspec: {template: {spec: {containers: [{name: runtime, image: rill:v1, imagePullPolicy: IfNotPresent}]}}}")
+	rendered := deploymentWith(t, "{containers: [{name: runtime, image: rill:v1}]}")
+	u := deploymentWith(t, "{containers: [{name: runtime, image: rill:v1, imagePullPolicy: IfNotPresent}]}")
 	u.SetManagedFields([]metav1.ManagedFieldsEntry{managedBy(FieldManager, `{"f:containers":{"k:{\"name\":\"runtime\"}":{"f:imagePullPolicy":{}}}}`)})
 	if got := listsDrift(u, rendered); len(got) != 0 {
 		t.Errorf("drift %q, want none", got)
@@ -291,14 +263,9 @@ func TestListDiffOwnUpdateAddsNothing(t *testing.T) {
 // A pod's tolerations are an atomic list: a hand edit takes all of it from the apply, and every field
 // of it is compared, a changed value as one the templates leave unset.
 func TestListDiffComparesTolerationsWhole(t *testing.T) {
-	rendered := objectFromYAML(t, `
-kind: Deployment
-apiVersion: apps/v1
-spec:
-  template:
-    spec:
-      tolerations:
-      - {key: dedicated, operator: Equal, value: rill, effect: NoSchedule}
+	rendered := deploymentWith(t, `
+tolerations:
+- {key: dedicated, operator: Equal, value: rill, effect: NoSchedule}
 `)
 	edited := []metav1.ManagedFieldsEntry{managedBy("kubectl-edit", `{"f:tolerations":{}}`)}
 	for _, tc := range []struct{ name, live, want string }{
@@ -309,7 +276,7 @@ spec:
 		{"as rendered", "{key: dedicated, operator: Equal, value: rill, effect: NoSchedule}", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			u := objectFromYAML(t, "kind: Deployment\napiVersion: apps/v1\nspec: {template: {spec: {tolerations: ["+tc.live+"]}}}")
+			u := deploymentWith(t, "{tolerations: ["+tc.live+"]}")
 			u.SetManagedFields(edited)
 			got := listsDrift(u, rendered)
 			wantDrift(t, got, tc.want)

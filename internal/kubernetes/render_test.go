@@ -210,6 +210,27 @@ func writeTemplate(t *testing.T, name, text string) string {
 	return path
 }
 
+// defaultDeploymentTemplate is the text of the default deployment template, which tests edit.
+func defaultDeploymentTemplate(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../templates/deployment.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// deploymentTemplateWith writes the default deployment template with its one occurrence of old
+// replaced by new, and returns its path.
+func deploymentTemplateWith(t *testing.T, old, new string) string {
+	t.Helper()
+	text := defaultDeploymentTemplate(t)
+	if strings.Count(text, old) != 1 {
+		t.Fatalf("the default deployment template changed shape (%q is not in it once); update this test", old)
+	}
+	return writeTemplate(t, "deployment.yaml", strings.Replace(text, old, new, 1))
+}
+
 func TestTemplateErrorsNameFileAndLine(t *testing.T) {
 	const header = "apiVersion: v1\nkind: Service\nmetadata:\n"
 	cases := []struct {
