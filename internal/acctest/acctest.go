@@ -211,15 +211,26 @@ func CheckLedgerEmpty(dsn string) resource.TestCheckFunc {
 	}
 }
 
-// ImportID is the import ID ("<provisioner>/<id>") of a resource in state.
-func ImportID(name string) resource.ImportStateIdFunc {
-	return func(s *terraform.State) (string, error) {
-		rs, ok := s.RootModule().Resources[name]
-		if !ok {
-			return "", fmt.Errorf("%s not in state", name)
-		}
-		return rs.Primary.Attributes["provisioner_name"] + "/" + rs.Primary.ID, nil
+// ImportVerifyStep imports the resource at address in state by its import ID ("<provisioner>/<id>")
+// and wants the same attributes back as the state holds.
+func ImportVerifyStep(address string) resource.TestStep {
+	return resource.TestStep{
+		ResourceName:      address,
+		ImportState:       true,
+		ImportStateVerify: true,
+		ImportStateIdFunc: func(s *terraform.State) (string, error) {
+			rs, ok := s.RootModule().Resources[address]
+			if !ok {
+				return "", fmt.Errorf("%s not in state", address)
+			}
+			return rs.Primary.Attributes["provisioner_name"] + "/" + rs.Primary.ID, nil
+		},
 	}
+}
+
+// ImportBlock is a configuration's import block (Terraform 1.5+) of id into address.
+func ImportBlock(address, id string) string {
+	return fmt.Sprintf("import {\n  to = %s\n  id = %q\n}\n", address, id)
 }
 
 // WordsRegexp matches a sentence however Terraform wrapped it across lines.

@@ -150,18 +150,8 @@ func TestAccRuntimeKubernetes_lifecycle(t *testing.T) {
 					return nil
 				}),
 		},
-		resource.TestStep{
-			ResourceName:      "rill_runtime.one",
-			ImportState:       true,
-			ImportStateVerify: true,
-			ImportStateIdFunc: acctest.ImportID("rill_runtime.one"),
-		},
-		resource.TestStep{
-			ResourceName:      "rill_runtime.two",
-			ImportState:       true,
-			ImportStateVerify: true,
-			ImportStateIdFunc: acctest.ImportID("rill_runtime.two"),
-		},
+		acctest.ImportVerifyStep("rill_runtime.one"),
+		acctest.ImportVerifyStep("rill_runtime.two"),
 		resource.TestStep{
 			// two wakes up, one hibernates: destroy then meets a running and a hibernated runtime.
 			Config: cfg(1, "v0.51.0", true, false),

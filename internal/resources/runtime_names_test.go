@@ -130,12 +130,7 @@ resource "rill_runtime" "orders" {
 	id := owner.RuntimesInState()["rill_runtime.orders"]
 
 	importer := acctest.NewWorkspace(t)
-	importer.Write("main.tf", acctest.CLIHeader(strconv.Quote(ledger), set)+fmt.Sprintf(`
-import {
-  to = rill_runtime.orders
-  id = "pool/%s"
-}
-`, id))
+	importer.Write("main.tf", acctest.CLIHeader(strconv.Quote(ledger), set)+"\n"+acctest.ImportBlock("rill_runtime.orders", "pool/"+id))
 	importer.Must("plan", "-generate-config-out=generated.tf")
 	generated := importer.Read("generated.tf")
 	for _, want := range []string{`name = "orders"`, `version = "v0.51.0"`, `environment = "dev"`, `hibernated = true`,
@@ -407,7 +402,7 @@ output "import_ids" {
 		t.Fatalf("after the removed block the ledger holds %v (err %v), want only %s", allocs, err, id)
 	}
 
-	w.Write("main.tf", header+runtime+fmt.Sprintf("import {\n  to = rill_runtime.app\n  id = \"pool/%s\"\n}\n", id))
+	w.Write("main.tf", header+runtime+acctest.ImportBlock("rill_runtime.app", "pool/"+id))
 	w.Must("apply", "-auto-approve")
 	if out, err := w.Run("plan", "-detailed-exitcode"); err != nil {
 		t.Errorf("the plan after the import is not empty (%v):\n%s", err, acctest.Tail(out))

@@ -101,14 +101,9 @@ func TestAccRuntime_staticPoolLifecycle(t *testing.T) {
 				},
 			),
 		},
-		{
-			// Import by "<provisioner>/<id>" reads back the same attributes, environment and
-			// annotations included (the ledger records them).
-			ResourceName:      "rill_runtime.first",
-			ImportState:       true,
-			ImportStateVerify: true,
-			ImportStateIdFunc: acctest.ImportID("rill_runtime.first"),
-		},
+		// Import by "<provisioner>/<id>" reads back the same attributes, environment and
+		// annotations included (the ledger records them).
+		acctest.ImportVerifyStep("rill_runtime.first"),
 		{
 			// An allocation removed from the ledger out of band is planned for re-creation.
 			PreConfig: func() {
