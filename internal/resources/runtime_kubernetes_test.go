@@ -299,38 +299,11 @@ func TestAccRuntimeKubernetes_deploymentDeletedByHandIsPlannedForRecreation(t *t
 // Deployment's ports as the template renders them, and the next plan is empty. Before, the plan was
 // empty, and the apply of any later change failed with the API server's "Duplicate value".
 func TestAccRuntimeKubernetes_containerPortEditedByHandIsRepairedByTheApply(t *testing.T) {
-	e := acctest.NewKubeEnv(t)
-	cfg := e.ProviderConfig("") + acctest.RuntimeBlock("rt", 1)
-	var pid string
-	resource.Test(t, e.TestCase(
-		resource.TestStep{
-			Config: cfg,
-			Check: func(s *terraform.State) error {
-				var err error
-				pid, err = acctest.PidOf(s, "rill_runtime.rt")
-				return err
-			},
-		},
-		resource.TestStep{
-			PreConfig: func() {
-				patch := []byte(`[{"op": "replace", "path": "/spec/template/spec/containers/0/ports/0/containerPort", "value": 8081}]`)
-				if _, err := e.Apps.Deployments(e.NS).Patch(e.Ctx, "runtime-"+pid, types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-patch"}); err != nil {
-					t.Fatal(err)
-				}
-			},
-			Config: cfg,
-			ConfigPlanChecks: resource.ConfigPlanChecks{
-				PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction("rill_runtime.rt", plancheck.ResourceActionUpdate),
-					acctest.ExpectPriorDrift{Addr: "rill_runtime.rt", Substr: "spec.template.spec.containers[runtime].ports[http].containerPort is 8081, want 8080"},
-				},
-				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-			},
-			Check: func(*terraform.State) error {
-				dep, err := e.Apps.Deployments(e.NS).Get(e.Ctx, "runtime-"+pid, metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
+	h := newHandEdits(t)
+	resource.Test(t, h.e.TestCase(
+		h.created(),
+		h.repaired("kubectl-patch", `[{"op": "replace", "path": "/spec/template/spec/containers/0/ports/0/containerPort", "value": 8081}]`,
+			"spec.template.spec.containers[runtime].ports[http].containerPort is 8081, want 8080", func(dep *appsv1.Deployment) error {
 				var ports []string
 				for _, p := range dep.Spec.Template.Spec.Containers[0].Ports {
 					ports = append(ports, fmt.Sprintf("%s %d", p.Name, p.ContainerPort))
@@ -339,70 +312,85 @@ func TestAccRuntimeKubernetes_containerPortEditedByHandIsRepairedByTheApply(t *t
 					return fmt.Errorf("container ports after the apply: %s, want http 8080, grpc 9090", got)
 				}
 				return nil
-			},
-		},
+			}),
 	))
+}
+
+// handEdits makes the steps of a test of edits by hand to the Deployment of one runtime, rt.
+type handEdits struct {
+	t   *testing.T
+	e   *acctest.KubeEnv
+	cfg string
+	pid string // rt's, once created
+}
+
+func newHandEdits(t *testing.T) *handEdits {
+	e := acctest.NewKubeEnv(t)
+	return &handEdits{t: t, e: e, cfg: e.ProviderConfig("") + acctest.RuntimeBlock("rt", 1)}
+}
+
+// created creates rt and records its provision ID.
+func (h *handEdits) created() resource.TestStep {
+	return resource.TestStep{
+		Config: h.cfg,
+		Check: func(s *terraform.State) error {
+			var err error
+			h.pid, err = acctest.PidOf(s, "rill_runtime.rt")
+			return err
+		},
+	}
+}
+
+// repaired edits rt's Deployment by hand (a JSON patch by the field manager of a kubectl command,
+// whose update owns what it changed) and applies: the plan is an in-place update whose drift names
+// the edit, the Deployment after the apply passes check, and the plan after it is empty.
+func (h *handEdits) repaired(manager, patch, drift string, check func(dep *appsv1.Deployment) error) resource.TestStep {
+	e := h.e
+	return resource.TestStep{
+		PreConfig: func() {
+			if _, err := e.Apps.Deployments(e.NS).Patch(e.Ctx, "runtime-"+h.pid, types.JSONPatchType, []byte(patch), metav1.PatchOptions{FieldManager: manager}); err != nil {
+				h.t.Fatal(err)
+			}
+		},
+		Config: h.cfg,
+		ConfigPlanChecks: resource.ConfigPlanChecks{
+			PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction("rill_runtime.rt", plancheck.ResourceActionUpdate),
+				acctest.ExpectPriorDrift{Addr: "rill_runtime.rt", Substr: drift},
+			},
+			PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+		},
+		Check: func(*terraform.State) error {
+			dep, err := e.Apps.Deployments(e.NS).Get(e.Ctx, "runtime-"+h.pid, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			return check(dep)
+		},
+	}
 }
 
 // A toleration added by hand (kubectl edit moving the runtime onto tainted nodes) and a field added by
 // hand inside a mount (readOnly) plan an update whose drift names them; the apply removes both and the
 // plan after it is empty. Before, neither was drift: the plan was a no-op and both edits stayed.
 func TestAccRuntimeKubernetes_tolerationAndMountFieldAddedByHandAreRepairedByTheApply(t *testing.T) {
-	e := acctest.NewKubeEnv(t)
-	cfg := e.ProviderConfig("") + acctest.RuntimeBlock("rt", 1)
-	var pid string
-	edit := func(patch string) func() {
-		return func() {
-			// The field manager of kubectl edit, whose update owns what it changed.
-			if _, err := e.Apps.Deployments(e.NS).Patch(e.Ctx, "runtime-"+pid, types.JSONPatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	repaired := func(drift string, check func(dep *appsv1.Deployment) error) resource.TestStep {
-		return resource.TestStep{
-			Config: cfg,
-			ConfigPlanChecks: resource.ConfigPlanChecks{
-				PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction("rill_runtime.rt", plancheck.ResourceActionUpdate),
-					acctest.ExpectPriorDrift{Addr: "rill_runtime.rt", Substr: drift},
-				},
-				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-			},
-			Check: func(*terraform.State) error {
-				dep, err := e.Apps.Deployments(e.NS).Get(e.Ctx, "runtime-"+pid, metav1.GetOptions{})
-				if err != nil {
-					return err
+	h := newHandEdits(t)
+	resource.Test(t, h.e.TestCase(
+		h.created(),
+		h.repaired("kubectl-edit", `[{"op": "add", "path": "/spec/template/spec/tolerations", "value": [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]}]`,
+			"spec.template.spec.tolerations has 1 entries, want 0", func(dep *appsv1.Deployment) error {
+				if tl := dep.Spec.Template.Spec.Tolerations; len(tl) != 0 {
+					return fmt.Errorf("tolerations after the apply: %+v, want none", tl)
 				}
-				return check(dep)
-			},
-		}
-	}
-	tolerated := repaired("spec.template.spec.tolerations has 1 entries, want 0", func(dep *appsv1.Deployment) error {
-		if tl := dep.Spec.Template.Spec.Tolerations; len(tl) != 0 {
-			return fmt.Errorf("tolerations after the apply: %+v, want none", tl)
-		}
-		return nil
-	})
-	tolerated.PreConfig = edit(`[{"op": "add", "path": "/spec/template/spec/tolerations", "value": [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]}]`)
-	readOnly := repaired("spec.template.spec.containers[runtime].volumeMounts[data].readOnly is true, want unset (set by kubectl-edit)", func(dep *appsv1.Deployment) error {
-		if m := dep.Spec.Template.Spec.Containers[0].VolumeMounts; len(m) != 1 || m[0].ReadOnly {
-			return fmt.Errorf("mounts after the apply: %+v, want data, not read-only", m)
-		}
-		return nil
-	})
-	readOnly.PreConfig = edit(`[{"op": "add", "path": "/spec/template/spec/containers/0/volumeMounts/0/readOnly", "value": true}]`)
-	resource.Test(t, e.TestCase(
-		resource.TestStep{
-			Config: cfg,
-			Check: func(s *terraform.State) error {
-				var err error
-				pid, err = acctest.PidOf(s, "rill_runtime.rt")
-				return err
-			},
-		},
-		tolerated,
-		readOnly,
+				return nil
+			}),
+		h.repaired("kubectl-edit", `[{"op": "add", "path": "/spec/template/spec/containers/0/volumeMounts/0/readOnly", "value": true}]`,
+			"spec.template.spec.containers[runtime].volumeMounts[data].readOnly is true, want unset (set by kubectl-edit)", func(dep *appsv1.Deployment) error {
+				if m := dep.Spec.Template.Spec.Containers[0].VolumeMounts; len(m) != 1 || m[0].ReadOnly {
+					return fmt.Errorf("mounts after the apply: %+v, want data, not read-only", m)
+				}
+				return nil
+			}),
 	))
 }
 
