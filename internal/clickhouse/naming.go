@@ -307,9 +307,21 @@ func isUserOf(resourceID, name string) bool {
 	return name == userName(resourceID) || name == rillUserName(resourceID)
 }
 
-// isDatabaseOf reports whether name may be resourceID's database: one of ours (ownsDatabaseName), or
-// one Rill's rule could give it (an adopted resource records the one it found). It guards the
-// statements against state that names someone else's database.
-func isDatabaseOf(resourceID, name string) bool {
-	return ownsDatabaseName(resourceID, name) || rillDatabaseKind(resourceID, name) != rillNone
+// isDatabaseOf reports whether name may be the database of resourceID, whose user is user
+// (recordedUser): one of ours (ownsDatabaseName), or, only for a resource adopted from Rill's admin
+// service (its user is Rill's), one Rill's rule could give it (adoptRill records the one it found).
+// It guards the statements against state that names someone else's database. Rill's rule alone is no
+// such guard: a name cut to 63 characters before the ID (rillUndetermined) is one it could give any
+// ID, so a resource of ours would otherwise drop another Rill resource's database its state named.
+func isDatabaseOf(resourceID, user, name string) bool {
+	if ownsDatabaseName(resourceID, name) {
+		return true
+	}
+	return isRillUser(resourceID, user) && rillDatabaseKind(resourceID, name) != rillNone
+}
+
+// isRillUser reports whether user is the name Rill's admin service gives resourceID's user, and not
+// ours: the mark of a resource adopted from Rill's admin service.
+func isRillUser(resourceID, user string) bool {
+	return user == rillUserName(resourceID) && user != userName(resourceID)
 }

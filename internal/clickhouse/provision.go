@@ -173,7 +173,7 @@ func (p *Provisioner) provision(ctx context.Context, r *provisioner.Resource, op
 	db := recordedDatabase(r, configuredDatabase(r))
 	switch {
 	case db != "":
-	case user == rillUserName(r.ID) && user != userName(r.ID):
+	case isRillUser(r.ID, user):
 		db = rillDatabaseName(r.ID, annotations)
 	default:
 		db = databaseName(r.ID, annotations)
@@ -269,7 +269,7 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 		if db == "" {
 			continue
 		}
-		if !isDatabaseOf(r.ID, db) {
+		if !isDatabaseOf(r.ID, user, db) {
 			return fmt.Errorf("deprovisioning ClickHouse resource %s: refusing to drop database %s from the state: it is not named for this resource", r.ID, quoteIdent(db))
 		}
 		dbs[db] = true
@@ -375,12 +375,13 @@ func (p *Provisioner) checkRefusedLogin(ctx context.Context, r *provisioner.Reso
 
 // recordedDatabase is the name of a provisioned resource's database: the one its config names, else
 // the one its state names, when it is a name of the resource's (isDatabaseOf: ours, or Rill's for an
-// adopted resource); "" when neither is.
+// adopted resource, whose recordedUser is Rill's); "" when neither is.
 func recordedDatabase(r *provisioner.Resource, configured string) string {
-	if configured != "" && isDatabaseOf(r.ID, configured) {
+	user := recordedUser(r)
+	if configured != "" && isDatabaseOf(r.ID, user, configured) {
 		return configured
 	}
-	if db, ok := stateString(r, stateDatabase); ok && isDatabaseOf(r.ID, db) {
+	if db, ok := stateString(r, stateDatabase); ok && isDatabaseOf(r.ID, user, db) {
 		return db
 	}
 	return ""
@@ -461,7 +462,7 @@ func (p *Provisioner) lookUp(ctx context.Context, resourceID, user, db string) (
 	case err != nil:
 		return nil, nil, fmt.Errorf("looking up user %s: %s", quoteIdent(user), p.scrub(err.Error()))
 	}
-	if db == "" || !isDatabaseOf(resourceID, db) {
+	if db == "" || !isDatabaseOf(resourceID, user, db) {
 		dbs, err = p.databasesOf(ctx, conn, resourceID)
 		return users, dbs, err
 	}

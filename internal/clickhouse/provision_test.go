@@ -253,12 +253,22 @@ func TestDeprovisionRefusesStateNamingSomeoneElsesObjects(t *testing.T) {
 		{"database": "system"},
 		{"database": databaseName("another-id", nil)},
 		{"user": "default"},
+		// Names Rill's admin service gives other resources (one cut to 63 characters before the ID, so
+		// its name cannot tell whose it is): a resource of ours was never given one.
+		{"database": rillDatabaseName("1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", map[string]string{"organization_name": strings.Repeat("o", 28), "project_name": strings.Repeat("p", 28)})},
+		{"database": rillDatabaseName(testUUID, nil)},
 	} {
 		r := newResource(testUUID)
 		r.State = state
 		if err := p.Deprovision(context.Background(), r); err == nil || !strings.Contains(err.Error(), "refusing") {
 			t.Fatalf("state %v: want a refusal, got %v", state, err)
 		}
+	}
+	// The same names in the config (the Terraform state's database attribute) are refused alike.
+	r := newResource(testUUID)
+	r.Config = map[string]any{"database": rillDatabaseName("1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", map[string]string{"organization_name": strings.Repeat("o", 28), "project_name": strings.Repeat("p", 28)})}
+	if err := p.Deprovision(context.Background(), r); err == nil || !strings.Contains(err.Error(), "refusing") {
+		t.Fatalf("config %v: want a refusal, got %v", r.Config, err)
 	}
 	if len(fake.statements()) != 0 {
 		t.Fatalf("statements ran: %q", fake.statements())
