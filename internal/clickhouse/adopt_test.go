@@ -251,3 +251,56 @@ func TestUpdateOfARillUserAdoptedAloneCreatesRillsDatabase_fake(t *testing.T) {
 		t.Fatalf("statements:\n%s", stmts)
 	}
 }
+
+// Rill's admin service gives two resources of one project the same database when it cuts their
+// names to 63 characters before their IDs differ (a long org and project name): CREATE DATABASE IF
+// NOT EXISTS makes them share it, and both users have it as their DEFAULT DATABASE. An import of one
+// refuses to adopt it, naming the other user, since its destroy would drop the other's data.
+func TestImportRefusesADatabaseRillGaveTwoResources_fake(t *testing.T) {
+	user, other := "rill_"+rillIDAlnum, "rill_1c2d3e4f5a6b4c7d8e9f0a1b2c3d4e5f"
+	long := map[string]string{"organization_name": strings.Repeat("o", 40), "project_name": strings.Repeat("p", 40)}
+	shared := rillDatabaseName(rillID, long)
+	if shared != rillDatabaseName("1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", long) {
+		t.Fatal("the two resources must get one name from Rill's rule")
+	}
+	fake, p := onFake(t)
+	fake.users, fake.databases = []string{"default", user, other}, []string{"default", shared}
+	fake.defaultDBs = map[string]string{user: shared, other: shared}
+	_, err := p.CheckResource(context.Background(), newResource(rillID), nil)
+	if err == nil || errors.Is(err, provisioner.ErrResourceNotFound) || !strings.Contains(err.Error(), "`"+other+"`") || !strings.Contains(err.Error(), "`"+shared+"`") {
+		t.Fatalf("got %v; want a refusal naming database %s and the other user %s", err, shared, other)
+	}
+	// Alone, it is adopted.
+	fake.defaultDBs = map[string]string{user: shared}
+	if got, err := p.CheckResource(context.Background(), newResource(rillID), nil); err != nil || got.Config["database"] != shared {
+		t.Fatalf("database of this user only: %v, %+v", err, got)
+	}
+	if len(fake.statements()) != 0 {
+		t.Fatalf("the import wrote: %q", fake.statements())
+	}
+}
+
+// A user adopted alone whose database Rill's rule would cut before the ID (a long org and project
+// name) does not get that name from the update: it may be another resource's database (Rill gives
+// one to all the resources of such a project), which the update would grant it and its destroy
+// drop. It gets ours, which keeps the whole ID.
+func TestUpdateOfARillUserAdoptedAloneNeverCreatesAnotherResourcesDatabase_fake(t *testing.T) {
+	user := "rill_" + rillIDAlnum
+	long := map[string]string{"organization_name": strings.Repeat("o", 40), "project_name": strings.Repeat("p", 40)}
+	fake, p := onFake(t)
+	fake.users = []string{user}
+	got, err := p.CheckResource(context.Background(), newResource(rillID), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &provisioner.Resource{ID: rillID, Type: provisioner.ResourceTypeClickHouse, State: provisioner.WithoutObservations(got.State), Config: got.Config}
+	updated, err := p.Provision(context.Background(), r, &provisioner.ResourceOptions{Annotations: long})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmts := strings.Join(fake.statements(), "\n")
+	if strings.Contains(stmts, "`"+rillDatabaseName(rillID, long)+"`") || !strings.Contains(stmts, "CREATE DATABASE IF NOT EXISTS `"+databaseName(rillID, long)+"`") ||
+		updated.Config["database"] != databaseName(rillID, long) || updated.Config["user"] != user {
+		t.Fatalf("config %v, statements:\n%s", updated.Config, stmts)
+	}
+}

@@ -146,6 +146,14 @@ func (s *fakeSession) QueryStrings(_ context.Context, q string) ([]string, error
 			out = append(out, s.f.defaultDBs[u])
 		}
 		return out, nil
+	case strings.Contains(q, "system.users WHERE default_database = "):
+		var out []string
+		for _, u := range s.f.users {
+			if db, ok := s.f.defaultDBs[u]; ok && strings.Contains(q, "default_database = "+quoteString(db)) && !strings.Contains(q, "name != "+quoteString(u)) {
+				out = append(out, u)
+			}
+		}
+		return out, nil
 	case strings.Contains(q, "system.users WHERE"):
 		if s.f.usersErr != nil {
 			return nil, s.f.usersErr

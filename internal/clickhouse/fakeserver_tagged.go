@@ -279,6 +279,15 @@ func (f *fileSession) QueryStrings(_ context.Context, q string) ([]string, error
 			}
 		}
 		return out, nil
+	case strings.Contains(q, "FROM system.users WHERE default_database = "):
+		var out []string
+		for n := range st.Users {
+			if db, ok := st.DefaultDatabases[n]; ok && strings.Contains(q, "default_database = "+quoteString(db)) && !strings.Contains(q, "name != "+quoteString(n)) {
+				out = append(out, n)
+			}
+		}
+		sort.Strings(out)
+		return out, nil
 	case strings.Contains(q, "FROM system.users WHERE"):
 		users := map[string]bool{}
 		for n := range st.Users {

@@ -731,4 +731,18 @@ func TestIntegrationImportFindsRillsUserByItsDefaultDatabase(t *testing.T) {
 	if got.Config["user"] != user || got.Config["database"] != db || got.Config["dsn"] != "" {
 		t.Fatalf("resource %+v; want Rill's user %s and its default database %s", got, user, db)
 	}
+
+	// Another resource of the same project got the same name from Rill's rule, so the same database:
+	// its user, found by the real system.users.default_database, makes the import a refusal.
+	otherID := uuid.NewString()
+	other := rillUserName(otherID)
+	srv2 := chdbtest.Start(t, chdbtest.User{Name: user, Password: "1Rr!0123456789abcdef", DefaultDatabase: db},
+		chdbtest.User{Name: other, Password: "1Rr!fedcba9876543210", DefaultDatabase: db})
+	if _, err := srv2.Query(ctx, "CREATE DATABASE "+quoteIdent(db)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = chdbProvisioner(t, srv2).CheckResource(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse}, nil)
+	if err == nil || errors.Is(err, provisioner.ErrResourceNotFound) || !strings.Contains(err.Error(), quoteIdent(other)) {
+		t.Fatalf("a database shared with %s: got %v, want a refusal naming that user", other, err)
+	}
 }

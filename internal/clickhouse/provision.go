@@ -173,9 +173,12 @@ func (p *Provisioner) provision(ctx context.Context, r *provisioner.Resource, op
 	db := recordedDatabase(r, configuredDatabase(r))
 	switch {
 	case db != "":
-	case isRillUser(r.ID, user):
+	case isRillUser(r.ID, user) && rillDatabaseKind(r.ID, rillDatabaseName(r.ID, annotations)) != rillUndetermined:
 		db = rillDatabaseName(r.ID, annotations)
 	default:
+		// Ours keeps the whole ID. Rill's, cut before enough of the ID, could be another resource's
+		// existing database (Rill gives all the resources of such a project one), which the
+		// statements would grant this user and a destroy drop.
 		db = databaseName(r.ID, annotations)
 	}
 
@@ -569,6 +572,25 @@ func (p *Provisioner) adoptRill(ctx context.Context, r *provisioner.Resource) (*
 			return fail("looking up database %s: %s", quoteIdent(db), p.scrub(err.Error()))
 		}
 		dbExists = len(found) == 1
+		if dbExists && rillDatabaseKind(r.ID, db) == rillUndetermined {
+			// Cut before the ID, the name is the one Rill's rule gives every resource of the project: Rill
+			// then made them share one database, each user with it as its default.
+			sharers, err := conn.QueryStrings(ctx, "SELECT name FROM system.users WHERE default_database = "+quoteString(db)+" AND name != "+quoteString(user))
+			if err != nil {
+				return fail("looking up the other users of database %s: %s", quoteIdent(db), p.scrub(err.Error()))
+			}
+			if len(sharers) > 0 {
+				quoted := make([]string, len(sharers))
+				for i, n := range sharers {
+					quoted[i] = quoteIdent(n)
+				}
+				sort.Strings(quoted)
+				return fail("its database %s (user %s's default database) is also the default database of %s: Rill's admin service cut their names to 63 "+
+					"characters before the resource IDs, which gave several resources this one database. Refusing to adopt it, since a destroy would "+
+					"drop the others' data too. Leave it to Rill's admin service, or move this resource's tables to a database of its own and make that "+
+					"user %s's DEFAULT DATABASE, then import again", quoteIdent(db), quoteIdent(user), strings.Join(quoted, ", "), quoteIdent(user))
+			}
+		}
 	} else {
 		names, err := conn.QueryStrings(ctx, "SELECT name FROM system.databases WHERE startsWith(name, "+quoteString(namePrefix)+")")
 		if err != nil {
