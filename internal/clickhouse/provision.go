@@ -210,17 +210,23 @@ func (p *Provisioner) provision(ctx context.Context, r *provisioner.Resource, op
 		return nil, false, fmt.Errorf("provisioning ClickHouse resource %s: %w", r.ID, err)
 	}
 	stmts, finish := provisionStatements(db, user, password, p.cluster, string(comment), features)
+	// What a failure past the first statement may have made, for a caller that keeps the resource
+	// (a create whose undo failed too: provisioner.Provisioner's partial result). Its later refresh
+	// then knows its names and finds it gone when they are, as any resource of ours; without them it
+	// would pass for an import, and look for what Rill's admin service made for its ID (adoptRill).
+	made := &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeClickHouse,
+		State: map[string]any{stateDatabase: db, stateUser: user, stateCluster: p.cluster}}
 	if err := p.execAll(ctx, conn, r.ID, password, stmts); err != nil {
-		return nil, true, err
+		return made, true, err
 	}
 	if len(finish) > 0 {
 		// The old passwords go only once the new one logs in (on a cluster, once it reached the replica
 		// the DSN points at).
 		if err := p.waitForLogin(ctx, r.ID, cfg.DSN); err != nil {
-			return nil, true, fmt.Errorf("provisioning ClickHouse resource %s: the new password was set but %w; the previous password still works", r.ID, err)
+			return made, true, fmt.Errorf("provisioning ClickHouse resource %s: the new password was set but %w; the previous password still works", r.ID, err)
 		}
 		if err := p.execAll(ctx, conn, r.ID, password, finish); err != nil {
-			return nil, true, err
+			return made, true, err
 		}
 	}
 	p.logger.Info("provisioned a ClickHouse database and user", zap.String("resource_id", r.ID),

@@ -153,3 +153,48 @@ func clickhouseInStateFile(t *testing.T, w *acctest.Workspace) (id, status strin
 	t.Fatalf("rill_clickhouse.db is not in the state:\n%s", w.Read("terraform.tfstate"))
 	return "", "", nil
 }
+
+// A failed create kept in state (its undo failed too) whose user and database are dropped by hand
+// before the next plan is gone, as any resource of ours would be: the plan creates it again. It is no
+// import, so the refresh does not look for what Rill's admin service made for its ID: with a database
+// of Rill's on the server whose name was cut to 63 characters before the ID (a long org and project
+// name: a name Rill's rule could give any ID), that lookup made every plan fail with "its database
+// cannot be told from its name", and the resource could leave the state only by `terraform state rm`.
+func TestAccClickHouse_failedCreateWhoseObjectsAreGoneIsGoneBesideRillsDatabases(t *testing.T) {
+	acctest.RequireAcc(t)
+	set, standIn := acctest.FakeClickHouseSet(t, "Fake-Adm1n-Pa55", false)
+	w := cliWorkspace(t, set, clickhouseBlock)
+	t.Cleanup(func() { _, _ = w.Run("destroy", "-no-color", "-auto-approve") })
+
+	rills := "rill_" + strings.Repeat("o", 28) + "_" + strings.Repeat("p", 28) // Rill's, cut before its ID
+	editStandIn(t, standIn, func(st *standInState) {
+		st.Databases[rills] = true
+		st.Faults = map[string]string{"GRANT": "refuse", "DROP USER": "refuse"}
+	})
+	if out, err := w.Run("apply", "-no-color", "-auto-approve"); err == nil || !strings.Contains(out, "is kept in state as tainted") {
+		t.Fatalf("want a failed create kept in state:\n%s", acctest.Tail(out))
+	}
+	id, status, _ := clickhouseInStateFile(t, w)
+	if status != "tainted" {
+		t.Fatalf("state holds %q, status %q", id, status)
+	}
+	editStandIn(t, standIn, func(st *standInState) {
+		st.Faults = nil
+		st.Users = map[string][]string{}
+		st.Databases = map[string]bool{"default": true, rills: true}
+	})
+
+	plan := w.Must("plan", "-no-color")
+	for _, s := range []string{"ClickHouse database no longer exists", "Plan: 1 to add, 0 to change, 0 to destroy"} {
+		if !acctest.WordsRegexp(s).MatchString(plan) {
+			t.Fatalf("the plan lacks %q:\n%s", s, acctest.Tail(plan))
+		}
+	}
+	if strings.Contains(plan, "Rill") {
+		t.Fatalf("the plan of a resource of ours speaks of Rill's admin service:\n%s", acctest.Tail(plan))
+	}
+	w.Must("apply", "-no-color", "-auto-approve")
+	if st := readStandIn(t, standIn); !st.Databases[rills] || len(st.Databases) != 3 {
+		t.Fatalf("after the re-creation the stand-in holds databases %v; want Rill's untouched, and the new one", st.Databases)
+	}
+}
