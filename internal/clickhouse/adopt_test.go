@@ -304,3 +304,21 @@ func TestUpdateOfARillUserAdoptedAloneNeverCreatesAnotherResourcesDatabase_fake(
 		t.Fatalf("config %v, statements:\n%s", updated.Config, stmts)
 	}
 }
+
+// Rill names the user after the ID as given (rill_<alnum>, case kept) and the database after its
+// lowercase. Rill's IDs are lowercase UUIDs (PostgreSQL's), so an import by the same ID in capitals
+// found Rill's database but not its user: it adopted the database alone, said the user was missing,
+// and the update created a second user rill_<ID in capitals> on it, leaving Rill's user (its password
+// working) to nobody once a destroy dropped the database. It is an error that gives the ID to import.
+func TestImportOfARillIDInCapitalsSaysToUseItsLowercase_fake(t *testing.T) {
+	user, db := "rill_"+rillIDAlnum, "rill_acme_web_"+rillIDAlnum
+	fake, p := onFake(t)
+	fake.users, fake.databases, fake.defaultDBs = []string{"default", user}, []string{"default", db}, map[string]string{user: db}
+	_, err := p.CheckResource(context.Background(), newResource(strings.ToUpper(rillID)), nil)
+	if err == nil || errors.Is(err, provisioner.ErrResourceNotFound) || !strings.Contains(err.Error(), rillID) {
+		t.Fatalf("got %v; want an error that names the ID in lowercase, %s", err, rillID)
+	}
+	if len(fake.statements()) != 0 {
+		t.Fatalf("the import wrote: %q", fake.statements())
+	}
+}

@@ -551,6 +551,13 @@ func (p *Provisioner) adoptRill(ctx context.Context, r *provisioner.Resource) (*
 	fail := func(format string, args ...any) (*provisioner.Resource, error) {
 		return nil, fmt.Errorf("ClickHouse resource %s: "+format, append([]any{r.ID}, args...)...)
 	}
+	if lower := strings.ToLower(r.ID); lower != r.ID {
+		// Rill names the user after the ID as given and the database after its lowercase: with
+		// capitals, the lookup would find Rill's database but not its user, and the update would add
+		// a second user to the database and leave Rill's to nobody. Rill's IDs are PostgreSQL's
+		// UUIDs, lowercase (as are this provider's).
+		return fail("Rill's admin service gives resource IDs in lowercase, and names the user after the ID as written: import it as %s", lower)
+	}
 	conn, err := p.adminSession(ctx)
 	if err != nil {
 		return fail("%w", err)
