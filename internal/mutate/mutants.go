@@ -461,6 +461,42 @@ var Mutants = []Mutant{
 		},
 	},
 	{
+		Name: "clickhouse-rill-names-guard-everyone", Breaks: "a destroy of a resource of ours refuses a state naming a database of Rill's admin service",
+		File:    "internal/clickhouse/naming.go",
+		Search:  "\treturn isRillUser(resourceID, user) && rillDatabaseKind(resourceID, name) != rillNone\n",
+		Replace: "\treturn rillDatabaseKind(resourceID, name) != rillNone\n",
+		Checks: []Check{
+			{Package: "./internal/clickhouse", Tests: []string{"TestDeprovisionRefusesStateNamingSomeoneElsesObjects"}},
+		},
+	},
+	{
+		Name: "clickhouse-rill-shared-database-adopted", Breaks: "an import refuses a database Rill's admin service gave several resources",
+		File:    "internal/clickhouse/provision.go",
+		Search:  "\t\t\tif len(sharers) > 0 {\n",
+		Replace: "\t\t\tif len(sharers) > 1<<30 {\n",
+		Checks: []Check{
+			{Package: "./internal/clickhouse", Tests: []string{"TestImportRefusesADatabaseRillGaveTwoResources_fake"}},
+		},
+	},
+	{
+		Name: "clickhouse-failed-create-records-nothing", Breaks: "a failed create kept in state whose objects are gone is planned for re-creation, not looked up as Rill's",
+		File:    "internal/clickhouse/provision.go",
+		Search:  "\tif err := p.execAll(ctx, conn, r.ID, password, stmts); err != nil {\n\t\treturn made, true, err\n",
+		Replace: "\tif err := p.execAll(ctx, conn, r.ID, password, stmts); err != nil {\n\t\treturn nil, true, err\n",
+		Checks: []Check{
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccClickHouse_failedCreateWhoseObjectsAreGoneIsGoneBesideRillsDatabases"}},
+		},
+	},
+	{
+		Name: "clickhouse-rill-id-in-capitals", Breaks: "an import of a Rill resource by its ID in capitals says to use its lowercase",
+		File:    "internal/clickhouse/provision.go",
+		Search:  "\tif lower := strings.ToLower(r.ID); lower != r.ID {\n",
+		Replace: "\tif lower := strings.ToLower(r.ID); lower != r.ID && false {\n",
+		Checks: []Check{
+			{Package: "./internal/clickhouse", Tests: []string{"TestImportOfARillIDInCapitalsSaysToUseItsLowercase_fake"}},
+		},
+	},
+	{
 		Name: "empty-clickhouse-password", Breaks: "every ClickHouse user gets a long random password",
 		File:    "internal/clickhouse/naming.go",
 		Search:  "\treturn string(out), nil\n",
