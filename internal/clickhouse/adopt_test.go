@@ -322,3 +322,29 @@ func TestImportOfARillIDInCapitalsSaysToUseItsLowercase_fake(t *testing.T) {
 		t.Fatalf("the import wrote: %q", fake.statements())
 	}
 }
+
+// A server from 20.4 to 21.8 has system.users but no default_database column (ClickHouse 21.9 added
+// it; Rill's admin service needs 24.9): an import whose ID has nothing on it is "does not exist", as
+// before the lookup of Rill's names, not ClickHouse's "Missing columns" error; a database under
+// Rill's name is still found by its name.
+func TestImportOnAServerWithoutDefaultDatabaseColumn_fake(t *testing.T) {
+	fake, p := onFake(t)
+	fake.defaultDBErr = exception(47, "Missing columns: 'default_database' while processing query")
+	fake.users, fake.databases = []string{"default"}, []string{"default"}
+	if _, err := p.CheckResource(context.Background(), newResource(rillID), nil); !errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Fatalf("nothing there: got %v, want gone", err)
+	}
+	db := "rill_acme_web_" + rillIDAlnum
+	fake.databases = []string{"default", db}
+	got, err := p.CheckResource(context.Background(), newResource(rillID), nil)
+	if u, _ := got.Config["user"].(string); err != nil || got.Config["database"] != db || u != "" {
+		t.Fatalf("Rill's database by name: %v, %+v", err, got)
+	}
+	fake.users = []string{"default", "rill_" + rillIDAlnum}
+	if got, err = p.CheckResource(context.Background(), newResource(rillID), nil); err != nil || got.Config["database"] != db || got.Config["user"] != "rill_"+rillIDAlnum {
+		t.Fatalf("Rill's user and database: %v, %+v", err, got)
+	}
+	if len(fake.statements()) != 0 {
+		t.Fatalf("the import wrote: %q", fake.statements())
+	}
+}

@@ -36,6 +36,7 @@ type fakeServer struct {
 	users           []string           // users that exist, for the system.users lookup
 	defaultDBs      map[string]string  // users' default_database in system.users ("" when unset)
 	usersErr        error              // when set, the system.users lookup fails with it
+	defaultDBErr    error              // when set, the system.users.default_database lookup fails with it
 	adminDSNs       []string           // DSNs the admin connections were opened with
 	privileges      []string           // answer to the system.privileges lookup (nil: all of sourcePrivileges)
 	tenant          map[string][]error // per DSN, errors returned by successive SELECT 1 (then success)
@@ -141,6 +142,9 @@ func (s *fakeSession) QueryStrings(_ context.Context, q string) ([]string, error
 		}
 		return named(s.f.privileges, q), nil
 	case strings.HasPrefix(q, "SELECT default_database FROM system.users WHERE"):
+		if s.f.defaultDBErr != nil {
+			return nil, s.f.defaultDBErr
+		}
 		var out []string
 		for _, u := range named(s.f.users, q) {
 			out = append(out, s.f.defaultDBs[u])

@@ -564,6 +564,17 @@ func (p *Provisioner) adoptRill(ctx context.Context, r *provisioner.Resource) (*
 	}
 	ours, user := userName(r.ID), rillUserName(r.ID)
 	defaults, err := conn.QueryStrings(ctx, "SELECT default_database FROM system.users WHERE name = "+quoteString(user))
+	if exceptionCode(err) == codeUnknownIdentifier {
+		// No default_database column (older than 21.9): whether the user exists, with its database
+		// found by name below, as for a user without a default database.
+		var names []string
+		if names, err = conn.QueryStrings(ctx, "SELECT name FROM system.users WHERE name = "+quoteString(user)); err == nil {
+			defaults = nil
+			for range names {
+				defaults = append(defaults, "")
+			}
+		}
+	}
 	switch {
 	case exceptionCode(err) == codeUnknownTable: // no SQL users at all (older than 20.4)
 		defaults = nil

@@ -188,6 +188,7 @@ const (
 	codeAccessDenied         = 497
 	codeSyntaxError          = 62
 	codeUnknownSetting       = 115
+	codeUnknownIdentifier    = 47 // a column the server does not have (Missing columns)
 )
 
 var codeInText = regexp.MustCompile(`(?:^|[^A-Za-z])[Cc]ode: (\d+)[.,]`)
