@@ -348,3 +348,32 @@ func TestImportOnAServerWithoutDefaultDatabaseColumn_fake(t *testing.T) {
 		t.Fatalf("the import wrote: %q", fake.statements())
 	}
 }
+
+// The database of an adopted resource whose name Rill cut before the ID is the one Rill's rule gives
+// every resource of its project: Rill gives a deployment it creates there after the import the same
+// database. A destroy then refuses to drop it, naming the other user, instead of dropping its data.
+func TestDestroyOfAnAdoptedDatabaseRillGaveAnotherResourceSinceRefuses_fake(t *testing.T) {
+	user, other := "rill_"+rillIDAlnum, "rill_1c2d3e4f5a6b4c7d8e9f0a1b2c3d4e5f"
+	shared := rillDatabaseName(rillID, map[string]string{"organization_name": strings.Repeat("o", 40), "project_name": strings.Repeat("p", 40)})
+	fake, p := onFake(t)
+	fake.users, fake.databases = []string{"default", user, other}, []string{"default", shared}
+	fake.defaultDBs = map[string]string{user: shared, other: shared}
+	adopted := &provisioner.Resource{ID: rillID, Type: provisioner.ResourceTypeClickHouse,
+		State:  map[string]any{stateUser: user, stateDatabase: shared, stateCluster: ""},
+		Config: (&provisioner.ClickhouseConfig{User: user, Database: shared}).AsMap()}
+	err := p.Deprovision(context.Background(), adopted)
+	if err == nil || !strings.Contains(err.Error(), "`"+other+"`") || !strings.Contains(err.Error(), "`"+shared+"`") {
+		t.Fatalf("got %v; want a refusal naming database %s and user %s", err, shared, other)
+	}
+	if len(fake.statements()) != 0 {
+		t.Fatalf("the refused destroy ran: %q", fake.statements())
+	}
+	// Its own alone, it goes.
+	fake.defaultDBs = map[string]string{user: shared}
+	if err := p.Deprovision(context.Background(), adopted); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(fake.statements(), "\n"); got != "DROP USER IF EXISTS `"+user+"`\nDROP DATABASE IF EXISTS `"+shared+"`" {
+		t.Fatalf("destroy ran:\n%s", got)
+	}
+}

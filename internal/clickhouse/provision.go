@@ -299,6 +299,21 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 		}
 	}
 	names := slices.Sorted(maps.Keys(dbs))
+	for _, db := range names {
+		if !isRillUser(r.ID, user) || rillDatabaseKind(r.ID, db) != rillUndetermined {
+			continue
+		}
+		sharers, err := p.sharersOf(ctx, conn, db, user)
+		if err != nil {
+			return fmt.Errorf("deprovisioning ClickHouse resource %s: looking up the other users of database %s: %s", r.ID, quoteIdent(db), p.scrub(err.Error()))
+		}
+		if sharers != "" {
+			return fmt.Errorf("deprovisioning ClickHouse resource %s: refusing to drop database %s: it is also the default database of %s, which Rill's admin service "+
+				"gave it since the import (it cuts the names of a project's resources to 63 characters before their IDs, so they all get this one). Nothing "+
+				"was dropped. Move the other resources' tables to databases of their own, or `terraform state rm` this resource to leave the database to them",
+				r.ID, quoteIdent(db), sharers)
+		}
+	}
 
 	for _, st := range deprovisionStatements(names, user, cluster) {
 		if err := conn.Exec(ctx, st.sql); err != nil {
@@ -597,22 +612,15 @@ func (p *Provisioner) adoptRill(ctx context.Context, r *provisioner.Resource) (*
 		}
 		dbExists = len(found) == 1
 		if dbExists && rillDatabaseKind(r.ID, db) == rillUndetermined {
-			// Cut before the ID, the name is the one Rill's rule gives every resource of the project: Rill
-			// then made them share one database, each user with it as its default.
-			sharers, err := conn.QueryStrings(ctx, "SELECT name FROM system.users WHERE default_database = "+quoteString(db)+" AND name != "+quoteString(user))
+			sharers, err := p.sharersOf(ctx, conn, db, user)
 			if err != nil {
 				return fail("looking up the other users of database %s: %s", quoteIdent(db), p.scrub(err.Error()))
 			}
-			if len(sharers) > 0 {
-				quoted := make([]string, len(sharers))
-				for i, n := range sharers {
-					quoted[i] = quoteIdent(n)
-				}
-				sort.Strings(quoted)
+			if sharers != "" {
 				return fail("its database %s (user %s's default database) is also the default database of %s: Rill's admin service cut their names to 63 "+
 					"characters before the resource IDs, which gave several resources this one database. Refusing to adopt it, since a destroy would "+
 					"drop the others' data too. Leave it to Rill's admin service, or move this resource's tables to a database of its own and make that "+
-					"user %s's DEFAULT DATABASE, then import again", quoteIdent(db), quoteIdent(user), strings.Join(quoted, ", "), quoteIdent(user))
+					"user %s's DEFAULT DATABASE, then import again", quoteIdent(db), quoteIdent(user), sharers, quoteIdent(user))
 			}
 		}
 	} else {
@@ -664,6 +672,28 @@ func (p *Provisioner) adoptRill(ctx context.Context, r *provisioner.Resource) (*
 	p.logger.Info("found a ClickHouse resource made by Rill's admin service; adopting it under Rill's names", zap.String("resource_id", r.ID),
 		zap.String("user", cfg.User), zap.String("database", cfg.Database))
 	return p.keepAdoption(r, &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeClickHouse, State: state, Config: cfg.AsMap()}), nil
+}
+
+// sharersOf lists, quoted and sorted, the users other than user whose default database is db ("" for
+// none). A database whose name Rill's admin service cut before the ID is the one its rule gives every
+// resource of the project, so Rill makes them share it, each user with it as its default: before the
+// import adopts such a database, and again before a destroy drops it (Rill may have given it to a
+// deployment it created since), another user of it is a refusal. A server without
+// system.users.default_database (older than 21.9; Rill needs 24.9) has none.
+func (p *Provisioner) sharersOf(ctx context.Context, conn session, db, user string) (string, error) {
+	names, err := conn.QueryStrings(ctx, "SELECT name FROM system.users WHERE default_database = "+quoteString(db)+" AND name != "+quoteString(user))
+	switch code := exceptionCode(err); {
+	case code == codeUnknownIdentifier || code == codeUnknownTable:
+		return "", nil
+	case err != nil:
+		return "", err
+	}
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = quoteIdent(n)
+	}
+	sort.Strings(quoted)
+	return strings.Join(quoted, ", "), nil
 }
 
 // keepAdoption carries the mark of a resource adopted from Rill's admin service (stateAdoptedFrom)

@@ -472,10 +472,19 @@ var Mutants = []Mutant{
 	{
 		Name: "clickhouse-rill-shared-database-adopted", Breaks: "an import refuses a database Rill's admin service gave several resources",
 		File:    "internal/clickhouse/provision.go",
-		Search:  "\t\t\tif len(sharers) > 0 {\n",
-		Replace: "\t\t\tif len(sharers) > 1<<30 {\n",
+		Search:  "\t\t\tif sharers != \"\" {\n\t\t\t\treturn fail(",
+		Replace: "\t\t\tif false {\n\t\t\t\treturn fail(",
 		Checks: []Check{
 			{Package: "./internal/clickhouse", Tests: []string{"TestImportRefusesADatabaseRillGaveTwoResources_fake"}},
+		},
+	},
+	{
+		Name: "clickhouse-rill-shared-database-dropped", Breaks: "a destroy refuses to drop a database Rill's admin service gave another resource since the import",
+		File:    "internal/clickhouse/provision.go",
+		Search:  "\t\tif !isRillUser(r.ID, user) || rillDatabaseKind(r.ID, db) != rillUndetermined {\n",
+		Replace: "\t\tif true {\n",
+		Checks: []Check{
+			{Package: "./internal/clickhouse", Tests: []string{"TestDestroyOfAnAdoptedDatabaseRillGaveAnotherResourceSinceRefuses_fake"}},
 		},
 	},
 	{
