@@ -267,9 +267,17 @@ func TestImportRefusesADatabaseRillGaveTwoResources_fake(t *testing.T) {
 	fake.users, fake.databases = []string{"default", user, other}, []string{"default", shared}
 	fake.defaultDBs = map[string]string{user: shared, other: shared}
 	_, err := p.CheckResource(context.Background(), newResource(rillID), nil)
-	if err == nil || errors.Is(err, provisioner.ErrResourceNotFound) || !strings.Contains(err.Error(), "`"+other+"`") || !strings.Contains(err.Error(), "`"+shared+"`") {
-		t.Fatalf("got %v; want a refusal naming database %s and the other user %s", err, shared, other)
+	if err == nil || errors.Is(err, provisioner.ErrResourceNotFound) || !strings.Contains(err.Error(), "`"+other+"`") || !strings.Contains(err.Error(), "`"+shared+"`") ||
+		!strings.Contains(err.Error(), "`rill_"+rillIDAlnum+"`") {
+		t.Fatalf("got %v; want a refusal naming database %s, the other user %s and a database name of its own", err, shared, other)
 	}
+	// Given the database the refusal suggests, the import adopts it.
+	fake.databases = append(fake.databases, "rill_"+rillIDAlnum)
+	fake.defaultDBs = map[string]string{user: "rill_" + rillIDAlnum, other: shared}
+	if got, err := p.CheckResource(context.Background(), newResource(rillID), nil); err != nil || got.Config["database"] != "rill_"+rillIDAlnum {
+		t.Fatalf("with a database of its own: %v, %+v", err, got)
+	}
+	fake.databases = fake.databases[:len(fake.databases)-1]
 	// Alone, it is adopted.
 	fake.defaultDBs = map[string]string{user: shared}
 	if got, err := p.CheckResource(context.Background(), newResource(rillID), nil); err != nil || got.Config["database"] != shared {

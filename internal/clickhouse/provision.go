@@ -619,8 +619,9 @@ func (p *Provisioner) adoptRill(ctx context.Context, r *provisioner.Resource) (*
 			if sharers != "" {
 				return fail("its database %s (user %s's default database) is also the default database of %s: Rill's admin service cut their names to 63 "+
 					"characters before the resource IDs, which gave several resources this one database. Refusing to adopt it, since a destroy would "+
-					"drop the others' data too. Leave it to Rill's admin service, or move this resource's tables to a database of its own and make that "+
-					"user %s's DEFAULT DATABASE, then import again", quoteIdent(db), quoteIdent(user), sharers, quoteIdent(user))
+					"drop the others' data too. Leave it to Rill's admin service, or move this resource's tables to a database of its own, %s (a name "+
+					"Rill's rule gives it), make that user %s's DEFAULT DATABASE, and import again", quoteIdent(db), quoteIdent(user), sharers,
+					quoteIdent(rillDatabaseName(r.ID, nil)), quoteIdent(user))
 			}
 		}
 	} else {
