@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"go.uber.org/zap"
@@ -45,6 +46,7 @@ const (
 func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*renderedObject, live map[string]*unstructured.Unstructured, at liveObjects, log *zap.Logger) (*applyResult, error) {
 	res := &applyResult{}
 	var liveDeployment *unstructured.Unstructured
+	volumeGrows := false
 	if at != freshID {
 		var err error
 		if _, liveDeployment, err = keepLiveSelector(ctx, c, objs, log); err != nil {
@@ -54,10 +56,11 @@ func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*rendered
 	for _, ro := range objs {
 		obj := ro.obj
 		if ro.slot.field == "pvc" {
-			size, warning, err := keepLargerVolume(ctx, c, obj, at != freshID, log)
+			size, grows, warning, err := keepLargerVolume(ctx, c, obj, at != freshID, log)
 			if err != nil {
 				return res, err
 			}
+			volumeGrows = grows
 			res.storageBytes = size
 			if warning != "" {
 				res.warnings = append(res.warnings, warning)
@@ -92,11 +95,7 @@ func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*rendered
 			if repaired || !refused(err) {
 				res.applied++ // repaired, or no answer, a timeout or a server error: it may have been applied
 			}
-			hint := ""
-			if ro.slot.field == "pvc" && apierrors.IsForbidden(err) {
-				hint = " (growing a volume needs a StorageClass with allowVolumeExpansion: true and a bound claim)"
-			}
-			return res, fmt.Errorf("applying %s %s/%s: %w%s", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err, hint)
+			return res, fmt.Errorf("applying %s %s/%s: %w%s", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err, applyHint(err, ro.slot.field == "pvc" && volumeGrows))
 		}
 		res.applied++
 		log.Debug("applied", zap.String("kind", obj.GetKind()), zap.String("name", obj.GetName()))
@@ -122,46 +121,69 @@ func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*rendered
 	return res, nil
 }
 
+// applyHint is what the error of an apply adds to the API server's reason, or "". The server answers
+// 403 Forbidden both for credentials that lack a verb (RBAC's "User ... cannot patch resource ...")
+// and for a claim's growth that the StorageClass does not allow (admission's "only dynamically
+// provisioned pvc can be resized ..."), so the hint tells them apart by RBAC's wording: the first
+// points at the least RBAC, the second, only when the claim grows, names the StorageClass field.
+// Before, every 403 on a claim got the StorageClass hint, also a create refused by RBAC.
+func applyHint(err error, volumeGrows bool) string {
+	if !apierrors.IsForbidden(err) {
+		return ""
+	}
+	if rbacDenial.MatchString(err.Error()) {
+		return " (the credentials lack this verb: examples/kubernetes/rbac.yaml in the provider's repository is the least they need)"
+	}
+	if volumeGrows {
+		return " (growing a volume needs a StorageClass with allowVolumeExpansion: true and a bound claim)"
+	}
+	return ""
+}
+
+// rbacDenial matches the message of the API server's authorizer
+// (k8s.io/apiserver/pkg/endpoints/handlers/responsewriters.forbiddenMessage).
+var rbacDenial = regexp.MustCompile(`is forbidden: User ".*" cannot [a-z]+ resource "`)
+
 // keepLargerVolume compares the rendered volume size with the live claim's, which it reads when read
 // is set (else there is none: a fresh ID). When the live one is larger it sets the rendered object to
 // the live size (volumes never shrink) and returns a warning. It returns the size that will be
-// applied.
-func keepLargerVolume(ctx context.Context, c *clients, obj *unstructured.Unstructured, read bool, log *zap.Logger) (int64, string, error) {
+// applied, and whether that grows the live claim.
+func keepLargerVolume(ctx context.Context, c *clients, obj *unstructured.Unstructured, read bool, log *zap.Logger) (int64, bool, string, error) {
 	want, err := renderedStorage(obj)
 	if err != nil {
-		return 0, "", err
+		return 0, false, "", err
 	}
 	if !read {
-		return want.Value(), "", nil
+		return want.Value(), false, "", nil
 	}
 	u, err := c.core.Resource(pvcsResource).Namespace(obj.GetNamespace()).Get(ctx, obj.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return want.Value(), "", nil
+		return want.Value(), false, "", nil
 	}
 	if err != nil {
-		return 0, "", fmt.Errorf("reading PersistentVolumeClaim %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
+		return 0, false, "", fmt.Errorf("reading PersistentVolumeClaim %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
 	}
 	if u.GetDeletionTimestamp() != nil {
 		// A claim being deleted (a destroy or a kubectl delete that a finalizer holds up) is gone
 		// for the runtime: applied over, it stays Terminating, and a pod that mounts it is never
 		// scheduled, so the readiness wait would run to its timeout. Nothing is applied.
-		return 0, "", fmt.Errorf("%s: nothing was applied: wait until it is gone (or remove what holds it up), then plan again", terminatingVolume(u))
+		return 0, false, "", fmt.Errorf("%s: nothing was applied: wait until it is gone (or remove what holds it up), then plan again", terminatingVolume(u))
 	}
 	live, err := fromUnstructured[corev1.PersistentVolumeClaim](u)
 	if err != nil {
-		return 0, "", err
+		return 0, false, "", err
 	}
 	have, ok := live.Spec.Resources.Requests[corev1.ResourceStorage]
 	if !ok || have.Cmp(want) <= 0 {
-		return want.Value(), "", nil
+		return want.Value(), ok && have.Cmp(want) < 0, "", nil
 	}
 	slots := obj.GetAnnotations()[AnnotationSlots]
 	warning := volumeKeptWarning(obj.GetNamespace(), obj.GetName(), have, want, slots)
 	log.Warn(warning, zap.String("live", have.String()), zap.String("requested", want.String()))
 	if err := unstructured.SetNestedField(obj.Object, have.String(), "spec", "resources", "requests", "storage"); err != nil {
-		return 0, "", err
+		return 0, false, "", err
 	}
-	return have.Value(), warning, nil
+	return have.Value(), false, warning, nil
 }
 
 // terminatingVolume describes a claim that is being deleted, with what holds it up.

@@ -1,9 +1,13 @@
 package kubernetes
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // The warning for a volume that is kept larger than the slots ask for gives both sizes in binary
@@ -22,6 +26,36 @@ func TestVolumeKeptWarningGivesSizesInBinaryUnits(t *testing.T) {
 		got := volumeKeptWarning("rill", "runtime-1", resource.MustParse(tc.have), resource.MustParse(tc.want), "2")
 		if got != tc.out {
 			t.Errorf("have %s, want %s:\n got %q\nwant %q", tc.have, tc.want, got, tc.out)
+		}
+	}
+}
+
+// A 403 on an apply is either RBAC refusing a verb or the admission of a claim's growth that the
+// StorageClass does not allow; the hint names the cause of each, in the API server's own wording
+// (both messages as kube-apiserver 1.34 sends them). Before, every 403 on a claim, also the create
+// of a runtime in a namespace where the credentials may not patch claims, said "growing a volume
+// needs a StorageClass with allowVolumeExpansion: true".
+func TestApplyHintTellsRBACFromAVolumeThatCannotGrow(t *testing.T) {
+	pvcs := schema.GroupResource{Resource: "persistentvolumeclaims"}
+	rbac := apierrors.NewForbidden(pvcs, "runtime-1", errors.New(`User "system:serviceaccount:rill:rill-provisioner" cannot patch resource "persistentvolumeclaims" in API group "" in the namespace "rill"`))
+	resize := apierrors.NewForbidden(pvcs, "runtime-1", errors.New("only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize"))
+	const rbacHint = " (the credentials lack this verb: examples/kubernetes/rbac.yaml in the provider's repository is the least they need)"
+	const resizeHint = " (growing a volume needs a StorageClass with allowVolumeExpansion: true and a bound claim)"
+	for _, tc := range []struct {
+		name  string
+		err   error
+		grows bool
+		want  string
+	}{
+		{"RBAC on a create", rbac, false, rbacHint},
+		{"RBAC on a growth", rbac, true, rbacHint},
+		{"resize refused", resize, true, resizeHint},
+		{"another 403, no growth", resize, false, ""},
+		{"not a 403", apierrors.NewNotFound(pvcs, "runtime-1"), true, ""},
+		{"no API error", errors.New("connection refused"), true, ""},
+	} {
+		if got := applyHint(fmt.Errorf("wrapped: %w", tc.err), tc.grows); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }
