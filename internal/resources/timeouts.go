@@ -40,13 +40,21 @@ func timeoutsBlock(ctx context.Context) schema.Block {
 		if !ok {
 			continue // as above
 		}
-		a.MarkdownDescription = timeoutDescription(timeoutVerb[name], d)
+		a.MarkdownDescription = timeoutDescription(timeoutVerb[name], d) + fromState[name]
 		a.Validators = append(slices.Clip(a.Validators), positiveDurationValidator{})
 		b.Attributes[name] = a
 	}
 	b.MarkdownDescription = fmt.Sprintf("Operation timeouts; defaults: create `%s`, read `%s`, update `%s`, delete `%s`.",
 		shortDuration(defaultCreateTimeout), shortDuration(defaultReadTimeout), shortDuration(defaultUpdateTimeout), shortDuration(defaultDeleteTimeout))
 	return b
+}
+
+// fromState says, for the operations whose timeout Terraform passes from the state rather than the
+// configuration (it sends a refresh and a destroy no configuration), when a changed value takes effect:
+// a user who added `delete = "20s"` and ran `terraform destroy` waited the default 10 minutes.
+var fromState = map[string]string{
+	"read":   " Terraform hands a refresh the value of the last apply (from the state): a new value takes effect after an apply.",
+	"delete": " Terraform hands a destroy the value of the last apply (from the state): a new value takes effect after an apply, not in a `terraform destroy` run right after the edit.",
 }
 
 var timeoutVerb = map[string]string{"create": "create", "read": "refresh (read)", "update": "update", "delete": "destroy (delete)"}

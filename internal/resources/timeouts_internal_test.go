@@ -28,6 +28,12 @@ func TestTimeoutsDocumentTheirDefaults(t *testing.T) {
 			if !ok || !strings.Contains(a.MarkdownDescription, w) {
 				t.Errorf("%s: timeouts.%s description %q lacks %q", name, attr, a.MarkdownDescription, w)
 			}
+			// Terraform sends a refresh and a destroy the state's timeouts, not the configuration's:
+			// a `delete` added just before a `terraform destroy` is not used by it, which the
+			// description must say (a user waited the default 10 minutes for a 20 s timeout).
+			if fromState := attr == "read" || attr == "delete"; fromState != strings.Contains(a.MarkdownDescription, "value of the last apply (from the state)") {
+				t.Errorf("%s: timeouts.%s description %q: says it comes from the state: %v, want %v", name, attr, a.MarkdownDescription, !fromState, fromState)
+			}
 		}
 	}
 	for d, w := range map[time.Duration]string{20 * time.Minute: "20m", 2 * time.Hour: "2h", 90 * time.Minute: "1h30m", 45 * time.Second: "45s"} {
