@@ -222,6 +222,18 @@ func (p *Provisioner) Check(ctx context.Context) error {
 
 // adminSession returns the admin connection (to write_dsn when set, else dsn), opening it on first use. A failed attempt is not
 // remembered: the next call tries again.
+// protocolHint explains clickhouse-go's "[handshake] unexpected packet [N] from server", or is "".
+// A clickhouse:// or tcp:// DSN speaks ClickHouse's native protocol; pointed at a port that answers
+// anything else (most often the HTTP port, 8123, whose "HTTP/1.1 400" is packet 72, 'H'), the
+// handshake reads the first byte of that answer as a packet type, and the message alone does not say
+// which port or scheme to change.
+func protocolHint(err error) string {
+	if !strings.Contains(err.Error(), "[handshake] unexpected packet") {
+		return ""
+	}
+	return " (the server at that address does not speak ClickHouse's native protocol, which clickhouse:// and tcp:// DSNs use: for its HTTP port, 8123 by default, write the DSN as http:// (or https://); else use its native port, 9000 by default)"
+}
+
 func (p *Provisioner) adminSession(ctx context.Context) (session, error) {
 	start := time.Now()
 	select {
@@ -246,11 +258,11 @@ func (p *Provisioner) adminSession(ctx context.Context) (session, error) {
 	}
 	conn, err := p.dial(ctx, dsn)
 	if err != nil {
-		return nil, errors.New(p.scrub("connecting to ClickHouse with the admin " + which + ": " + err.Error()))
+		return nil, errors.New(p.scrub("connecting to ClickHouse with the admin " + which + ": " + err.Error() + protocolHint(err)))
 	}
 	if err := conn.Ping(ctx); err != nil {
 		_ = conn.Close()
-		return nil, errors.New(p.scrub("connecting to ClickHouse with the admin " + which + ": " + err.Error()))
+		return nil, errors.New(p.scrub("connecting to ClickHouse with the admin " + which + ": " + err.Error() + protocolHint(err)))
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -209,3 +209,47 @@ func TestAStatementGivenUpOnReachesTheServerBeforeLaterCalls(t *testing.T) {
 		t.Fatalf("the server received %q, want %q", got, want)
 	}
 }
+
+// A clickhouse:// DSN pointed at a port that answers HTTP (the server's HTTP port, 8123, is the
+// usual mix-up) fails the admin connection with clickhouse-go's "[handshake] unexpected packet [72]
+// from server" followed by what to change, the scheme or the port; and without the password. Before,
+// the error stopped at the packet number, which names neither.
+func TestAdminConnectionToAnHTTPPortSaysToUseAnHTTPDSN(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			// What ClickHouse's HTTP port answers to bytes that are no HTTP request.
+			_, _ = c.Write([]byte("HTTP/1.1 400 Bad Request\r\nConnection: Close\r\nContent-Length: 0\r\n\r\n"))
+			_ = c.Close()
+		}
+	}()
+	const password = "Adm1n-Pa55w0rd"
+	pp, err := New([]byte(`{"dsn": "clickhouse://admin:`+password+`@`+ln.Addr().String()+`/default"}`), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pp.(*Provisioner)
+	t.Cleanup(func() { _ = p.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = p.Check(ctx)
+	if err == nil {
+		t.Fatal("Check against an HTTP answer succeeded")
+	}
+	for _, want := range []string{"unexpected packet [72]", "does not speak ClickHouse's native protocol", "write the DSN as http://"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), password) {
+		t.Errorf("error %q holds the password", err)
+	}
+}
