@@ -25,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
@@ -307,6 +308,50 @@ func TestIntegrationSlotsGrowTheVolumeButNeverShrinkIt(t *testing.T) {
 	}
 	if !reflect.DeepEqual(checked.State, out.State) || !reflect.DeepEqual(checked.Config, out.Config) {
 		t.Fatalf("CheckResource %v / %v, Provision %v / %v", checked.State, checked.Config, out.State, out.Config)
+	}
+}
+
+// A growth that the volume's StorageClass refuses (allowVolumeExpansion false) fails with the API
+// server's reason and the hint that names the field, and changes nothing. The control plane's
+// StorageClass is set so for the test and set back after it; on a cluster of RILL_TEST_KUBECONFIG,
+// whose StorageClass is not the control plane's, the test is skipped rather than edit it.
+func TestIntegrationGrowthTheStorageClassRefusesNamesAllowVolumeExpansion(t *testing.T) {
+	e := newEnv(t, "")
+	r := e.newRuntime()
+	e.provision(e.p, r, args(1, "v1", false))
+	e.awaitReady(r)
+	pvc, err := e.core.PersistentVolumeClaims(e.ns).Get(e.ctx, "runtime-"+pidOf(r), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc := pvc.Spec.StorageClassName; sc == nil || *sc != "kwok-volume" {
+		t.Skipf("the claim's StorageClass is %v, not the local control plane's kwok-volume: not editing it", sc)
+	}
+	classes := e.c.dynamic.Resource(schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"})
+	expansion := func(allow bool) {
+		t.Helper()
+		patch := fmt.Sprintf(`{"allowVolumeExpansion": %t}`, allow)
+		if _, err := classes.Patch(context.Background(), "kwok-volume", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	class, err := classes.Get(e.ctx, "kwok-volume", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed, _, _ := unstructured.NestedBool(class.Object, "allowVolumeExpansion")
+	expansion(false)
+	t.Cleanup(func() { expansion(allowed) })
+
+	out, err := e.p.Provision(e.ctx, r, args(2, "v1", false))
+	if err == nil {
+		t.Fatalf("growing a volume whose StorageClass does not allow it succeeded: %v", out.Config)
+	}
+	if !strings.Contains(err.Error(), "allowVolumeExpansion: true") || strings.Contains(err.Error(), "rbac.yaml") {
+		t.Errorf("growth refused by the StorageClass: %v; want the allowVolumeExpansion hint and none about RBAC", err)
+	}
+	if got := e.pvcSize(r); got != 40*gib {
+		t.Errorf("volume %d bytes after the refused growth, want %d", got, 40*gib)
 	}
 }
 

@@ -135,6 +135,7 @@ func TestIntegrationProvisionRefusedBeforeAnyWriteReportsNothingMade(t *testing.
 	if err == nil || !strings.Contains(err.Error(), "forbidden") {
 		t.Fatalf("create as a ServiceAccount that may not write: %v, want a forbidden error", err)
 	}
+	checkRBACHint(t, "create", err)
 	if created || out != nil {
 		t.Errorf("a create refused before any write reported created=%t and %v: it made nothing", created, out)
 	}
@@ -145,7 +146,18 @@ func TestIntegrationProvisionRefusedBeforeAnyWriteReportsNothingMade(t *testing.
 	if err == nil || !strings.Contains(err.Error(), "forbidden") {
 		t.Fatalf("update as a ServiceAccount that may not write: %v, want a forbidden error", err)
 	}
+	checkRBACHint(t, "update that grows the volume", err)
 	if out != nil {
 		t.Errorf("an update refused before any write returned %v: it changed nothing", out)
+	}
+}
+
+// checkRBACHint fails unless err, a refusal by RBAC, points at the example RBAC and not at the
+// StorageClass: before, every 403 on the volume claim said "growing a volume needs a StorageClass with
+// allowVolumeExpansion: true", also on a create.
+func checkRBACHint(t *testing.T, what string, err error) {
+	t.Helper()
+	if !strings.Contains(err.Error(), "examples/kubernetes/rbac.yaml") || strings.Contains(err.Error(), "allowVolumeExpansion") {
+		t.Errorf("%s refused by RBAC: %v; want the hint at examples/kubernetes/rbac.yaml and none about allowVolumeExpansion", what, err)
 	}
 }
