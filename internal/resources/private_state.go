@@ -26,9 +26,14 @@ func loadProvisionerState(ctx context.Context, private privateState) (map[string
 	if diags.HasError() || len(raw) == 0 {
 		return nil, diags
 	}
+	// The framework refuses bytes that are no JSON at all before they get here ("Error Decoding
+	// Private State"); what it lets through may still be no object (an array, a string). null reads
+	// as no state, as before.
 	var state map[string]any
 	if err := json.Unmarshal(raw, &state); err != nil {
-		diags.AddError("Corrupt private state", fmt.Sprintf("The provisioner state stored for this resource is not valid JSON: %v", err))
+		diags.AddError("Corrupt private state", fmt.Sprintf("The provisioner state stored for this resource (the state file's private "+
+			"data, key %q) is not a JSON object (%v): the state file was edited by hand. Restore it from a backup of the state.", privateStateKey, err))
+		return nil, diags
 	}
 	return state, diags
 }
