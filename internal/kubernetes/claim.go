@@ -46,7 +46,7 @@ func claim(ctx context.Context, c *clients, ro *renderedObject, log *zap.Logger)
 		log.Info("another call created the runtime since its objects were read: adopting it", zap.String("kind", obj.GetKind()), zap.String("name", obj.GetName()))
 		return false, nil
 	case err != nil:
-		return !refused(err), fmt.Errorf("creating %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+		return !refused(err), fmt.Errorf("creating %s %s/%s: %w%s", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err, applyHint(err, false))
 	}
 	log.Info("created the runtime's first object: this call creates the runtime", zap.String("kind", obj.GetKind()), zap.String("name", obj.GetName()))
 	if err := rewriteManagedFields(ctx, ri, obj, createdEntryToApply, log); err != nil {

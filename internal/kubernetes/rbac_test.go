@@ -136,6 +136,14 @@ func TestIntegrationProvisionRefusedBeforeAnyWriteReportsNothingMade(t *testing.
 		t.Fatalf("create as a ServiceAccount that may not write: %v, want a forbidden error", err)
 	}
 	checkRBACHint(t, "create", err)
+	// A named runtime's create claims its ID with a plain create of its first object (claim.go).
+	namedArgs := args(1, "v1", false)
+	namedArgs.Name = "refused"
+	if _, _, err := p.ProvisionReportingCreation(e.ctx, e.newRuntime(), namedArgs); err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Fatalf("create of a named runtime as a ServiceAccount that may not write: %v, want a forbidden error", err)
+	} else {
+		checkRBACHint(t, "create of a named runtime", err)
+	}
 	if created || out != nil {
 		t.Errorf("a create refused before any write reported created=%t and %v: it made nothing", created, out)
 	}
