@@ -150,9 +150,9 @@ func warnIfNoRoom(ctx context.Context, reads *capacityReads, p provisioner.Provi
 	if err != nil {
 		tflog.Warn(ctx, "plan-time capacity check skipped: the ledger could not be read", map[string]any{"provisioner": name, "error": err.Error()})
 		diags.AddAttributeWarning(path.Root("slots"), "Pool capacity not checked before the create",
-			fmt.Sprintf("Provisioner %q could not read its ledger within %s to check that a host has %d free slot(s): %v\n\nThe plan "+
+			fmt.Sprintf("Provisioner %q could not read its ledger%s to check that a host has %d free slot(s): %v\n\nThe plan "+
 				"goes on (the ledger may be reachable by the time of the apply); if it still cannot be read then, the apply fails "+
-				"with its own error and creates nothing. Check ledger_dsn (or RILL_LEDGER_DSN): host, port, credentials.", name, planCapacityTimeout, slots, err))
+				"with its own error and creates nothing. Check ledger_dsn (or RILL_LEDGER_DSN): host, port, credentials.", name, withinTimeout(ctx, err), slots, err))
 		return
 	}
 	var free []string
@@ -209,6 +209,16 @@ func warnIfNoRoomToGrow(ctx context.Context, reads *capacityReads, p provisioner
 	}
 }
 
+// withinTimeout is " within 30s" when a plan-time check ended because its time was up (its own
+// timeout, or the shared attempt it waited for), else "": a refusal that came at once (a closed port,
+// wrong credentials) must not read as a server that did not answer in time.
+func withinTimeout(ctx context.Context, err error) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		return " within " + planCapacityTimeout.String()
+	}
+	return ""
+}
+
 // checkCreateAtPlan asks a provisioner.CreateChecker, at plan time, whether a new resource of type rt
 // can be created at all, so that a backend that lacks what every create needs (a ClickHouse server
 // that cannot manage users by SQL) fails the plan, with the reason the apply would give, rather than
@@ -237,8 +247,8 @@ func checkCreateAtPlan(ctx context.Context, reads *capacityReads, p provisioner.
 	default:
 		tflog.Warn(ctx, "plan-time create check failed", map[string]any{"provisioner": name, "error": err.Error()})
 		diags.AddAttributeWarning(path.Root("provisioner_name"), "Provisioner not checked before the create",
-			fmt.Sprintf("Provisioner %q could not be asked within %s whether it can create a new %s: %v\n\nThe plan goes on "+
+			fmt.Sprintf("Provisioner %q could not be asked%s whether it can create a new %s: %v\n\nThe plan goes on "+
 				"(the server may be created or reached by the time of the apply); if it still cannot be reached then, the apply "+
-				"fails with its own error and creates nothing.", name, planCapacityTimeout, kind.noun, err))
+				"fails with its own error and creates nothing.", name, withinTimeout(ctx, err), kind.noun, err))
 	}
 }

@@ -228,8 +228,8 @@ func TestPlanCapacityCheckWarnsWhenTheLedgerCannotBeRead(t *testing.T) {
 	if len(diags) != 1 || diags.HasError() || diags[0].Summary() != "Pool capacity not checked before the create" {
 		t.Fatalf("want one warning Pool capacity not checked before the create, got %v", diags)
 	}
-	if d := diags[0].Detail(); !strings.Contains(d, `Provisioner "pool" could not read its ledger`) || !strings.Contains(d, "closed") {
-		t.Errorf("the warning does not name the provisioner and the ledger's error: %s", d)
+	if d := diags[0].Detail(); !strings.Contains(d, `Provisioner "pool" could not read its ledger to check`) || !strings.Contains(d, "closed") {
+		t.Errorf("the warning does not name the provisioner and the ledger's error, or says a refusal at once took its time: %s", d)
 	}
 }
 

@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,6 +61,10 @@ func TestPlanCreateCheckOfAnUnreachableServerWarnsOnce(t *testing.T) {
 			!strings.Contains(diags[0].Detail(), "127.0.0.1:1") || strings.Contains(diags[0].Detail(), password) {
 			t.Fatalf("want one warning naming the server without its password, got %v", diags)
 		}
+		// The port refused at once: no time ran out.
+		if d := diags[0].Detail(); !strings.Contains(d, `could not be asked whether it can create`) {
+			t.Fatalf("the warning of a refusal at once reads as a timeout: %s", d)
+		}
 	}
 
 	reads.applying()
@@ -117,5 +122,26 @@ func TestPlanCreateCheckIsAskedOncePerCommandAcrossWaves(t *testing.T) {
 	}
 	if n := ch.checks.Load(); n != 1 {
 		t.Errorf("3 waves of 10 plans asked the server %d times, want once", n)
+	}
+}
+
+// hangingChecker answers only when its context ends, as a server whose packets are dropped does.
+type hangingChecker struct{ provisioner.Provisioner }
+
+func (hangingChecker) CheckCreate(ctx context.Context, _ provisioner.ResourceType) error {
+	<-ctx.Done()
+	return fmt.Errorf("dialing: %w", ctx.Err())
+}
+
+// A check that the time ran out on says so, with the time it had; one refused at once (above) does
+// not. Before, every warning said "could not be asked within 30s", so an instant refusal (a closed
+// port, a refused password) read as a server that did not answer.
+func TestPlanCreateCheckThatRanOutOfTimeSaysWithin(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	var diags diag.Diagnostics
+	checkCreateAtPlan(ctx, &capacityReads{}, hangingChecker{}, "ch", provisioner.ResourceTypeClickHouse, clickhouseKind, &diags)
+	if len(diags) != 1 || !strings.Contains(diags[0].Detail(), `could not be asked within `+planCapacityTimeout.String()+` whether`) {
+		t.Fatalf("want the warning saying the check ran out of time, got %v", diags)
 	}
 }
