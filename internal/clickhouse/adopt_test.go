@@ -385,3 +385,50 @@ func TestDestroyOfAnAdoptedDatabaseRillGaveAnotherResourceSinceRefuses_fake(t *t
 		t.Fatalf("destroy ran:\n%s", got)
 	}
 }
+
+// A user whose default database is gone while a database Rill's rule gives the ID is on the server
+// (renamed by hand, say after a project rename: ClickHouse keeps the user's default_database as it
+// was) is adopted with that database. The import adopted the user alone, the apply created an empty
+// database under the old name, and the renamed one, with the data, was left to nobody, a destroy
+// included. A renamed database that keeps too little of the ID to say whose it is is not taken.
+func TestImportOfARillUserWhoseDatabaseWasRenamedAdoptsTheRenamedDatabase_fake(t *testing.T) {
+	user := "rill_" + rillIDAlnum
+	renamed := "rill_acme_webapp_" + rillIDAlnum
+	lostOther := rillDatabaseName("1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", map[string]string{"organization_name": strings.Repeat("o", 40), "project_name": strings.Repeat("p", 40)})
+	fake, p := onFake(t)
+	fake.users, fake.databases = []string{"default", user}, []string{"default", renamed, lostOther}
+	fake.defaultDBs = map[string]string{user: "rill_acme_web_" + rillIDAlnum}
+	got, err := p.CheckResource(context.Background(), newResource(rillID), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Config["database"] != renamed || got.Config["user"] != user || got.State[stateDatabase] != renamed {
+		t.Fatalf("config %v, state %v; want user %s with the renamed database %s", got.Config, got.State, user, renamed)
+	}
+	if len(fake.statements()) != 0 {
+		t.Fatalf("the import wrote: %q", fake.statements())
+	}
+	// The apply makes it the user's default database, and creates no other.
+	r := &provisioner.Resource{ID: rillID, Type: provisioner.ResourceTypeClickHouse, State: provisioner.WithoutObservations(got.State), Config: got.Config}
+	if _, err := p.Provision(context.Background(), r, &provisioner.ResourceOptions{Annotations: map[string]string{"organization_name": "acme", "project_name": "web"}}); err != nil {
+		t.Fatal(err)
+	}
+	stmts := strings.Join(fake.statements(), "\n")
+	if strings.Contains(stmts, "rill_acme_web_") || !strings.Contains(stmts, "DEFAULT DATABASE `"+renamed+"`") {
+		t.Fatalf("statements:\n%s", stmts)
+	}
+
+	// Only a database cut too short to say whose it is: the user alone, as before.
+	fake, p = onFake(t)
+	fake.users, fake.databases = []string{"default", user}, []string{"default", lostOther}
+	fake.defaultDBs = map[string]string{user: "rill_acme_web_" + rillIDAlnum}
+	got, err = p.CheckResource(context.Background(), newResource(rillID), nil)
+	if cfg, _ := provisioner.NewClickhouseConfig(got.Config); err != nil || cfg.Database != "" || cfg.User != user {
+		t.Fatalf("only another project's shared database: %v, %+v", err, got)
+	}
+	// Two renamed databases: an error naming them, never one picked.
+	fake.databases = []string{"default", renamed, "rill_acme_site_" + rillIDAlnum}
+	if _, err = p.CheckResource(context.Background(), newResource(rillID), nil); err == nil || !strings.Contains(err.Error(), renamed) || errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Fatalf("two candidates: %v", err)
+	}
+}

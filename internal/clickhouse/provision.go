@@ -553,9 +553,9 @@ func (p *Provisioner) checkWithoutCredentials(ctx context.Context, r *provisione
 // adoptRill is checkWithoutCredentials for an import whose ID has none of our names on the server: it
 // looks for the objects Rill's admin service makes for the ID (naming.go, rillUserName and
 // rillDatabaseName), read-only. The user is found by its name; its database is the user's
-// default_database (Rill creates the user with DEFAULT DATABASE), else the one database whose name
-// Rill's rule gives the ID (rillDatabaseKind: the whole ID, or a name cut to 63 characters that
-// keeps enough of it). Several such names, or only names cut so short that they cannot tell whose
+// default_database (Rill creates the user with DEFAULT DATABASE), else (no user, no default
+// database, or one that is gone) the one database whose name Rill's rule gives the ID
+// (rillDatabaseByName). Several such names, or only names cut so short that they cannot tell whose
 // they are, are an error naming them and what to do, never "gone": a gone verdict would leave a
 // database that may be this resource's, with its data, to nobody. Nothing at all is gone.
 //
@@ -624,38 +624,21 @@ func (p *Provisioner) adoptRill(ctx context.Context, r *provisioner.Resource) (*
 					quoteIdent(rillDatabaseName(r.ID, nil)), quoteIdent(user))
 			}
 		}
-	} else {
-		names, err := conn.QueryStrings(ctx, "SELECT name FROM system.databases WHERE startsWith(name, "+quoteString(namePrefix)+")")
+	}
+	if !dbExists {
+		// No user, a user without a default database, or one whose default database is gone: the
+		// database is found by the names Rill's rule gives the ID. ClickHouse keeps a user's
+		// default_database as it was when its database is renamed (say, by hand after a project
+		// rename) or dropped, so a gone default database is no proof that the resource has none: one
+		// renamed to another name of the ID's, with its data, would be left to nobody while the apply
+		// created an empty one under the old name. Names that keep too little of the ID to say whose
+		// they are do not count then: the user's default database already said which is its own.
+		found, err := p.rillDatabaseByName(ctx, conn, r.ID, user, db == "")
 		if err != nil {
-			return fail("looking up its database by the names Rill's admin service gives: %s", p.scrub(err.Error()))
+			return nil, err
 		}
-		byKind := map[rillMatch][]string{}
-		for _, n := range names {
-			k := rillDatabaseKind(r.ID, n)
-			byKind[k] = append(byKind[k], n)
-		}
-		list := func(names []string) string {
-			quoted := make([]string, len(names))
-			for i, n := range names {
-				quoted[i] = quoteIdent(n)
-			}
-			sort.Strings(quoted)
-			return strings.Join(quoted, ", ")
-		}
-		fix := "give user " + quoteIdent(user) + " its database as DEFAULT DATABASE (ALTER USER, or CREATE USER if it is gone), then import again"
-		switch whole, cut, unsure := byKind[rillWhole], byKind[rillCut], byKind[rillUndetermined]; {
-		case len(whole) > 1:
-			return fail("several databases are named for it by Rill's admin service (%s): drop all but one, or %s", list(whole), fix)
-		case len(whole) == 1:
-			db, dbExists = whole[0], true
-		case len(cut) > 1:
-			return fail("several databases could be the one Rill's admin service made for it (%s: names cut to 63 characters); to say which, %s", list(cut), fix)
-		case len(cut) == 1:
-			db, dbExists = cut[0], true
-		case len(unsure) > 0:
-			return fail("its database cannot be told from its name: Rill's admin service cuts names to 63 characters, and %s keep too little of the resource ID "+
-				"(fewer than %d characters) to say whose they are. If one of them is this resource's, %s",
-				list(unsure), minRillIDChars, fix)
+		if found != "" {
+			db, dbExists = found, true
 		}
 	}
 	if !userExists && !dbExists {
@@ -673,6 +656,50 @@ func (p *Provisioner) adoptRill(ctx context.Context, r *provisioner.Resource) (*
 	p.logger.Info("found a ClickHouse resource made by Rill's admin service; adopting it under Rill's names", zap.String("resource_id", r.ID),
 		zap.String("user", cfg.User), zap.String("database", cfg.Database))
 	return p.keepAdoption(r, &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeClickHouse, State: state, Config: cfg.AsMap()}), nil
+}
+
+// rillDatabaseByName is adoptRill's lookup of the database of resource r.ID, whose user is Rill's
+// user, by the names Rill's rule gives the ID (rillDatabaseKind): the one that ends with the whole
+// ID, else the one cut to 63 characters that keeps enough of it; "" when there is none. Several, or
+// (with unsure) only names cut so short that they cannot tell whose they are, are an error naming
+// them and what to do, never "none".
+func (p *Provisioner) rillDatabaseByName(ctx context.Context, conn session, id, user string, unsure bool) (string, error) {
+	fail := func(format string, args ...any) (string, error) {
+		return "", fmt.Errorf("ClickHouse resource %s: "+format, append([]any{id}, args...)...)
+	}
+	names, err := conn.QueryStrings(ctx, "SELECT name FROM system.databases WHERE startsWith(name, "+quoteString(namePrefix)+")")
+	if err != nil {
+		return fail("looking up its database by the names Rill's admin service gives: %s", p.scrub(err.Error()))
+	}
+	byKind := map[rillMatch][]string{}
+	for _, n := range names {
+		k := rillDatabaseKind(id, n)
+		byKind[k] = append(byKind[k], n)
+	}
+	list := func(names []string) string {
+		quoted := make([]string, len(names))
+		for i, n := range names {
+			quoted[i] = quoteIdent(n)
+		}
+		sort.Strings(quoted)
+		return strings.Join(quoted, ", ")
+	}
+	fix := "give user " + quoteIdent(user) + " its database as DEFAULT DATABASE (ALTER USER, or CREATE USER if it is gone), then import again"
+	switch whole, cut, short := byKind[rillWhole], byKind[rillCut], byKind[rillUndetermined]; {
+	case len(whole) > 1:
+		return fail("several databases are named for it by Rill's admin service (%s): drop all but one, or %s", list(whole), fix)
+	case len(whole) == 1:
+		return whole[0], nil
+	case len(cut) > 1:
+		return fail("several databases could be the one Rill's admin service made for it (%s: names cut to 63 characters); to say which, %s", list(cut), fix)
+	case len(cut) == 1:
+		return cut[0], nil
+	case unsure && len(short) > 0:
+		return fail("its database cannot be told from its name: Rill's admin service cuts names to 63 characters, and %s keep too little of the resource ID "+
+			"(fewer than %d characters) to say whose they are. If one of them is this resource's, %s",
+			list(short), minRillIDChars, fix)
+	}
+	return "", nil
 }
 
 // sharersOf lists, quoted and sorted, the users other than user whose default database is db ("" for

@@ -506,6 +506,15 @@ var Mutants = []Mutant{
 		},
 	},
 	{
+		Name: "clickhouse-rill-renamed-database-left", Breaks: "an import of a Rill user whose default database is gone adopts its database renamed to another name Rill gives the ID",
+		File:    "internal/clickhouse/provision.go",
+		Search:  "\tif !dbExists {\n\t\t// No user, a user without a default database",
+		Replace: "\tif !dbExists && (!userExists || db == \"\") {\n\t\t// No user, a user without a default database",
+		Checks: []Check{
+			{Package: "./internal/clickhouse", Tests: []string{"TestImportOfARillUserWhoseDatabaseWasRenamedAdoptsTheRenamedDatabase_fake"}},
+		},
+	},
+	{
 		Name: "empty-clickhouse-password", Breaks: "every ClickHouse user gets a long random password",
 		File:    "internal/clickhouse/naming.go",
 		Search:  "\treturn string(out), nil\n",
