@@ -432,3 +432,27 @@ func TestImportOfARillUserWhoseDatabaseWasRenamedAdoptsTheRenamedDatabase_fake(t
 		t.Fatalf("two candidates: %v", err)
 	}
 }
+
+// A user adopted without a database (its default database gone, none renamed to another name Rill's
+// rule gives the ID) gets a database from the apply, empty. The warning said "Adopting ... user X and
+// database Y" as if Y, with the deployment's tables, were there, and the plan's diff shows only an
+// unknown name: it says that the database is missing and the apply creates it empty.
+func TestImportOfARillUserWithoutItsDatabaseWarnsThatTheApplyCreatesItEmpty_fake(t *testing.T) {
+	user, gone := "rill_"+rillIDAlnum, "rill_acme_web_"+rillIDAlnum
+	fake, p := onFake(t)
+	fake.users, fake.databases, fake.defaultDBs = []string{"default", user}, []string{"default"}, map[string]string{user: gone}
+	got, err := p.CheckResource(context.Background(), newResource(rillID), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := provisioner.NewRuntimeObservation(got.State).Warnings
+	if len(w) != 1 || strings.Contains(w[0], "and database") || !strings.Contains(w[0], "creates its database `"+gone+"`") || !strings.Contains(w[0], "empty") {
+		t.Fatalf("warnings %q; want one saying that database %s is missing and the apply creates it empty", w, gone)
+	}
+	// Both there: no such sentence.
+	fake.databases = []string{"default", gone}
+	got, err = p.CheckResource(context.Background(), newResource(rillID), nil)
+	if w = provisioner.NewRuntimeObservation(got.State).Warnings; err != nil || len(w) != 1 || strings.Contains(w[0], "empty") || !strings.Contains(w[0], "and database `"+gone+"`") {
+		t.Fatalf("%v, warnings %q", err, w)
+	}
+}

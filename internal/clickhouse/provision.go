@@ -738,19 +738,31 @@ func (p *Provisioner) keepAdoption(r, res *provisioner.Resource) *provisioner.Re
 	cfg, _ := provisioner.NewClickhouseConfig(res.Config)
 	user, _ := res.State[stateUser].(string)
 	db, _ := res.State[stateDatabase].(string)
-	res.State[provisioner.StateKeyWarnings] = []string{rillAdoptionWarning(user, db, cfg.User != "")}
+	res.State[provisioner.StateKeyWarnings] = []string{rillAdoptionWarning(user, db, cfg.User != "", cfg.Database != "")}
 	return res
 }
 
 // rillAdoptionWarning says, at every refresh from an import of a resource made by Rill's admin service
 // until the first apply, what the apply does to the password the running Rill deployment uses (its
 // DSN, in Rill's admin database): ClickHouse keeps only its hash, so the import cannot read it back.
-func rillAdoptionWarning(user, db string, userExists bool) string {
+// A database that is missing is said to be created empty: the plan's diff shows only an unknown name,
+// and the import found no database of the ID's (none under the name the user's default database
+// gives, none renamed to another name Rill's rule gives it), so none of the deployment's tables come.
+func rillAdoptionWarning(user, db string, userExists, dbExists bool) string {
 	names := "user " + quoteIdent(user) + " and database " + quoteIdent(db)
-	if db == "" {
+	if !dbExists {
 		names = "user " + quoteIdent(user)
 	}
 	adopted := "Adopting, under Rill's names, what Rill's admin service made for this resource: " + names + ". "
+	if !dbExists {
+		what := "its database"
+		if db != "" {
+			what += " " + quoteIdent(db) + " (the user's default database)"
+		}
+		adopted += "No database of this resource is on the server, so the apply creates " + what + ", empty: the Rill deployment's " +
+			"tables are not in it. If they are in a database under another name, stop: make it the user's DEFAULT DATABASE, " +
+			"`terraform state rm` this resource and import it again. "
+	}
 	if !userExists {
 		return adopted + "The user is missing, so the apply creates it (with password_wo's password, else a generated one): the Rill " +
 			"deployment that used it has no working password until it is given the new dsn (or, with password_wo, the password in Rill's DSN)."

@@ -246,7 +246,8 @@ func cliWorkspace(t *testing.T, set, body string) *acctest.Workspace {
 // IF NOT EXISTS). (A resource still in state in that condition needs no import: the refresh keeps
 // it, TestAccClickHouse_destroyKilledBetweenItsTwoDropsIsFinishedByTheNextDestroy.)
 // That apply's result must match its plan: the missing name is unknown until then, not the state's
-// empty string ("Provider produced inconsistent result after apply" before).
+// empty string ("Provider produced inconsistent result after apply" before). Its plan's warning names
+// the missing half, not "the user and its database are kept".
 func TestAccClickHouse_importOfAHalfDroppedResourceRecreatesTheMissingHalf(t *testing.T) {
 	acctest.RequireAcc(t)
 	set, state := acctest.FakeClickHouseSet(t, "Fake-Adm1n-Pa55", false)
@@ -285,6 +286,13 @@ func TestAccClickHouse_importOfAHalfDroppedResourceRecreatesTheMissingHalf(t *te
 		}
 		step("state rm", "state", "rm", "rill_clickhouse.db")
 		step("import with its "+drop+" dropped", "import", "-no-color", "rill_clickhouse.db", "ch/"+id[1])
+		// The plan says what the apply makes again: before, the import's reason came first and said
+		// "the user and its database are kept, with their data" of a database the apply creates empty.
+		plan := step("plan after the import", "plan", "-no-color")
+		want := map[string]string{"databases": "its database is missing on the server", "users": "its user is missing on the server"}[drop]
+		if !strings.Contains(plan, want) || strings.Contains(plan, "the user and its database are kept") {
+			t.Errorf("with its %s dropped: the plan lacks %q, or says both are kept:\n%s", drop, want, acctest.Tail(plan))
+		}
 		step("apply after the import", "apply", "-no-color", "-auto-approve")
 		if plan := step("plan after the apply", "plan", "-no-color", "-detailed-exitcode"); !strings.Contains(plan, "No changes.") {
 			t.Fatalf("with its %s dropped: plan after the import's apply is not empty:\n%s", drop, acctest.Tail(plan))

@@ -120,11 +120,9 @@ func newPasswordReason(state *clickhouseModel) string {
 	const clients = " Clients that use the old password stop working once the apply has checked the new one."
 	id, user := state.ID.ValueString(), state.User.ValueString()
 	var why string
+	// A missing half first: an import of one also has no dsn_without_password, and "the user and its
+	// database are kept, with their data" would promise a database the apply creates empty.
 	switch {
-	case state.DSNWithoutPassword.IsNull():
-		why = "it was imported"
-	case !state.PasswordWOVersion.IsNull():
-		why = "its password was write-only until now"
 	case user == "":
 		return fmt.Sprintf("rill_clickhouse %s has no working password in its state: its user is missing on the server. "+
 			"This apply creates the user again, under the same name, with a new generated password, and the dsn changes; "+
@@ -133,17 +131,17 @@ func newPasswordReason(state *clickhouseModel) string {
 		return fmt.Sprintf("rill_clickhouse %s has no working password in its state: its database is missing on the server, "+
 			"and without it the password of user %s cannot be checked. This apply creates the database again, empty, under "+
 			"the same name, and sets a new generated password on the user: the dsn changes."+clients, id, user)
+	case state.DSNWithoutPassword.IsNull():
+		why = "it was imported"
+	case !state.PasswordWOVersion.IsNull():
+		why = "its password was write-only until now"
 	default:
 		why = "the password Terraform generated no longer logs in, while the user and database are still on the server: " +
 			"it was changed outside Terraform"
 	}
-	of := "user " + user
-	if user == "" {
-		of = "its user" // an import of a database whose user is gone: the apply creates the user
-	}
 	return fmt.Sprintf("rill_clickhouse %s has no working password in its state (%s): "+
-		"ClickHouse keeps only a hash of %s's password, so this apply generates a new one and the dsn changes; "+
-		"the user and its database are kept, with their data."+clients, id, why, of)
+		"ClickHouse keeps only a hash of user %s's password, so this apply generates a new one and the dsn changes; "+
+		"the user and its database are kept, with their data."+clients, id, why, user)
 }
 
 // Create implements resource.Resource.
