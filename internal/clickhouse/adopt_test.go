@@ -456,3 +456,43 @@ func TestImportOfARillUserWithoutItsDatabaseWarnsThatTheApplyCreatesItEmpty_fake
 		t.Fatalf("%v, warnings %q", err, w)
 	}
 }
+
+// A Rill user adopted alone whose database Rill's rule cuts before the ID gets ours from the apply
+// (TestUpdateOfARillUserAdoptedAloneNeverCreatesAnotherResourcesDatabase_fake), which becomes its
+// DEFAULT DATABASE. After `terraform state rm`, the import found our database first and not Rill's
+// user: it adopted the database alone, the apply created a second user (ours) on it, and the destroy
+// left Rill's user, with its password and grants, to nobody. The import takes Rill's user when its
+// default database is the one of ours found; any other Rill user is not looked at.
+func TestReimportOfARillUserGivenOurDatabaseKeepsRillsUser_fake(t *testing.T) {
+	user := "rill_" + rillIDAlnum
+	long := map[string]string{"organization_name": strings.Repeat("o", 40), "project_name": strings.Repeat("p", 40)}
+	ours := databaseName(rillID, long)
+	fake, p := onFake(t)
+	fake.users, fake.databases, fake.defaultDBs = []string{"default", user}, []string{"default", ours}, map[string]string{user: ours}
+	got, err := p.CheckResource(context.Background(), newResource(rillID), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Config["user"] != user || got.Config["database"] != ours || got.State[stateUser] != user {
+		t.Fatalf("config %v, state %v; want Rill's user %s with our database %s", got.Config, got.State, user, ours)
+	}
+	r := &provisioner.Resource{ID: rillID, Type: provisioner.ResourceTypeClickHouse, State: provisioner.WithoutObservations(got.State), Config: got.Config}
+	if _, err := p.Provision(context.Background(), r, &provisioner.ResourceOptions{Annotations: long}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Deprovision(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	stmts := strings.Join(fake.statements(), "\n")
+	if strings.Contains(stmts, "`"+userName(rillID)+"`") || !strings.Contains(stmts, "DROP USER IF EXISTS `"+user+"`") || !strings.Contains(stmts, "DROP DATABASE IF EXISTS `"+ours+"`") {
+		t.Fatalf("statements:\n%s", stmts)
+	}
+
+	// Rill's user with another default database: the database alone, as any import of ours.
+	fake, p = onFake(t)
+	fake.users, fake.databases, fake.defaultDBs = []string{"default", user}, []string{"default", ours}, map[string]string{user: "rill_" + rillIDAlnum}
+	got, err = p.CheckResource(context.Background(), newResource(rillID), nil)
+	if cfg, _ := provisioner.NewClickhouseConfig(got.Config); err != nil || cfg.User != "" || cfg.Database != ours || got.State[stateUser] != userName(rillID) {
+		t.Fatalf("%v, %+v", err, got)
+	}
+}

@@ -524,12 +524,26 @@ func (p *Provisioner) checkWithoutCredentials(ctx context.Context, r *provisione
 	if err != nil {
 		return nil, fmt.Errorf("checking ClickHouse resource %s: %w", r.ID, err)
 	}
+	imported := len(r.State) == 0 && known.User == "" && known.Database == ""
+	if imported && len(users) == 0 && len(dbs) == 1 {
+		// A database of ours without our user: maybe a Rill user adopted alone, given ours by the
+		// apply (a name Rill's rule cuts before the ID could be another resource's) and made its
+		// DEFAULT DATABASE, then `terraform state rm`. Without Rill's user the apply would add ours
+		// on the database, and a destroy leave Rill's, with its password and grants, to nobody.
+		rill, err := p.rillUserWithDefault(ctx, r.ID, dbs[0])
+		if err != nil {
+			return nil, fmt.Errorf("checking ClickHouse resource %s: %w", r.ID, err)
+		}
+		if rill != "" {
+			user, users = rill, []string{rill}
+		}
+	}
 	switch {
 	case provisioned && len(users) == 0 && len(dbs) == 0:
 		return nil, fmt.Errorf("ClickHouse resource %s: its user %s and its database %s no longer exist: %w", r.ID, quoteIdent(user), quoteIdent(db), provisioner.ErrResourceNotFound)
 	case provisioned && (len(users) == 0 || len(dbs) == 0):
 		return p.keepAdoption(r, p.halfPresent(r, known.Cluster, user, db, len(users) == 1)), nil
-	case len(users) == 0 && len(dbs) == 0 && len(r.State) == 0 && known.User == "" && known.Database == "":
+	case len(users) == 0 && len(dbs) == 0 && imported:
 		// Nothing of ours, and nothing recorded (an import): maybe Rill's admin service made it.
 		return p.adoptRill(ctx, r)
 	case len(users) == 0 && len(dbs) == 0:
@@ -698,6 +712,31 @@ func (p *Provisioner) rillDatabaseByName(ctx context.Context, conn session, id, 
 		return fail("its database cannot be told from its name: Rill's admin service cuts names to 63 characters, and %s keep too little of the resource ID "+
 			"(fewer than %d characters) to say whose they are. If one of them is this resource's, %s",
 			list(short), minRillIDChars, fix)
+	}
+	return "", nil
+}
+
+// rillUserWithDefault returns Rill's user for resourceID when it exists with db as its default
+// database, else "". A server without system.users (older than 20.4) or its default_database
+// column (older than 21.9) has none.
+func (p *Provisioner) rillUserWithDefault(ctx context.Context, resourceID, db string) (string, error) {
+	if !isRillUser(resourceID, rillUserName(resourceID)) {
+		return "", nil
+	}
+	conn, err := p.adminSession(ctx)
+	if err != nil {
+		return "", err
+	}
+	user := rillUserName(resourceID)
+	names, err := conn.QueryStrings(ctx, "SELECT default_database FROM system.users WHERE name = "+quoteString(user))
+	switch code := exceptionCode(err); {
+	case code == codeUnknownIdentifier || code == codeUnknownTable:
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("looking up user %s (the name Rill's admin service gives it): %s", quoteIdent(user), p.scrub(err.Error()))
+	}
+	if len(names) == 1 && names[0] == db {
+		return user, nil
 	}
 	return "", nil
 }

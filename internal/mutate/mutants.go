@@ -515,6 +515,15 @@ var Mutants = []Mutant{
 		},
 	},
 	{
+		Name: "clickhouse-rill-user-left-on-reimport", Breaks: "a re-import of a Rill user given our database keeps Rill's user instead of adding ours",
+		File:    "internal/clickhouse/provision.go",
+		Search:  "\t\tif rill != \"\" {\n\t\t\tuser, users = rill, []string{rill}\n",
+		Replace: "\t\tif false {\n\t\t\tuser, users = rill, []string{rill}\n",
+		Checks: []Check{
+			{Package: "./internal/clickhouse", Tests: []string{"TestReimportOfARillUserGivenOurDatabaseKeepsRillsUser_fake"}},
+		},
+	},
+	{
 		Name: "empty-clickhouse-password", Breaks: "every ClickHouse user gets a long random password",
 		File:    "internal/clickhouse/naming.go",
 		Search:  "\treturn string(out), nil\n",
