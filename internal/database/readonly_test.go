@@ -29,9 +29,19 @@ const (
 	nobodyUID      = 65534
 )
 
+// readerSetup, when set, runs first in the reader process (a failure ends it): see
+// sqlite_access_linux_test.go.
+var readerSetup func() error
+
 // runReaderProcess opens the ledger read-only and lists it readerCountEnv times, one line per list:
 // "OK <n> <ids>" or "ERR <error>".
 func runReaderProcess() int {
+	if readerSetup != nil {
+		if err := readerSetup(); err != nil {
+			fmt.Println("SETUP", err)
+			return 1
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	n, err := strconv.Atoi(os.Getenv(readerCountEnv))

@@ -76,6 +76,15 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteReadOnlyOpenKeepsThisProcessLocks"}}},
 	},
 	{
+		Name: "sqlite-access-check-reads-mode-bits", Breaks: "a plan's checks that it may read the SQLite ledger and write its directory see ACLs where the kernel has no faccessat2",
+		File:    "internal/database/sqlite_eaccess_linux.go",
+		Search:  "\tif os.Getuid() == os.Geteuid() && os.Getgid() == os.Getegid() {\n",
+		Replace: "\tif os.Getuid() == os.Geteuid() && false {\n",
+		Checks: []Check{{Package: "./internal/database", Tests: []string{
+			"TestSQLiteReadOnlyACLReadableFileWithoutFaccessat2", "TestSQLiteReadOnlyACLWritableDirWithoutFaccessat2",
+		}}},
+	},
+	{
 		Name: "sqlite-out-of-wal-mode-read-waits-as-for-leftover-files", Breaks: "a plan as a user who cannot write the SQLite ledger file reads it while it is out of WAL mode",
 		File:    "internal/database/sqlite_readonly.go",
 		Search:  "\t\tif !rollbackMode && s.wouldLeaveFiles() {\n",
