@@ -506,3 +506,16 @@ func TestSQLiteReadOnlyOutOfWALMode(t *testing.T) {
 	settle(t, path)
 	wantReadAsNobody(t, path, "OK 1 a", readerWaitEnv+"=100ms")
 }
+
+// TestSQLiteReadOnlyEmptyFile: a ledger file of 0 bytes (SQLite creates the file at open and writes
+// it at the first commit: an apply killed in between, or a `touch`) holds no allocations, read as
+// nobody, who may create files in its directory but not write the ledger file. It has no header to
+// say WAL, and a locked read of it creates no -wal or -shm, so wouldLeaveFiles's wait must not apply.
+func TestSQLiteReadOnlyEmptyFile(t *testing.T) {
+	path := sharedDirLedger(t)
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, path)
+	wantReadAsNobody(t, path, "OK 0 ", readerWaitEnv+"=100ms")
+}

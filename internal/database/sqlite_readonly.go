@@ -108,8 +108,11 @@ func (s *sqliteDB) readSnapshot(ctx context.Context, op func(q sqlQueryer) error
 		defer func() { _ = conn.Close() }()
 		var wal bool
 		// Bytes 18 and 19 of the header are 2 in WAL mode (https://www.sqlite.org/fileformat2.html).
-		if err = conn.QueryRowContext(ctx, "SELECT substr(data, 19, 2) = x'0202' FROM sqlite_dbpage WHERE pgno = 1").Scan(&wal); err != nil {
-			return false, false, nil // unknown: read with locks
+		// A file of 0 bytes (created, never committed to) has no page 1: not in WAL mode either.
+		if err = conn.QueryRowContext(ctx,
+			"SELECT coalesce((SELECT substr(data, 19, 2) = x'0202' FROM sqlite_dbpage WHERE pgno = 1), 0)").Scan(&wal); err != nil {
+			s.logger.Debug("cannot read the ledger file's header; reading it with locks", zap.Error(err))
+			return false, false, nil
 		}
 		if !wal {
 			s.logger.Debug("ledger file is not in WAL mode; reading it with locks")

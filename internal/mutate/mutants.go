@@ -92,6 +92,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteReadOnlyOutOfWALMode"}}},
 	},
 	{
+		Name: "sqlite-empty-file-read-waits-as-for-leftover-files", Breaks: "a plan as a user who cannot write a SQLite ledger file of 0 bytes reads it as empty",
+		File:    "internal/database/sqlite_readonly.go",
+		Search:  "\"SELECT coalesce((SELECT substr(data, 19, 2) = x'0202' FROM sqlite_dbpage WHERE pgno = 1), 0)\"",
+		Replace: "\"SELECT substr(data, 19, 2) = x'0202' FROM sqlite_dbpage WHERE pgno = 1\"",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteReadOnlyEmptyFile"}}},
+	},
+	{
 		Name: "sqlite-snapshot-read-out-of-wal-mode", Breaks: "a plan never reads the SQLite ledger without locks while it is out of WAL mode (a commit there has no journal file to show it)",
 		File:    "internal/database/sqlite_readonly.go",
 		Search:  "\t\tif !wal {\n",
