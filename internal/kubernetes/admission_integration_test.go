@@ -15,6 +15,7 @@ import (
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	admissionregclient "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
@@ -28,59 +29,69 @@ func admitted(image string) string {
 	return "mirror.rill.test/" + image + "@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 }
 
-// A cluster whose admission rewrites images gives a runtime no drift: the Deployment runs
-// "mirror.rill.test/rilldata/rill:v1@sha256:...", which is the rendered image as admission rewrote
-// it during the provisioner's own apply. Before, every refresh reported the container's image as
-// drift ("runs image ...@sha256:..., want rilldata/rill:v1"), so every plan after every apply was an
-// update, whose apply admission rewrote again: the perpetual diff Argo CD users of Kyverno know. An
-// image that another field manager set (kubectl set image) is still drift, and the apply takes it
-// back.
-func TestIntegrationImageRewrittenByAdmissionIsNoDrift(t *testing.T) {
+// A cluster whose admission rewrites a runtime's image or resources gives it no drift: the Deployment
+// runs "mirror.rill.test/rilldata/rill:v1@sha256:..." and requests 1250m of CPU, which is the
+// rendered image and request as admission rewrote them during the provisioner's own apply (a policy
+// engine pinning digests or sending images to a mirror; GKE Autopilot rounding requests up). Before,
+// every refresh reported them as drift ("runs image ...@sha256:..., want rilldata/rill:v1"), so every
+// plan after every apply was an update, whose apply admission rewrote again: the perpetual diff Argo
+// CD users of Kyverno know. An image or a limit that another field manager set (kubectl set image,
+// set resources) is still drift, and the apply takes it back.
+func TestIntegrationContainerFieldsRewrittenByAdmissionAreNoDrift(t *testing.T) {
 	e := newEnv(t, "")
-	e.rewriteImagesOnAdmission()
+	e.rewriteContainersOnAdmission()
 
 	r := e.newRuntime()
 	e.provision(e.p, r, args(1, "v1", false))
 	name := "runtime-" + pidOf(r)
-	if got := e.containerImage(name); got != admitted("rilldata/rill:v1") {
-		t.Fatalf("the webhook did not rewrite the image: the Deployment runs %q", got)
-	}
+	e.wantAdmitted(name)
 	if drift := e.driftOf(e.p, r); len(drift) != 0 {
-		t.Fatalf("an image rewritten by admission on our own apply is drift: %q", drift)
+		t.Fatalf("an image and a request rewritten by admission on our own apply are drift: %q", drift)
 	}
 
-	// Another manager pins it to another digest (which the webhook leaves alone): a hand edit.
-	other := "rilldata/rill:v1@sha256:" + strings.Repeat("f", 64)
-	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"runtime","image":%q}]}}}}`, other)
-	if _, err := e.apps.Deployments(e.ns).Patch(e.ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-set"}); err != nil {
-		t.Fatal(err)
-	}
-	drift := e.driftOf(e.p, r)
-	if len(drift) != 1 || !strings.Contains(drift[0], "runs image "+other+", want rilldata/rill:v1") {
-		t.Fatalf("an image pinned by another field manager: drift %q, want the image named", drift)
-	}
-	e.provision(e.p, r, args(1, "v1", false))
-	if got := e.containerImage(name); got != admitted("rilldata/rill:v1") {
-		t.Fatalf("after the apply the Deployment runs %q, want the rendered image as admission rewrites it", got)
-	}
-	if drift := e.driftOf(e.p, r); len(drift) != 0 {
-		t.Fatalf("drift after the apply that repaired the image: %q", drift)
+	for _, edit := range []struct {
+		manager, patch, drift string
+	}{
+		// Another manager pins the image to another digest (which the webhook leaves alone).
+		{"kubectl-set", `{"spec":{"template":{"spec":{"containers":[{"name":"runtime","image":"rilldata/rill:v1@sha256:` + strings.Repeat("f", 64) + `"}]}}}}`,
+			"runs image rilldata/rill:v1@sha256:" + strings.Repeat("f", 64) + ", want rilldata/rill:v1"},
+		{"kubectl-set", `{"spec":{"template":{"spec":{"containers":[{"name":"runtime","resources":{"limits":{"memory":"5Gi"}}}]}}}}`,
+			"container runtime limits memory 5Gi, want 4Gi"},
+	} {
+		if _, err := e.apps.Deployments(e.ns).Patch(e.ctx, name, types.StrategicMergePatchType, []byte(edit.patch), metav1.PatchOptions{FieldManager: edit.manager}); err != nil {
+			t.Fatal(err)
+		}
+		drift := e.driftOf(e.p, r)
+		if len(drift) != 1 || !strings.Contains(drift[0], edit.drift) {
+			t.Fatalf("a field set by another field manager: drift %q, want %q", drift, edit.drift)
+		}
+		e.provision(e.p, r, args(1, "v1", false))
+		e.wantAdmitted(name)
+		if drift := e.driftOf(e.p, r); len(drift) != 0 {
+			t.Fatalf("drift after the apply that repaired %q: %q", edit.drift, drift)
+		}
 	}
 }
 
-func (e *env) containerImage(deployment string) string {
+// wantAdmitted fails unless the Deployment runs the rendered image and CPU as the test's webhook
+// rewrites them.
+func (e *env) wantAdmitted(deployment string) {
 	e.t.Helper()
 	dep, err := e.apps.Deployments(e.ns).Get(e.ctx, deployment, metav1.GetOptions{})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return dep.Spec.Template.Spec.Containers[0].Image
+	c := dep.Spec.Template.Spec.Containers[0]
+	if c.Image != admitted("rilldata/rill:v1") || c.Resources.Requests.Cpu().String() != "1250m" || c.Resources.Limits.Cpu().String() != "1250m" {
+		e.t.Fatalf("the Deployment runs %q with %s / %s CPU, want the rendered image and CPU as the webhook rewrites them", c.Image, c.Resources.Requests.Cpu(), c.Resources.Limits.Cpu())
+	}
 }
 
-// rewriteImagesOnAdmission registers, for the test's namespace only, a mutating admission webhook (an
-// HTTPS server in this process, which the local API server calls) that rewrites every container
-// image of a Deployment that has no digest as admitted does, and waits until the API server uses it.
-func (e *env) rewriteImagesOnAdmission() {
+// rewriteContainersOnAdmission registers, for the test's namespace only, a mutating admission webhook
+// (an HTTPS server in this process, which the local API server calls) that rewrites every container
+// image of a Deployment that has no digest as admitted does, and a CPU request and limit of 1 to
+// 1250m (as GKE Autopilot rounds them), and waits until the API server uses it.
+func (e *env) rewriteContainersOnAdmission() {
 	e.t.Helper()
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
@@ -95,6 +106,11 @@ func (e *env) rewriteImagesOnAdmission() {
 		for i, c := range dep.Spec.Template.Spec.Containers {
 			if !strings.Contains(c.Image, "@") {
 				ops = append(ops, map[string]any{"op": "replace", "path": fmt.Sprintf("/spec/template/spec/containers/%d/image", i), "value": admitted(c.Image)})
+			}
+			for kind, l := range map[string]corev1.ResourceList{"requests": c.Resources.Requests, "limits": c.Resources.Limits} {
+				if cpu, ok := l[corev1.ResourceCPU]; ok && cpu.Cmp(resource.MustParse("1")) == 0 {
+					ops = append(ops, map[string]any{"op": "replace", "path": fmt.Sprintf("/spec/template/spec/containers/%d/resources/%s/cpu", i, kind), "value": "1250m"})
+				}
 			}
 		}
 		resp := &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true}

@@ -125,8 +125,8 @@ func resourcesMatch(live *appsv1.Deployment, rendered *unstructured.Unstructured
 		if !ok && lone {
 			lc, ok = live.Spec.Template.Spec.Containers[0], true
 		}
-		if !ok || len(resourceDrift("", wc.Name, "requests", lc.Resources.Requests, wc.Resources.Requests)) > 0 ||
-			len(resourceDrift("", wc.Name, "limits", lc.Resources.Limits, wc.Resources.Limits)) > 0 {
+		if !ok || len(resourceDrift("", wc.Name, "requests", lc.Resources.Requests, wc.Resources.Requests, nil)) > 0 ||
+			len(resourceDrift("", wc.Name, "limits", lc.Resources.Limits, wc.Resources.Limits, nil)) > 0 {
 			return false
 		}
 	}

@@ -355,40 +355,53 @@ func deploymentDrift(live *appsv1.Deployment, rendered *unstructured.Unstructure
 			drift = append(drift, fmt.Sprintf("deployment %s has no container %q", name, wc.Name))
 			continue
 		}
-		if lc.Image != wc.Image && !imageSetByAdmission(live, wc.Name) {
+		if lc.Image != wc.Image && !setByAdmission(live, wc.Name, "f:image") {
 			drift = append(drift, fmt.Sprintf("deployment %s: container %s runs image %s, want %s", name, wc.Name, lc.Image, wc.Image))
 		}
-		drift = append(drift, resourceDrift(name, wc.Name, "requests", lc.Resources.Requests, wc.Resources.Requests)...)
-		drift = append(drift, resourceDrift(name, wc.Name, "limits", lc.Resources.Limits, wc.Resources.Limits)...)
+		for _, r := range []struct {
+			kind       string
+			have, want corev1.ResourceList
+		}{{"requests", lc.Resources.Requests, wc.Resources.Requests}, {"limits", lc.Resources.Limits, wc.Resources.Limits}} {
+			admitted := func(res corev1.ResourceName) bool {
+				return setByAdmission(live, wc.Name, "f:resources", "f:"+r.kind, "f:"+string(res))
+			}
+			drift = append(drift, resourceDrift(name, wc.Name, r.kind, r.have, r.want, admitted)...)
+		}
 	}
 	return drift, liveTag
 }
 
-// imageSetByAdmission says whether a container's live image, which is not the rendered one, is what
-// the cluster's admission made of the rendered one during this provisioner's own apply: the field is
-// owned by no field manager but ours. Admission's changes belong to the manager of the request, so
-// a change made on our apply is ours, while one by kubectl set image or edit, say, belongs to that
-// manager. Policy engines rewrite images on every apply: Kyverno's verifyImages pins them to their
-// digest by default ("rilldata/rill:v1@sha256:..."; so do k8s-digester and Kubewarden), and
-// mutation rules send them to a registry mirror or pull-through cache. Calling that drift would
-// plan an update after every apply, which admission would rewrite again. A template, spec or version
-// that renders another image is drift anyway: its checksum, inputs or version annotation differ.
-func imageSetByAdmission(live *appsv1.Deployment, container string) bool {
+// setByAdmission says whether a field of a container (its image, a resource request or limit) whose
+// live value is not the rendered one is what the cluster's admission made of the rendered value
+// during this provisioner's own apply: the field is owned by no field manager but ours. Admission's
+// changes belong to the manager of the request, so a change made on our apply is ours, while one by
+// kubectl set image, set resources or edit, say, belongs to that manager. Policy engines and
+// platforms rewrite these on every apply: Kyverno's verifyImages pins images to their digest by
+// default ("rilldata/rill:v1@sha256:..."; so do k8s-digester and Kubewarden), mutation rules send
+// them to a registry mirror, GKE Autopilot rounds resource requests up to what it sells. Calling that
+// drift would plan an update after every apply, which admission would rewrite again. A template,
+// spec, version or slot count that renders another value is drift anyway: the checksum, inputs,
+// version and slots annotations differ. A field that is gone is always drift: ownership cannot tell
+// admission's removal from a hand edit's.
+func setByAdmission(live *appsv1.Deployment, container string, field ...string) bool {
 	key, _ := json.Marshal(map[string]string{"name": container})
-	return !ownedByAnother(live.ManagedFields, "f:spec", "f:template", "f:spec", "f:containers", "k:"+string(key), "f:image")
+	keys := append([]string{"f:spec", "f:template", "f:spec", "f:containers", "k:" + string(key)}, field...)
+	return !ownedByAnother(live.ManagedFields, keys...)
 }
 
-func resourceDrift(dep, container, kind string, live, want corev1.ResourceList) []string {
+// resourceDrift compares a container's live resource requests or limits (kind) with the rendered
+// ones: one missing, or of another value that admitted (when not nil) does not say the cluster's
+// admission set.
+func resourceDrift(dep, container, kind string, live, want corev1.ResourceList, admitted func(corev1.ResourceName) bool) []string {
 	var out []string
 	for _, res := range sortedResourceNames(want) {
 		w := want[res]
 		l, ok := live[res]
-		if !ok || l.Cmp(w) != 0 {
-			have := "nothing"
-			if ok {
-				have = l.String()
-			}
-			out = append(out, fmt.Sprintf("deployment %s: container %s %s %s %s, want %s", dep, container, kind, res, have, w.String()))
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("deployment %s: container %s %s %s nothing, want %s", dep, container, kind, res, w.String()))
+		case l.Cmp(w) != 0 && (admitted == nil || !admitted(res)):
+			out = append(out, fmt.Sprintf("deployment %s: container %s %s %s %s, want %s", dep, container, kind, res, l.String(), w.String()))
 		}
 	}
 	return out

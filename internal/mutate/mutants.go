@@ -198,11 +198,11 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationClaimOutlastsWritesToTheVolumeClaimBetweenItsReadAndItsPatch"}}},
 	},
 	{
-		Name: "kubernetes-image-of-another-is-admissions", Breaks: "an image another field manager set is drift, unlike what admission made of ours on our own apply",
+		Name: "kubernetes-field-of-another-is-admissions", Breaks: "a container's image or resources another field manager set are drift, unlike what admission made of ours on our own apply",
 		File:    "internal/kubernetes/check.go",
-		Search:  "\treturn !ownedByAnother(live.ManagedFields, \"f:spec\", \"f:template\", \"f:spec\", \"f:containers\", \"k:\"+string(key), \"f:image\")\n",
-		Replace: "\treturn key != nil\n",
-		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationImageRewrittenByAdmissionIsNoDrift"}}},
+		Search:  "\treturn !ownedByAnother(live.ManagedFields, keys...)\n",
+		Replace: "\treturn keys != nil\n",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationContainerFieldsRewrittenByAdmissionAreNoDrift"}}},
 	},
 	{
 		Name: "adoption-refused", Breaks: "a retried or interrupted create adopts its own allocation (by ID and name)",
