@@ -188,15 +188,19 @@ type codeBlock struct {
 
 var fence = regexp.MustCompile("^```(\\w*)\\s*$")
 
-// hclBlocks returns the fenced code blocks tagged terraform, hcl or tf.
+// hclBlocks returns the fenced code blocks tagged terraform, hcl or tf. A block indented under a list
+// item has the opening fence's indentation removed from each of its lines, as CommonMark renders it
+// (and as a reader copies it).
 func hclBlocks(markdown string) []codeBlock {
 	var blocks []codeBlock
 	var cur *codeBlock
 	var body strings.Builder
+	var indent string
 	for i, line := range strings.Split(markdown, "\n") {
 		trimmed := strings.TrimSpace(line)
 		if cur == nil {
 			if m := fence.FindStringSubmatch(trimmed); m != nil && m[1] != "" {
+				indent = line[:len(line)-len(strings.TrimLeft(line, " "))]
 				switch m[1] {
 				case "terraform", "hcl", "tf":
 					cur = &codeBlock{line: i + 1}
@@ -215,7 +219,7 @@ func hclBlocks(markdown string) []codeBlock {
 			cur = nil
 			continue
 		}
-		body.WriteString(line)
+		body.WriteString(strings.TrimPrefix(line, indent))
 		body.WriteString("\n")
 	}
 	return blocks
@@ -268,4 +272,14 @@ func tfEnv(t *testing.T) []string {
 		env = append(env, kv)
 	}
 	return append(env, "TF_CLI_CONFIG_FILE="+rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
+}
+
+// A block indented under a list item is checked as a reader copies it: without the fence's
+// indentation (before, terraform fmt refused such a block for its indentation alone).
+func TestHCLBlocksDropTheIndentationOfTheirFence(t *testing.T) {
+	md := "* a step:\n\n    ```terraform\n    output \"x\" {\n      value = 1\n    }\n    ```\n\n```hcl\na = 1\n```\n"
+	got := hclBlocks(md)
+	if len(got) != 2 || got[0].text != "output \"x\" {\n  value = 1\n}\n" || got[0].line != 3 || got[1].text != "a = 1\n" {
+		t.Fatalf("got %+v", got)
+	}
 }
