@@ -592,29 +592,12 @@ func (p *Provisioner) adoptRill(ctx context.Context, r *provisioner.Resource) (*
 		return fail("%w", err)
 	}
 	ours, user := userName(r.ID), rillUserName(r.ID)
-	defaults, err := conn.QueryStrings(ctx, "SELECT default_database FROM system.users WHERE name = "+quoteString(user))
-	if exceptionCode(err) == codeUnknownIdentifier {
-		// No default_database column (older than 21.9): whether the user exists, with its database
-		// found by name below, as for a user without a default database.
-		var names []string
-		if names, err = conn.QueryStrings(ctx, "SELECT name FROM system.users WHERE name = "+quoteString(user)); err == nil {
-			defaults = nil
-			for range names {
-				defaults = append(defaults, "")
-			}
-		}
+	userExists, db, err := p.userDefault(ctx, conn, user)
+	if err != nil {
+		return fail("%w", err)
 	}
-	switch {
-	case exceptionCode(err) == codeUnknownTable: // no SQL users at all (older than 20.4)
-		defaults = nil
-	case err != nil:
-		return fail("looking up user %s (the name Rill's admin service gives it): %s", quoteIdent(user), p.scrub(err.Error()))
-	}
-	userExists := len(defaults) == 1
-	var db string
 	dbExists := false
-	if userExists && defaults[0] != "" {
-		db = defaults[0]
+	if db != "" {
 		if rillDatabaseKind(r.ID, db) == rillNone {
 			return fail("user %s (the name Rill's admin service gives it) has default database %s, which is not a name Rill gives this resource: "+
 				"refusing to adopt it, since a destroy would drop it. If it is this resource's, rename it (RENAME DATABASE) to the name Rill gives it; "+
@@ -690,55 +673,63 @@ func (p *Provisioner) rillDatabaseByName(ctx context.Context, conn session, id, 
 		k := rillDatabaseKind(id, n)
 		byKind[k] = append(byKind[k], n)
 	}
-	list := func(names []string) string {
-		quoted := make([]string, len(names))
-		for i, n := range names {
-			quoted[i] = quoteIdent(n)
-		}
-		sort.Strings(quoted)
-		return strings.Join(quoted, ", ")
-	}
 	fix := "give user " + quoteIdent(user) + " its database as DEFAULT DATABASE (ALTER USER, or CREATE USER if it is gone), then import again"
 	switch whole, cut, short := byKind[rillWhole], byKind[rillCut], byKind[rillUndetermined]; {
 	case len(whole) > 1:
-		return fail("several databases are named for it by Rill's admin service (%s): drop all but one, or %s", list(whole), fix)
+		return fail("several databases are named for it by Rill's admin service (%s): drop all but one, or %s", identList(whole), fix)
 	case len(whole) == 1:
 		return whole[0], nil
 	case len(cut) > 1:
-		return fail("several databases could be the one Rill's admin service made for it (%s: names cut to 63 characters); to say which, %s", list(cut), fix)
+		return fail("several databases could be the one Rill's admin service made for it (%s: names cut to 63 characters); to say which, %s", identList(cut), fix)
 	case len(cut) == 1:
 		return cut[0], nil
 	case unsure && len(short) > 0:
 		return fail("its database cannot be told from its name: Rill's admin service cuts names to 63 characters, and %s keep too little of the resource ID "+
 			"(fewer than %d characters) to say whose they are. If one of them is this resource's, %s",
-			list(short), minRillIDChars, fix)
+			identList(short), minRillIDChars, fix)
 	}
 	return "", nil
 }
 
 // rillUserWithDefault returns Rill's user for resourceID when it exists with db as its default
-// database, else "". A server without system.users (older than 20.4) or its default_database
-// column (older than 21.9) has none.
+// database, else "".
 func (p *Provisioner) rillUserWithDefault(ctx context.Context, resourceID, db string) (string, error) {
-	if !isRillUser(resourceID, rillUserName(resourceID)) {
+	user := rillUserName(resourceID)
+	if !isRillUser(resourceID, user) {
 		return "", nil
 	}
 	conn, err := p.adminSession(ctx)
 	if err != nil {
 		return "", err
 	}
-	user := rillUserName(resourceID)
-	names, err := conn.QueryStrings(ctx, "SELECT default_database FROM system.users WHERE name = "+quoteString(user))
-	switch code := exceptionCode(err); {
-	case code == codeUnknownIdentifier || code == codeUnknownTable:
-		return "", nil
+	exists, def, err := p.userDefault(ctx, conn, user)
+	if err != nil || !exists || def != db {
+		return "", err
+	}
+	return user, nil
+}
+
+// userDefault says whether user exists, and its default database ("" for none, or where the server
+// cannot say). A server without system.users (older than 20.4) has no SQL users at all; one without
+// its default_database column (older than 21.9) says only whether the user exists.
+func (p *Provisioner) userDefault(ctx context.Context, conn session, user string) (exists bool, db string, err error) {
+	defaults, err := conn.QueryStrings(ctx, "SELECT default_database FROM system.users WHERE name = "+quoteString(user))
+	if exceptionCode(err) == codeUnknownIdentifier {
+		var names []string
+		if names, err = conn.QueryStrings(ctx, "SELECT name FROM system.users WHERE name = "+quoteString(user)); err == nil {
+			return len(names) == 1, "", nil
+		}
+	}
+	switch {
+	case exceptionCode(err) == codeUnknownTable:
+		return false, "", nil
 	case err != nil:
-		return "", fmt.Errorf("looking up user %s (the name Rill's admin service gives it): %s", quoteIdent(user), p.scrub(err.Error()))
+		return false, "", fmt.Errorf("looking up user %s (the name Rill's admin service gives it): %s", quoteIdent(user), p.scrub(err.Error()))
 	}
-	if len(names) == 1 && names[0] == db {
-		return user, nil
+	if len(defaults) != 1 {
+		return false, "", nil
 	}
-	return "", nil
+	return true, defaults[0], nil
 }
 
 // sharersOf lists, quoted and sorted, the users other than user whose default database is db ("" for
@@ -755,12 +746,17 @@ func (p *Provisioner) sharersOf(ctx context.Context, conn session, db, user stri
 	case err != nil:
 		return "", err
 	}
+	return identList(names), nil
+}
+
+// identList is names quoted as identifiers, sorted and joined by ", ", for messages.
+func identList(names []string) string {
 	quoted := make([]string, len(names))
 	for i, n := range names {
 		quoted[i] = quoteIdent(n)
 	}
 	sort.Strings(quoted)
-	return strings.Join(quoted, ", "), nil
+	return strings.Join(quoted, ", ")
 }
 
 // keepAdoption carries the mark of a resource adopted from Rill's admin service (stateAdoptedFrom)
