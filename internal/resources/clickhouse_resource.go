@@ -227,9 +227,7 @@ func (r *ClickHouseResource) Read(ctx context.Context, req resource.ReadRequest,
 	}
 	// Conditions the provisioner reports without failing, such as what the apply after an import of a
 	// resource made by Rill's admin service does to the password Rill's deployment uses.
-	for _, w := range provisioner.NewRuntimeObservation(res.State).Warnings {
-		resp.Diagnostics.AddWarning("Provisioner warning", fmt.Sprintf("Provisioner %q, %s %s: %s", c.name, clickhouseKind.typeName, state.ID.ValueString(), w))
-	}
+	addProvisionerWarnings(&resp.Diagnostics, c.name, clickhouseKind.typeName+" "+state.ID.ValueString(), provisioner.NewRuntimeObservation(res.State).Warnings)
 	r.applyResult(c.ctx, &state, c.name, res, resp.Private, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }

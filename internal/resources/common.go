@@ -358,3 +358,12 @@ func (s *syncSet) has(v string) bool {
 	defer s.mu.Unlock()
 	return s.m[v]
 }
+
+// addProvisionerWarnings shows each condition a provisioner reported without failing (its state's
+// warnings) as a warning naming the provisioner and the resource (what: "runtime <id>",
+// "rill_clickhouse <id>").
+func addProvisionerWarnings(diags *diag.Diagnostics, provisionerName, what string, warnings []string) {
+	for _, w := range warnings {
+		diags.AddWarning("Provisioner warning", fmt.Sprintf("Provisioner %q, %s: %s", provisionerName, what, w))
+	}
+}

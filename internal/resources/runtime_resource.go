@@ -414,9 +414,7 @@ func (r *RuntimeResource) applyResult(ctx context.Context, m *runtimeModel, name
 	if len(drift) > 0 {
 		tflog.Info(ctx, "runtime drifted from its desired objects; planning an update", map[string]any{"drift": observed.Drift})
 	}
-	for _, w := range observed.Warnings {
-		diags.AddWarning("Provisioner warning", fmt.Sprintf("Provisioner %q, runtime %s: %s", name, res.ID, w))
-	}
+	addProvisionerWarnings(&diags, name, "runtime "+res.ID, observed.Warnings)
 	diags.Append(saveProvisionerState(ctx, private, res.State)...)
 	return diags
 }
