@@ -7,9 +7,10 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/rusage"
 )
 
 // BenchmarkAllocate measures Allocate throughput: each op is one Allocate of a fresh resource ID
@@ -52,7 +53,7 @@ func BenchmarkAllocate(b *testing.B) {
 					var next atomic.Int64
 					var failed atomic.Pointer[error]
 					var wg sync.WaitGroup
-					cpu0 := processCPU(b)
+					cpu0 := rusage.ProcessCPU(b)
 					b.ResetTimer()
 					for w := range c.writers {
 						wg.Add(1)
@@ -76,7 +77,7 @@ func BenchmarkAllocate(b *testing.B) {
 						b.Fatal(*e)
 					}
 					b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "allocs/s")
-					b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+					b.ReportMetric(float64((rusage.ProcessCPU(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 				})
 			}
 		})
@@ -132,15 +133,6 @@ func BenchmarkUsedSlotsByHost(b *testing.B) {
 			}
 		})
 	}
-}
-
-// processCPU is the CPU time (user + system) this process has used so far.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkSQLiteSnapshotRead measures a plan's read of a settled SQLite ledger that no writer has

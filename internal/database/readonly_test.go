@@ -12,11 +12,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ci"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/proc"
 )
 
 // The read-only tests open the ledger as another user (nobody), who can read the ledger file but
@@ -130,7 +130,9 @@ func startReader(t *testing.T, path string, count int, env ...string) (*exec.Cmd
 	cmd := exec.Command(readerBinary(t, binDir), "-test.run=^$")
 	cmd.Env = append(os.Environ(), readerEnv+"=sqlite://"+path, readerCountEnv+"="+strconv.Itoa(count), "HOME=/nonexistent")
 	cmd.Env = append(cmd.Env, env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobodyUID, Gid: nobodyUID}}
+	if err := proc.RunAs(cmd, &proc.Credential{Uid: nobodyUID, Gid: nobodyUID}); err != nil {
+		t.Fatal(err)
+	}
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

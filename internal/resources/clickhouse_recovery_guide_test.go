@@ -22,6 +22,7 @@ import (
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/chdbtest"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/proc"
 )
 
 // guideBlock returns the code block of the given language in the recovery guide that contains marker.
@@ -373,7 +374,7 @@ func killCreates(t *testing.T, w *acctest.Workspace, server string, provider, te
 	}
 	if provider {
 		for _, pid := range providers {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			proc.KillPID(pid)
 		}
 	}
 	if terraform {

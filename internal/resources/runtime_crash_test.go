@@ -19,6 +19,7 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/proc"
 )
 
 // The crash stories of named runtimes: an apply of 100 named runtimes on a pool of exactly 100 slots
@@ -313,7 +314,7 @@ func killApplyWhen(t *testing.T, w *acctest.Workspace, ledger string, who victim
 		_ = cmd.Process.Signal(syscall.SIGINT)
 	case killProvider:
 		for _, pid := range providers {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			proc.KillPID(pid)
 		}
 	}
 	var err error

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/rusage"
 )
 
 // BenchmarkProvisionPool provisions a whole pool the way scripts/bench.sh --scale does (N one-slot
@@ -38,26 +38,17 @@ func BenchmarkProvisionPool(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				start := processCPU(b)
+				start := rusage.ProcessCPU(b)
 				for i := range n {
 					r := &provisioner.Resource{ID: fmt.Sprintf("rt-%d", i), Type: provisioner.ResourceTypeRuntime}
 					if _, err := p.Provision(context.Background(), r, runtimeOpts(1)); err != nil {
 						b.Fatal(err)
 					}
 				}
-				cpu += processCPU(b) - start
+				cpu += rusage.ProcessCPU(b) - start
 				_ = db.Close()
 			}
 			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*n), "cpu-µs/runtime")
 		})
 	}
-}
-
-// processCPU is the CPU time (user + system) this process has used so far.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -438,7 +438,7 @@ func findBinDir() (string, error) {
 }
 
 // credential returns who the server runs as: nil (ourselves) unless we are root, then "postgres".
-func credential() (*syscall.Credential, error) {
+func credential() (*proc.Credential, error) {
 	if os.Geteuid() != 0 {
 		return nil, nil
 	}
@@ -452,10 +452,10 @@ func credential() (*syscall.Credential, error) {
 	if err1 != nil || err2 != nil {
 		return nil, fmt.Errorf("pgtest: postgres user has non-numeric uid/gid %s/%s", u.Uid, u.Gid)
 	}
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
+	return &proc.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
 }
 
-func chown(path string, cred *syscall.Credential) error {
+func chown(path string, cred *proc.Credential) error {
 	if cred == nil {
 		return nil
 	}
@@ -482,7 +482,7 @@ var template struct {
 	err  error
 }
 
-func initData(ctx context.Context, bin, data, workDir string, cred *syscall.Credential) error {
+func initData(ctx context.Context, bin, data, workDir string, cred *proc.Credential) error {
 	if !mainRunning.Load() {
 		return runInitdb(ctx, bin, data, workDir, cred)
 	}
@@ -506,14 +506,14 @@ func initData(ctx context.Context, bin, data, workDir string, cred *syscall.Cred
 	return copyTree(filepath.Join(template.dir, "data"), data, cred)
 }
 
-func runInitdb(ctx context.Context, bin, data, workDir string, cred *syscall.Credential) error {
+func runInitdb(ctx context.Context, bin, data, workDir string, cred *proc.Credential) error {
 	cmd := exec.CommandContext(ctx, filepath.Join(bin, "initdb"),
 		"-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync")
 	cmd.Dir = workDir
 	cmd.Env = append(os.Environ(), "LC_ALL=C", "TZ=UTC")
 	proc.DieWithParent(cmd)
-	if cred != nil && cmd.SysProcAttr != nil {
-		cmd.SysProcAttr.Credential = cred
+	if err := proc.RunAs(cmd, cred); err != nil {
+		return fmt.Errorf("pgtest: initdb: %w", err)
 	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -523,7 +523,7 @@ func runInitdb(ctx context.Context, bin, data, workDir string, cred *syscall.Cre
 }
 
 // copyTree copies a data directory, keeping modes and giving everything to cred.
-func copyTree(src, dst string, cred *syscall.Credential) error {
+func copyTree(src, dst string, cred *proc.Credential) error {
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -604,7 +604,7 @@ func runExitCleanups() {
 	}
 }
 
-func startServer(ctx context.Context, bin, dir, data string, cred *syscall.Credential) (*Cluster, error) {
+func startServer(ctx context.Context, bin, dir, data string, cred *proc.Credential) (*Cluster, error) {
 	port, err := freeport.Get()
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: pick a port: %w", err)

@@ -31,7 +31,7 @@ type Options struct {
 	// Log is the file that receives the child's stdout and stderr (created or truncated).
 	Log string
 	// Credential runs the child as another user (nil: as this process).
-	Credential *syscall.Credential
+	Credential *Credential
 	// Group runs the child in a process group of its own, and signals the whole group: for children
 	// that start children of their own.
 	Group bool
@@ -71,7 +71,9 @@ func Start(o Options) (*Process, error) {
 	cmd := exec.Command(o.Path, o.Args...)
 	cmd.Dir, cmd.Env = o.Dir, o.Env
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = sysProcAttr(o.Credential, o.Group, o.DeathSignal)
+	if cmd.SysProcAttr, err = sysProcAttr(o.Credential, o.Group, o.DeathSignal); err != nil {
+		return nil, fmt.Errorf("%s: %w", o.Name, err)
+	}
 	p := &Process{opts: o, cmd: cmd, exited: make(chan struct{})}
 	started := make(chan error, 1)
 	go func() {
@@ -143,15 +145,6 @@ func (p *Process) Kill() {
 	<-p.exited
 }
 
-func (p *Process) signal(s syscall.Signal) {
-	if p.opts.Group {
-		if err := syscall.Kill(-p.cmd.Process.Pid, s); err == nil || !errors.Is(err, syscall.ESRCH) {
-			return
-		}
-	}
-	_ = p.cmd.Process.Signal(s)
-}
-
 // LogTail returns about the last n bytes of the child's log.
 func (p *Process) LogTail(n int) string { return FileTail(p.opts.Log, n) }
 
@@ -189,5 +182,13 @@ func RepoRoot() (string, error) {
 			return "", errors.New("no go.mod at or above the working directory")
 		}
 		dir = parent
+	}
+}
+
+// KillPID kills the process pid at once (SIGKILL on Unix systems): a process this test did not
+// start itself, such as the provider Terraform runs.
+func KillPID(pid int) {
+	if p, err := os.FindProcess(pid); err == nil {
+		_ = p.Kill()
 	}
 }

@@ -7,8 +7,8 @@ import (
 	"syscall"
 )
 
-func sysProcAttr(cred *syscall.Credential, group bool, death syscall.Signal) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Credential: cred, Setpgid: group, Pdeathsig: death}
+func sysProcAttr(cred *Credential, group bool, death syscall.Signal) (*syscall.SysProcAttr, error) {
+	return &syscall.SysProcAttr{Credential: cred, Setpgid: group, Pdeathsig: death}, nil
 }
 
 // DieWithParent runs cmd (a command run to its end, such as a build) in its own process group,

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build unix && !linux
 
 package proc
 
@@ -10,8 +10,8 @@ import (
 // The test servers run on Linux (PostgreSQL's cluster as another user, the control plane script
 // reads /proc); elsewhere the children are plain, without a parent-death signal.
 
-func sysProcAttr(cred *syscall.Credential, group bool, _ syscall.Signal) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Credential: cred, Setpgid: group}
+func sysProcAttr(cred *Credential, group bool, _ syscall.Signal) (*syscall.SysProcAttr, error) {
+	return &syscall.SysProcAttr{Credential: cred, Setpgid: group}, nil
 }
 
 // DieWithParent does nothing here: there is no parent-death signal.

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command profprov is the provider binary (the same code as the repository's main.go, with the same
 // garbage-collector settings, internal/gctune) with profiling added, for scripts/bench.sh --profile.
 // With RILL_BENCH_PROFILE_DIR set, each provider process writes <dir>/cpu-<pid>.pprof (CPU profile of
@@ -7,7 +9,8 @@
 //
 //	CGO_ENABLED=0 go build -trimpath -o /tmp/prov/terraform-provider-rill ./scripts/bench/profprov
 //
-// An ordinary package, so `go build ./...` and `go vet ./...` keep it compiling with the provider.
+// An ordinary package, so `go build ./...` and `go vet ./...` keep it compiling with the provider
+// (on Unix systems: it reads the kernel's rusage).
 package main
 
 import (

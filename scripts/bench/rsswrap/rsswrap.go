@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command rsswrap measures each provider process Terraform starts, for scripts/bench.sh: copied as
 // <dir>/terraform-provider-<name> into a dev_overrides directory, it runs the real provider binary,
 // <dir>/real/terraform-provider-<name>, with the same arguments, standard streams and environment,
@@ -9,7 +11,8 @@
 // in it. Peak RSS includes the pages of the binary that the process touched (file-backed, shared with
 // the page cache) as well as its own memory.
 //
-// An ordinary package, so `go build ./...` and `go vet ./...` keep it compiling with the provider.
+// An ordinary package, so `go build ./...` and `go vet ./...` keep it compiling with the provider
+// (on Unix systems: it reads the kernel's rusage).
 package main
 
 import (
