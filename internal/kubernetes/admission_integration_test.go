@@ -29,14 +29,16 @@ func admitted(image string) string {
 	return "mirror.rill.test/" + image + "@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 }
 
-// A cluster whose admission rewrites a runtime's image or resources gives it no drift: the Deployment
-// runs "mirror.rill.test/rilldata/rill:v1@sha256:..." and requests 1250m of CPU, which is the
-// rendered image and request as admission rewrote them during the provisioner's own apply (a policy
-// engine pinning digests or sending images to a mirror; GKE Autopilot rounding requests up). Before,
+// A cluster whose admission rewrites a runtime's image, resources or env values gives it no drift:
+// the Deployment runs "mirror.rill.test/rilldata/rill:v1@sha256:...", requests 1250m of CPU and has
+// its data directory under /mnt, which is the rendered image, request and env var as admission
+// rewrote them during the provisioner's own apply (a policy engine pinning digests or sending images
+// to a mirror; GKE Autopilot rounding requests up; a policy moving data directories onto a mounted
+// disk). Before,
 // every refresh reported them as drift ("runs image ...@sha256:..., want rilldata/rill:v1"), so every
 // plan after every apply was an update, whose apply admission rewrote again: the perpetual diff Argo
 // CD users of Kyverno know. An image or a limit that another field manager set (kubectl set image,
-// set resources) is still drift, and the apply takes it back.
+// set resources, set env) is still drift, and the apply takes it back.
 func TestIntegrationContainerFieldsRewrittenByAdmissionAreNoDrift(t *testing.T) {
 	e := newEnv(t, "")
 	e.rewriteContainersOnAdmission()
@@ -46,7 +48,7 @@ func TestIntegrationContainerFieldsRewrittenByAdmissionAreNoDrift(t *testing.T) 
 	name := "runtime-" + pidOf(r)
 	e.wantAdmitted(name)
 	if drift := e.driftOf(e.p, r); len(drift) != 0 {
-		t.Fatalf("an image and a request rewritten by admission on our own apply are drift: %q", drift)
+		t.Fatalf("an image, a request and an env value rewritten by admission on our own apply are drift: %q", drift)
 	}
 
 	for _, edit := range []struct {
@@ -57,6 +59,8 @@ func TestIntegrationContainerFieldsRewrittenByAdmissionAreNoDrift(t *testing.T) 
 			"runs image rilldata/rill:v1@sha256:" + strings.Repeat("f", 64) + ", want rilldata/rill:v1"},
 		{"kubectl-set", `{"spec":{"template":{"spec":{"containers":[{"name":"runtime","resources":{"limits":{"memory":"5Gi"}}}]}}}}`,
 			"container runtime limits memory 5Gi, want 4Gi"},
+		{"kubectl", `{"spec":{"template":{"spec":{"containers":[{"name":"runtime","env":[{"name":"RILL_RUNTIME_DATA_DIR","value":"/tmp"}]}]}}}}`,
+			"env[RILL_RUNTIME_DATA_DIR].value differs from the template's"},
 	} {
 		if _, err := e.apps.Deployments(e.ns).Patch(e.ctx, name, types.StrategicMergePatchType, []byte(edit.patch), metav1.PatchOptions{FieldManager: edit.manager}); err != nil {
 			t.Fatal(err)
@@ -73,8 +77,8 @@ func TestIntegrationContainerFieldsRewrittenByAdmissionAreNoDrift(t *testing.T) 
 	}
 }
 
-// wantAdmitted fails unless the Deployment runs the rendered image and CPU as the test's webhook
-// rewrites them.
+// wantAdmitted fails unless the Deployment runs the rendered image and CPU, and has the rendered data
+// directory, as the test's webhook rewrites them.
 func (e *env) wantAdmitted(deployment string) {
 	e.t.Helper()
 	dep, err := e.apps.Deployments(e.ns).Get(e.ctx, deployment, metav1.GetOptions{})
@@ -85,12 +89,21 @@ func (e *env) wantAdmitted(deployment string) {
 	if c.Image != admitted("rilldata/rill:v1") || c.Resources.Requests.Cpu().String() != "1250m" || c.Resources.Limits.Cpu().String() != "1250m" {
 		e.t.Fatalf("the Deployment runs %q with %s / %s CPU, want the rendered image and CPU as the webhook rewrites them", c.Image, c.Resources.Requests.Cpu(), c.Resources.Limits.Cpu())
 	}
+	for _, env := range c.Env {
+		if env.Name == dataDirEnv && !strings.HasPrefix(env.Value, "/mnt/") {
+			e.t.Fatalf("the Deployment's %s is %q, want the rendered one as the webhook rewrites it", dataDirEnv, env.Value)
+		}
+	}
 }
+
+// dataDirEnv is the env var of the runtime's data directory, which the test's webhook moves under /mnt.
+const dataDirEnv = "RILL_RUNTIME_DATA_DIR"
 
 // rewriteContainersOnAdmission registers, for the test's namespace only, a mutating admission webhook
 // (an HTTPS server in this process, which the local API server calls) that rewrites every container
-// image of a Deployment that has no digest as admitted does, and a CPU request and limit of 1 to
-// 1250m (as GKE Autopilot rounds them), and waits until the API server uses it.
+// image of a Deployment that has no digest as admitted does, a CPU request and limit of 1 to 1250m
+// (as GKE Autopilot rounds them), and a data directory (dataDirEnv) not under /mnt to one under it,
+// and waits until the API server uses it.
 func (e *env) rewriteContainersOnAdmission() {
 	e.t.Helper()
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -110,6 +123,11 @@ func (e *env) rewriteContainersOnAdmission() {
 			for kind, l := range map[string]corev1.ResourceList{"requests": c.Resources.Requests, "limits": c.Resources.Limits} {
 				if cpu, ok := l[corev1.ResourceCPU]; ok && cpu.Cmp(resource.MustParse("1")) == 0 {
 					ops = append(ops, map[string]any{"op": "replace", "path": fmt.Sprintf("/spec/template/spec/containers/%d/resources/%s/cpu", i, kind), "value": "1250m"})
+				}
+			}
+			for j, env := range c.Env {
+				if env.Name == dataDirEnv && env.Value != "" && !strings.HasPrefix(env.Value, "/mnt/") {
+					ops = append(ops, map[string]any{"op": "replace", "path": fmt.Sprintf("/spec/template/spec/containers/%d/env/%d/value", i, j), "value": "/mnt" + env.Value})
 				}
 			}
 		}

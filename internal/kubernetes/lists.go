@@ -67,30 +67,42 @@ func listsOf(rendered *unstructured.Unstructured) []ownedList {
 	return out
 }
 
+// admissionEdits says which differences of a live list from the rendered one are what the cluster's
+// admission made of the provisioner's own apply, and so no difference: entries the live list has
+// beyond the rendered ones (added), and values of the rendered fields that it holds in another
+// form (rewritten) where no other field manager owns them (others: their sets of owned fields at
+// the value compared). See listsDrift.
+type admissionEdits struct {
+	added, rewritten bool
+	others           owners
+}
+
 // diff says how the live object's list differs from the rendered one: "" when not, else its first
 // difference ("spec.ports[http].port is 1234, want 8080", "... has 4 entries, want 3"). What the
 // templates leave unset, or set to the value the API server omits ("", 0, false, {}), is not
 // compared: the server's defaults (a port's protocol, a container's imagePullPolicy and
 // terminationMessagePath, a probe's timeoutSeconds) are no drift. Quantities compare by value. With
-// extras, entries of the live list (at any depth) that the rendered one lacks are no difference
-// either, as long as every rendered entry is there, in order (see listsDrift).
-func (l ownedList) diff(live, rendered *unstructured.Unstructured, extras bool) string {
+// adm.added, entries of the live list (at any depth) that the rendered one lacks are no difference
+// either, as long as every rendered entry is there, in order; with adm.rewritten, neither is a field
+// the live list sets to another value than the rendered one, unless another field manager owns it
+// (a field it lacks always is).
+func (l ownedList) diff(live, rendered *unstructured.Unstructured, adm admissionEdits) string {
 	want, _, _ := unstructured.NestedFieldNoCopy(rendered.Object, l.path...)
 	have, _, _ := unstructured.NestedFieldNoCopy(live.Object, l.path...)
 	w, _ := want.([]any)
 	h, _ := have.([]any)
-	return listDiff(strings.Join(l.path, "."), h, w, l.skip, extras)
+	return listDiff(strings.Join(l.path, "."), h, w, l.skip, adm)
 }
 
-func listDiff(path string, have, want []any, skip []string, extras bool) string {
-	if extras && len(have) > len(want) && holdsInOrder(path, have, want, skip) {
+func listDiff(path string, have, want []any, skip []string, adm admissionEdits) string {
+	if adm.added && len(have) > len(want) && holdsInOrder(path, have, want, skip, adm) {
 		return ""
 	}
 	if len(have) != len(want) {
 		return fmt.Sprintf("%s has %d entries, want %d", path, len(have), len(want))
 	}
 	for i, w := range want {
-		if d := valueDiff(path+"["+entryName(w, i)+"]", have[i], w, skip, extras); d != "" {
+		if d := valueDiff(path+"["+entryName(w, i)+"]", have[i], w, skip, adm.entry(have[i])); d != "" {
 			return d
 		}
 	}
@@ -99,10 +111,10 @@ func listDiff(path string, have, want []any, skip []string, extras bool) string 
 
 // holdsInOrder reports whether every entry of want matches an entry of have, in order, with other
 // entries of have between or after them.
-func holdsInOrder(path string, have, want []any, skip []string) bool {
+func holdsInOrder(path string, have, want []any, skip []string, adm admissionEdits) bool {
 	j := 0
 	for i, w := range want {
-		for j < len(have) && valueDiff(path+"["+entryName(w, i)+"]", have[j], w, skip, true) != "" {
+		for j < len(have) && valueDiff(path+"["+entryName(w, i)+"]", have[j], w, skip, adm.entry(have[j])) != "" {
 			j++
 		}
 		if j == len(have) {
@@ -113,7 +125,7 @@ func holdsInOrder(path string, have, want []any, skip []string) bool {
 	return true
 }
 
-func valueDiff(path string, have, want any, skip []string, extras bool) string {
+func valueDiff(path string, have, want any, skip []string, adm admissionEdits) string {
 	switch w := want.(type) {
 	case map[string]any:
 		h, _ := have.(map[string]any)
@@ -121,22 +133,70 @@ func valueDiff(path string, have, want any, skip []string, extras bool) string {
 			if slices.Contains(skip, k) {
 				continue
 			}
-			if d := valueDiff(path+"."+k, h[k], w[k], nil, extras); d != "" {
+			if d := valueDiff(path+"."+k, h[k], w[k], nil, adm.field(k)); d != "" {
 				return d
 			}
 		}
 		return ""
 	case []any:
 		h, _ := have.([]any)
-		return listDiff(path, h, w, nil, extras)
+		return listDiff(path, h, w, nil, adm)
 	}
-	if isUnset(want) && isUnset(have) || scalarEqual(have, want) {
+	if isUnset(want) && isUnset(have) || scalarEqual(have, want) || adm.rewritten && !isUnset(have) && len(adm.others) == 0 {
 		return ""
 	}
 	if what := secretBearing(path); what != "" {
 		return path + " differs from the template's (" + what + " are not shown: they may be secrets)"
 	}
 	return fmt.Sprintf("%s is %s, want %s", path, valueText(have), valueText(want))
+}
+
+// owners are the sets of fields (FieldsV1) that field managers other than this provisioner's applies
+// own at one value of a live object: an empty set owns the value whole (an atomic list or map, or a
+// scalar).
+type owners []map[string]any
+
+// field descends to the map field k.
+func (adm admissionEdits) field(k string) admissionEdits {
+	adm.others = adm.others.descend(func(set map[string]any) []map[string]any {
+		sub, _ := set["f:"+k].(map[string]any)
+		return []map[string]any{sub}
+	})
+	return adm
+}
+
+// entry descends to a list's entry, the live one (which the sets name by its key fields).
+func (adm admissionEdits) entry(have any) admissionEdits {
+	adm.others = adm.others.descend(func(set map[string]any) []map[string]any {
+		var out []map[string]any
+		for k, sub := range set {
+			var fields map[string]any
+			if key, ok := strings.CutPrefix(k, "k:"); ok && json.Unmarshal([]byte(key), &fields) == nil && keyed(have, fields, false) {
+				s, _ := sub.(map[string]any)
+				out = append(out, s)
+			}
+		}
+		return out
+	})
+	return adm
+}
+
+// descend maps each set to its sets below (next), keeping a set that owns its value whole, and
+// dropping what owns nothing there.
+func (o owners) descend(next func(map[string]any) []map[string]any) owners {
+	var out owners
+	for _, set := range o {
+		if len(set) == 0 {
+			out = append(out, set)
+			continue
+		}
+		for _, sub := range next(set) {
+			if sub != nil {
+				out = append(out, sub)
+			}
+		}
+	}
+	return out
 }
 
 // secretBearing names what path is when it is a value that credentials are often passed in, "" when
@@ -401,18 +461,26 @@ func secretsIn(path string, v any) string {
 }
 
 // listsDrift is the drift of the rendered object's owned lists on the live one, one entry per list
-// that differs, naming the object and the field. Entries the live list has beyond the rendered ones
-// are drift only when another field manager owns a field of the list (editedByAnother: a hand edit,
-// kubectl set env, say): what no field manager owns was added by the cluster's admission (a policy
-// that injects an env var, a volume or a sidecar into every Deployment, as Kyverno's do) on this
-// provisioner's own apply, which cannot remove it, so as drift it would plan an update for ever.
+// that differs, naming the object and the field. What no field manager but this provisioner owns is
+// what its applies wrote, as the cluster's admission made it: an entry the live list has beyond the
+// rendered ones (a policy that injects an env var, a volume or a sidecar into every Deployment, as
+// Kyverno's do) and a value it holds in another form (an env value or argument a policy rewrites, a
+// port a platform moves) are then no drift, since the apply cannot undo them: as drift they would
+// plan an update for ever. A template, spec or version that renders another value is drift anyway
+// (the checksum, inputs and version annotations differ), and so is an entry or value that is
+// missing: ownership cannot tell admission's removal from a hand edit's. Extra entries are drift
+// once another field manager owns a field of the list (editedByAnother: a hand edit, kubectl set env,
+// say), and a value other than the rendered one when another field manager owns it.
 func listsDrift(live, rendered *unstructured.Unstructured) []string {
 	var out []string
 	for _, l := range listsOf(rendered) {
-		// The first difference beside such entries names a hand edit better than their count.
-		d := l.diff(live, rendered, true)
+		adm := admissionEdits{added: true, rewritten: true, others: othersOwning(live.GetManagedFields(), fieldKeys(l.path)...)}
+		d := l.diff(live, rendered, adm)
 		if d == "" && editedByAnother(live, l.path) {
-			d = l.diff(live, rendered, false)
+			// Checked after, as the first difference beside extra entries names a hand edit better
+			// than their count.
+			adm.added = false
+			d = l.diff(live, rendered, adm)
 		}
 		if d == "" {
 			d = l.addedDiff(live, rendered)
@@ -468,7 +536,7 @@ func repairLists(ctx context.Context, c *clients, gvr schema.GroupVersionResourc
 	var fields, diffs []string
 	var paths [][]string
 	for _, l := range lists {
-		d := l.diff(live, obj, false)
+		d := l.diff(live, obj, admissionEdits{})
 		if d == "" {
 			d = l.addedDiff(live, obj)
 		}
@@ -504,37 +572,47 @@ func repairLists(ctx context.Context, c *clients, gvr schema.GroupVersionResourc
 // later apply that no longer renders one of them (a new data_dir, a template's new port) cannot
 // remove it, and the list must be replaced again (as claim.go folds the create's Update entry away).
 func editedByAnother(live *unstructured.Unstructured, path []string) bool {
+	return ownedByAnother(live.GetManagedFields(), fieldKeys(path)...)
+}
+
+// fieldKeys are the keys of a field set (FieldsV1) that lead to the field at path.
+func fieldKeys(path []string) []string {
 	keys := make([]string, len(path))
 	for i, p := range path {
 		keys[i] = "f:" + p
 	}
-	return ownedByAnother(live.GetManagedFields(), keys...)
+	return keys
 }
 
 // ownedByAnother says whether an entry of managedFields other than this provisioner's Apply entry
 // owns the field at or under the field set's keys ("f:spec", `k:{"name":"runtime"}`, ...).
 func ownedByAnother(managed []metav1.ManagedFieldsEntry, keys ...string) bool {
+	return len(othersOwning(managed, keys...)) > 0
+}
+
+// othersOwning are the sets of fields that the entries of managedFields other than this
+// provisioner's Apply entry own at the field set's keys.
+func othersOwning(managed []metav1.ManagedFieldsEntry, keys ...string) owners {
+	var out owners
 	for _, mf := range managed {
 		ours := mf.Manager == FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply
 		if ours || mf.Subresource != "" || mf.FieldsV1 == nil {
 			continue
 		}
-		var fields map[string]any
-		if json.Unmarshal(mf.FieldsV1.Raw, &fields) != nil {
+		var at map[string]any
+		if json.Unmarshal(mf.FieldsV1.Raw, &at) != nil {
 			continue
 		}
-		var at any = fields
 		for _, k := range keys {
-			m, _ := at.(map[string]any)
-			if at = m[k]; at == nil {
+			if at, _ = at[k].(map[string]any); at == nil {
 				break
 			}
 		}
 		if at != nil {
-			return true
+			out = append(out, at)
 		}
 	}
-	return false
+	return out
 }
 
 // repairedEntries is the managedFieldsRewrite after a repair of the lists at paths: our create's or

@@ -36,8 +36,9 @@ func wantDrift(t *testing.T, got []string, want string) {
 
 // What the API server adds (defaults), omits (zero values) or rewrites (quantities) is no drift; a
 // value, a missing entry or an extra one another field manager set is, named by its path. An extra
-// entry no field manager owns is admission's (a policy that injects into every Deployment), which
-// the apply cannot remove: no drift, or the plan would never be empty.
+// entry, or another value, in a list no field manager but ours owns a field of is admission's (a
+// policy that injects into every Deployment, or rewrites an env value), which the apply cannot undo:
+// no drift, or the plan would never be empty. A missing entry is drift whoever removed it.
 func TestListDiffIgnoresServerDefaultsOnly(t *testing.T) {
 	rendered := deploymentWith(t, `
 containers:
@@ -45,6 +46,7 @@ containers:
   image: rill:v1
   env:
   - {name: A, value: ""}
+  - {name: B, value: /data}
   ports:
   - {name: http, containerPort: 8080}
   securityContext: {}
@@ -52,7 +54,7 @@ volumes:
 - name: data
   emptyDir: {sizeLimit: 1073741824}
 `)
-	live := func(container, volume string) *unstructured.Unstructured {
+	live := func(env, container, volume string) *unstructured.Unstructured {
 		return deploymentWith(t, `
 containers:
 - name: runtime
@@ -61,31 +63,54 @@ containers:
   terminationMessagePath: /dev/termination-log
   env:
   - {name: A}
+  - {name: B, value: `+env+`}
 `+container+`
 volumes:
 - name: data
   emptyDir: {sizeLimit: `+volume+`}
 `)
 	}
-	// What kubectl edit records when it adds a port: its field manager owns the entry.
-	edited := []metav1.ManagedFieldsEntry{managedBy("kubectl-edit", `{"f:containers":{"k:{\"name\":\"runtime\"}":{"f:ports":{"k:{\"containerPort\":1,\"protocol\":\"TCP\"}":{".":{},"f:name":{}}}}}}`)}
+	// What kubectl edit records when it adds a port, or changes one, an env value or a volume: its
+	// field manager owns the entry, or the field.
+	const runtime = `"f:containers":{"k:{\"name\":\"runtime\"}":{`
+	edited := func(fields string) []metav1.ManagedFieldsEntry {
+		return []metav1.ManagedFieldsEntry{managedBy("kubectl-edit", "{"+fields+"}")}
+	}
+	port := edited(runtime + `"f:ports":{"k:{\"containerPort\":1,\"protocol\":\"TCP\"}":{".":{},"f:name":{}}}}}`)
+	portValue := edited(runtime + `"f:ports":{"k:{\"containerPort\":8081,\"protocol\":\"TCP\"}":{"f:containerPort":{}}}}}`)
+	envValue := edited(runtime + `"f:env":{"k:{\"name\":\"B\"}":{"f:value":{}}}}}`)
+	sizeLimit := edited(`"f:volumes":{"k:{\"name\":\"data\"}":{"f:emptyDir":{"f:sizeLimit":{}}}}`)
+	const ports, data = "  ports:\n  - {name: http, containerPort: 8080}", "/data"
 	for _, tc := range []struct {
-		name, container, volume, want string
-		managed                       []metav1.ManagedFieldsEntry
+		name, env, container, volume, want string
+		managed                            []metav1.ManagedFieldsEntry
 	}{
-		{"defaults", "  ports:\n  - {name: http, containerPort: 8080, protocol: TCP}", "1Gi", "", nil},
-		{"port", "  ports:\n  - {name: http, containerPort: 8081, protocol: TCP}", "1Gi",
-			"Deployment /: spec.template.spec.containers[runtime].ports[http].containerPort is 8081, want 8080", nil},
-		{"extra port by hand", "  ports:\n  - {name: http, containerPort: 8080}\n  - {name: x, containerPort: 1}", "1Gi",
-			"Deployment /: spec.template.spec.containers[runtime].ports has 2 entries, want 1", edited},
+		{"defaults", data, "  ports:\n  - {name: http, containerPort: 8080, protocol: TCP}", "1Gi", "", nil},
+		{"port", data, "  ports:\n  - {name: http, containerPort: 8081, protocol: TCP}", "1Gi",
+			"Deployment /: spec.template.spec.containers[runtime].ports[http].containerPort is 8081, want 8080", portValue},
+		{"extra port by hand", data, ports + "\n  - {name: x, containerPort: 1}", "1Gi",
+			"Deployment /: spec.template.spec.containers[runtime].ports has 2 entries, want 1", port},
 		// An entry no field manager owns was added by admission on the provisioner's own apply.
-		{"extra port by admission", "  ports:\n  - {name: x, containerPort: 1}\n  - {name: http, containerPort: 8080}", "1Gi", "", nil},
-		{"port missing", "  ports: []", "1Gi", "Deployment /: spec.template.spec.containers[runtime].ports has 0 entries, want 1", nil},
-		{"quantity", "  ports:\n  - {name: http, containerPort: 8080}", "2Gi",
-			"Deployment /: spec.template.spec.volumes[data].emptyDir.sizeLimit is 2Gi, want 1073741824", nil},
+		{"extra port by admission", data, "  ports:\n  - {name: x, containerPort: 1}\n  - {name: http, containerPort: 8080}", "1Gi", "", nil},
+		{"port missing", data, "  ports: []", "1Gi", "Deployment /: spec.template.spec.containers[runtime].ports has 0 entries, want 1", nil},
+		{"quantity", data, ports, "2Gi",
+			"Deployment /: spec.template.spec.volumes[data].emptyDir.sizeLimit is 2Gi, want 1073741824", sizeLimit},
+		// Values no field manager but ours owns were rewritten by admission on our own apply (a
+		// policy that moves data directories, a platform that gives out ports). Before, the plan after
+		// every apply was an update that admission undid again.
+		{"env value by hand", "/mnt/data", ports, "1Gi",
+			"Deployment /: spec.template.spec.containers[runtime].env[B].value differs from the template's (env values are not shown: they may be secrets)", envValue},
+		{"env value by admission", "/mnt/data", ports, "1Gi", "", nil},
+		// Beside a hand edit of the list, the value admission rewrote is still admission's.
+		{"env value by admission beside a port by hand", "/mnt/data", "  ports:\n  - {name: http, containerPort: 8081, protocol: TCP}", "1Gi",
+			"Deployment /: spec.template.spec.containers[runtime].ports[http].containerPort is 8081, want 8080", portValue},
+		{"port by admission", data, "  ports:\n  - {name: http, containerPort: 18080}", "1Gi", "", nil},
+		{"quantity by admission", data, ports, "2Gi", "", nil},
+		{"env value removed", `""`, ports, "1Gi",
+			"Deployment /: spec.template.spec.containers[runtime].env[B].value differs from the template's (env values are not shown: they may be secrets)", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			u := live(tc.container, tc.volume)
+			u := live(tc.env, tc.container, tc.volume)
 			u.SetManagedFields(tc.managed)
 			got := listsDrift(u, rendered)
 			wantDrift(t, got, tc.want)
@@ -130,6 +155,10 @@ initContainers:
 - name: init
   args: [--key=s3cr3t-init]
 `)
+	// kubectl edit's ownership: without another field manager's, a value is admission's (see
+	// TestListDiffIgnoresServerDefaultsOnly).
+	edited := []metav1.ManagedFieldsEntry{managedBy("kubectl-edit", `{"f:containers":{},"f:initContainers":{}}`)}
+	live.SetManagedFields(edited)
 	c := "spec.template.spec.containers[runtime]"
 	for _, tc := range []struct{ name, live, want string }{
 		{"env", `{"name": "runtime", "command": ["rill"], "args": ["runtime", "start"], "env": [{"name": "TOKEN", "value": "s3cr3t-by-hand"}]}`,
@@ -149,6 +178,7 @@ initContainers:
 				t.Fatal(err)
 			}
 			l := live.DeepCopy()
+			l.SetManagedFields(edited)
 			if err := unstructured.SetNestedSlice(l.Object, []any{container}, "spec", "template", "spec", "containers"); err != nil {
 				t.Fatal(err)
 			}

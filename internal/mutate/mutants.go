@@ -400,9 +400,23 @@ var Mutants = []Mutant{
 	{
 		Name: "admission-entries-drift", Breaks: "an entry the cluster's admission adds to every Deployment is no drift (the plan after an apply is empty)",
 		File:    "internal/kubernetes/lists.go",
-		Search:  "d := l.diff(live, rendered, true)",
-		Replace: "d := l.diff(live, rendered, false)",
+		Search:  "adm := admissionEdits{added: true, rewritten: true, others: othersOwning(live.GetManagedFields(), fieldKeys(l.path)...)}",
+		Replace: "adm := admissionEdits{added: false, rewritten: true, others: othersOwning(live.GetManagedFields(), fieldKeys(l.path)...)}",
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestListDiffIgnoresServerDefaultsOnly"}}},
+	},
+	{
+		Name: "admission-values-drift", Breaks: "a value of a list the cluster's admission rewrote on our own apply (an env value a policy moves) is no drift (the plan after an apply is empty)",
+		File:    "internal/kubernetes/lists.go",
+		Search:  " || adm.rewritten && !isUnset(have) && len(adm.others) == 0 {",
+		Replace: " {",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestListDiffIgnoresServerDefaultsOnly", "TestIntegrationContainerFieldsRewrittenByAdmissionAreNoDrift"}}},
+	},
+	{
+		Name: "list-values-of-another-are-admissions", Breaks: "a value of a list another field manager set (kubectl set env, edit) is drift, and the apply takes it back",
+		File:    "internal/kubernetes/lists.go",
+		Search:  " && len(adm.others) == 0 {",
+		Replace: " {",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestListDiffIgnoresServerDefaultsOnly", "TestIntegrationContainerFieldsRewrittenByAdmissionAreNoDrift"}}},
 	},
 	{
 		Name: "argument-drift-shows-values", Breaks: "the drift of a command-line argument edited by hand does not show the token it holds",
