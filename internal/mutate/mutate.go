@@ -213,7 +213,7 @@ func runCheck(ctx context.Context, dir string, env []string, c Check, timeout ti
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()
-	failed, ran, err := ParseTestEvents(&stdout)
+	failed, ran, skipped, err := ParseTestEvents(&stdout)
 	if err != nil {
 		return nil, err
 	}
@@ -228,6 +228,12 @@ func runCheck(ctx context.Context, dir string, env []string, c Check, timeout ti
 	}
 	if missing := missingTests(c.Tests, ran); len(missing) > 0 {
 		return nil, fmt.Errorf("go test %s ran none of %s (renamed?)", c, strings.Join(missing, ", "))
+	}
+	// A check that skipped proves nothing: said as such, not as a mutant that survived.
+	for _, t := range c.Tests {
+		if why, ok := skipped[t]; ok {
+			return nil, fmt.Errorf("go test %s skipped %s, so it cannot tell: %s", c, t, why)
+		}
 	}
 	return nil, nil
 }
@@ -259,10 +265,12 @@ type testEvent struct {
 }
 
 // ParseTestEvents reads `go test -json` output and returns the top-level tests that failed (sorted,
-// each once) and the set of top-level tests that ran (passed, failed or skipped).
-func ParseTestEvents(r io.Reader) (failed []string, ran map[string]bool, err error) {
-	ran = map[string]bool{}
+// each once), the set of top-level tests that ran (passed, failed or skipped), and those that
+// skipped, each with the last line it printed (its reason, from t.Skip).
+func ParseTestEvents(r io.Reader) (failed []string, ran map[string]bool, skipped map[string]string, err error) {
+	ran, skipped = map[string]bool{}, map[string]string{}
 	failedSet := map[string]bool{}
+	lastLine := map[string]string{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -272,28 +280,37 @@ func ParseTestEvents(r io.Reader) (failed []string, ran map[string]bool, err err
 		}
 		var e testEvent
 		if err := json.Unmarshal(line, &e); err != nil {
-			return nil, nil, fmt.Errorf("reading go test -json output: %w", err)
+			return nil, nil, nil, fmt.Errorf("reading go test -json output: %w", err)
 		}
 		if e.Test == "" {
 			continue
 		}
-		top, _, _ := strings.Cut(e.Test, "/")
+		top, sub, _ := strings.Cut(e.Test, "/")
 		switch e.Action {
-		case "pass", "skip":
+		case "output":
+			if out := strings.TrimSpace(e.Output); out != "" && !strings.HasPrefix(out, "=== ") && !strings.HasPrefix(out, "--- ") {
+				lastLine[top] = out
+			}
+		case "pass":
 			ran[top] = true
+		case "skip":
+			ran[top] = true
+			if sub == "" {
+				skipped[top] = lastLine[top]
+			}
 		case "fail":
 			ran[top] = true
 			failedSet[top] = true
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for t := range failedSet {
 		failed = append(failed, t)
 	}
 	sort.Strings(failed)
-	return failed, ran, nil
+	return failed, ran, skipped, nil
 }
 
 // CopyTree copies the files git knows of in root (tracked, and untracked but not ignored) to dst,
@@ -333,7 +350,11 @@ func CopyTree(root, dst string) error {
 			return err
 		}
 	}
-	tools := filepath.Join(root, ".tools")
+	// Absolute: with root "." (make mutate) a relative target would be the link itself.
+	tools, err := filepath.Abs(filepath.Join(root, ".tools"))
+	if err != nil {
+		return err
+	}
 	if real, err := filepath.EvalSymlinks(tools); err == nil {
 		link := filepath.Join(dst, ".tools")
 		_ = os.Remove(link)

@@ -132,17 +132,21 @@ func TestApplyNeedsExactlyOneMatch(t *testing.T) {
 	}
 }
 
-func TestParseTestEventsReportsTopLevelFailuresAndWhatRan(t *testing.T) {
+func TestParseTestEventsReportsTopLevelFailuresWhatRanAndWhatSkipped(t *testing.T) {
 	out := `# building
 {"Action":"run","Package":"p","Test":"TestA"}
 {"Action":"run","Package":"p","Test":"TestA/sub"}
 {"Action":"fail","Package":"p","Test":"TestA/sub"}
 {"Action":"fail","Package":"p","Test":"TestA"}
 {"Action":"pass","Package":"p","Test":"TestB"}
+{"Action":"output","Package":"p","Test":"TestC","Output":"=== RUN   TestC\n"}
+{"Action":"output","Package":"p","Test":"TestC","Output":"    k8stest.go:95: no Kubernetes cluster: kube-apiserver exited\n"}
+{"Action":"output","Package":"p","Test":"TestC","Output":"--- SKIP: TestC (0.01s)\n"}
 {"Action":"skip","Package":"p","Test":"TestC"}
+{"Action":"skip","Package":"p","Test":"TestB/sub"}
 {"Action":"fail","Package":"p"}
 `
-	failed, ran, err := ParseTestEvents(strings.NewReader(out))
+	failed, ran, skipped, err := ParseTestEvents(strings.NewReader(out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,6 +155,10 @@ func TestParseTestEventsReportsTopLevelFailuresAndWhatRan(t *testing.T) {
 	}
 	if !ran["TestA"] || !ran["TestB"] || !ran["TestC"] || len(ran) != 3 {
 		t.Errorf("ran %v", ran)
+	}
+	// A skipped check proves nothing: runCheck says so, with the reason, instead of a survivor.
+	if len(skipped) != 1 || skipped["TestC"] != "k8stest.go:95: no Kubernetes cluster: kube-apiserver exited" {
+		t.Errorf("skipped %q, want TestC's reason alone (a subtest's skip is not the test's)", skipped)
 	}
 	if missing := missingTests([]string{"TestB", "TestD"}, ran); strings.Join(missing, ",") != "TestD" {
 		t.Errorf("missing %v, want [TestD]", missing)
@@ -170,5 +178,37 @@ func TestTableAndSurvivors(t *testing.T) {
 	}
 	if s := Survivors(results); len(s) != 1 || s[0].Mutant.Name != "survived" {
 		t.Errorf("survivors %v", s)
+	}
+}
+
+// The scratch copy finds the tool cache (Terraform, the control plane) of the checkout it was made
+// from. Before, `make mutate` (root ".") in a checkout whose .tools is a directory linked the copy's
+// .tools to the relative path ".tools", that is to itself: every check needing a tool skipped ("too
+// many levels of symbolic links"), and its mutant was reported as a survivor.
+func TestCopyTreeLinksTheToolCacheFromARelativeRoot(t *testing.T) {
+	repo := t.TempDir()
+	git := exec.Command("git", "init", "-q")
+	git.Dir = repo
+	if out, err := git.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	for name, body := range map[string]string{".gitignore": "/.tools/\n", "main.go": "package main\n", ".tools/marker": "tools\n"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(repo, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(repo)
+	dst := t.TempDir()
+	if err := CopyTree(".", dst); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dst, ".tools", "marker")); err != nil || string(b) != "tools\n" {
+		t.Fatalf("the copy's .tools does not lead to the checkout's: %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(dst, "main.go")); err != nil {
+		t.Fatalf("the copy lacks the checkout's files: %v", err)
 	}
 }
