@@ -290,6 +290,21 @@ func TestListDiffOwnUpdateAddsNothing(t *testing.T) {
 	}
 }
 
+// An Update entry of our own that a repair's merge patch left (folding it into the Apply entry is best
+// effort) co-owns what it put back: the next apply cannot remove an entry the templates no longer
+// render (a new data_dir moves the mount), so the list counts as edited, to be replaced, and the moved
+// value is drift, not a value admission rewrote.
+func TestListDiffOwnUpdateLeftByARepairStillEdits(t *testing.T) {
+	u := deploymentWith(t, "{containers: [{name: runtime, volumeMounts: [{name: data, mountPath: /data}]}]}")
+	u.SetManagedFields([]metav1.ManagedFieldsEntry{managedBy(FieldManager,
+		`{"f:containers":{"k:{\"name\":\"runtime\"}":{"f:volumeMounts":{"k:{\"mountPath\":\"/data\"}":{".":{},"f:mountPath":{},"f:name":{}}}}}}`)})
+	if !editedByAnother(u, []string{"spec", "template", "spec", "containers"}) {
+		t.Error("a list our repair's Update entry co-owns is not edited: the apply would not replace it")
+	}
+	rendered := deploymentWith(t, "{containers: [{name: runtime, volumeMounts: [{name: data, mountPath: /mnt/data}]}]}")
+	wantDrift(t, listsDrift(u, rendered), "Deployment /: spec.template.spec.containers[runtime].volumeMounts[data].mountPath is /data, want /mnt/data")
+}
+
 // A pod's tolerations are an atomic list: a hand edit takes all of it from the apply, and every field
 // of it is compared, a changed value as one the templates leave unset.
 func TestListDiffComparesTolerationsWhole(t *testing.T) {

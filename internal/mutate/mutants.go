@@ -395,7 +395,7 @@ var Mutants = []Mutant{
 		File:    "internal/kubernetes/lists.go",
 		Search:  "ours := mf.Manager == FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply",
 		Replace: "ours := mf.Manager == FieldManager",
-		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationRepairedListFollowsTheTemplatesAfter"}}},
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestListDiffOwnUpdateLeftByARepairStillEdits", "TestIntegrationRepairedListFollowsTheTemplatesAfter"}}},
 	},
 	{
 		Name: "admission-entries-drift", Breaks: "an entry the cluster's admission adds to every Deployment is no drift (the plan after an apply is empty)",
