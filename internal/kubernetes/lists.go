@@ -85,7 +85,7 @@ type admissionEdits struct {
 // adm.added, entries of the live list (at any depth) that the rendered one lacks are no difference
 // either, as long as every rendered entry is there, in order; with adm.rewritten, neither is a field
 // the live list sets to another value than the rendered one, unless another field manager owns it
-// (a field it lacks always is).
+// or it names the entry (keyFields; a field it lacks always is).
 func (l ownedList) diff(live, rendered *unstructured.Unstructured, adm admissionEdits) string {
 	want, _, _ := unstructured.NestedFieldNoCopy(rendered.Object, l.path...)
 	have, _, _ := unstructured.NestedFieldNoCopy(live.Object, l.path...)
@@ -142,13 +142,26 @@ func valueDiff(path string, have, want any, skip []string, adm admissionEdits) s
 		h, _ := have.([]any)
 		return listDiff(path, h, w, nil, adm)
 	}
-	if isUnset(want) && isUnset(have) || scalarEqual(have, want) || adm.rewritten && !isUnset(have) && len(adm.others) == 0 {
+	if isUnset(want) && isUnset(have) || scalarEqual(have, want) || adm.rewritten && !isUnset(have) && len(adm.others) == 0 && !isKeyField(path) {
 		return ""
 	}
 	if what := secretBearing(path); what != "" {
 		return path + " differs from the template's (" + what + " are not shown: they may be secrets)"
 	}
 	return fmt.Sprintf("%s is %s, want %s", path, valueText(have), valueText(want))
+}
+
+// keyFields are the fields whose values name the entries of the owned lists in the API server's
+// merge keys (a container's, env var's or volume's name, a port's containerPort or port and
+// protocol, a mount's mountPath, a host alias's ip, a spread constraint's topologyKey and
+// whenUnsatisfiable). A live entry whose key field is not the rendered one is another entry, not the
+// rendered one rewritten: an entry removed by hand, with one that admission added in its place,
+// stays drift.
+var keyFields = []string{"name", "containerPort", "port", "protocol", "mountPath", "ip", "topologyKey", "whenUnsatisfiable"}
+
+// isKeyField says whether the value at path is a field of keyFields.
+func isKeyField(path string) bool {
+	return slices.Contains(keyFields, path[strings.LastIndex(path, ".")+1:])
 }
 
 // owners are the sets of fields (FieldsV1) that field managers other than this provisioner's applies

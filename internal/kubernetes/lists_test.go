@@ -63,7 +63,7 @@ containers:
   terminationMessagePath: /dev/termination-log
   env:
   - {name: A}
-  - {name: B, value: `+env+`}
+  - `+env+`
 `+container+`
 volumes:
 - name: data
@@ -80,7 +80,7 @@ volumes:
 	portValue := edited(runtime + `"f:ports":{"k:{\"containerPort\":8081,\"protocol\":\"TCP\"}":{"f:containerPort":{}}}}}`)
 	envValue := edited(runtime + `"f:env":{"k:{\"name\":\"B\"}":{"f:value":{}}}}}`)
 	sizeLimit := edited(`"f:volumes":{"k:{\"name\":\"data\"}":{"f:emptyDir":{"f:sizeLimit":{}}}}`)
-	const ports, data = "  ports:\n  - {name: http, containerPort: 8080}", "/data"
+	const ports, data, moved = "  ports:\n  - {name: http, containerPort: 8080}", "{name: B, value: /data}", "{name: B, value: /mnt/data}"
 	for _, tc := range []struct {
 		name, env, container, volume, want string
 		managed                            []metav1.ManagedFieldsEntry
@@ -96,17 +96,22 @@ volumes:
 		{"quantity", data, ports, "2Gi",
 			"Deployment /: spec.template.spec.volumes[data].emptyDir.sizeLimit is 2Gi, want 1073741824", sizeLimit},
 		// Values no field manager but ours owns were rewritten by admission on our own apply (a
-		// policy that moves data directories, a platform that gives out ports). Before, the plan after
-		// every apply was an update that admission undid again.
-		{"env value by hand", "/mnt/data", ports, "1Gi",
+		// policy that moves data directories). Before, the plan after every apply was an update that
+		// admission undid again.
+		{"env value by hand", moved, ports, "1Gi",
 			"Deployment /: spec.template.spec.containers[runtime].env[B].value differs from the template's (env values are not shown: they may be secrets)", envValue},
-		{"env value by admission", "/mnt/data", ports, "1Gi", "", nil},
+		{"env value by admission", moved, ports, "1Gi", "", nil},
 		// Beside a hand edit of the list, the value admission rewrote is still admission's.
-		{"env value by admission beside a port by hand", "/mnt/data", "  ports:\n  - {name: http, containerPort: 8081, protocol: TCP}", "1Gi",
+		{"env value by admission beside a port by hand", moved, "  ports:\n  - {name: http, containerPort: 8081, protocol: TCP}", "1Gi",
 			"Deployment /: spec.template.spec.containers[runtime].ports[http].containerPort is 8081, want 8080", portValue},
-		{"port by admission", data, "  ports:\n  - {name: http, containerPort: 18080}", "1Gi", "", nil},
 		{"quantity by admission", data, ports, "2Gi", "", nil},
-		{"env value removed", `""`, ports, "1Gi",
+		// A field that names the entry is no rewrite: env B removed by hand (which leaves no
+		// ownership) and C added by admission are another entry in its place.
+		{"env var replaced by another", "{name: C, value: /data}", ports, "1Gi",
+			"Deployment /: spec.template.spec.containers[runtime].env[B].name is C, want B", nil},
+		{"port moved", data, "  ports:\n  - {name: http, containerPort: 18080}", "1Gi",
+			"Deployment /: spec.template.spec.containers[runtime].ports[http].containerPort is 18080, want 8080", nil},
+		{"env value removed", "{name: B, value: \"\"}", ports, "1Gi",
 			"Deployment /: spec.template.spec.containers[runtime].env[B].value differs from the template's (env values are not shown: they may be secrets)", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

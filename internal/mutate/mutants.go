@@ -407,15 +407,22 @@ var Mutants = []Mutant{
 	{
 		Name: "admission-values-drift", Breaks: "a value of a list the cluster's admission rewrote on our own apply (an env value a policy moves) is no drift (the plan after an apply is empty)",
 		File:    "internal/kubernetes/lists.go",
-		Search:  " || adm.rewritten && !isUnset(have) && len(adm.others) == 0 {",
+		Search:  " || adm.rewritten && !isUnset(have) && len(adm.others) == 0 && !isKeyField(path) {",
 		Replace: " {",
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestListDiffIgnoresServerDefaultsOnly", "TestIntegrationContainerFieldsRewrittenByAdmissionAreNoDrift"}}},
 	},
 	{
+		Name: "admission-renames-entries", Breaks: "an entry of a list removed by hand is drift even when admission added another in its place",
+		File:    "internal/kubernetes/lists.go",
+		Search:  " && !isKeyField(path) {",
+		Replace: " {",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestListDiffIgnoresServerDefaultsOnly"}}},
+	},
+	{
 		Name: "list-values-of-another-are-admissions", Breaks: "a value of a list another field manager set (kubectl set env, edit) is drift, and the apply takes it back",
 		File:    "internal/kubernetes/lists.go",
-		Search:  " && len(adm.others) == 0 {",
-		Replace: " {",
+		Search:  " && len(adm.others) == 0 && !isKeyField(path) {",
+		Replace: " && !isKeyField(path) {",
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestListDiffIgnoresServerDefaultsOnly", "TestIntegrationContainerFieldsRewrittenByAdmissionAreNoDrift"}}},
 	},
 	{
