@@ -2,19 +2,22 @@
 // (scripts/bench/profprov) call Apply, so that what the benchmarks measure is what users run.
 //
 // A provider process lives for one Terraform command and allocates mostly short-lived RPC garbage;
-// what is live at any time is the requests in flight: 4 to 8 MB during a refresh of 200 or 1,000
+// what is live at any time is the requests in flight: 2 to 8 MB during a refresh of 200 or 1,000
 // runtimes, once internal/pluginserver stopped the framework from keeping every request (before, the
 // live heap grew by about 11.5 KB per RPC, to 70 MB at 1,000 runtimes). Measured in BENCHMARKS.md
-// ("Memory"):
-//   - GOGC=400 alone takes about a third of the provider's CPU off compared with Go's default 100, but
-//     lets the heap grow to five times what is live;
+// ("Memory" and "GOGC=300"):
+//   - a GOGC above Go's default 100 takes CPU off (about a third with the old leak, 10-15% since),
+//     but lets the heap grow to 1+GOGC/100 times what is live;
+//   - with a live heap this small, 300 keeps that CPU (within 1% at 200 runtimes, 5% at 1,000 of
+//     what 400 costs), and 400 only buys the heap room up to the limit: 3-5 MB more peak RSS at 200
+//     runtimes; 200 and lower cost 10% at 200 runtimes and 30% at 1,000;
 //   - a soft memory limit the live heap comes near makes the collector run almost continuously (with
 //     the old leak: 18 s of CPU instead of 4.7 s at 1,000 runtimes with a fixed 48 MiB limit);
 //   - with the small live heap, a 32 MiB limit keeps the provider's peak RSS under 60 MB at 200
-//     runtimes (58 MB against 66 MB with 48 MiB, the binary's own pages being about 33 MB of it) for
-//     about 10% more of the provider's CPU, still well below GOGC=100's 40%.
+//     runtimes (the binary's own pages being about 32 MB of it) for about 10% more of the provider's
+//     CPU than 48 MiB, still well below GOGC=100's.
 //
-// So Apply sets GOGC=400 with a 32 MiB limit, and after every collection raises the limit to twice
+// So Apply sets GOGC=300 with a 32 MiB limit, and after every collection raises the limit to twice
 // the live heap plus the runtime's own overhead when that is more: the heap never grows past 32 MiB
 // while less is live, and never collects more often than Go's default would when more is.
 package gctune
@@ -29,7 +32,7 @@ import (
 
 const (
 	// GCPercent is used when the user sets no GOGC.
-	GCPercent = 400
+	GCPercent = 300
 
 	// MemoryLimit is the soft limit on the Go runtime's memory used when the user sets no GOMEMLIMIT,
 	// as long as twice the live heap plus limitOverhead is below it.
