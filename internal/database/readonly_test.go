@@ -521,3 +521,47 @@ func TestSQLiteReadOnlyEmptyFile(t *testing.T) {
 	settle(t, path)
 	wantReadAsNobody(t, path, "OK 0 ", readerWaitEnv+"=100ms")
 }
+
+// TestSQLiteReadOnlyJournalLeftBeside: a rollback -journal beside the WAL ledger, read as nobody, who
+// cannot write the ledger's directory. An empty or zeroed one (what a sqlite3 shell in
+// journal_mode=TRUNCATE or PERSIST leaves after its commit, or a copy of the directory) holds no
+// transaction, and SQLite ignores it: the read must succeed. Before, any -journal sent the read to
+// SQLite's locks, which need the -wal and -shm the directory cannot hold, and the plan failed
+// blaming a writer and a -wal that did not exist. One that may be hot (begun and not finished) must
+// stop the read, naming the journal and who can roll it back.
+func TestSQLiteReadOnlyJournalLeftBeside(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		journal []byte
+		want    string // the reader's line, or its prefix for an error
+	}{
+		{"empty", nil, "OK 1 a"},
+		{"zeroed header", make([]byte, 512), "OK 1 a"},
+		// SQLite's journal magic (https://www.sqlite.org/fileformat2.html#the_rollback_journal): as far
+		// as a reader that cannot write the ledger can tell, a transaction to roll back.
+		{"hot", append([]byte{0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7}, make([]byte, 504)...), "ERR "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := readOnlyLedger(t)
+			writeLedger(t, path, "a")
+			if err := os.WriteFile(path+"-journal", tc.journal, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			settle(t, path)
+			if tc.want != "ERR " {
+				wantReadAsNobody(t, path, tc.want, readerWaitEnv+"=100ms")
+				return
+			}
+			got := readAsNobody(t, path, readerWaitEnv+"=100ms")
+			for _, want := range []string{"ERR ", path + "-journal holds a transaction", "can roll it back"} {
+				if !strings.Contains(got, want) {
+					t.Fatalf("read as nobody: %q, want it to contain %q", got, want)
+				}
+			}
+			t.Log(got)
+			if strings.Contains(got, "-wal") {
+				t.Errorf("read as nobody: %q: blames a -wal file that does not exist", got)
+			}
+		})
+	}
+}

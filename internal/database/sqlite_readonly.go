@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -73,9 +74,10 @@ func (s *sqliteDB) read(ctx context.Context, op func(q sqlQueryer) error) error 
 // file provably held a committed state, unchanged, for the whole read:
 //
 //  1. the file's size and modification time, taken first, are more than sqliteSnapshotSettle old;
-//  2. then no -wal file exists (nor a rollback -journal): every committed transaction is in the
-//     main file, since SQLite deletes the -wal only after copying all of it into the main file, and
-//     a writer that stopped without doing so leaves its -wal behind;
+//  2. then no -wal file exists, nor a rollback -journal that may be hot (journalMayBeHot): every
+//     committed transaction is in the main file, since SQLite deletes the -wal only after copying
+//     all of it into the main file, and a writer that stopped without doing so leaves its -wal
+//     behind;
 //  3. the file's header, read on op's connection, says WAL mode: only then does every write of the
 //     main file happen with a -wal present (a checkpoint). Out of WAL mode (someone's sqlite3 shell
 //     ran PRAGMA journal_mode=OFF or MEMORY, which lasts until the provider's next write) a commit
@@ -97,10 +99,11 @@ func (s *sqliteDB) readSnapshot(ctx context.Context, op func(q sqlQueryer) error
 	if !ok {
 		return false, false, nil
 	}
-	for _, suffix := range []string{"-wal", "-journal"} {
-		if _, err := os.Lstat(s.file + suffix); !errors.Is(err, fs.ErrNotExist) {
-			return false, false, nil // present, or unknown
-		}
+	if _, err := os.Lstat(s.file + "-wal"); !errors.Is(err, fs.ErrNotExist) {
+		return false, false, nil // present, or unknown
+	}
+	if journalMayBeHot(s.file + "-journal") {
+		return false, false, nil
 	}
 	// One connection for the header and op, so that both read the same file.
 	conn, err := s.snap.Conn(ctx)
@@ -125,6 +128,33 @@ func (s *sqliteDB) readSnapshot(ctx context.Context, op func(q sqlQueryer) error
 		return false, false, nil
 	}
 	return true, false, err
+}
+
+// journalMayBeHot reports whether the rollback journal at path may hold a transaction that was begun
+// and not finished, which SQLite rolls back when it next opens the ledger for writing (a "hot"
+// journal: https://www.sqlite.org/fileformat2.html#hot_journals). SQLite's own test, less its lock
+// check (not available here, see readSnapshot): the file exists, is not empty, and its first byte
+// is not 0. An empty journal, or one whose header was zeroed, is what a commit leaves behind in
+// journal_mode=TRUNCATE or PERSIST (someone's sqlite3 shell, or a copy of the ledger's directory):
+// SQLite ignores it, and so may the lock-free read. A journal being written by a live writer looks
+// hot too, as it should: either way the main file may be half written. A journal this user cannot
+// read counts as hot. Opening the journal leaves this process's SQLite locks alone: they are on
+// the ledger file, not on its journal.
+func journalMayBeHot(path string) bool {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	if err != nil {
+		return true
+	}
+	defer func() { _ = f.Close() }()
+	var first [1]byte
+	n, err := f.Read(first[:])
+	if n == 0 {
+		return !errors.Is(err, io.EOF)
+	}
+	return first[0] != 0
 }
 
 // statIfSettled returns the file's info when its modification time is over sqliteSnapshotSettle old.
@@ -176,6 +206,18 @@ func isSQLiteReadOnlyOpen(err error) bool {
 
 func (s *sqliteDB) readOnlyDirError(err error) error {
 	dir, base := filepath.Dir(s.file), filepath.Base(s.file) // where SQLite needs to create its files
+	if journalMayBeHot(s.file + "-journal") {
+		// Not a -wal or -shm matter: SQLite must roll the journal back before anyone reads the
+		// ledger, and a user who cannot write the ledger file cannot (SQLITE_READONLY_ROLLBACK).
+		if errors.Is(err, errWouldLeaveFiles) {
+			err = errors.New("the ledger file is not writable by this user")
+		}
+		return fmt.Errorf("cannot read the ledger safely: %s-journal holds a transaction that was begun and not finished "+
+			"(its writer stopped, or is still writing), so the ledger file may be half written; only a user who can "+
+			"write the ledger file and its directory (%s) can roll it back, which SQLite does when it next opens the ledger (an apply "+
+			"does, or `sqlite3 %s 'PRAGMA quick_check'` run as that user): run the plan again once that is done: %w",
+			s.file, dir, s.file, err)
+	}
 	cannot, grant := "which this user cannot create in "+dir, dir
 	if errors.Is(err, errWouldLeaveFiles) {
 		cannot, grant = "which this user could create in "+dir+" but not remove", "the ledger file"

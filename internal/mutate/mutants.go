@@ -99,6 +99,20 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteReadOnlyEmptyFile"}}},
 	},
 	{
+		Name: "sqlite-snapshot-read-ignores-a-hot-journal", Breaks: "a plan never reads the SQLite ledger without locks beside a -journal that may hold an unfinished transaction",
+		File:    "internal/database/sqlite_readonly.go",
+		Search:  "\tif journalMayBeHot(s.file + \"-journal\") {\n\t\treturn false, false, nil\n",
+		Replace: "\tif false {\n\t\treturn false, false, nil\n",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteReadOnlyJournalLeftBeside"}}},
+	},
+	{
+		Name: "sqlite-empty-journal-is-hot", Breaks: "a plan as a user who cannot write the SQLite ledger's directory reads it beside an empty -journal, which holds nothing",
+		File:    "internal/database/sqlite_readonly.go",
+		Search:  "\t\treturn !errors.Is(err, io.EOF)\n",
+		Replace: "\t\treturn !errors.Is(err, io.ErrUnexpectedEOF)\n",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteReadOnlyJournalLeftBeside"}}},
+	},
+	{
 		Name: "sqlite-snapshot-read-out-of-wal-mode", Breaks: "a plan never reads the SQLite ledger without locks while it is out of WAL mode (a commit there has no journal file to show it)",
 		File:    "internal/database/sqlite_readonly.go",
 		Search:  "\t\tif !wal {\n",
@@ -108,8 +122,8 @@ var Mutants = []Mutant{
 	{
 		Name: "sqlite-snapshot-read-ignores-wal", Breaks: "a plan never reads the SQLite ledger's main file alone while a -wal file holds commits",
 		File:    "internal/database/sqlite_readonly.go",
-		Search:  `for _, suffix := range []string{"-wal", "-journal"} {`,
-		Replace: `for _, suffix := range []string{} {`,
+		Search:  `if _, err := os.Lstat(s.file + "-wal"); !errors.Is(err, fs.ErrNotExist) {`,
+		Replace: `if _, err := os.Lstat(s.file + "-wal"); false && !errors.Is(err, fs.ErrNotExist) {`,
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteReadOnlyDirectoryCrashedWriter"}}},
 	},
 	{
