@@ -74,10 +74,10 @@ func (s *sqliteDB) read(ctx context.Context, op func(q sqlQueryer) error) error 
 // file provably held a committed state, unchanged, for the whole read:
 //
 //  1. the file's size and modification time, taken first, are more than sqliteSnapshotSettle old;
-//  2. then no -wal file exists, nor a rollback -journal that may be hot (journalMayBeHot): every
-//     committed transaction is in the main file, since SQLite deletes the -wal only after copying
-//     all of it into the main file, and a writer that stopped without doing so leaves its -wal
-//     behind;
+//  2. then no -wal file exists, nor a rollback -journal that may be hot (journalMayBeHot, which says
+//     why one that is not can be ignored): every committed transaction is in the main file, since
+//     SQLite deletes the -wal only after copying all of it into the main file, and a writer that
+//     stopped without doing so leaves its -wal behind;
 //  3. the file's header, read on op's connection, says WAL mode: only then does every write of the
 //     main file happen with a -wal present (a checkpoint). Out of WAL mode (someone's sqlite3 shell
 //     ran PRAGMA journal_mode=OFF or MEMORY, which lasts until the provider's next write) a commit
@@ -131,15 +131,20 @@ func (s *sqliteDB) readSnapshot(ctx context.Context, op func(q sqlQueryer) error
 }
 
 // journalMayBeHot reports whether the rollback journal at path may hold a transaction that was begun
-// and not finished, which SQLite rolls back when it next opens the ledger for writing (a "hot"
-// journal: https://www.sqlite.org/fileformat2.html#hot_journals). SQLite's own test, less its lock
-// check (not available here, see readSnapshot): the file exists, is not empty, and its first byte
-// is not 0. An empty journal, or one whose header was zeroed, is what a commit leaves behind in
-// journal_mode=TRUNCATE or PERSIST (someone's sqlite3 shell, or a copy of the ledger's directory):
-// SQLite ignores it, and so may the lock-free read. A journal being written by a live writer looks
-// hot too, as it should: either way the main file may be half written. A journal this user cannot
-// read counts as hot. Opening the journal leaves this process's SQLite locks alone: they are on
-// the ledger file, not on its journal.
+// and not finished (a "hot" journal: https://www.sqlite.org/fileformat2.html#hot_journals), which
+// the next connection to read the ledger rolls back: one that can write the ledger, its journal and
+// its directory does; a read-only one fails with SQLITE_READONLY_ROLLBACK. SQLite's own test, less
+// its lock check (not available here, see readSnapshot) and its exemption of an empty database: the
+// file exists, is not empty, and its first byte is not 0. An empty journal, or one whose header was
+// zeroed, is what a commit leaves behind in journal_mode=TRUNCATE or PERSIST (someone's sqlite3
+// shell; in WAL mode only a copy of the ledger's directory has one, since SQLite deletes it when the
+// ledger goes back to WAL): SQLite ignores it, and so may the lock-free read, because a writer
+// writes the journal's header, magic number first, and syncs it before it writes any page of the
+// ledger file, and zeroes, truncates or deletes the journal only once the ledger file is whole. A
+// journal being written by a live writer looks hot too, as it should: either way the ledger file
+// may be half written. A journal this user cannot open counts as hot, as it does for SQLite. Opening
+// the journal leaves this process's SQLite locks alone: they are on the ledger file, not on its
+// journal.
 func journalMayBeHot(path string) bool {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -212,9 +217,10 @@ func (s *sqliteDB) readOnlyDirError(err error) error {
 		if errors.Is(err, errWouldLeaveFiles) {
 			err = errors.New("the ledger file is not writable by this user")
 		}
-		return fmt.Errorf("cannot read the ledger safely: %s-journal holds a transaction that was begun and not finished "+
-			"(its writer stopped, or is still writing), so the ledger file may be half written; only a user who can "+
-			"write the ledger file and its directory (%s) can roll it back, which SQLite does when it next opens the ledger (an apply "+
+		return fmt.Errorf("cannot read the ledger safely: %s-journal may hold a transaction that was begun and not "+
+			"finished (its writer stopped, or is still writing; or this user cannot open the journal to tell), so the "+
+			"ledger file may be half written; only a user who can write the ledger file, its -journal and its "+
+			"directory (%s) can roll it back, which SQLite does when such a user next reads the ledger (an apply "+
 			"does, or `sqlite3 %s 'PRAGMA quick_check'` run as that user): run the plan again once that is done: %w",
 			s.file, dir, s.file, err)
 	}

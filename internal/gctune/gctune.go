@@ -2,20 +2,21 @@
 // (scripts/bench/profprov) call Apply, so that what the benchmarks measure is what users run.
 //
 // A provider process lives for one Terraform command and allocates mostly short-lived RPC garbage;
-// what is live at any time is the requests in flight: 2 to 8 MB during a refresh of 200 or 1,000
-// runtimes, once internal/pluginserver stopped the framework from keeping every request (before, the
-// live heap grew by about 11.5 KB per RPC, to 70 MB at 1,000 runtimes). Measured in BENCHMARKS.md
-// ("Memory" and "GOGC=300"):
-//   - a GOGC above Go's default 100 takes CPU off (about a third with the old leak, 10-15% since),
-//     but lets the heap grow to 1+GOGC/100 times what is live;
-//   - with a live heap this small, 300 keeps that CPU (within 1% at 200 runtimes, 5% at 1,000 of
-//     what 400 costs), and 400 only buys the heap room up to the limit: 3-5 MB more peak RSS at 200
-//     runtimes; 200 and lower cost 10% at 200 runtimes and 30% at 1,000;
+// what is live at any time is the requests in flight: 2 to 5 MB during a refresh of 200 or 1,000
+// runtimes (GODEBUG=gctrace=1), once internal/pluginserver stopped the framework from keeping every
+// request (before, the live heap grew by about 11.5 KB per RPC, to 70 MB at 1,000 runtimes).
+// Measured in BENCHMARKS.md ("Memory" and "GOGC=300"):
+//   - a GOGC above Go's default 100 takes CPU off (about a third with the old leak; 10-15% of the
+//     provider's CPU at 200 runtimes since, "Requests the framework kept"), but lets the heap grow to
+//     1+GOGC/100 times what is live;
+//   - with a live heap this small, GOGC=300 costs the refresh 1% more CPU than 400 at 200 runtimes
+//     and 6% at 1,000 (the applies: within their noise), for 2.7-4.8 MB less peak RSS at 200
+//     runtimes and 1.4-3.9 MB at 1,000; GOGC=200 costs the refresh 10% at 200 and 30% at 1,000;
 //   - a soft memory limit the live heap comes near makes the collector run almost continuously (with
 //     the old leak: 18 s of CPU instead of 4.7 s at 1,000 runtimes with a fixed 48 MiB limit);
 //   - with the small live heap, a 32 MiB limit keeps the provider's peak RSS under 60 MB at 200
-//     runtimes (the binary's own pages being about 32 MB of it) for about 10% more of the provider's
-//     CPU than 48 MiB, still well below GOGC=100's.
+//     runtimes (the binary's own pages being about 32 MB of it, "GOGC=300") for about 10% more of the
+//     provider's CPU than 48 MiB, still well below GOGC=100's.
 //
 // So Apply sets GOGC=300 with a 32 MiB limit, and after every collection raises the limit to twice
 // the live heap plus the runtime's own overhead when that is more: the heap never grows past 32 MiB
