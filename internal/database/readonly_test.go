@@ -533,6 +533,11 @@ func TestSQLiteReadOnlyEmptyFile(t *testing.T) {
 // beside a ledger out of WAL mode (the provider's next write puts it back in WAL mode and deletes the
 // journal): read in a directory nobody may write, where that failed before. In WAL mode only a copy
 // of the ledger's directory has such a journal: read where nobody cannot write the directory.
+//
+// Beside a ledger file of 0 bytes (TestSQLiteReadOnlyEmptyFile) even a hot journal has nothing to
+// roll back, and SQLite reads the ledger as empty: so must the plan. In a directory nobody cannot
+// write it did; in one nobody may write, though not the ledger file (wouldLeaveFiles), it waited and
+// failed.
 func TestSQLiteReadOnlyJournalLeftBeside(t *testing.T) {
 	zeroed := make([]byte, 512)
 	// SQLite's journal magic (https://www.sqlite.org/fileformat2.html#the_rollback_journal): as far
@@ -544,17 +549,26 @@ func TestSQLiteReadOnlyJournalLeftBeside(t *testing.T) {
 		shell   string // journal_mode a sqlite3 shell leaves the ledger in after one write ("": WAL)
 		journal []byte // written over the -journal when not nil
 		want    string // the reader's line, or "ERR " for an error
+		empty   bool   // a ledger file of 0 bytes instead of one allocation
 	}{
-		{"shell in journal_mode=TRUNCATE", sharedDirLedger, "TRUNCATE", nil, "OK 1 a"},
-		{"shell in journal_mode=PERSIST", sharedDirLedger, "PERSIST", nil, "OK 1 a"},
-		{"copy, WAL mode, empty", readOnlyLedger, "", []byte{}, "OK 1 a"},
-		{"copy, WAL mode, zeroed header", readOnlyLedger, "", zeroed, "OK 1 a"},
-		{"copy, WAL mode, hot", readOnlyLedger, "", hot, "ERR "},
-		{"hot, shared directory", sharedDirLedger, "", hot, "ERR "},
+		{"shell in journal_mode=TRUNCATE", sharedDirLedger, "TRUNCATE", nil, "OK 1 a", false},
+		{"shell in journal_mode=PERSIST", sharedDirLedger, "PERSIST", nil, "OK 1 a", false},
+		{"copy, WAL mode, empty", readOnlyLedger, "", []byte{}, "OK 1 a", false},
+		{"copy, WAL mode, zeroed header", readOnlyLedger, "", zeroed, "OK 1 a", false},
+		{"copy, WAL mode, hot", readOnlyLedger, "", hot, "ERR ", false},
+		{"hot, shared directory", sharedDirLedger, "", hot, "ERR ", false},
+		{"hot beside 0 bytes, shared directory", sharedDirLedger, "", hot, "OK 0 ", true},
+		{"hot beside 0 bytes, read-only directory", readOnlyLedger, "", hot, "OK 0 ", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := tc.ledger(t)
-			writeLedger(t, path, "a")
+			if tc.empty {
+				if err := os.WriteFile(path, nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				writeLedger(t, path, "a")
+			}
 			if tc.shell != "" {
 				inSQLiteShell(t, path, "PRAGMA journal_mode="+tc.shell, "PRAGMA user_version=7")
 				if fi, err := os.Stat(path + "-journal"); err != nil || fi.Size() == 0 && tc.shell == "PERSIST" {

@@ -40,14 +40,17 @@ func (s *sqliteDB) read(ctx context.Context, op func(q sqlQueryer) error) error 
 	start := time.Now()
 	backoff := 10 * time.Millisecond
 	for {
-		done, rollbackMode, err := s.readSnapshot(ctx, op)
+		done, refusal, err := s.readSnapshot(ctx, op)
 		if done {
 			return err
 		}
+		// What the error will blame, from what this round saw: the message is not chosen by another
+		// look at the journal, which may have come or gone since.
+		hotJournal := refusal == refusedHotJournal
 		// A file out of WAL mode is read with a SHARED lock and no -wal or -shm: wouldLeaveFiles's
 		// concern does not arise (unless a writer turned it back to WAL, wrote and closed in the
 		// moment between the two reads).
-		if !rollbackMode && s.wouldLeaveFiles() {
+		if refusal != refusedRollbackMode && s.wouldLeaveFiles() {
 			err = errWouldLeaveFiles
 		} else if err = s.retryBusy(ctx, func() error { return op(s.db) }); !isSQLiteReadOnlyOpen(err) {
 			return err
@@ -55,19 +58,32 @@ func (s *sqliteDB) read(ctx context.Context, op func(q sqlQueryer) error) error 
 		// Wait for as long as the file's time takes to settle, or a writer would hold a lock.
 		wait := max(LockWait, sqliteSnapshotSettle+time.Second)
 		if time.Since(start) >= wait {
-			return s.readOnlyDirError(err)
+			return s.readOnlyDirError(err, hotJournal)
 		}
 		s.logger.Debug("ledger in use by a writer and its directory is not writable; waiting", zap.Error(err))
 		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return errors.Join(s.readOnlyDirError(err), ctx.Err())
+			return errors.Join(s.readOnlyDirError(err, hotJournal), ctx.Err())
 		case <-t.C:
 		}
 		backoff = min(backoff*2, 250*time.Millisecond)
 	}
 }
+
+// snapshotRefusal is why readSnapshot did not read: what read does next depends on it.
+type snapshotRefusal int
+
+const (
+	// refusedUnproved: the read could not be proved to see a committed state (the file changed
+	// lately or during the read, a -wal is there, or the header could not be read): read with locks.
+	refusedUnproved snapshotRefusal = iota
+	// refusedRollbackMode: the file is not in WAL mode, so a locked read creates no -wal or -shm.
+	refusedRollbackMode
+	// refusedHotJournal: a -journal beside a ledger file that is not empty may be hot (journalMayBeHot).
+	refusedHotJournal
+)
 
 // readSnapshot runs op on an immutable=1 connection, which reads the main file only: no locks, no
 // -wal, no -shm, nothing created. done is false, and op's result is to be discarded, unless the
@@ -77,13 +93,16 @@ func (s *sqliteDB) read(ctx context.Context, op func(q sqlQueryer) error) error 
 //  2. then no -wal file exists, nor a rollback -journal that may be hot (journalMayBeHot, which says
 //     why one that is not can be ignored): every committed transaction is in the main file, since
 //     SQLite deletes the -wal only after copying all of it into the main file, and a writer that
-//     stopped without doing so leaves its -wal behind;
+//     stopped without doing so leaves its -wal behind. Beside a file of 0 bytes the journal is not
+//     looked at: the header (3) says the file is not in WAL mode, and the locked read that follows
+//     applies SQLite's own rule (a journal beside an empty database has nothing to roll back: it is
+//     a removed ledger's, or a first transaction's, and either way the ledger is empty);
 //  3. the file's header, read on op's connection, says WAL mode: only then does every write of the
 //     main file happen with a -wal present (a checkpoint). Out of WAL mode (someone's sqlite3 shell
 //     ran PRAGMA journal_mode=OFF or MEMORY, which lasts until the provider's next write) a commit
 //     writes the main file with no journal file at all, and one stalled mid-write for longer than
-//     sqliteSnapshotSettle looks settled: rollbackMode is then true, and the read must take
-//     SQLite's locks, which in that mode create no file;
+//     sqliteSnapshotSettle looks settled: the refusal is then refusedRollbackMode, and the read must
+//     take SQLite's locks, which in that mode create no file;
 //  4. after the read the file is the same file, with the same size and modification time: nothing
 //     wrote to it since 1 (by 1, a write would have moved the time forward).
 //
@@ -94,16 +113,16 @@ func (s *sqliteDB) read(ctx context.Context, op func(q sqlQueryer) error) error 
 // A writer's locks are not looked at instead of 3: asking the kernel (fcntl F_GETLK) needs a
 // descriptor of the file, SQLite's own is not reachable through the driver, and closing one of our
 // own would drop this process's SQLite locks on the file (see checkReadable).
-func (s *sqliteDB) readSnapshot(ctx context.Context, op func(q sqlQueryer) error) (done, rollbackMode bool, err error) {
+func (s *sqliteDB) readSnapshot(ctx context.Context, op func(q sqlQueryer) error) (done bool, refusal snapshotRefusal, err error) {
 	before, ok := statIfSettled(s.file)
 	if !ok {
-		return false, false, nil
+		return false, refusedUnproved, nil
 	}
 	if _, err := os.Lstat(s.file + "-wal"); !errors.Is(err, fs.ErrNotExist) {
-		return false, false, nil // present, or unknown
+		return false, refusedUnproved, nil // present, or unknown
 	}
-	if journalMayBeHot(s.file + "-journal") {
-		return false, false, nil
+	if before.Size() > 0 && journalMayBeHot(s.file+"-journal") {
+		return false, refusedHotJournal, nil
 	}
 	// One connection for the header and op, so that both read the same file.
 	conn, err := s.snap.Conn(ctx)
@@ -115,27 +134,27 @@ func (s *sqliteDB) readSnapshot(ctx context.Context, op func(q sqlQueryer) error
 		if err = conn.QueryRowContext(ctx,
 			"SELECT coalesce((SELECT substr(data, 19, 2) = x'0202' FROM sqlite_dbpage WHERE pgno = 1), 0)").Scan(&wal); err != nil {
 			s.logger.Debug("cannot read the ledger file's header; reading it with locks", zap.Error(err))
-			return false, false, nil
+			return false, refusedUnproved, nil
 		}
 		if !wal {
 			s.logger.Debug("ledger file is not in WAL mode; reading it with locks")
-			return false, true, nil
+			return false, refusedRollbackMode, nil
 		}
 		err = op(conn)
 	}
 	if !unchangedSince(s.file, before) {
 		s.logger.Debug("ledger file changed during a lock-free read; reading it again with locks")
-		return false, false, nil
+		return false, refusedUnproved, nil
 	}
-	return true, false, err
+	return true, refusedUnproved, err
 }
 
 // journalMayBeHot reports whether the rollback journal at path may hold a transaction that was begun
 // and not finished (a "hot" journal: https://www.sqlite.org/fileformat2.html#hot_journals), which
 // the next connection to read the ledger rolls back: one that can write the ledger, its journal and
 // its directory does; a read-only one fails with SQLITE_READONLY_ROLLBACK. SQLite's own test, less
-// its lock check (not available here, see readSnapshot) and its exemption of an empty database: the
-// file exists, is not empty, and its first byte is not 0. An empty journal, or one whose header was
+// its lock check (not available here, see readSnapshot) and its exemption of an empty database
+// (readSnapshot's to apply): the file exists, is not empty, and its first byte is not 0. An empty journal, or one whose header was
 // zeroed, is what a commit leaves behind in journal_mode=TRUNCATE or PERSIST (someone's sqlite3
 // shell; in WAL mode only a copy of the ledger's directory has one, since SQLite deletes it when the
 // ledger goes back to WAL): SQLite ignores it, and so may the lock-free read, because a writer
@@ -209,9 +228,13 @@ func isSQLiteReadOnlyOpen(err error) bool {
 	return false
 }
 
-func (s *sqliteDB) readOnlyDirError(err error) error {
+// readOnlyDirError is read's error once it has waited in vain. hotJournal: the last lock-free
+// attempt found a -journal that may be hot (refusedHotJournal); SQLite's own refusal to roll one
+// back (SQLITE_READONLY_ROLLBACK) says the same.
+func (s *sqliteDB) readOnlyDirError(err error, hotJournal bool) error {
 	dir, base := filepath.Dir(s.file), filepath.Base(s.file) // where SQLite needs to create its files
-	if journalMayBeHot(s.file + "-journal") {
+	var se *sqlite.Error
+	if hotJournal || errors.As(err, &se) && se.Code() == sqlite3.SQLITE_READONLY_ROLLBACK {
 		// Not a -wal or -shm matter: SQLite must roll the journal back before anyone reads the
 		// ledger, and a user who cannot write the ledger file cannot (SQLITE_READONLY_ROLLBACK).
 		if errors.Is(err, errWouldLeaveFiles) {

@@ -64,8 +64,8 @@ var Mutants = []Mutant{
 	{
 		Name: "sqlite-locked-read-leaves-files", Breaks: "a plan as a user who cannot write the SQLite ledger file leaves no -wal/-shm files that block the owner's apply",
 		File:    "internal/database/sqlite_readonly.go",
-		Search:  "\t\tif !rollbackMode && s.wouldLeaveFiles() {\n",
-		Replace: "\t\tif !rollbackMode && false {\n",
+		Search:  "\t\tif refusal != refusedRollbackMode && s.wouldLeaveFiles() {\n",
+		Replace: "\t\tif refusal != refusedRollbackMode && false {\n",
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteReadOnlyFileLeavesNoFiles"}}},
 	},
 	{
@@ -87,8 +87,8 @@ var Mutants = []Mutant{
 	{
 		Name: "sqlite-out-of-wal-mode-read-waits-as-for-leftover-files", Breaks: "a plan as a user who cannot write the SQLite ledger file reads it while it is out of WAL mode",
 		File:    "internal/database/sqlite_readonly.go",
-		Search:  "\t\tif !rollbackMode && s.wouldLeaveFiles() {\n",
-		Replace: "\t\tif s.wouldLeaveFiles() || rollbackMode && false {\n",
+		Search:  "\t\tif refusal != refusedRollbackMode && s.wouldLeaveFiles() {\n",
+		Replace: "\t\tif s.wouldLeaveFiles() || refusal == refusedRollbackMode && false {\n",
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteReadOnlyOutOfWALMode"}}},
 	},
 	{
@@ -101,8 +101,22 @@ var Mutants = []Mutant{
 	{
 		Name: "sqlite-snapshot-read-ignores-a-hot-journal", Breaks: "a plan never reads the SQLite ledger without locks beside a -journal that may hold an unfinished transaction",
 		File:    "internal/database/sqlite_readonly.go",
-		Search:  "\tif journalMayBeHot(s.file + \"-journal\") {\n\t\treturn false, false, nil\n",
-		Replace: "\tif false {\n\t\treturn false, false, nil\n",
+		Search:  "\tif before.Size() > 0 && journalMayBeHot(s.file+\"-journal\") {\n",
+		Replace: "\tif false {\n",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteReadOnlyJournalLeftBeside"}}},
+	},
+	{
+		Name: "sqlite-journal-beside-an-empty-file-is-hot", Breaks: "a plan as a user who cannot write a SQLite ledger file of 0 bytes reads it as empty beside a -journal, as SQLite does",
+		File:    "internal/database/sqlite_readonly.go",
+		Search:  "\tif before.Size() > 0 && journalMayBeHot(s.file+\"-journal\") {\n",
+		Replace: "\tif journalMayBeHot(s.file + \"-journal\") {\n",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteReadOnlyJournalLeftBeside"}}},
+	},
+	{
+		Name: "sqlite-journal-error-ignores-what-the-read-saw", Breaks: "a plan that waited in vain beside a -journal that may be hot names the journal, from what its read saw",
+		File:    "internal/database/sqlite_readonly.go",
+		Search:  "\t\thotJournal := refusal == refusedHotJournal\n",
+		Replace: "\t\thotJournal := false\n",
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteReadOnlyJournalLeftBeside"}}},
 	},
 	{
