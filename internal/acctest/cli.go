@@ -158,6 +158,59 @@ func (w *Workspace) RuntimeAttributeInState(name string) map[string]any {
 	return values
 }
 
+// PrivateStateWithout fails the test if any of secrets (what -> value) is in the private state of a
+// resource instance in the workspace's state file, and returns that private state, decoded: address
+// (with the index key, " (deposed <key>)" for a deposed object) -> key -> value. Neither
+// `terraform show -json`, which leaves private state out, nor a grep of the state file, where each
+// instance's "private" is base64 of the framework's JSON object whose values are base64 again, can
+// see a secret there. The caller checks the returned keys, so that a state without the private
+// state it expects does not pass as one without secrets.
+func (w *Workspace) PrivateStateWithout(secrets map[string]string) map[string]map[string]string {
+	w.t.Helper()
+	var doc struct {
+		Resources []struct {
+			Module, Type, Name string
+			Instances          []struct {
+				IndexKey any    `json:"index_key"`
+				Deposed  string `json:"deposed"`
+				Private  []byte `json:"private"` // encoding/json decodes the base64
+			} `json:"instances"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal([]byte(w.Read("terraform.tfstate")), &doc); err != nil {
+		w.t.Fatalf("terraform.tfstate: %v", err)
+	}
+	decoded := map[string]map[string]string{}
+	for _, r := range doc.Resources {
+		for _, inst := range r.Instances {
+			addr := strings.TrimPrefix(r.Module+"."+r.Type+"."+r.Name, ".")
+			if inst.IndexKey != nil {
+				addr += fmt.Sprintf("[%v]", inst.IndexKey)
+			}
+			if inst.Deposed != "" {
+				addr += " (deposed " + inst.Deposed + ")"
+			}
+			if len(inst.Private) == 0 {
+				continue
+			}
+			var keys map[string][]byte // the framework's encoding: the values are base64 too
+			if err := json.Unmarshal(inst.Private, &keys); err != nil {
+				w.t.Fatalf("%s: private state is not the framework's JSON object of base64 values (%v): %q", addr, err, inst.Private)
+			}
+			decoded[addr] = map[string]string{}
+			for key, value := range keys {
+				decoded[addr][key] = string(value)
+				for what, secret := range secrets {
+					if i := strings.Index(string(value), secret); i >= 0 {
+						w.t.Errorf("%s: private state %q holds the %s near: %q", addr, key, what, value[max(0, i-100):min(len(value), i+len(secret)+20)])
+					}
+				}
+			}
+		}
+	}
+	return decoded
+}
+
 // CheckStateEqualsLedger fails unless the workspace's runtimes are exactly the ledger's allocations,
 // want of them.
 func (w *Workspace) CheckStateEqualsLedger(ledger string, want int) {
@@ -181,6 +234,23 @@ func (w *Workspace) CheckStateEqualsLedger(ledger string, want int) {
 	}
 	if len(inState) != want || len(allocs) != want {
 		w.t.Errorf("state holds %d runtimes and the ledger %d allocations, want %d each", len(inState), len(allocs), want)
+	}
+}
+
+// CheckSlotsEqualLedger fails unless every rill_runtime in the workspace's state that has an
+// allocation in the ledger has that allocation's slots (one without is CheckStateEqualsLedger's to
+// report).
+func (w *Workspace) CheckSlotsEqualLedger(ledger string) {
+	w.t.Helper()
+	slots := w.RuntimeAttributeInState("slots")
+	allocs, err := LedgerAllocations(ledger)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	for addr, id := range w.RuntimesInState() {
+		if a, ok := allocs[id]; ok && slots[addr] != float64(a.Slots) {
+			w.t.Errorf("%s (%s) has %v slots in state and %d in the ledger", addr, id, slots[addr], a.Slots)
+		}
 	}
 }
 

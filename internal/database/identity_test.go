@@ -2,8 +2,10 @@ package database
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,14 +21,21 @@ var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-
 // A ledger gets its identity once, when it is created; every handle, read-only ones included, sees
 // the same one, and another ledger has another.
 func TestIdentityIsCreatedOnceAndSharedByEveryHandle(t *testing.T) {
+	const password = "Identity-Pa55"
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := testContext(t)
+		if u, err := url.Parse(dsn); err == nil && u.Scheme != "sqlite" {
+			// A password (the test cluster trusts any), so that the location, which the provider
+			// keeps in private state, must be the DSN without it.
+			u.User = url.UserPassword(u.User.Username(), password)
+			dsn = u.String()
+		}
 		a := mustOpen(t, dsn)
 		id, err := a.Identity(ctx)
 		if err != nil || !uuidRE.MatchString(id.ID) {
 			t.Fatalf("Identity = %+v, %v; want a random UUID", id, err)
 		}
-		if id.Location != Redact(dsn) || strings.Contains(id.Location, "password") {
+		if id.Location != Redact(dsn) || strings.Contains(id.Location, password) {
 			t.Errorf("Location = %q, want the redacted DSN %q", id.Location, Redact(dsn))
 		}
 		b := mustOpen(t, dsn)
@@ -158,6 +167,73 @@ func TestAllocateGivesUpOnAStuckWriterAndSaysSo(t *testing.T) {
 		_, err = db.Allocate(short, "r1", fixed("h1", 1))
 		checkLocked(t, err, db, context.DeadlineExceeded)
 	})
+}
+
+// A writer that holds the SQLite ledger's write lock but commits every 200 ms (a busy but healthy
+// ledger: another apply placing runtimes) is waited for past LockWait, which bounds a wait without
+// progress, not the wait: Allocate succeeds once the writer stops, three LockWaits later.
+func TestSQLiteAllocateWaitsForABusyButHealthyWriter(t *testing.T) {
+	dsn := backendOf(t, DriverSQLite).newDSN(t)
+	setLockWait(t, time.Second)
+	ctx := testContext(t)
+	db := mustOpen(t, dsn)
+	writer := mustOpen(t, dsn).(*sqliteDB)
+	if _, err := writer.db.ExecContext(ctx, `CREATE TABLE busy (n INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	// The writer gives the lock up for an instant at each commit, and Allocate may take it then:
+	// that proves nothing about the wait, so the story is told again (until Allocate has waited
+	// past LockWait, three times at most).
+	for attempt := 1; ; attempt++ {
+		done := make(chan error, 1)
+		tx, until := beginWrite(t, writer), time.Now().Add(3*LockWait) // the lock is held before Allocate starts
+		go func() { done <- commitEvery(ctx, writer, tx, 200*time.Millisecond, until) }()
+		start := time.Now()
+		_, err := db.Allocate(ctx, fmt.Sprintf("r%d", attempt), fixed("h1", 1))
+		took := time.Since(start)
+		if werr := <-done; werr != nil {
+			t.Fatalf("the busy writer: %v", werr)
+		}
+		if err != nil {
+			t.Fatalf("Allocate while another writer committed every 200 ms for %s (LockWait %s) = %v; want it to wait and succeed", 3*LockWait, LockWait, err)
+		}
+		if took > LockWait {
+			return
+		}
+		if attempt == 3 {
+			t.Fatalf("Allocate took the lock between two of the writer's commits, before LockWait, %d times: the wait past LockWait was never exercised", attempt)
+		}
+	}
+}
+
+// beginWrite starts a write transaction of db outside this process's writer queue, holding the
+// ledger's write lock (BEGIN IMMEDIATE).
+func beginWrite(t *testing.T, db *sqliteDB) *sql.Tx {
+	t.Helper()
+	tx, err := db.db.BeginTx(testContext(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
+// commitEvery writes a row in tx and commits it every period, starting the next transaction at once,
+// until the time is past until; then it commits and returns.
+func commitEvery(ctx context.Context, db *sqliteDB, tx *sql.Tx, period time.Duration, until time.Time) error {
+	for n := 0; ; n++ {
+		time.Sleep(period)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO busy (n) VALUES (?)`, n); err != nil {
+			_ = tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil || time.Now().After(until) {
+			return err
+		}
+		var err error
+		if tx, err = db.db.BeginTx(ctx, nil); err != nil {
+			return err
+		}
+	}
 }
 
 // Writes of one process queue behind each other before they meet another process's lock (SQLite:

@@ -268,6 +268,20 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestAllocateGivesUpOnAStuckWriterAndSaysSo"}}},
 	},
 	{
+		Name: "sqlite-busy-writer-is-stuck", Breaks: "a busy but healthy SQLite ledger (another writer commits) is waited for past LockWait",
+		File:    "internal/database/sqlite.go",
+		Search:  "\t\t\tmark, lastProgress = m, now // another writer committed: the lock is not stuck\n",
+		Replace: "\t\t\tmark = m // another writer committed: the lock is not stuck\n",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteAllocateWaitsForABusyButHealthyWriter"}}},
+	},
+	{
+		Name: "runtime-create-timeout-ignored", Breaks: "rill_runtime's timeouts { create } ends a create that waits (here for a locked ledger)",
+		File:    "internal/resources/runtime_resource.go",
+		Search:  "\ttimeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)\n",
+		Replace: "\t_, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)\n\ttimeout := defaultCreateTimeout\n",
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_lockedSQLiteLedgerFailsTheCreateWithinItsTimeoutAndSaysSo"}}},
+	},
+	{
 		Name: "queued-write-unnamed-wait", Breaks: "a write queued behind a stuck ledger lock in this process says what it waited for and how long",
 		File:    "internal/database/sqlite.go",
 		Search:  "\t\treturn &LockedError{Location: s.location, Waited: time.Since(start),\n\t\t\tCause: fmt.Errorf(\"queued behind this process's other writes to the ledger: %w\", ctx.Err())}\n",
@@ -339,6 +353,13 @@ var Mutants = []Mutant{
 			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccClickHouse_failedCreateLeavesNothingUntracked"}},
 			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_provisionFailingPartWayLeavesNothing"}},
 		},
+	},
+	{
+		Name: "undo-shares-the-cancelled-context", Breaks: "an interrupted create is undone with a context of its own (rill_clickhouse: Terraform killed alone leaves nothing)",
+		File:    "internal/resources/common.go",
+		Search:  "\treturn context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)\n",
+		Replace: "\treturn context.WithTimeout(ctx, cleanupTimeout)\n",
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccClickHouse_recoveringWhatAKilledCreateLeftGuide"}}},
 	},
 	{
 		Name: "refresh-writes", Breaks: "plan (refresh) writes nothing anywhere",
@@ -596,7 +617,14 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/clickhouse", Tests: []string{"TestPasswordsAreLongRandomAndAlphanumeric"}}},
 	},
 
-	// Secrets never reach logs or diagnostics.
+	// Secrets never reach logs, diagnostics or state.
+	{
+		Name: "postgres-ledger-name-keeps-password", Breaks: "the provider never stores ledger_dsn's password in state (private state names the ledger)",
+		File:    "internal/database/postgres.go",
+		Search:  "\tname := Redact(dsn)\n",
+		Replace: "\tname := dsn\n",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestIdentityIsCreatedOnceAndSharedByEveryHandle"}}, secretsCLI},
+	},
 	{
 		Name: "masking-off", Breaks: "TF_LOG never shows a secret",
 		File:    "internal/logging/tflog_core.go",

@@ -64,7 +64,8 @@ output "dsn_without_password" {
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tf := acctest.WorkspaceIn(t, dir, acctest.TraceLog).Run
+	w := acctest.WorkspaceIn(t, dir, acctest.TraceLog)
+	tf := w.Run
 	var logs []string
 	step := func(name string, args ...string) string {
 		t.Helper()
@@ -93,6 +94,9 @@ output "dsn_without_password" {
 			t.Fatal(err)
 		}
 		noSecretIn("the state file "+when, string(raw))
+		if private := w.PrivateStateWithout(secrets()); private["rill_clickhouse.db"]["provisioner_state"] == "" {
+			t.Errorf("%s: rill_clickhouse.db has no provisioner state in its private state: %q", when, private)
+		}
 		shown := step("show -json", "show", "-json")
 		noSecretIn("`terraform show -json` "+when, shown)
 		attrs := stateAttributes(t, shown, "rill_clickhouse.db")

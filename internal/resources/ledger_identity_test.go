@@ -45,29 +45,33 @@ resource "rill_runtime" "two" {
 }
 `
 
-// refusedPlan runs a plan that must fail with the identity error naming each of want, and checks
-// that it read no runtime as gone and left the state file byte for byte as it was.
+// refusedPlan runs a plan, and then `terraform apply -refresh-only` (which would write the state),
+// that must each fail with the identity error naming each of want, and checks that they read no
+// runtime as gone and left the state file byte for byte as it was.
 func refusedPlan(t *testing.T, dir string, tf func(args ...string) (string, error), want ...string) {
 	t.Helper()
 	before, err := os.ReadFile(filepath.Join(dir, "terraform.tfstate"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := tf("plan", "-no-color")
-	if err == nil {
-		t.Fatalf("plan against another ledger or cluster succeeded:\n%s", acctest.Tail(out))
-	}
-	for _, w := range append(want, "Runtime was provisioned in another ledger or cluster", "terraform state rm") {
-		if !strings.Contains(out, w) {
-			t.Errorf("plan output lacks %q:\n%s", w, acctest.Tail(out))
+	for _, args := range [][]string{{"plan", "-no-color"}, {"apply", "-refresh-only", "-auto-approve", "-no-color"}} {
+		cmd := strings.Join(args[:len(args)-1], " ")
+		out, err := tf(args...)
+		if err == nil {
+			t.Fatalf("%s against another ledger or cluster succeeded:\n%s", cmd, acctest.Tail(out))
 		}
-	}
-	if strings.Contains(out, "removed outside Terraform") || strings.Contains(out, "to add") {
-		t.Errorf("plan read the runtimes as gone:\n%s", acctest.Tail(out))
-	}
-	after, err := os.ReadFile(filepath.Join(dir, "terraform.tfstate"))
-	if err != nil || !bytes.Equal(before, after) {
-		t.Errorf("the refused plan changed the state file (%v)", err)
+		for _, w := range append(want, "Runtime was provisioned in another ledger or cluster", "terraform state rm") {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s output lacks %q:\n%s", cmd, w, acctest.Tail(out))
+			}
+		}
+		if strings.Contains(out, "removed outside Terraform") || strings.Contains(out, "to add") {
+			t.Errorf("%s read the runtimes as gone:\n%s", cmd, acctest.Tail(out))
+		}
+		after, err := os.ReadFile(filepath.Join(dir, "terraform.tfstate"))
+		if err != nil || !bytes.Equal(before, after) {
+			t.Errorf("the refused %s changed the state file (%v)", cmd, err)
+		}
 	}
 }
 
@@ -202,7 +206,8 @@ resource "rill_runtime" "rt" {
 }
 
 // A SQLite ledger whose write lock another process holds (a stuck apply, a sqlite3 shell in a
-// transaction): a create with `timeouts { create = "20s" }` fails within its timeout with an error that
+// transaction): a create with `timeouts { create = "3s" }` fails at its timeout, well before
+// database.LockWait (15 s without another writer's commit) would end the wait, with an error that
 // says the ledger is locked by another writer, and leaves nothing in state.
 func TestAccRuntime_lockedSQLiteLedgerFailsTheCreateWithinItsTimeoutAndSaysSo(t *testing.T) {
 	acctest.RequireAcc(t)
@@ -210,7 +215,7 @@ func TestAccRuntime_lockedSQLiteLedgerFailsTheCreateWithinItsTimeoutAndSaysSo(t 
 resource "rill_runtime" "rt" {
   slots = 1
   timeouts {
-    create = "20s"
+    create = "3s"
   }
 }
 `)
@@ -219,10 +224,20 @@ resource "rill_runtime" "rt" {
 	tx := holdSQLiteWriteLock(t, path)
 
 	tf := acctest.WorkspaceIn(t, dir, acctest.TraceLog, envnames.LedgerDSN+"=sqlite://"+path).Run
+	start := time.Now()
 	out, err := tf("apply", "-no-color", "-auto-approve")
+	took := time.Since(start)
 	if err == nil {
 		t.Fatalf("apply against a locked ledger succeeded:\n%s", acctest.Tail(out))
 	}
+	// A wait that LockWait ends (15 s without another writer's commit) says only how long it waited;
+	// one the create's timeout ends names the deadline. No bound on the time: a loaded machine may
+	// take long to start the CLI and the provider, and the message tells the two apart.
+	if !strings.Contains(out, "deadline") {
+		t.Errorf("the apply failed after %s (LockWait %s) without naming the create's deadline: the 3s create timeout did not end the wait:\n%s",
+			took.Round(100*time.Millisecond), database.LockWait, acctest.Tail(out))
+	}
+	t.Logf("the apply failed after %s", took.Round(100*time.Millisecond))
 	want := "ledger sqlite://" + path + " is locked by another writer (another terraform apply?)"
 	if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
 		t.Errorf("apply output lacks %q:\n%s", want, acctest.Tail(out))

@@ -39,7 +39,7 @@ func TestAcc_secretsStayOutOfLogsAndPlans(t *testing.T) {
   "k8s": {"type": "kubernetes", "spec": {"host": "http://*.rill.test", "kubeconfig_path": %q, "timeout_seconds": 10}},
   "pool": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test:9091", "slots": 2}]}}
 }`, kubeconfig)
-	run := secretsWorkspace(t, "", set, `
+	w := secretsWorkspace(t, "", set, `
 resource "rill_runtime" "rt" {
   provisioner_name = "pool"
   slots            = 1
@@ -60,6 +60,7 @@ output "dsn" {
   sensitive = true
 }
 `)
+	run := w.Run
 
 	outputs := map[string]string{}
 	mustRun := func(name string, args ...string) {
@@ -91,8 +92,14 @@ output "dsn" {
 	if !strings.Contains(outputs["plan (TF_LOG=trace)"], "[TRACE]") || !strings.Contains(apply, "@module=rill.provisioner") {
 		t.Fatalf("TF_LOG=trace output lacks the provider's and the provisioners' lines:\n%s", acctest.Tail(apply))
 	}
+	secrets := map[string]string{"ClickHouse admin password": adminPassword, "ledger password": ledgerPassword, "Kubernetes token": kubeToken}
+	// The static runtime's private state names its ledger (so that a refresh can tell another
+	// ledger): by its DSN without the password.
+	if ledgerName := w.PrivateStateWithout(secrets)["rill_runtime.rt"]["provisioner_state"]; !strings.Contains(ledgerName, `"ledger":"postgres://`) {
+		t.Errorf("rill_runtime.rt's private state does not name its PostgreSQL ledger: %q", ledgerName)
+	}
 	for name, out := range outputs {
-		for what, secret := range map[string]string{"ClickHouse admin password": adminPassword, "ledger password": ledgerPassword, "Kubernetes token": kubeToken} {
+		for what, secret := range secrets {
 			if i := strings.Index(out, secret); i >= 0 {
 				t.Errorf("%s output contains the %s near: %q", name, what, out[max(0, i-200):min(len(out), i+50)])
 			}
@@ -112,7 +119,7 @@ func TestAcc_unreachableLedgerErrorHidesItsPassword(t *testing.T) {
 resource "rill_runtime" "rt" {
   slots = 1
 }
-`)
+`).Run
 	apply, err := run("apply", "-no-color", "-auto-approve")
 	if err == nil || !strings.Contains(apply, "Provisioning the runtime failed") || !strings.Contains(apply, "127.0.0.1") {
 		t.Fatalf("apply with an unreachable ledger should fail naming it; err=%v\n%s", err, acctest.Tail(apply))
@@ -122,13 +129,13 @@ resource "rill_runtime" "rt" {
 	}
 }
 
-// secretsWorkspace writes a main.tf with the given ledger_dsn expression (none when empty) and set and
-// returns a runner of the CLI (TF_LOG=trace) in it.
-func secretsWorkspace(t *testing.T, ledger, set, body string) func(args ...string) (string, error) {
+// secretsWorkspace writes a main.tf with the given ledger_dsn expression (none when empty) and set in
+// a workspace whose CLI runs with TF_LOG=trace.
+func secretsWorkspace(t *testing.T, ledger, set, body string) *acctest.Workspace {
 	t.Helper()
 	w := acctest.NewWorkspace(t, acctest.TraceLog)
 	w.Write("main.tf", acctest.CLIHeader(ledger, set)+body)
-	return w.Run
+	return w
 }
 
 // withPassword returns dsn with a password for its user.
