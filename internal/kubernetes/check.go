@@ -38,6 +38,29 @@ func (p *Provisioner) Check(ctx context.Context) error {
 	return nil
 }
 
+var _ provisioner.CreateChecker = (*Provisioner)(nil)
+
+// CheckCreate implements provisioner.CreateChecker, at plan time: it loads the kubeconfig (restConfig)
+// and reads the cluster's identity, what every Provision reads first (clusterID: one GET, remembered
+// by the provisioner). It writes nothing, as the static pool's plan-time read of its ledger. Its
+// errors are the apply's, on field kubeconfig_path, where the cluster and its credentials come from
+// (the spec's empty path names the in-cluster service account); a failure is never ErrCannotCreate:
+// a kubeconfig that does not exist at plan time may be written by the apply, before any runtime is
+// created (the reason the initializer does not read it).
+func (p *Provisioner) CheckCreate(ctx context.Context, rt provisioner.ResourceType) error {
+	if !p.Supports(rt) {
+		return provisioner.CannotCreate(fmt.Errorf("the kubernetes provisioner provisions only %q resources, not %q", provisioner.ResourceTypeRuntime, rt))
+	}
+	c, err := p.clients.get(ctx)
+	if err == nil {
+		_, err = p.clusterID(ctx, c)
+	}
+	if err != nil {
+		return &provisioner.FieldError{Path: "kubeconfig_path", Err: err}
+	}
+	return nil
+}
+
 // unreachable is the error of a request the API server did not answer (or, from Check, answered
 // with an error), in the words the troubleshooting guide lists; doing, when not empty, says what the
 // request was for.

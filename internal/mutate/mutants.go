@@ -379,6 +379,21 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_createBeforeDestroyOfANamedRuntimeKeepsIt"}}},
 	},
 	{
+		Name: "runtime-create-not-checked-at-plan", Breaks: "the plan of a new Kubernetes runtime whose kubeconfig does not load warns, naming <name>.spec.kubeconfig_path",
+		File:    "internal/resources/runtime_resource.go",
+		Search:  "err == nil &&\n\t\t\tcheckCreateAtPlan(",
+		Replace: "err == nil && (true ||\n\t\t\tcheckCreateAtPlan(",
+		More:    []Edit{{Search: "runtimeKind, &resp.Diagnostics) &&", Replace: "runtimeKind, &resp.Diagnostics)) &&"}},
+		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestPlanOfAKubernetesRuntimeWhoseKubeconfigDoesNotLoadWarns"}}},
+	},
+	{
+		Name: "kubernetes-create-check-skips-the-cluster", Breaks: "the plan of a new Kubernetes runtime warns when the API server does not answer",
+		File:    "internal/kubernetes/check.go",
+		Search:  "\t\t_, err = p.clusterID(ctx, c)\n",
+		Replace: "\t\t_ = c\n",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestCheckCreateLoadsTheKubeconfigAndReachesTheServer"}}},
+	},
+	{
 		Name: "adoption-not-warned", Breaks: "the plan of a named runtime that the ledger holds already says that the apply adopts it",
 		File:    "internal/resources/runtime_resource.go",
 		Search:  "if !named || !warnIfAdopting(",

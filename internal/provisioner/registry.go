@@ -54,6 +54,11 @@ func (e *SetError) Error() string {
 
 func (e *SetError) Unwrap() error { return e.Err }
 
+// SpecField is the JSON path, in the set, of field path of provisioner name's spec
+// ("k8s.spec.kubeconfig_path"): where a FieldError that a built provisioner returns (from a plan-time
+// check) points.
+func SpecField(name, path string) string { return name + "." + joinPath("spec", path) }
+
 // ParseSet parses a set specification: a JSON object of names to ProvisionerSpecs. Comments (`//`,
 // `/* */`) and trailing commas are accepted, so the documented example can be pasted as it is.
 // It checks the shape of every entry and that its type is registered, but does not build anything.

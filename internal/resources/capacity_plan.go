@@ -229,26 +229,38 @@ func withinTimeout(ctx context.Context, err error) string {
 // server may come up in the same apply (created by another resource, or a network path that is
 // being set up), and a passing outage must not stop a plan that may be fine by the time it is
 // applied; the apply's Create fails with its own error if it is not. Nothing is known to be wrong,
-// but the plan cannot vouch for the create either, and says so.
-func checkCreateAtPlan(ctx context.Context, reads *capacityReads, p provisioner.Provisioner, name string, rt provisioner.ResourceType, kind resourceKind, diags *diag.Diagnostics) {
+// but the plan cannot vouch for the create either, and says so. An error on a field of the
+// provisioner's spec (a *provisioner.FieldError: the kubernetes provisioner's kubeconfig_path) names
+// it as a path in the set.
+//
+// It reports whether the check passed or was not made (a provisioner without one, or an apply): the
+// caller's other plan-time checks of the provisioner would only meet the same failure, and wait for
+// it again.
+func checkCreateAtPlan(ctx context.Context, reads *capacityReads, p provisioner.Provisioner, name string, rt provisioner.ResourceType, kind resourceKind, diags *diag.Diagnostics) bool {
 	cc, ok := p.(provisioner.CreateChecker)
 	if !ok || reads.inApply.Load() {
-		return
+		return true
 	}
 	ctx, cancel := context.WithTimeout(ctx, planCapacityTimeout)
 	defer cancel()
 	err := reads.checkCreate(ctx, name, rt, cc)
 	switch {
 	case err == nil:
+		return true
 	case errors.Is(err, provisioner.ErrCannotCreate):
 		diags.AddAttributeError(path.Root("provisioner_name"), "Provisioner cannot create this resource",
 			fmt.Sprintf("Provisioner %q cannot create a new %s: %v\n\nThe apply would fail with this error; the plan stops here "+
 				"and nothing was created. Change the server or the provisioner as the error says, or use another provisioner.", name, kind.noun, err))
 	default:
 		tflog.Warn(ctx, "plan-time create check failed", map[string]any{"provisioner": name, "error": err.Error()})
+		var reason any = err
+		if fe := (*provisioner.FieldError)(nil); errors.As(err, &fe) && fe.Path != "" {
+			reason = provisioner.SpecField(name, fe.Path) + ": " + fe.Err.Error()
+		}
 		diags.AddAttributeWarning(path.Root("provisioner_name"), "Provisioner not checked before the create",
 			fmt.Sprintf("Provisioner %q could not be asked%s whether it can create a new %s: %v\n\nThe plan goes on "+
-				"(the server may be created or reached by the time of the apply); if it still cannot be reached then, the apply "+
-				"fails with its own error and creates nothing.", name, withinTimeout(ctx, err), kind.noun, err))
+				"(the server, or what reaching it takes, may be there by the time of the apply); if it still cannot be reached then, "+
+				"the apply fails with its own error and creates nothing.", name, withinTimeout(ctx, err), kind.noun, reason))
 	}
+	return false
 }

@@ -3,6 +3,7 @@ package resources
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -10,8 +11,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	_ "github.com/rill-provisioner/terraform-provider-rill/internal/clickhouse" // the "clickhouse-static" provisioner type
+	_ "github.com/rill-provisioner/terraform-provider-rill/internal/kubernetes" // the "kubernetes" provisioner type
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
 
@@ -143,5 +146,33 @@ func TestPlanCreateCheckThatRanOutOfTimeSaysWithin(t *testing.T) {
 	checkCreateAtPlan(ctx, &capacityReads{}, hangingChecker{}, "ch", provisioner.ResourceTypeClickHouse, clickhouseKind, &diags)
 	if len(diags) != 1 || !strings.Contains(diags[0].Detail(), `could not be asked within `+planCapacityTimeout.String()+` whether`) {
 		t.Fatalf("want the warning saying the check ran out of time, got %v", diags)
+	}
+}
+
+// The plan of a new runtime on a kubernetes provisioner whose kubeconfig does not load warns, naming
+// the provisioner and the field of the set (k8s.spec.kubeconfig_path), as a static pool whose ledger
+// cannot be read and a clickhouse-static server that cannot be reached do; the apply would fail with
+// the same error; a named runtime gets that one warning too. Before, such a plan was clean, and the
+// apply failed.
+func TestPlanOfAKubernetesRuntimeWhoseKubeconfigDoesNotLoadWarns(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "absent", "kubeconfig")
+	set, err := provisioner.NewSet(`{"k8s": {"type": "kubernetes", "spec": {"host": "http://*.rill.test", "kubeconfig_path": "`+kubeconfig+`"}}}`, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = set["k8s"].Close() })
+	for _, name := range []types.String{types.StringNull(), types.StringValue("web")} {
+		r := &RuntimeResource{resourceBase{client: &Client{Set: set, Default: "k8s"}}}
+		m := runtimeModels()["fresh plan"]
+		m.Provisioner, m.Name = types.StringNull(), name
+		d := planNewRuntime(t, r, m)
+		if d.HasError() || len(d) != 1 || d[0].Summary() != "Provisioner not checked before the create" {
+			t.Fatalf("plan of a new runtime named %s: want one warning, got %v", name, d)
+		}
+		want := `Provisioner "k8s" could not be asked whether it can create a new runtime: k8s.spec.kubeconfig_path: loading kubeconfig_path ` +
+			kubeconfig + ": stat " + kubeconfig + ": no such file or directory"
+		if !strings.HasPrefix(d[0].Detail(), want) {
+			t.Fatalf("plan of a new runtime named %s: the warning should start %q:\n%s", name, want, d[0].Detail())
+		}
 	}
 }

@@ -31,21 +31,12 @@ func TestPlanOfANamedRuntimeAllocatedAlreadySaysTheApplyAdoptsIt(t *testing.T) {
 		&provisioner.ResourceOptions{Args: (&provisioner.RuntimeArgs{Slots: 1}).AsMap(), Name: "web"}); err != nil {
 		t.Fatal(err)
 	}
-	s := runtimeSchemaV0(ctx)
 	plan := func(r *RuntimeResource, name string) []string {
 		t.Helper()
 		m := runtimeModels()["fresh plan"]
 		m.Name = types.StringValue(name)
-		var raw tftypes.Value
-		if d := runtimeCodec.set(ctx, &raw, &m); d.HasError() {
-			t.Fatal(d)
-		}
-		req := resource.ModifyPlanRequest{Plan: tfsdk.Plan{Schema: s, Raw: raw}, Config: tfsdk.Config{Schema: s, Raw: raw},
-			State: tfsdk.State{Schema: s, Raw: tftypes.NewValue(s.Type().TerraformType(ctx), nil)}}
-		resp := &resource.ModifyPlanResponse{Plan: req.Plan}
-		r.ModifyPlan(ctx, req, resp)
 		var summaries []string
-		for _, d := range resp.Diagnostics {
+		for _, d := range planNewRuntime(t, r, m) {
 			summaries = append(summaries, d.Summary())
 		}
 		return summaries
@@ -63,6 +54,23 @@ func TestPlanOfANamedRuntimeAllocatedAlreadySaysTheApplyAdoptsIt(t *testing.T) {
 	if got := plan(r, "web"); len(got) != 0 {
 		t.Errorf("an apply walk's plan: %q, want nothing", got)
 	}
+}
+
+// planNewRuntime runs r's ModifyPlan for a new runtime whose configuration and plan are m, and
+// returns its diagnostics.
+func planNewRuntime(t *testing.T, r *RuntimeResource, m runtimeModel) diag.Diagnostics {
+	t.Helper()
+	ctx := context.Background()
+	s := runtimeSchemaV0(ctx)
+	var raw tftypes.Value
+	if d := runtimeCodec.set(ctx, &raw, &m); d.HasError() {
+		t.Fatal(d)
+	}
+	req := resource.ModifyPlanRequest{Plan: tfsdk.Plan{Schema: s, Raw: raw}, Config: tfsdk.Config{Schema: s, Raw: raw},
+		State: tfsdk.State{Schema: s, Raw: tftypes.NewValue(s.Type().TerraformType(ctx), nil)}}
+	resp := &resource.ModifyPlanResponse{Plan: req.Plan}
+	r.ModifyPlan(ctx, req, resp)
+	return resp.Diagnostics
 }
 
 // unanswering is a provisioner whose existence checks cannot be answered: each waits for the

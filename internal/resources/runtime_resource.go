@@ -98,8 +98,13 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if (stateName == nil || replace) && !plan.Name.IsNull() && !plan.Name.IsUnknown() {
 		plan.ID = types.StringValue(provisioner.NamedResourceID(resolved, plan.Name.ValueString()))
 	}
-	if (stateName == nil || replace) && !plan.Slots.IsUnknown() && !plan.Slots.IsNull() {
-		if _, p, err := r.client.Resolve(resolved, provisioner.ResourceTypeRuntime); err == nil {
+	if stateName == nil || replace {
+		// A kubeconfig that does not load, or a cluster that does not answer, warns once here (a static
+		// pool has no such check: its capacity check reads the ledger); the checks after it would meet
+		// the same failure.
+		if _, p, err := r.client.Resolve(resolved, provisioner.ResourceTypeRuntime); err == nil &&
+			checkCreateAtPlan(ctx, &r.client.capacity, p, resolved, provisioner.ResourceTypeRuntime, runtimeKind, &resp.Diagnostics) &&
+			!plan.Slots.IsUnknown() && !plan.Slots.IsNull() {
 			// A named runtime that is allocated already is adopted: it needs no room.
 			named := !plan.Name.IsNull() && !plan.Name.IsUnknown()
 			if !named || !warnIfAdopting(ctx, &r.client.capacity, &r.client.named, p, resolved, plan.Name.ValueString(), &resp.Diagnostics) {
