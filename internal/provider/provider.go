@@ -89,7 +89,7 @@ func (p *RillProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp 
 			},
 			"rill_version": schema.StringAttribute{
 				Optional:            true,
-				MarkdownDescription: "Rill version handed to provisioners (the Kubernetes provisioner uses it as the image tag when a runtime sets no `version`). Defaults to `" + envnames.RillVersion + "`.",
+				MarkdownDescription: "Rill version handed to provisioners. The Kubernetes provisioner runs it as the image tag of a runtime whose `version` is unset or `latest`, and a change of it plans an update of those runtimes; a static pool does not use it. Defaults to `" + envnames.RillVersion + "`.",
 			},
 		},
 	}

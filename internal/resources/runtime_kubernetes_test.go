@@ -593,3 +593,33 @@ func TestAccRuntimeKubernetes_importByTheObjectsSpellingKeepsTheRuntimesID(t *te
 		},
 	))
 }
+
+// A Kubernetes runtime without `version` runs the provider's rill_version as its image tag, and
+// follows it: state keeps `version` null, and a change of rill_version is planned as an update (the
+// refresh reports the tag that runs as `version`, planned back to null) that rolls the new tag out.
+func TestAccRuntimeKubernetes_unsetVersionFollowsRillVersion(t *testing.T) {
+	e := acctest.NewKubeEnv(t)
+	cfg := func(rillVersion string) string {
+		return strings.Replace(e.ProviderConfig(""), `provider "rill" {`, `provider "rill" {`+"\n  rill_version = \""+rillVersion+"\"", 1) +
+			acctest.RuntimeBlock("a", 1)
+	}
+	resource.Test(t, e.TestCase(
+		resource.TestStep{
+			Config:            cfg("v0.60.0"),
+			ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue("rill_runtime.a", tfjsonpath.New("version"), knownvalue.Null())},
+			Check:             e.CheckRuntime("rill_runtime.a", acctest.RuntimeWant{Slots: 1, Image: "rilldata/rill:v0.60.0"}),
+		},
+		resource.TestStep{
+			Config: cfg("v0.61.0"),
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("rill_runtime.a", plancheck.ResourceActionUpdate)},
+			},
+			ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue("rill_runtime.a", tfjsonpath.New("version"), knownvalue.Null())},
+			Check:             e.CheckRuntime("rill_runtime.a", acctest.RuntimeWant{Slots: 1, Image: "rilldata/rill:v0.61.0"}),
+		},
+		resource.TestStep{
+			Config:           cfg("v0.61.0"),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+		},
+	))
+}

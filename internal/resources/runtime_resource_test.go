@@ -291,3 +291,48 @@ var (
 	hostRegexp     = regexp.MustCompile(`^http://runtime-[ab]\.test:9091$`)
 	audienceRegexp = regexp.MustCompile(`^http://runtime-[ab]\.test:9091/audience$`)
 )
+
+// rill_version is the image tag of Kubernetes runtimes that set no `version`. A static pool deploys
+// nothing, and its runtimes do not follow it: one without `version` keeps it null in state, the
+// ledger records "" (what an import restores), and a change of rill_version plans nothing; one with
+// `version` has it recorded as given. (Rill's admin service records its own version in a static
+// runtime's state, and deploys nothing either.)
+func TestAccRuntime_staticRuntimeVersionIsRecordedAsGivenNotFromRillVersion(t *testing.T) {
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
+	config := func(rillVersion string) string {
+		return strings.Replace(acctest.ProviderBlock(ledger, "", acctest.Pool("static-pool", hostA)), `provider "rill" {`,
+			`provider "rill" {`+"\n  rill_version = \""+rillVersion+"\"", 1) +
+			acctest.RuntimeBlock("unset", 1) + acctest.RuntimeBlock("pinned", 1, `version = "v0.59.0"`)
+	}
+	recorded := func(s *terraform.State) error {
+		allocs, err := acctest.LedgerAllocations(ledger)
+		if err != nil {
+			return err
+		}
+		for name, want := range map[string]string{"unset": "", "pinned": "v0.59.0"} {
+			a := allocs[s.RootModule().Resources["rill_runtime."+name].Primary.ID]
+			if a == nil || a.Runtime == nil || a.Runtime.Version != want {
+				return fmt.Errorf("rill_runtime.%s: ledger records %+v, want version %q", name, a, want)
+			}
+		}
+		return nil
+	}
+	resource.Test(t, acctest.LedgerTestCase(ledger, []resource.TestStep{
+		{
+			Config: config("v0.60.0"),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("rill_runtime.unset", tfjsonpath.New("version"), knownvalue.Null()),
+				statecheck.ExpectKnownValue("rill_runtime.pinned", tfjsonpath.New("version"), knownvalue.StringExact("v0.59.0")),
+			},
+			Check: recorded,
+		},
+		{
+			Config: config("v0.61.0"),
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+			},
+			Check: recorded,
+		},
+	}))
+}

@@ -117,8 +117,13 @@ func runtimeSchemaV0(ctx context.Context) schema.Schema {
 			},
 			"version": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "Rill version of the runtime (the image tag on Kubernetes). Defaults to the provider's `rill_version`, " +
-					"then `" + provisioner.LatestVersion + "`. Static hosts run the version they were deployed with; it is recorded only.",
+				// What each provisioner does with it: kubernetes, provisioner.ResolveVersion in render.go; static,
+				// recordOf (the ledger keeps it for an import). Not Computed, so a null stays null in state.
+				MarkdownDescription: "Rill version of the runtime. On Kubernetes it is the image tag; unset or `" + provisioner.LatestVersion + "`, the tag " +
+					"is the provider's `rill_version`, else `" + provisioner.LatestVersion + "`, and the runtime follows it: state keeps the " +
+					"attribute as configured, and a change of `rill_version` plans an update that rolls the new tag out. On a static pool nothing is " +
+					"deployed (hosts run the version they were deployed with): the value is only recorded in the ledger as given, for an import " +
+					"to restore; unset records none and does not follow `rill_version`, so changing `rill_version` plans nothing for it.",
 				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
 			},
 			"environment": schema.StringAttribute{
