@@ -394,9 +394,10 @@ func TestAccRuntimeKubernetes_tolerationAndMountFieldAddedByHandAreRepairedByThe
 	))
 }
 
-// terraform plan writes nothing to the cluster, even when it finds drift to repair: the API
-// server's audit log has no create, update, patch or delete of the user the provider runs as while
-// the plan runs, and it does have the provider's reads (so the log is not silently empty).
+// terraform plan writes nothing to the cluster, even when it finds drift to repair or checks a new
+// runtime: the API server's audit log has no create, update, patch or delete of the user the provider
+// runs as while the plan runs, and it does have the provider's reads (so the log is not silently
+// empty).
 func TestAccRuntimeKubernetes_planWritesNothing(t *testing.T) {
 	e := acctest.NewKubeEnv(t)
 	if e.Cluster.AuditLog == "" {
@@ -420,13 +421,16 @@ func TestAccRuntimeKubernetes_planWritesNothing(t *testing.T) {
 				e.DeleteAndWait(acctest.Services, "runtime-"+pidB)
 				from = time.Now()
 			},
-			Config:             cfg,
+			// A new runtime c in the same plan: its plan-time check (the kubeconfig, the cluster's
+			// identity) reads only.
+			Config:             cfg + acctest.RuntimeBlock("c", 1),
 			PlanOnly:           true,
 			ExpectNonEmptyPlan: true,
 			ConfigPlanChecks: resource.ConfigPlanChecks{
 				PostApplyPostRefresh: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("rill_runtime.a", plancheck.ResourceActionNoop),
 					plancheck.ExpectResourceAction("rill_runtime.b", plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction("rill_runtime.c", plancheck.ResourceActionCreate),
 				},
 			},
 			PostApplyFunc: func() {
