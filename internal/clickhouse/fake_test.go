@@ -237,7 +237,7 @@ func TestAdminSessionWaiterHonoursItsOwnDeadline(t *testing.T) {
 	first := make(chan error, 1)
 	go func() { _, err := p.adminSession(context.Background()); first <- err }()
 	<-entered
-	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond) // time to begin the wait: a deadline passed before it is no wait (waits.Ended)
 	defer cancel()
 	_, err := p.adminSession(ctx)
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "for another operation of this run to connect to ClickHouse, until the operation's deadline") ||

@@ -259,7 +259,7 @@ func TestWaitLimitNamesTheDeadlineThatEndedTheWait(t *testing.T) {
 func TestClusterIDWaiterHonoursItsOwnDeadline(t *testing.T) {
 	p := mustProvisioner(t, `{"host": "http://*.x"}`)
 	p.clusterLock <- struct{}{}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond) // time to begin the wait: a deadline passed before it is no wait (waits.Ended)
 	defer cancel()
 	_, err := p.clusterID(ctx, &clients{config: &rest.Config{Host: "https://api.test"}})
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "for another operation of this run to read the identity of the cluster at https://api.test (namespace kube-system), until the operation's deadline") ||

@@ -81,6 +81,10 @@ func (o *onceOpener) get(ctx context.Context) (database.DB, error) {
 			return a.db, a.err
 		}
 		start := time.Now()
+		if ctx.Err() != nil {
+			// Out of time before the wait: the other attempt held nothing up, and is not named.
+			return nil, waits.Ended(ctx, start, fmt.Sprintf("the ledger %s to open", o.location))
+		}
 		select {
 		case <-a.done:
 		case <-ctx.Done():

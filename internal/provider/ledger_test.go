@@ -91,6 +91,16 @@ func TestLazyLedgerWaiterSaysWhatItWaitedFor(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "waited ") || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v; want %q", err, want)
 	}
+	// One whose deadline passed before it could wait says that it did not, and blames no other
+	// operation: `timeouts.read = "1ns"` said "waited 0s for the ledger ... to open (another operation
+	// of this run is opening it)".
+	late, cancelLate := context.WithTimeout(context.Background(), time.Nanosecond)
+	defer cancelLate()
+	<-late.Done()
+	_, err = l.FindAllocation(late, "r")
+	if !errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "another operation") || !strings.Contains(err.Error(), "did not wait for the ledger") {
+		t.Errorf("out of time before the wait: %v; want an error that says it did not wait, naming no other operation", err)
+	}
 	cancelFirst()
 	if err := <-first; err == nil {
 		t.Error("the first attempt, to a server that never answers, succeeded")

@@ -153,14 +153,14 @@ func (r *ClickHouseResource) Create(ctx context.Context, req resource.CreateRequ
 		return
 	}
 	id := uuid.NewString()
-	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
+	timeout := resourceTimeout(ctx, plan.Timeouts, "create")
 	// No ID for startCall: with one, a provisioner missing from the set reads as a resource in state
 	// whose provisioner left the set (invalidProvisioner), which a create is not.
-	c := startCall(ctx, r.client, provisioner.ResourceTypeClickHouse, plan.Provisioner.ValueString(), "", timeout, diags, nil, &resp.Diagnostics)
+	c := startCall(ctx, r.client, provisioner.ResourceTypeClickHouse, plan.Provisioner.ValueString(), "", timeout, nil, &resp.Diagnostics)
 	if c == nil {
 		return
 	}
-	defer c.cancel()
+	defer c.end()
 	c.ctx = tflog.SetField(c.ctx, "clickhouse_id", id)
 	opts := r.options(c.ctx, &plan, writeOnlyPassword(ctx, req.Config, &resp.Diagnostics), &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
@@ -208,12 +208,12 @@ func (r *ClickHouseResource) Read(ctx context.Context, req resource.ReadRequest,
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, diags := state.Timeouts.Read(ctx, defaultReadTimeout)
-	c := startCall(ctx, r.client, provisioner.ResourceTypeClickHouse, state.Provisioner.ValueString(), state.ID.ValueString(), timeout, diags, req.Private, &resp.Diagnostics)
+	timeout := resourceTimeout(ctx, state.Timeouts, "read")
+	c := startCall(ctx, r.client, provisioner.ResourceTypeClickHouse, state.Provisioner.ValueString(), state.ID.ValueString(), timeout, req.Private, &resp.Diagnostics)
 	if c == nil {
 		return
 	}
-	defer c.cancel()
+	defer c.end()
 	opts := r.options(c.ctx, &state, "", &resp.Diagnostics)
 	res, err := c.p.CheckResource(c.ctx, r.resource(&state, c.privState), opts)
 	if !readFound(ctx, c, clickhouseKind, state.ID.ValueString(), err, resp) {
@@ -241,12 +241,12 @@ func (r *ClickHouseResource) Update(ctx context.Context, req resource.UpdateRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, diags := plan.Timeouts.Update(ctx, defaultUpdateTimeout)
-	c := startCall(ctx, r.client, provisioner.ResourceTypeClickHouse, state.Provisioner.ValueString(), state.ID.ValueString(), timeout, diags, req.Private, &resp.Diagnostics)
+	timeout := resourceTimeout(ctx, plan.Timeouts, "update")
+	c := startCall(ctx, r.client, provisioner.ResourceTypeClickHouse, state.Provisioner.ValueString(), state.ID.ValueString(), timeout, req.Private, &resp.Diagnostics)
 	if c == nil {
 		return
 	}
-	defer c.cancel()
+	defer c.end()
 	opts := r.options(c.ctx, &plan, writeOnlyPassword(ctx, req.Config, &resp.Diagnostics), &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -268,12 +268,12 @@ func (r *ClickHouseResource) Delete(ctx context.Context, req resource.DeleteRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
-	c := startCall(ctx, r.client, provisioner.ResourceTypeClickHouse, state.Provisioner.ValueString(), state.ID.ValueString(), timeout, diags, req.Private, &resp.Diagnostics)
+	timeout := resourceTimeout(ctx, state.Timeouts, "delete")
+	c := startCall(ctx, r.client, provisioner.ResourceTypeClickHouse, state.Provisioner.ValueString(), state.ID.ValueString(), timeout, req.Private, &resp.Diagnostics)
 	if c == nil {
 		return
 	}
-	defer c.cancel()
+	defer c.end()
 	if err := c.p.Deprovision(c.ctx, r.resource(&state, c.privState)); err != nil {
 		resp.Diagnostics.AddError("Deprovisioning the ClickHouse database failed", fmt.Sprintf("Provisioner %q, resource %s: %v", c.name, state.ID.ValueString(), err))
 	}

@@ -103,13 +103,21 @@ type call struct {
 	name      string
 	p         provisioner.Provisioner
 	privState map[string]any
+
+	// For end: the operation's timeout, the context it bounds (ctx may gain log fields), the
+	// operation's own context, and its diagnostics from the call's start.
+	timeout   operationTimeout
+	bounded   context.Context
+	parent    context.Context
+	diags     *diag.Diagnostics
+	diagsFrom int
 }
 
 // startCall prepares a call; it returns nil (with diagnostics) when the call cannot be made. private
-// is nil in Create, where there is no stored state yet. The caller must defer c.cancel().
+// is nil in Create, where there is no stored state yet. The caller must defer c.end().
 func startCall(ctx context.Context, client *Client, rt provisioner.ResourceType, provisionerName, id string,
-	timeout time.Duration, timeoutDiags diag.Diagnostics, private privateState, diags *diag.Diagnostics) *call {
-	diags.Append(timeoutDiags...)
+	timeout operationTimeout, private privateState, diags *diag.Diagnostics) *call {
+	diags.Append(timeout.diags...)
 	if diags.HasError() || !configured(client, diags) {
 		return nil
 	}
@@ -127,12 +135,39 @@ func startCall(ctx context.Context, client *Client, rt provisioner.ResourceType,
 			return nil
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	bounded, cancel := context.WithTimeout(ctx, timeout.d)
+	c := &call{ctx: bounded, cancel: cancel, name: name, p: p, privState: privState,
+		timeout: timeout, bounded: bounded, parent: ctx, diags: diags, diagsFrom: len(*diags)}
 	if id != "" { // Create sets it once the ID is chosen
-		ctx = tflog.SetField(ctx, string(rt)+"_id", id)
+		c.ctx = tflog.SetField(c.ctx, string(rt)+"_id", id)
 	}
-	ctx = tflog.SetField(ctx, "provisioner", name)
-	return &call{ctx: ctx, cancel: cancel, name: name, p: p, privState: privState}
+	c.ctx = tflog.SetField(c.ctx, "provisioner", name)
+	return c
+}
+
+// end releases the call's context. It is the one place that says, for every operation of every
+// resource, that the operation's timeout ended it: the error of each wait says what it waited for,
+// but not which setting bounded it, nor (for a refresh, handed the state's value) how to change
+// that setting when the refresh itself is what fails. The first error the call reported gets the
+// paragraph; an interrupt (the operation's own context canceled) gets none.
+func (c *call) end() {
+	defer c.cancel()
+	if !errors.Is(c.bounded.Err(), context.DeadlineExceeded) || c.parent.Err() != nil {
+		return
+	}
+	for i := c.diagsFrom; i < len(*c.diags); i++ {
+		d := (*c.diags)[i]
+		if d.Severity() != diag.SeverityError {
+			continue
+		}
+		detail := d.Detail() + "\n\n" + c.timeout.deadlinePassed()
+		if p, ok := d.(diag.DiagnosticWithPath); ok {
+			(*c.diags)[i] = diag.NewAttributeErrorDiagnostic(p.Path(), d.Summary(), detail)
+		} else {
+			(*c.diags)[i] = diag.NewErrorDiagnostic(d.Summary(), detail)
+		}
+		return
+	}
 }
 
 // importByID is the ImportState of resources imported by "<provisioner>/<id>": it sets id and

@@ -34,7 +34,7 @@ func TestAResourceWhoseProvisionerLeftTheSetSaysWhatToDo(t *testing.T) {
 	}
 
 	var diags diag.Diagnostics
-	if c := startCall(ctx, client, provisioner.ResourceTypeRuntime, "static-pool", "3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11", time.Minute, nil, nil, &diags); c != nil {
+	if c := startCall(ctx, client, provisioner.ResourceTypeRuntime, "static-pool", "3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11", operationTimeout{op: "read", d: time.Minute}, nil, &diags); c != nil {
 		t.Fatal("a call to a provisioner the set does not have")
 	}
 	if d := detail(diags); !strings.Contains(d, advice) || !strings.Contains(d, "terraform state rm") {
@@ -49,7 +49,7 @@ func TestAResourceWhoseProvisionerLeftTheSetSaysWhatToDo(t *testing.T) {
 	}
 
 	diags = nil
-	startCall(ctx, client, provisioner.ResourceTypeRuntime, "static-pool", "", time.Minute, nil, nil, &diags) // a create
+	startCall(ctx, client, provisioner.ResourceTypeRuntime, "static-pool", "", operationTimeout{op: "read", d: time.Minute}, nil, &diags) // a create
 	resp = &resource.ModifyPlanResponse{}
 	planProvisioner(client, provisioner.ResourceTypeRuntime, types.StringValue("static-pool"), nil, resp) // a new resource's typo
 	for what, d := range map[string]string{"create": detail(diags), "plan of a new resource": detail(resp.Diagnostics)} {

@@ -152,12 +152,12 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
-	c := startCall(ctx, r.client, provisioner.ResourceTypeRuntime, plan.Provisioner.ValueString(), "", timeout, diags, nil, &resp.Diagnostics)
+	timeout := resourceTimeout(ctx, plan.Timeouts, "create")
+	c := startCall(ctx, r.client, provisioner.ResourceTypeRuntime, plan.Provisioner.ValueString(), "", timeout, nil, &resp.Diagnostics)
 	if c == nil {
 		return
 	}
-	defer c.cancel()
+	defer c.end()
 	// A named runtime's ID follows from its provisioner and name, so that a create interrupted before
 	// the state was saved is found (and adopted by Provision) by the next apply.
 	id := uuid.NewString()
@@ -239,12 +239,12 @@ func (r *RuntimeResource) Read(ctx context.Context, req resource.ReadRequest, re
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, diags := state.Timeouts.Read(ctx, defaultReadTimeout)
-	c := startCall(ctx, r.client, provisioner.ResourceTypeRuntime, state.Provisioner.ValueString(), state.ID.ValueString(), timeout, diags, req.Private, &resp.Diagnostics)
+	timeout := resourceTimeout(ctx, state.Timeouts, "read")
+	c := startCall(ctx, r.client, provisioner.ResourceTypeRuntime, state.Provisioner.ValueString(), state.ID.ValueString(), timeout, req.Private, &resp.Diagnostics)
 	if c == nil {
 		return
 	}
-	defer c.cancel()
+	defer c.end()
 	opts, diags := r.options(c.ctx, &state)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
@@ -279,12 +279,12 @@ func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, diags := plan.Timeouts.Update(ctx, defaultUpdateTimeout)
-	c := startCall(ctx, r.client, provisioner.ResourceTypeRuntime, state.Provisioner.ValueString(), state.ID.ValueString(), timeout, diags, req.Private, &resp.Diagnostics)
+	timeout := resourceTimeout(ctx, plan.Timeouts, "update")
+	c := startCall(ctx, r.client, provisioner.ResourceTypeRuntime, state.Provisioner.ValueString(), state.ID.ValueString(), timeout, req.Private, &resp.Diagnostics)
 	if c == nil {
 		return
 	}
-	defer c.cancel()
+	defer c.end()
 	opts, diags := r.options(c.ctx, &plan)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
@@ -327,12 +327,12 @@ func (r *RuntimeResource) Delete(ctx context.Context, req resource.DeleteRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
-	c := startCall(ctx, r.client, provisioner.ResourceTypeRuntime, state.Provisioner.ValueString(), state.ID.ValueString(), timeout, diags, req.Private, &resp.Diagnostics)
+	timeout := resourceTimeout(ctx, state.Timeouts, "delete")
+	c := startCall(ctx, r.client, provisioner.ResourceTypeRuntime, state.Provisioner.ValueString(), state.ID.ValueString(), timeout, req.Private, &resp.Diagnostics)
 	if c == nil {
 		return
 	}
-	defer c.cancel()
+	defer c.end()
 	if !state.Name.IsNull() {
 		unlock, err := r.client.named.hold(c.ctx, state.ID.ValueString())
 		if err != nil {

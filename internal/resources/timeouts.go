@@ -10,8 +10,10 @@ import (
 	dstimeouts "github.com/hashicorp/terraform-plugin-framework-timeouts/datasource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	dsschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
 // The `timeouts` blocks of the resources and the data sources: their defaults, descriptions and the
@@ -25,6 +27,72 @@ const (
 	defaultDeleteTimeout = 10 * time.Minute
 )
 
+// defaultTimeouts are the defaults above by the block's attribute names.
+var defaultTimeouts = map[string]time.Duration{
+	"create": defaultCreateTimeout, "read": defaultReadTimeout, "update": defaultUpdateTimeout, "delete": defaultDeleteTimeout,
+}
+
+// operationTimeout is the timeout of one operation of a resource: how long it may take, and how its
+// `timeouts` block sets it, for the error of an operation that it ended (see call.end).
+type operationTimeout struct {
+	op    string // the block's attribute: "create", "read", "update" or "delete"
+	d     time.Duration
+	value string // as the block sets it; "" when it does not and the default applies
+	diags diag.Diagnostics
+}
+
+// resourceTimeout is the timeout of operation op ("create", "read", "update" or "delete") that t, a
+// resource's `timeouts` block (from the plan, or for read and delete the state), sets.
+func resourceTimeout(ctx context.Context, t timeouts.Value, op string) operationTimeout {
+	o := operationTimeout{op: op}
+	switch op {
+	case "create":
+		o.d, o.diags = t.Create(ctx, defaultCreateTimeout)
+	case "read":
+		o.d, o.diags = t.Read(ctx, defaultReadTimeout)
+	case "update":
+		o.d, o.diags = t.Update(ctx, defaultUpdateTimeout)
+	case "delete":
+		o.d, o.diags = t.Delete(ctx, defaultDeleteTimeout)
+	default:
+		panic("resourceTimeout: no operation " + op)
+	}
+	if !t.IsNull() && !t.IsUnknown() {
+		if v, ok := t.Attributes()[op].(types.String); ok && !v.IsNull() && !v.IsUnknown() {
+			o.value = v.ValueString()
+		}
+	}
+	return o
+}
+
+// setting names the attribute and its value as the user wrote it, or its default.
+func (o operationTimeout) setting() string {
+	if o.value == "" {
+		return fmt.Sprintf("`timeouts.%s` (not set: its default `%s`)", o.op, shortDuration(defaultTimeouts[o.op]))
+	}
+	return fmt.Sprintf("`timeouts.%s = %q`", o.op, o.value)
+}
+
+// deadlinePassed is the paragraph that an error ended by the operation's timeout gets: which setting
+// that is, and how to raise it. Terraform hands a refresh and a destroy the value in the state (see
+// fromState): raising `timeouts.read` in the configuration does not reach the refresh of the next
+// plan or apply, which fails the same way, until an apply without a refresh stores it.
+func (o operationTimeout) deadlinePassed() string {
+	s := fmt.Sprintf("The %s ran out of time: it stopped at its deadline, %s; the error above says what it was waiting for. "+
+		"If that is only slow, raise the value in the resource's `timeouts` block", timeoutVerb[o.op], o.setting())
+	switch o.op {
+	case "read":
+		s += ". Terraform hands a refresh the value in the state, not the configuration's, so the refresh of the next plan or apply " +
+			"fails the same way: after raising it, run `terraform apply -refresh=false` once to store the new value; later refreshes use it."
+	case "delete":
+		s += ". Terraform hands a destroy the value in the state, not the configuration's: after raising it, run `terraform apply` " +
+			"(`-refresh=false` if the refresh fails too) to store the new value, then destroy."
+	default:
+		s += "."
+	}
+	return s
+}
+
 // timeoutsBlock is the `timeouts` block of rill_runtime and rill_clickhouse, its attributes described
 // with the defaults above (the documentation's one source for them).
 func timeoutsBlock(ctx context.Context) schema.Block {
@@ -33,9 +101,7 @@ func timeoutsBlock(ctx context.Context) schema.Block {
 	if !ok {
 		return block // a dependency upgrade changed its shape; TestTimeoutsDocumentTheirDefaults fails
 	}
-	for name, d := range map[string]time.Duration{
-		"create": defaultCreateTimeout, "read": defaultReadTimeout, "update": defaultUpdateTimeout, "delete": defaultDeleteTimeout,
-	} {
+	for name, d := range defaultTimeouts {
 		a, ok := b.Attributes[name].(schema.StringAttribute)
 		if !ok {
 			continue // as above

@@ -6,12 +6,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/waits"
 )
 
 // The timeouts block of both resources documents the defaults the operations use (the generated
@@ -96,4 +103,103 @@ func timeoutsBlockOf(t *testing.T, name string, r resource.Resource) schema.Sing
 		t.Fatalf("%s: timeouts is a %T", name, resp.Schema.Blocks["timeouts"])
 	}
 	return b
+}
+
+// stalled is a provisioner whose every call waits until its context ends, as on a ledger or cluster
+// that does not answer in time.
+type stalled struct{ provisioner.Provisioner }
+
+func (stalled) wait(ctx context.Context) error {
+	start := time.Now()
+	<-ctx.Done()
+	return waits.Ended(ctx, start, "the ledger to answer")
+}
+
+func (s stalled) Provision(ctx context.Context, _ *provisioner.Resource, _ *provisioner.ResourceOptions) (*provisioner.Resource, error) {
+	return nil, s.wait(ctx)
+}
+
+func (s stalled) CheckResource(ctx context.Context, _ *provisioner.Resource, _ *provisioner.ResourceOptions) (*provisioner.Resource, error) {
+	return nil, s.wait(ctx)
+}
+
+func (s stalled) Deprovision(ctx context.Context, _ *provisioner.Resource) error { return s.wait(ctx) }
+
+// An operation of a rill_runtime that its timeout ended says which setting that was, with its value
+// (or its default), and for a refresh how to get out: Terraform hands the refresh the state's value,
+// so after `timeouts { read = "1ns" }` was applied every plan and apply failed with a bare "context
+// deadline exceeded" even once the configuration said "1m", until `terraform apply -refresh=false`,
+// which nothing said. An interrupt is no timeout and gets none of it.
+func TestAnOperationItsTimeoutEndedNamesTheSetting(t *testing.T) {
+	ctx := context.Background()
+	s := runtimeSchemaV0(ctx)
+	tt := s.Blocks["timeouts"].Type().(timeouts.Type)
+	r := &RuntimeResource{resourceBase{client: &Client{Set: map[string]provisioner.Provisioner{"pool": stalled{onePool(t).Provisioner}}, Default: "pool"}}}
+	raw := func(op, value string) tftypes.Value {
+		t.Helper()
+		m := runtimeModels()["full state"]
+		vals := map[string]attr.Value{"create": types.StringNull(), "read": types.StringNull(), "update": types.StringNull(), "delete": types.StringNull()}
+		if value != "" {
+			vals[op] = types.StringValue(value)
+		}
+		m.Timeouts = timeouts.Value{Object: types.ObjectValueMust(tt.AttrTypes, vals)}
+		var v tftypes.Value
+		if d := runtimeCodec.set(ctx, &v, &m); d.HasError() {
+			t.Fatal(d)
+		}
+		return v
+	}
+	run := func(ctx context.Context, op, value string) diag.Diagnostics {
+		v := raw(op, value)
+		st, pl := tfsdk.State{Schema: s, Raw: v}, tfsdk.Plan{Schema: s, Raw: v}
+		switch op {
+		case "create":
+			resp := &resource.CreateResponse{State: tfsdk.State{Schema: s, Raw: tftypes.NewValue(s.Type().TerraformType(ctx), nil)}}
+			r.Create(ctx, resource.CreateRequest{Plan: pl, Config: tfsdk.Config{Schema: s, Raw: v}}, resp)
+			return resp.Diagnostics
+		case "read":
+			resp := &resource.ReadResponse{State: st}
+			r.Read(ctx, resource.ReadRequest{State: st}, resp)
+			return resp.Diagnostics
+		case "update":
+			resp := &resource.UpdateResponse{State: st}
+			r.Update(ctx, resource.UpdateRequest{Plan: pl, State: st, Config: tfsdk.Config{Schema: s, Raw: v}}, resp)
+			return resp.Diagnostics
+		default:
+			resp := &resource.DeleteResponse{State: st}
+			r.Delete(ctx, resource.DeleteRequest{State: st}, resp)
+			return resp.Diagnostics
+		}
+	}
+	for _, tc := range []struct {
+		op, value string
+		want      []string
+	}{
+		{"read", "1ns", []string{"`timeouts.read = \"1ns\"`", "terraform apply -refresh=false", "the ledger to answer"}},
+		{"create", "1ms", []string{"`timeouts.create = \"1ms\"`"}},
+		{"update", "1ns", []string{"`timeouts.update = \"1ns\"`"}},
+		{"delete", "1ns", []string{"`timeouts.delete = \"1ns\"`", "then destroy"}},
+	} {
+		diags := run(ctx, tc.op, tc.value)
+		if !diags.HasError() {
+			t.Fatalf("%s: no error: %v", tc.op, diags)
+		}
+		detail := diags.Errors()[0].Detail()
+		for _, w := range tc.want {
+			if !strings.Contains(detail, w) {
+				t.Errorf("%s with %q: the error %q does not say %s", tc.op, tc.value, detail, w)
+			}
+		}
+	}
+	// The default, when the block does not set it, is named as such. It is not waited for: the
+	// operation's own context is canceled (an interrupt), which must not be blamed on the timeout.
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	diags := run(canceled, "read", "")
+	if !diags.HasError() || strings.Contains(diags.Errors()[0].Detail(), "timeouts.read") {
+		t.Errorf("an interrupted read: %v, want an error that names no timeout", diags)
+	}
+	if got := resourceTimeout(ctx, timeouts.Value{Object: types.ObjectNull(tt.AttrTypes)}, "read").setting(); got != "`timeouts.read` (not set: its default `5m`)" {
+		t.Errorf("the setting of an unset read timeout: %s", got)
+	}
 }

@@ -27,8 +27,13 @@ func Until(err error) string {
 
 // Ended is the error of a wait, begun at start, for what (a phrase such as "the ledger X to open"),
 // that ctx ended: "waited 1.2s for the ledger X to open, until the operation's deadline: context
-// deadline exceeded". It wraps ctx.Err().
+// deadline exceeded". It wraps ctx.Err(). A wait whose deadline had passed before start did not wait,
+// and says so: "waited 0s for X, until the operation's deadline" reads as a wait that X cut short
+// (a `timeouts.read = "1ns"` was blamed on another operation opening the ledger).
 func Ended(ctx context.Context, start time.Time, what string) error {
 	err := ctx.Err()
+	if deadline, ok := ctx.Deadline(); ok && errors.Is(err, context.DeadlineExceeded) && !deadline.After(start) {
+		return fmt.Errorf("did not wait for %s: the operation's deadline had passed before the wait began: %w", what, err)
+	}
 	return fmt.Errorf("waited %s for %s, until %s: %w", Elapsed(start), what, Until(err), err)
 }

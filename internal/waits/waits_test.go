@@ -39,3 +39,17 @@ func TestEndedSaysWhatHowLongAndUntilWhat(t *testing.T) {
 		})
 	}
 }
+
+// A wait whose deadline had passed before it began did not wait: its error says so instead of
+// "waited 0s ... until the operation's deadline", which read as a wait that what it named cut short
+// (a `timeouts.read = "1ns"` blamed another operation for opening the ledger).
+func TestEndedBeforeItBeganSaysItDidNotWait(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
+	defer cancel()
+	<-ctx.Done()
+	err := Ended(ctx, time.Now(), "the ledger x to open")
+	want := "did not wait for the ledger x to open: the operation's deadline had passed before the wait began: context deadline exceeded"
+	if !errors.Is(err, context.DeadlineExceeded) || err.Error() != want {
+		t.Errorf("got %q, want %q", err, want)
+	}
+}
