@@ -56,20 +56,57 @@ func (e *LockedError) Error() string {
 func (e *LockedError) Unwrap() []error { return []error{ErrLocked, e.Cause} }
 
 // WaitError says that an operation on the ledger gave up because its context ended (the operation's
-// deadline, or an interrupt) while it waited for the server: a statement queued behind a lock another
-// session holds (another terraform apply on another runner, stuck or slow), or a server that stopped
-// answering. It wraps the context's error. A wait for the ledger's write lock is a *LockedError.
+// deadline, or an interrupt) while it waited: on PostgreSQL for the server (a statement queued behind
+// a lock another session holds: another terraform apply on another runner, stuck or slow; or a server
+// that stopped answering), on SQLite for its reads and writes of the file. It wraps the context's
+// error. A wait for the ledger's write lock is a *LockedError.
 type WaitError struct {
 	Location string        // the ledger, redacted
 	Op       string        // what the operation did, e.g. "list allocations"
 	Waited   time.Duration // how long it waited
 	Cause    error         // the store's error; wraps the context's
+	// For is what it waited for, and Why what may have held it up; both "" for PostgreSQL's server.
+	For, Why string
+	// Late: the deadline had passed before the operation began; it did not wait (see waits.Ended).
+	Late bool
 }
 
+// What a SQLite ledger's *WaitError waited for: a wait for its write lock is a *LockedError, so what
+// is left is SQLite's own work on the file.
+const (
+	sqliteWaitFor = "SQLite to read and write the ledger file"
+	sqliteWaitWhy = "not a lock, whose wait would say so: a slow or busy disk or network filesystem, or a timeout shorter than the operation needs"
+)
+
 func (e *WaitError) Error() string {
-	return fmt.Sprintf("ledger %s: %s: waited %s for the ledger to answer, until %s "+
-		"(a lock that another session holds, such as another terraform apply, or a server that stopped answering): %v",
-		e.Location, e.Op, e.Waited.Round(100*time.Millisecond), waits.Until(e.Cause), e.Cause)
+	what, why := e.For, e.Why
+	if what == "" {
+		what, why = "the ledger to answer", "a lock that another session holds, such as another terraform apply, or a server that stopped answering"
+	}
+	if e.Late {
+		return fmt.Sprintf("ledger %s: %s: did not wait for %s: the operation's deadline had passed before it began: %v", e.Location, e.Op, what, e.Cause)
+	}
+	return fmt.Sprintf("ledger %s: %s: waited %s for %s, until %s (%s): %v",
+		e.Location, e.Op, e.Waited.Round(100*time.Millisecond), what, waits.Until(e.Cause), why, e.Cause)
+}
+
+// newWaitError is the *WaitError of operation op on the ledger at location, begun at start, whose
+// error err came when ctx had ended. It wraps ctx's error.
+func newWaitError(ctx context.Context, start time.Time, location, op, what, why string, err error) *WaitError {
+	if !errors.Is(err, ctx.Err()) {
+		err = fmt.Errorf("%w (%w)", ctx.Err(), err)
+	}
+	return &WaitError{Location: location, Op: op, Waited: time.Since(start), Cause: err, For: what, Why: why, Late: waits.PassedBefore(ctx, start)}
+}
+
+// withContextErr is err, a store's error when ctx had ended, with ctx's error joined to it unless err
+// is (or wraps) that already: such an error read "(context deadline exceeded\ncontext deadline
+// exceeded)".
+func withContextErr(ctx context.Context, err error) error {
+	if errors.Is(err, ctx.Err()) {
+		return err
+	}
+	return errors.Join(err, ctx.Err())
 }
 
 // Unwrap returns the cause.

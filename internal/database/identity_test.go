@@ -166,6 +166,11 @@ func TestAllocateGivesUpOnAStuckWriterAndSaysSo(t *testing.T) {
 		defer cancel()
 		_, err = db.Allocate(short, "r1", fixed("h1", 1))
 		checkLocked(t, err, db, context.DeadlineExceeded)
+		// The deadline is said once: SQLite's error after a busy wait the deadline ended may be the
+		// context's error itself (it read "(context deadline exceeded\ncontext deadline exceeded)").
+		if n := strings.Count(err.Error(), context.DeadlineExceeded.Error()); n != 1 {
+			t.Errorf("the error says %q %d times: %v", context.DeadlineExceeded, n, err)
+		}
 	})
 }
 
@@ -370,4 +375,29 @@ func backendOf(t *testing.T, driver string) backend {
 	}
 	t.Fatalf("no backend %s", driver)
 	return backend{}
+}
+
+// An operation on a SQLite ledger that its context's deadline ended (a `timeouts.create = "1ms"`)
+// says what it waited for, as PostgreSQL's *WaitError does, instead of a bare "open: context deadline
+// exceeded"; one whose deadline had passed before it began says it did not wait.
+func TestSQLiteOperationTheDeadlineEndedSaysWhatItWaitedFor(t *testing.T) {
+	dsn := "sqlite://" + filepath.Join(t.TempDir(), "ledger.db")
+	late, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
+	defer cancel()
+	<-late.Done()
+	check := func(what string, err error) {
+		t.Helper()
+		var we *WaitError
+		if !errors.As(err, &we) || !errors.Is(err, context.DeadlineExceeded) ||
+			!strings.Contains(err.Error(), "did not wait for SQLite to read and write the ledger file: the operation's deadline had passed before it began") {
+			t.Errorf("%s with a deadline passed: %v; want a *WaitError that says it did not wait", what, err)
+		}
+	}
+	_, err := Open(late, dsn, nil)
+	check("Open", err)
+	db := mustOpen(t, dsn)
+	_, err = db.FindAllocation(late, "r1")
+	check("FindAllocation", err)
+	_, err = db.Identity(late)
+	check("Identity", err)
 }

@@ -164,7 +164,7 @@ func (p *postgresDB) lockLedger(ctx context.Context, tx pgx.Tx, key int64) error
 	case err == nil:
 		return nil
 	case isLockTimeout(err), ctx.Err() != nil:
-		return &LockedError{Location: p.name, Waited: time.Since(start), Cause: errors.Join(err, ctx.Err())}
+		return &LockedError{Location: p.name, Waited: time.Since(start), Cause: withContextErr(ctx, err)}
 	}
 	return err
 }
@@ -194,10 +194,7 @@ func (p *postgresDB) wrap(ctx context.Context, start time.Time, op string, err e
 		// table or row lock another session holds gave up on a stuck writer as well.
 		return p.named(op, &LockedError{Location: p.name, Waited: time.Since(start), Cause: err})
 	case ctx.Err() != nil && !errors.As(err, &locked):
-		if !errors.Is(err, ctx.Err()) {
-			err = fmt.Errorf("%w (%w)", ctx.Err(), err)
-		}
-		return &WaitError{Location: p.name, Op: op, Waited: time.Since(start), Cause: err}
+		return newWaitError(ctx, start, p.name, op, "", "", err)
 	}
 	return p.named(op, err)
 }

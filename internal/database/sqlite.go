@@ -74,6 +74,7 @@ func sqliteWriteLock(path string) chan struct{} {
 }
 
 func openSQLite(ctx context.Context, path string, logger *zap.Logger, readOnly bool) (DB, error) {
+	start := time.Now()
 	q := url.Values{}
 	q.Set("_busy_timeout", strconv.FormatInt(sqliteBusyTimeout.Milliseconds(), 10))
 	q.Set("_foreign_keys", "1")
@@ -156,7 +157,7 @@ func openSQLite(ctx context.Context, path string, logger *zap.Logger, readOnly b
 		// file with SQLite's locks, which creates -wal and -shm.
 		if err := s.retryBusy(ctx, func() error { return db.PingContext(ctx) }); err != nil {
 			_ = db.Close()
-			return nil, s.wrap("open", err)
+			return nil, s.wrap(ctx, start, "open", err)
 		}
 	}
 	if readOnly {
@@ -164,18 +165,18 @@ func openSQLite(ctx context.Context, path string, logger *zap.Logger, readOnly b
 		if err != nil || version == 0 {
 			_ = s.Close()
 			if err != nil {
-				return nil, s.wrap("open", err)
+				return nil, s.wrap(ctx, start, "open", err)
 			}
 			s.logger.Debug("ledger file has no ledger schema yet; reading it as empty")
 			return &absentDB{driver: DriverSQLite, location: location}, nil
 		}
 		if s.reads, err = sqliteReadsAt(version); err != nil {
 			_ = s.Close()
-			return nil, s.wrap("open", err)
+			return nil, s.wrap(ctx, start, "open", err)
 		}
 	} else if err := s.migrate(ctx); err != nil {
 		_ = db.Close()
-		return nil, s.wrap("migrate", err)
+		return nil, s.wrap(ctx, start, "migrate", err)
 	}
 	s.logger.Debug("ledger opened", zap.Bool("read_only", readOnly))
 	return s, nil
@@ -217,6 +218,7 @@ func (s *sqliteDB) schemaState(ctx context.Context) (applied map[int]bool, pendi
 
 // Identity implements DB.
 func (s *sqliteDB) Identity(ctx context.Context) (Identity, error) {
+	start := time.Now()
 	return s.identity.get(s.location, func() (string, error) {
 		var id string
 		err := s.read(ctx, func(q sqlQueryer) error {
@@ -232,7 +234,7 @@ func (s *sqliteDB) Identity(ctx context.Context) (Identity, error) {
 			}
 			return err
 		})
-		return id, s.wrap("read identity", err)
+		return id, s.wrap(ctx, start, "read identity", err)
 	})
 }
 
@@ -247,19 +249,34 @@ func (s *sqliteDB) Close() error {
 }
 
 func (s *sqliteDB) Ping(ctx context.Context) error {
+	start := time.Now()
 	err := s.read(ctx, func(q sqlQueryer) error {
 		var n int // a read of the file, not only of the connection: SELECT 1 would not open it
 		return q.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&n)
 	})
-	return s.wrap("ping", err)
+	return s.wrap(ctx, start, "ping", err)
 }
 
-func (s *sqliteDB) wrap(op string, err error) error {
-	if err == nil {
+// wrap names the ledger and the operation in err. An operation, begun at start, that ended because ctx
+// did is a *WaitError that says what it waited for (as PostgreSQL's does), unless its error says that
+// already: a *LockedError, or a read-only plan's wait for a writer (saidWhatItWaitedFor).
+func (s *sqliteDB) wrap(ctx context.Context, start time.Time, op string, err error) error {
+	var locked *LockedError
+	var said saidWhatItWaitedFor
+	switch {
+	case err == nil:
 		return nil
+	case ctx.Err() != nil && !errors.As(err, &locked) && !errors.As(err, &said):
+		return newWaitError(ctx, start, s.location, op, sqliteWaitFor, sqliteWaitWhy, err)
 	}
 	return fmt.Errorf("sqlite ledger %s: %s: %w", s.name, op, err)
 }
+
+// saidWhatItWaitedFor marks an error that says what a wait its context ended waited for (wrap keeps it
+// as it is).
+type saidWhatItWaitedFor struct{ error }
+
+func (e saidWhatItWaitedFor) Unwrap() error { return e.error }
 
 // lockWriter serializes this process's writers to the file; other processes are serialized by SQLite.
 // Giving up is a *LockedError, as in retryBusy: the writer ahead in the queue is itself waiting for
@@ -321,7 +338,7 @@ func (s *sqliteDB) retryBusy(ctx context.Context, op func() error) error {
 		if !isSQLiteBusy(err) {
 			if sawBusy && ctx.Err() != nil {
 				// The context ended while SQLite waited for the lock: say what was waited for.
-				return &LockedError{Location: s.location, Waited: time.Since(start), Cause: errors.Join(err, ctx.Err())}
+				return &LockedError{Location: s.location, Waited: time.Since(start), Cause: withContextErr(ctx, err)}
 			}
 			return err
 		}
@@ -348,7 +365,7 @@ func (s *sqliteDB) retryBusy(ctx context.Context, op func() error) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return &LockedError{Location: s.location, Waited: time.Since(start), Cause: errors.Join(err, ctx.Err())}
+			return &LockedError{Location: s.location, Waited: time.Since(start), Cause: withContextErr(ctx, err)}
 		case <-t.C:
 		}
 		backoff = min(backoff*2, 200*time.Millisecond)
@@ -532,14 +549,15 @@ func sqliteUsed(ctx context.Context, q sqlQueryer, query string) (map[string]int
 }
 
 func (s *sqliteDB) Allocate(ctx context.Context, resourceID string, place PlaceFunc) (*Allocation, error) {
+	start := time.Now()
 	if err := checkAllocateArgs(resourceID, place); err != nil {
 		return nil, err
 	}
 	if s.readOnly {
-		return nil, s.wrap("allocate "+strconv.Quote(resourceID), ErrReadOnly)
+		return nil, s.wrap(ctx, start, "allocate "+strconv.Quote(resourceID), ErrReadOnly)
 	}
 	if err := s.lockWriter(ctx); err != nil {
-		return nil, s.wrap("allocate "+strconv.Quote(resourceID), err)
+		return nil, s.wrap(ctx, start, "allocate "+strconv.Quote(resourceID), err)
 	}
 	defer s.unlockWriter()
 
@@ -554,7 +572,7 @@ func (s *sqliteDB) Allocate(ctx context.Context, resourceID string, place PlaceF
 		return nil, placeErr
 	}
 	if err != nil {
-		return nil, s.wrap("allocate "+strconv.Quote(resourceID), err)
+		return nil, s.wrap(ctx, start, "allocate "+strconv.Quote(resourceID), err)
 	}
 	return stored, nil
 }
@@ -598,6 +616,7 @@ func (s *sqliteDB) allocateOnce(ctx context.Context, resourceID string, place Pl
 }
 
 func (s *sqliteDB) FindAllocation(ctx context.Context, resourceID string) (*Allocation, error) {
+	start := time.Now()
 	var a *Allocation
 	err := s.read(ctx, func(q sqlQueryer) error {
 		var err error
@@ -605,12 +624,13 @@ func (s *sqliteDB) FindAllocation(ctx context.Context, resourceID string) (*Allo
 		return err
 	})
 	if err != nil {
-		return nil, s.wrap("find allocation "+strconv.Quote(resourceID), err)
+		return nil, s.wrap(ctx, start, "find allocation "+strconv.Quote(resourceID), err)
 	}
 	return a, nil
 }
 
 func (s *sqliteDB) ListAllocations(ctx context.Context) ([]*Allocation, error) {
+	start := time.Now()
 	var list []*Allocation
 	err := s.read(ctx, func(q sqlQueryer) error {
 		list = nil
@@ -629,12 +649,13 @@ func (s *sqliteDB) ListAllocations(ctx context.Context) ([]*Allocation, error) {
 		return rows.Err()
 	})
 	if err != nil {
-		return nil, s.wrap("list allocations", err)
+		return nil, s.wrap(ctx, start, "list allocations", err)
 	}
 	return list, nil
 }
 
 func (s *sqliteDB) UsedSlotsByHost(ctx context.Context) (map[string]int, error) {
+	start := time.Now()
 	var used map[string]int
 	err := s.read(ctx, func(q sqlQueryer) error {
 		var err error
@@ -642,17 +663,18 @@ func (s *sqliteDB) UsedSlotsByHost(ctx context.Context) (map[string]int, error) 
 		return err
 	})
 	if err != nil {
-		return nil, s.wrap("used slots", err)
+		return nil, s.wrap(ctx, start, "used slots", err)
 	}
 	return used, nil
 }
 
 func (s *sqliteDB) DeleteAllocation(ctx context.Context, resourceID string) (bool, error) {
+	start := time.Now()
 	if s.readOnly {
-		return false, s.wrap("delete allocation "+strconv.Quote(resourceID), ErrReadOnly)
+		return false, s.wrap(ctx, start, "delete allocation "+strconv.Quote(resourceID), ErrReadOnly)
 	}
 	if err := s.lockWriter(ctx); err != nil {
-		return false, s.wrap("delete allocation "+strconv.Quote(resourceID), err)
+		return false, s.wrap(ctx, start, "delete allocation "+strconv.Quote(resourceID), err)
 	}
 	defer s.unlockWriter()
 	var deleted bool
@@ -666,7 +688,7 @@ func (s *sqliteDB) DeleteAllocation(ctx context.Context, resourceID string) (boo
 		return err
 	})
 	if err != nil {
-		return false, s.wrap("delete allocation "+strconv.Quote(resourceID), err)
+		return false, s.wrap(ctx, start, "delete allocation "+strconv.Quote(resourceID), err)
 	}
 	return deleted, nil
 }

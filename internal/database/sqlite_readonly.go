@@ -65,7 +65,7 @@ func (s *sqliteDB) read(ctx context.Context, op func(q sqlQueryer) error) error 
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return errors.Join(s.readOnlyDirError(err, hotJournal), ctx.Err())
+			return saidWhatItWaitedFor{withContextErr(ctx, s.readOnlyDirError(err, hotJournal))}
 		case <-t.C:
 		}
 		backoff = min(backoff*2, 250*time.Millisecond)

@@ -32,8 +32,15 @@ func Until(err error) string {
 // (a `timeouts.read = "1ns"` was blamed on another operation opening the ledger).
 func Ended(ctx context.Context, start time.Time, what string) error {
 	err := ctx.Err()
-	if deadline, ok := ctx.Deadline(); ok && errors.Is(err, context.DeadlineExceeded) && !deadline.After(start) {
+	if PassedBefore(ctx, start) {
 		return fmt.Errorf("did not wait for %s: the operation's deadline had passed before the wait began: %w", what, err)
 	}
 	return fmt.Errorf("waited %s for %s, until %s: %w", Elapsed(start), what, Until(err), err)
+}
+
+// PassedBefore reports whether ctx ended at a deadline that had passed at start: a wait begun then did
+// not wait.
+func PassedBefore(ctx context.Context, start time.Time) bool {
+	deadline, ok := ctx.Deadline()
+	return ok && errors.Is(ctx.Err(), context.DeadlineExceeded) && !deadline.After(start)
 }
