@@ -35,14 +35,18 @@ func TestDataSourceTimeoutsDocumentTheirDefault(t *testing.T) {
 		if !ok || !strings.Contains(a.MarkdownDescription, "default `5m`") {
 			t.Errorf("%s: timeouts.read description %q lacks the default", name, a.MarkdownDescription)
 		}
-		var refused diag.Diagnostics
-		for _, v := range a.Validators { // a zero timeout would end every read before it began
-			vr := &validator.StringResponse{}
-			v.ValidateString(context.Background(), validator.StringRequest{Path: path.Root("timeouts").AtName("read"), ConfigValue: types.StringValue("0s")}, vr)
-			refused.Append(vr.Diagnostics...)
-		}
-		if !refused.HasError() {
-			t.Errorf("%s: timeouts.read accepts 0s", name)
+		// A zero timeout would end every read before it began; what is no duration gets the provider's
+		// message, not the timeouts package's (which offered "-1.5h" as an example).
+		for _, value := range []string{"0s", "abc"} {
+			var refused diag.Diagnostics
+			for _, v := range a.Validators {
+				vr := &validator.StringResponse{}
+				v.ValidateString(context.Background(), validator.StringRequest{Path: path.Root("timeouts").AtName("read"), ConfigValue: types.StringValue(value)}, vr)
+				refused.Append(vr.Diagnostics...)
+			}
+			if len(refused) != 1 || !strings.Contains(refused[0].Detail(), `timeouts.read must be a positive Go duration, such as "30s" or "10m", got "`+value+`"`) {
+				t.Errorf("%s: timeouts.read = %q: %v, want one error from the provider", name, value, refused)
+			}
 		}
 	}
 }

@@ -3,7 +3,6 @@ package resources
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -107,7 +106,7 @@ func timeoutsBlock(ctx context.Context) schema.Block {
 			continue // as above
 		}
 		a.MarkdownDescription = timeoutDescription(timeoutVerb[name], d) + fromState[name]
-		a.Validators = append(slices.Clip(a.Validators), positiveDurationValidator{})
+		a.Validators = timeoutValidators
 		b.Attributes[name] = a
 	}
 	b.MarkdownDescription = fmt.Sprintf("Operation timeouts; defaults: create `%s`, read `%s`, update `%s`, delete `%s`.",
@@ -119,7 +118,9 @@ func timeoutsBlock(ctx context.Context) schema.Block {
 // configuration (it sends a refresh and a destroy no configuration), when a changed value takes effect:
 // a user who added `delete = "20s"` and ran `terraform destroy` waited the default 10 minutes.
 var fromState = map[string]string{
-	"read":   " Terraform hands a refresh the value of the last apply (from the state): a new value takes effect after an apply.",
+	"read": " Terraform hands a refresh the value of the last apply (from the state): a new value takes effect after an apply that stores it. " +
+		"When the refresh is what runs out of time, a plain apply refreshes first with the old value and fails the same way: " +
+		"run `terraform apply -refresh=false` once to store the new value.",
 	"delete": " Terraform hands a destroy the value of the last apply (from the state): a new value takes effect after an apply, not in a `terraform destroy` run right after the edit.",
 }
 
@@ -144,28 +145,34 @@ func shortDuration(d time.Duration) string {
 	return s
 }
 
-// positiveDurationValidator refuses a timeout of zero or less at plan time: the operation's context
-// would end before it began, and every apply would fail with a deadline that says nothing of the
-// setting. The timeouts package's own validator reports a value that is no duration at all.
+// timeoutValidators replace the timeouts package's own validator of every timeouts attribute: its
+// message for a value that is no duration (`"abc" must be a string containing a sequence of decimal
+// numbers ... such as "300ms", "-1.5h" or "2h45m"`) offered a negative example, which
+// positiveDurationValidator then refused. One message, naming the attribute, covers both.
+var timeoutValidators = []validator.String{positiveDurationValidator{}}
+
+// positiveDurationValidator refuses, at plan time, a timeout that is no Go duration, or one of zero or
+// less: the operation's context would end before it began, and every apply would fail with a deadline
+// that says nothing of the setting.
 type positiveDurationValidator struct{}
 
 var _ validator.String = positiveDurationValidator{}
 
 func (positiveDurationValidator) Description(context.Context) string {
-	return "a duration greater than zero"
+	return `a positive Go duration, such as "30s" or "10m"`
 }
 
 func (v positiveDurationValidator) MarkdownDescription(ctx context.Context) string {
 	return v.Description(ctx)
 }
 
-func (positiveDurationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+func (v positiveDurationValidator) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
 		return
 	}
-	if d, err := time.ParseDuration(req.ConfigValue.ValueString()); err == nil && d <= 0 {
+	if d, err := time.ParseDuration(req.ConfigValue.ValueString()); err != nil || d <= 0 {
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid timeout",
-			fmt.Sprintf("%s must be a positive duration, got %q.", req.Path, req.ConfigValue.ValueString()))
+			fmt.Sprintf("%s must be %s, got %q.", req.Path, v.Description(ctx), req.ConfigValue.ValueString()))
 	}
 }
 
@@ -180,7 +187,7 @@ func dataSourceTimeoutsBlock(ctx context.Context) dsschema.Block {
 	}
 	if a, ok := b.Attributes["read"].(dsschema.StringAttribute); ok {
 		a.MarkdownDescription = timeoutDescription("read", defaultReadTimeout)
-		a.Validators = append(slices.Clip(a.Validators), positiveDurationValidator{})
+		a.Validators = timeoutValidators
 		b.Attributes["read"] = a
 	}
 	b.MarkdownDescription = fmt.Sprintf("Operation timeouts; default: read `%s`.", shortDuration(defaultReadTimeout))

@@ -41,6 +41,11 @@ func TestTimeoutsDocumentTheirDefaults(t *testing.T) {
 			if fromState := attr == "read" || attr == "delete"; fromState != strings.Contains(a.MarkdownDescription, "value of the last apply (from the state)") {
 				t.Errorf("%s: timeouts.%s description %q: says it comes from the state: %v, want %v", name, attr, a.MarkdownDescription, !fromState, fromState)
 			}
+			// A read timeout too short for the refresh fails the refresh of the apply that would store a
+			// new one: only an apply without a refresh gets out, which the description must say.
+			if attr == "read" && !strings.Contains(a.MarkdownDescription, "`terraform apply -refresh=false`") {
+				t.Errorf("%s: timeouts.read description %q does not say how to get out of a refresh that runs out of time", name, a.MarkdownDescription)
+			}
 		}
 	}
 	for d, w := range map[time.Duration]string{20 * time.Minute: "20m", 2 * time.Hour: "2h", 90 * time.Minute: "1h30m", 45 * time.Second: "45s"} {
@@ -61,10 +66,12 @@ func TestTimeoutsMustBePositive(t *testing.T) {
 		{"30s", ""},
 		{"1ns", ""},
 		{"1h30m", ""},
-		{"0s", `must be a positive duration, got "0s".`},
-		{"0", `must be a positive duration, got "0".`},
-		{"-5m", `must be a positive duration, got "-5m".`},
-		{"soon", `"soon" must be a string containing a sequence of decimal numbers`},
+		{"0s", `must be a positive Go duration, such as "30s" or "10m", got "0s".`},
+		{"0", `must be a positive Go duration, such as "30s" or "10m", got "0".`},
+		{"-5m", `must be a positive Go duration, such as "30s" or "10m", got "-5m".`},
+		// Not the timeouts package's message, which offered "-1.5h" as an example of what it wants.
+		{"soon", `must be a positive Go duration, such as "30s" or "10m", got "soon".`},
+		{"abc", `must be a positive Go duration, such as "30s" or "10m", got "abc".`},
 	}
 	for name, r := range map[string]resource.Resource{"rill_runtime": NewRuntimeResource(), "rill_clickhouse": NewClickHouseResource()} {
 		b := timeoutsBlockOf(t, name, r)
