@@ -48,6 +48,20 @@ var Mutants = []Mutant{
 		},
 	},
 	{
+		Name: "sqlite-deadline-error-bare", Breaks: "a SQLite ledger operation that its deadline ended says what it waited for",
+		File:    "internal/database/sqlite.go",
+		Search:  "\tcase ctx.Err() != nil && !errors.As(err, &locked) && !errors.As(err, &said):\n",
+		Replace: "\tcase ctx.Err() != nil && false && !errors.As(err, &locked) && !errors.As(err, &said):\n",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteOperationTheDeadlineEndedSaysWhatItWaitedFor"}}},
+	},
+	{
+		Name: "timeout-error-names-no-setting", Breaks: "an operation that its timeout ended names the timeouts attribute and, for a refresh, -refresh=false",
+		File:    "internal/resources/common.go",
+		Search:  "\t\tdetail := d.Detail() + \"\\n\\n\" + c.timeout.deadlinePassed()\n",
+		Replace: "\t\tdetail := d.Detail()\n",
+		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestAnOperationItsTimeoutEndedNamesTheSetting"}}},
+	},
+	{
 		Name: "sqlite-snapshot-read-kept-after-a-change", Breaks: "a plan's lock-free SQLite read is thrown away when the ledger file changed during it",
 		File:    "internal/database/sqlite_readonly.go",
 		Search:  "\tif !unchangedSince(s.file, before) {\n",
