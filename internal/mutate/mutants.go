@@ -291,8 +291,8 @@ var Mutants = []Mutant{
 	{
 		Name: "runtime-create-timeout-ignored", Breaks: "rill_runtime's timeouts { create } ends a create that waits (here for a locked ledger)",
 		File:    "internal/resources/runtime_resource.go",
-		Search:  "\ttimeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)\n",
-		Replace: "\t_, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)\n\ttimeout := defaultCreateTimeout\n",
+		Search:  "\ttimeout := resourceTimeout(ctx, plan.Timeouts, \"create\")\n",
+		Replace: "\ttimeout := resourceTimeout(ctx, plan.Timeouts, \"create\")\n\ttimeout.d = defaultCreateTimeout\n",
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_lockedSQLiteLedgerFailsTheCreateWithinItsTimeoutAndSaysSo"}}},
 	},
 	{
