@@ -114,6 +114,10 @@ func (p *RillProvider) ValidateConfig(ctx context.Context, req provider.Validate
 			addSetError(&resp.Diagnostics, err, "")
 			return
 		}
+		if len(specs) == 0 {
+			addSetError(&resp.Diagnostics, provisioner.ErrEmptySet, "")
+			return
+		}
 	}
 	// An attribute set to "" (a variable whose default is "" rather than null) is not left out: it
 	// says how to leave it out, instead of the errors for a name or DSN that is wrong (the DSN's
@@ -191,6 +195,10 @@ func (p *RillProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 	built, err := sets.get(ctx, setJSON, ledgerDSN)
 	if err != nil {
 		addSetError(&resp.Diagnostics, err, setFrom)
+		return
+	}
+	if len(built.set) == 0 {
+		addSetError(&resp.Diagnostics, provisioner.ErrEmptySet, setFrom)
 		return
 	}
 	// A new command: reads cached during the previous one may be out of date (an object deleted by

@@ -268,3 +268,24 @@ func TestConfigureMakesProvisionersForgetCachedReads(t *testing.T) {
 		t.Fatalf("same provisioner: %v; ForgetReads calls: %d, want 2", first.Set["f"] == second.Set["f"], f.forgets)
 	}
 }
+
+// An empty set is an error on provisioner_set_json, written in the block or taken from the environment
+// variable (which the error then names): Rill's admin service does not start with one either.
+func TestAnEmptySetIsAnError(t *testing.T) {
+	ledger := "sqlite://" + filepath.Join(t.TempDir(), "ledger.db")
+	for _, set := range []string{`{}`, "{ // nothing yet\n}"} {
+		d := onlyError(t, validate(t, map[string]any{"provisioner_set_json": set}), "provisioner_set_json")
+		if !strings.Contains(d.Detail(), "the provisioner set is empty") {
+			t.Errorf("ValidateConfig of %q: %s: %s", set, d.Summary(), d.Detail())
+		}
+		_, diags := configure(t, map[string]any{"provisioner_set_json": set, "ledger_dsn": ledger})
+		if d := onlyError(t, diags, "provisioner_set_json"); !strings.Contains(d.Detail(), "the provisioner set is empty") || strings.Contains(d.Detail(), "environment variable") {
+			t.Errorf("Configure of %q: %s: %s", set, d.Summary(), d.Detail())
+		}
+		t.Setenv(envnames.ProvisionerSet, set)
+		_, diags = configure(t, map[string]any{"ledger_dsn": ledger})
+		if d := onlyError(t, diags, "provisioner_set_json"); !strings.Contains(d.Detail(), "the provisioner set is empty") || !strings.Contains(d.Detail(), "the environment variable "+envnames.ProvisionerSet) {
+			t.Errorf("Configure of %q from the environment: %s: %s", set, d.Summary(), d.Detail())
+		}
+	}
+}

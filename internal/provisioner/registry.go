@@ -59,6 +59,13 @@ func (e *SetError) Unwrap() error { return e.Err }
 // check) points.
 func SpecField(name, path string) string { return name + "." + joinPath("spec", path) }
 
+// ErrEmptySet is the error for a set that names no provisioner. ParseSet accepts one, as Rill's
+// provisioner.NewSet does; the provider refuses it, with an error rather than a warning, because
+// Rill's admin service does not start with one (admin.New refuses a set without its default
+// provisioner, and an empty set has none) and no resource could use it.
+var ErrEmptySet = errors.New("the provisioner set is empty: it must name at least one provisioner, " +
+	"such as {\"pool\": {\"type\": \"static\", \"spec\": {\"runtimes\": [{\"host\": \"http://localhost:9091\", \"slots\": 50}]}}}")
+
 // ParseSet parses a set specification: a JSON object of names to ProvisionerSpecs. Comments (`//`,
 // `/* */`) and trailing commas are accepted, so the documented example can be pasted as it is.
 // It checks the shape of every entry and that its type is registered, but does not build anything.

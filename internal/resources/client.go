@@ -36,18 +36,28 @@ type Client struct {
 // Names returns the provisioner names, sorted.
 func (c *Client) Names() []string { return slices.Sorted(maps.Keys(c.Set)) }
 
+// namesOrEmpty lists the provisioner names for an error message; with none it says the set is empty
+// rather than end the message in a colon and nothing (the provider refuses an empty set, but a
+// message must not depend on that).
+func (c *Client) namesOrEmpty() string {
+	if len(c.Set) == 0 {
+		return "none (" + provisioner.ErrEmptySet.Error() + ")"
+	}
+	return strings.Join(c.Names(), ", ")
+}
+
 // Resolve returns the provisioner name to use for a resource (the default when name is empty) and the
 // provisioner, checking that it supports the resource type.
 func (c *Client) Resolve(name string, rt provisioner.ResourceType) (string, provisioner.Provisioner, error) {
 	if name == "" {
 		if c.Default == "" {
-			return "", nil, fmt.Errorf("no provisioner given and the provider has no default_provisioner; set `provisioner_name` to one of: %s", strings.Join(c.Names(), ", "))
+			return "", nil, fmt.Errorf("no provisioner given and the provider has no default_provisioner; set `provisioner_name` to one of: %s", c.namesOrEmpty())
 		}
 		name = c.Default
 	}
 	p, ok := c.Set[name]
 	if !ok {
-		return name, nil, fmt.Errorf("provisioner %q is not in the provider's provisioner set; known provisioners: %s", name, strings.Join(c.Names(), ", "))
+		return name, nil, fmt.Errorf("provisioner %q is not in the provider's provisioner set; known provisioners: %s", name, c.namesOrEmpty())
 	}
 	if !p.Supports(rt) {
 		return name, nil, fmt.Errorf("provisioner %q (type %s) cannot provision %s resources", name, p.Type(), rt)
