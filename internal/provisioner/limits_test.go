@@ -149,3 +149,35 @@ func TestParseSetEntryShapes(t *testing.T) {
 		t.Fatalf("empty name: %v", err)
 	}
 }
+
+// A key given twice in one object keeps its last value, as encoding/json (and so Rill's admin
+// service) does, with a warning naming the key's path: a provisioner given twice, a field of an entry
+// or of a spec at any depth.
+func TestParseSetWarnsAboutDuplicateKeys(t *testing.T) {
+	registerFuzzType()
+	specs, warnings, err := ParseSetWithWarnings(`{
+		"p": {"type": "fuzz", "spec": {"hosts": 1}},
+		"p": {"type": "fuzz", "spec": {"hosts": 1, "hosts": 2, "runtimes": [{"slots": 1}, {"slots": 1, "slots": 2, "slots": 3}]}},
+		"q": {"type": "fuzz", "type": "fuzz", "spec": {"a": {"b": 1, "b": 2}}}
+	}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(specs["p"].Spec), `"runtimes"`) {
+		t.Fatalf("the last p should win: %s", specs["p"].Spec)
+	}
+	var got []string
+	for _, w := range warnings {
+		got = append(got, w.String())
+	}
+	want := []string{
+		`provisioner "p": ` + DuplicateKeyMessage,
+		`provisioner "p": spec.hosts: ` + DuplicateKeyMessage,
+		`provisioner "p": spec.runtimes[1].slots: ` + DuplicateKeyMessage,
+		`provisioner "q": spec.a.b: ` + DuplicateKeyMessage,
+		`provisioner "q": type: ` + DuplicateKeyMessage,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

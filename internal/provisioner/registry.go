@@ -75,8 +75,9 @@ func ParseSet(setSpecJSON string) (map[string]ProvisionerSpec, error) {
 	return specs, err
 }
 
-// ParseSetWithWarnings is ParseSet that also returns its warnings: fields of an entry other than
-// "type" and "spec", which Rill's admin service ignores (and so does this provider). The set's size,
+// ParseSetWithWarnings is ParseSet that also returns its warnings, sorted: fields of an entry other
+// than "type" and "spec", which Rill's admin service ignores (and so does this provider), and keys
+// given twice in one object (whose last value is kept, as Rill keeps it). The set's size,
 // nesting depth and UTF-8 encoding are checked before any parser reads it.
 func ParseSetWithWarnings(setSpecJSON string) (map[string]ProvisionerSpec, []SetWarning, error) {
 	if err := checkSetText(setSpecJSON); err != nil {
@@ -94,7 +95,7 @@ func ParseSetWithWarnings(setSpecJSON string) (map[string]ProvisionerSpec, []Set
 		return nil, nil, errors.New("provisioner set must be a JSON object of provisioner names to {\"type\": ..., \"spec\": {...}}, got null")
 	}
 	specs := make(map[string]ProvisionerSpec, len(raw))
-	var warnings []SetWarning
+	warnings := duplicateKeyWarnings(std)
 	for _, name := range sortedKeys(raw) {
 		if strings.TrimSpace(name) == "" {
 			return nil, nil, &SetError{Provisioner: name, Err: errors.New("provisioner names must not be empty")}
@@ -135,6 +136,7 @@ func ParseSetWithWarnings(setSpecJSON string) (map[string]ProvisionerSpec, []Set
 		}
 		specs[name] = ProvisionerSpec{Type: typ, Spec: spec}
 	}
+	sortWarnings(warnings)
 	return specs, warnings, nil
 }
 

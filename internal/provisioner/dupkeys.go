@@ -1,0 +1,63 @@
+package provisioner
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+)
+
+// DuplicateKeyMessage is the warning for a key given twice in one JSON object of a set. encoding/json
+// keeps the last value without a word, and Rill's admin service reads the set with it, so this
+// provider keeps the last value too (a set Rill accepts is accepted); the warning shows which of the
+// values is not used.
+const DuplicateKeyMessage = "duplicate key: only its last value is used, the earlier ones are ignored (Rill's admin service keeps the last one too)"
+
+// duplicateKeyWarnings returns a warning for every key given more than once in an object of std, a
+// standard JSON object (the set after hujson.Standardize), each named once by its path. A key of the
+// set itself is a provisioner name, warned about with an empty field. The set's nesting is bounded by
+// checkSetText, so the recursion is too.
+func duplicateKeyWarnings(std []byte) []SetWarning {
+	dec := json.NewDecoder(bytes.NewReader(std))
+	var out []SetWarning
+	var walk func(top bool, provisioner, field string) bool
+	walk = func(top bool, provisioner, field string) bool {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]int{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return false
+				}
+				key, _ := kt.(string)
+				p, f := provisioner, joinPath(field, key)
+				if top {
+					p, f = key, "" // the set's own keys are provisioner names
+				}
+				if seen[key]++; seen[key] == 2 {
+					out = append(out, SetWarning{Provisioner: p, Field: f, Message: DuplicateKeyMessage})
+				}
+				if !walk(false, p, f) {
+					return false
+				}
+			}
+			_, err = dec.Token() // '}'
+			return err == nil
+		case json.Delim('['):
+			for i := 0; dec.More(); i++ {
+				if !walk(false, provisioner, field+"["+strconv.Itoa(i)+"]") {
+					return false
+				}
+			}
+			_, err = dec.Token() // ']'
+			return err == nil
+		}
+		return true
+	}
+	walk(true, "", "")
+	return out
+}
