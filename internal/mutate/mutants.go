@@ -331,8 +331,8 @@ var Mutants = []Mutant{
 	{
 		Name: "unknown-type-skipped", Breaks: "an unknown provisioner type fails the plan",
 		File:    "internal/provisioner/registry.go",
-		Search:  "\t\tif _, ok := Initializers[typ]; !ok {\n",
-		Replace: "\t\tif _, ok := Initializers[typ]; !ok {\n\t\t\tcontinue\n\t\t}\n\t\tif false {\n",
+		Search:  "\tif _, ok := Initializers[typ]; !ok {\n",
+		Replace: "\tif _, ok := Initializers[typ]; !ok {\n\t\treturn ProvisionerSpec{}, warnings, nil\n\t}\n\tif false {\n",
 		Checks:  []Check{{Package: "./internal/provisioner", Tests: []string{"TestNewSetErrorsNameTheProvisionerAndField"}}},
 	},
 
@@ -734,8 +734,8 @@ var Mutants = []Mutant{
 	{
 		Name: "set-error-unmasked", Breaks: "a set error, at plan or at apply time, never shows a password",
 		File:    "internal/provider/provider.go",
-		Search:  "diags.AddAttributeError(path.Root(\"provisioner_set_json\"), summary, logging.MaskString(err.Error())+from)",
-		Replace: "diags.AddAttributeError(path.Root(\"provisioner_set_json\"), summary, err.Error()+from)",
+		Search:  "diags.AddAttributeError(path.Root(\"provisioner_set_json\"), summary, logging.MaskString(e.Error())+from)",
+		Replace: "diags.AddAttributeError(path.Root(\"provisioner_set_json\"), summary, e.Error()+from)",
 		Checks:  []Check{providerSetErrors},
 	},
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"go.uber.org/zap"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/envnames"
@@ -111,7 +112,7 @@ func (p *RillProvider) ValidateConfig(ctx context.Context, req provider.Validate
 		}
 		var err error
 		if specs, err = provisioner.ParseSet(s.ValueString()); err != nil {
-			addSetError(&resp.Diagnostics, err, "")
+			addSetError(&resp.Diagnostics, setErrorsOfAPlanThatStops(s.ValueString(), err), "")
 			return
 		}
 		if len(specs) == 0 {
@@ -144,16 +145,34 @@ func (p *RillProvider) ValidateConfig(ctx context.Context, req provider.Validate
 	}
 }
 
-// addSetError reports err, from parsing or building the set, on provisioner_set_json: the summary names
-// the provisioner the error is about, at plan time (ValidateConfig) and at apply time (Configure)
-// alike. The set may hold secrets (a DSN pasted into the wrong field), so the detail is masked.
+// addSetError reports err, from parsing or building the set, on provisioner_set_json: one diagnostic per
+// error it joins (provisioner.SplitErrors), whose summary names the provisioner the error is about, at
+// plan time (ValidateConfig) and at apply time (Configure) alike. The set may hold secrets (a DSN
+// pasted into the wrong field), so the detail is masked.
 func addSetError(diags *diag.Diagnostics, err error, from string) {
-	summary := "Invalid provisioner set"
-	var se *provisioner.SetError
-	if errors.As(err, &se) {
-		summary = fmt.Sprintf("Invalid provisioner %q in the provisioner set", se.Provisioner)
+	for _, e := range provisioner.SplitErrors(err) {
+		summary := "Invalid provisioner set"
+		var se *provisioner.SetError
+		if errors.As(e, &se) {
+			summary = fmt.Sprintf("Invalid provisioner %q in the provisioner set", se.Provisioner)
+		}
+		diags.AddAttributeError(path.Root("provisioner_set_json"), summary, logging.MaskString(e.Error())+from)
 	}
-	diags.AddAttributeError(path.Root("provisioner_set_json"), summary, logging.MaskString(err.Error())+from)
+}
+
+// setErrorsOfAPlanThatStops returns every error of a set that ParseSet found in error (parseErr): its
+// own, and those of building the entries that parsed. An error in ValidateConfig stops the plan
+// before Configure would build the set, so without them a set with an unknown type in one entry and
+// a wrong field in another took two plans to show both. The initializers touch nothing (no network,
+// no ledger: the ledger handed to them is never opened); when the set parses, ValidateConfig builds
+// nothing, so that `terraform validate` needs none of what building may read (dsn_env's variable).
+func setErrorsOfAPlanThatStops(setJSON string, parseErr error) error {
+	ledger := newLazyLedger("", zap.NewNop())
+	defer func() { _ = ledger.Close() }()
+	if _, _, err := provisioner.NewSetWithWarnings(setJSON, ledger, zap.NewNop()); err != nil {
+		return err
+	}
+	return parseErr // not reached: the set NewSetWithWarnings parses is the one ParseSet refused
 }
 
 // Configure builds the provisioner set (once per provider process for a given configuration) and hands

@@ -289,3 +289,31 @@ func TestAnEmptySetIsAnError(t *testing.T) {
 		}
 	}
 }
+
+// Every error of the set is a diagnostic of its own on provisioner_set_json, naming its provisioner
+// and field, in the run that finds the first: at plan time (ValidateConfig stops the plan, so it
+// reports the spec errors too) and at apply time (Configure).
+func TestEverySetErrorIsADiagnostic(t *testing.T) {
+	set := `{"p": {"type": "static", "spec": {"placement": "x", "runtimes": [{"host": "http://a", "slots": -1}]}}, "q": {"type": "nope"}}`
+	want := `provisioner "p": spec.placement|provisioner "p": spec.runtimes[0].slots|provisioner "q": type`
+	for name, diags := range map[string]func() diag.Diagnostics{
+		"ValidateConfig": func() diag.Diagnostics { return validate(t, map[string]any{"provisioner_set_json": set}) },
+		"Configure": func() diag.Diagnostics {
+			_, d := configure(t, map[string]any{"provisioner_set_json": set, "ledger_dsn": "sqlite://" + filepath.Join(t.TempDir(), "l.db")})
+			return d
+		},
+	} {
+		var got []string
+		for _, d := range diags() {
+			if withPath, ok := d.(diag.DiagnosticWithPath); !ok || !withPath.Path().Equal(path.Root("provisioner_set_json")) {
+				t.Errorf("%s: %q is not on provisioner_set_json", name, d.Summary())
+			}
+			field, _, _ := strings.Cut(d.Detail(), ": must")
+			field, _, _ = strings.Cut(field, ": unknown")
+			got = append(got, field)
+		}
+		if strings.Join(got, "|") != want {
+			t.Errorf("%s: got %q, want %q", name, got, want)
+		}
+	}
+}

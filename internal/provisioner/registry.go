@@ -80,64 +80,108 @@ func ParseSet(setSpecJSON string) (map[string]ProvisionerSpec, error) {
 // given twice in one object (whose last value is kept, as Rill keeps it). The set's size,
 // nesting depth and UTF-8 encoding are checked before any parser reads it.
 func ParseSetWithWarnings(setSpecJSON string) (map[string]ProvisionerSpec, []SetWarning, error) {
-	if err := checkSetText(setSpecJSON); err != nil {
+	specs, warnings, entryErrs, err := parseSet(setSpecJSON)
+	if err == nil && len(entryErrs) > 0 {
+		err = errors.Join(entryErrs...)
+	}
+	if err != nil {
 		return nil, nil, err
+	}
+	return specs, warnings, nil
+}
+
+// parseSet is ParseSetWithWarnings that goes on past an entry in error, so that every error of the set
+// is reported in one run: it returns the entries that parsed, and a *SetError for each that did not,
+// in the order of their names. err is for the set as a whole (not JSON, not an object): then nothing
+// else is returned.
+func parseSet(setSpecJSON string) (specs map[string]ProvisionerSpec, warnings []SetWarning, entryErrs []error, err error) {
+	if err := checkSetText(setSpecJSON); err != nil {
+		return nil, nil, nil, err
 	}
 	std, err := hujson.Standardize([]byte(setSpecJSON))
 	if err != nil {
-		return nil, nil, fmt.Errorf("provisioner set is not valid JSON: %w", err)
+		return nil, nil, nil, fmt.Errorf("provisioner set is not valid JSON: %w", err)
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(std, &raw); err != nil {
-		return nil, nil, fmt.Errorf("provisioner set must be a JSON object of provisioner names to {\"type\": ..., \"spec\": {...}}: %w", err)
+		return nil, nil, nil, fmt.Errorf("provisioner set must be a JSON object of provisioner names to {\"type\": ..., \"spec\": {...}}: %w", err)
 	}
 	if raw == nil {
-		return nil, nil, errors.New("provisioner set must be a JSON object of provisioner names to {\"type\": ..., \"spec\": {...}}, got null")
+		return nil, nil, nil, errors.New("provisioner set must be a JSON object of provisioner names to {\"type\": ..., \"spec\": {...}}, got null")
 	}
-	specs := make(map[string]ProvisionerSpec, len(raw))
-	warnings := duplicateKeyWarnings(std)
+	specs = make(map[string]ProvisionerSpec, len(raw))
+	warnings = duplicateKeyWarnings(std)
 	for _, name := range sortedKeys(raw) {
-		if strings.TrimSpace(name) == "" {
-			return nil, nil, &SetError{Provisioner: name, Err: errors.New("provisioner names must not be empty")}
+		spec, entryWarnings, err := parseEntry(name, raw[name])
+		warnings = append(warnings, entryWarnings...)
+		if err != nil {
+			entryErrs = append(entryErrs, err)
+			continue
 		}
-		var entry map[string]json.RawMessage
-		if err := json.Unmarshal(raw[name], &entry); err != nil || entry == nil {
-			return nil, nil, &SetError{Provisioner: name, Err: errors.New("must be an object {\"type\": ..., \"spec\": {...}}")}
-		}
-		// Rill decodes an entry with encoding/json: keys match "type" and "spec" case-insensitively,
-		// an exact match wins, and any other key is ignored.
-		var typeJSON, spec json.RawMessage
-		for _, k := range sortedKeys(entry) {
-			switch {
-			case k == "type" || (strings.EqualFold(k, "type") && entry["type"] == nil):
-				typeJSON = entry[k]
-			case k == "spec" || (strings.EqualFold(k, "spec") && entry["spec"] == nil):
-				spec = entry[k]
-			case strings.EqualFold(k, "type") || strings.EqualFold(k, "spec"):
-				warnings = append(warnings, SetWarning{Provisioner: name, Field: k, Message: fmt.Sprintf("ignored: %q is given too, and the exact spelling wins", strings.ToLower(k))})
-			default:
-				warnings = append(warnings, SetWarning{Provisioner: name, Field: k, Message: IgnoredFieldMessage + "; an entry has only \"type\" and \"spec\""})
-			}
-		}
-		var typ string
-		if typeJSON == nil {
-			return nil, nil, &SetError{Provisioner: name, Field: "type", Err: fmt.Errorf("is required; known types: %s", strings.Join(KnownTypes(), ", "))}
-		} else if err := json.Unmarshal(typeJSON, &typ); err != nil {
-			return nil, nil, &SetError{Provisioner: name, Field: "type", Err: errors.New("must be a string")}
-		}
-		if _, ok := Initializers[typ]; !ok {
-			return nil, nil, &SetError{Provisioner: name, Field: "type", Err: fmt.Errorf("unknown provisioner type %q; known types: %s", typ, strings.Join(KnownTypes(), ", "))}
-		}
-		if len(spec) == 0 || string(spec) == "null" {
-			spec = json.RawMessage("{}")
-		}
-		if spec[0] != '{' {
-			return nil, nil, &SetError{Provisioner: name, Field: "spec", Err: errors.New("must be a JSON object")}
-		}
-		specs[name] = ProvisionerSpec{Type: typ, Spec: spec}
+		specs[name] = spec
 	}
 	sortWarnings(warnings)
-	return specs, warnings, nil
+	return specs, warnings, entryErrs, nil
+}
+
+// parseEntry parses the entry of provisioner name: its type and spec, and its warnings.
+func parseEntry(name string, raw json.RawMessage) (ProvisionerSpec, []SetWarning, error) {
+	if strings.TrimSpace(name) == "" {
+		return ProvisionerSpec{}, nil, &SetError{Provisioner: name, Err: errors.New("provisioner names must not be empty")}
+	}
+	var entry map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &entry); err != nil || entry == nil {
+		return ProvisionerSpec{}, nil, &SetError{Provisioner: name, Err: errors.New("must be an object {\"type\": ..., \"spec\": {...}}")}
+	}
+	var warnings []SetWarning
+	// Rill decodes an entry with encoding/json: keys match "type" and "spec" case-insensitively,
+	// an exact match wins, and any other key is ignored.
+	var typeJSON, spec json.RawMessage
+	for _, k := range sortedKeys(entry) {
+		switch {
+		case k == "type" || (strings.EqualFold(k, "type") && entry["type"] == nil):
+			typeJSON = entry[k]
+		case k == "spec" || (strings.EqualFold(k, "spec") && entry["spec"] == nil):
+			spec = entry[k]
+		case strings.EqualFold(k, "type") || strings.EqualFold(k, "spec"):
+			warnings = append(warnings, SetWarning{Provisioner: name, Field: k, Message: fmt.Sprintf("ignored: %q is given too, and the exact spelling wins", strings.ToLower(k))})
+		default:
+			warnings = append(warnings, SetWarning{Provisioner: name, Field: k, Message: IgnoredFieldMessage + "; an entry has only \"type\" and \"spec\""})
+		}
+	}
+	var typ string
+	if typeJSON == nil {
+		return ProvisionerSpec{}, warnings, &SetError{Provisioner: name, Field: "type", Err: fmt.Errorf("is required; known types: %s", strings.Join(KnownTypes(), ", "))}
+	} else if err := json.Unmarshal(typeJSON, &typ); err != nil {
+		return ProvisionerSpec{}, warnings, &SetError{Provisioner: name, Field: "type", Err: errors.New("must be a string")}
+	}
+	if _, ok := Initializers[typ]; !ok {
+		return ProvisionerSpec{}, warnings, &SetError{Provisioner: name, Field: "type", Err: fmt.Errorf("unknown provisioner type %q; known types: %s", typ, strings.Join(KnownTypes(), ", "))}
+	}
+	if len(spec) == 0 || string(spec) == "null" {
+		spec = json.RawMessage("{}")
+	}
+	if spec[0] != '{' {
+		return ProvisionerSpec{}, warnings, &SetError{Provisioner: name, Field: "spec", Err: errors.New("must be a JSON object")}
+	}
+	return ProvisionerSpec{Type: typ, Spec: spec}, warnings, nil
+}
+
+// SplitErrors returns the errors joined in err (by errors.Join, at any depth), or err alone: a set or a
+// spec reports every error it finds so, and each is shown on its own.
+func SplitErrors(err error) []error {
+	if err == nil {
+		return nil
+	}
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range joined.Unwrap() {
+		out = append(out, SplitErrors(e)...)
+	}
+	return out
 }
 
 // NewSet initializes a set of provisioners from a JSON specification. The JSON specification should be
@@ -157,26 +201,29 @@ func NewSet(setSpecJSON string, db database.DB, logger *zap.Logger) (map[string]
 // NewSetWithWarnings is NewSet that also returns the warnings of the set and of every provisioner's
 // spec (from provisioners implementing SpecWarner), sorted by provisioner and field.
 func NewSetWithWarnings(setSpecJSON string, db database.DB, logger *zap.Logger) (map[string]Provisioner, []SetWarning, error) {
-	specs, warnings, err := ParseSetWithWarnings(setSpecJSON)
+	specs, warnings, errs, err := parseSet(setSpecJSON)
 	if err != nil {
 		return nil, nil, err
 	}
 	if logger == nil {
 		logger = zap.NewNop()
 	}
+	// Every entry that parsed is built, even when another is in error, so that one run reports every
+	// error of the set.
 	set := make(map[string]Provisioner, len(specs))
 	for _, name := range sortedKeys(specs) {
 		ps := specs[name]
 		p, err := Initializers[ps.Type](ps.Spec, db, logger.With(zap.String("provisioner", name), zap.String("type", ps.Type)))
 		if err != nil {
-			for _, built := range set {
-				_ = built.Close()
+			for _, e := range SplitErrors(err) {
+				var fe *FieldError
+				if errors.As(e, &fe) {
+					errs = append(errs, &SetError{Provisioner: name, Field: joinPath("spec", fe.Path), Err: fe.Err})
+				} else {
+					errs = append(errs, &SetError{Provisioner: name, Field: "spec", Err: e})
+				}
 			}
-			var fe *FieldError
-			if errors.As(err, &fe) {
-				return nil, nil, &SetError{Provisioner: name, Field: joinPath("spec", fe.Path), Err: fe.Err}
-			}
-			return nil, nil, &SetError{Provisioner: name, Field: "spec", Err: err}
+			continue
 		}
 		if n, ok := p.(Named); ok {
 			n.SetName(name)
@@ -185,6 +232,19 @@ func NewSetWithWarnings(setSpecJSON string, db database.DB, logger *zap.Logger) 
 			warnings = append(warnings, prefixWarnings(name, "spec", sw.SpecWarnings())...)
 		}
 		set[name] = p
+	}
+	if len(errs) > 0 {
+		for _, built := range set {
+			_ = built.Close()
+		}
+		// By provisioner name; a provisioner's own errors stay in the order its spec reported them.
+		slices.SortStableFunc(errs, func(a, b error) int {
+			var sa, sb *SetError
+			errors.As(a, &sa)
+			errors.As(b, &sb)
+			return strings.Compare(sa.Provisioner, sb.Provisioner)
+		})
+		return nil, nil, errors.Join(errs...)
 	}
 	sortWarnings(warnings)
 	return set, warnings, nil

@@ -70,3 +70,36 @@ func TestKnownTypesIncludesRegisteredOnes(t *testing.T) {
 		t.Fatalf("KnownTypes() = %v", provisioner.KnownTypes())
 	}
 }
+
+// Every error of a set is reported at once, each naming its provisioner and field: the entries'
+// errors (an unknown type, a spec that is not an object) and every spec error of the entries that
+// could be built, in the order of the provisioners' names.
+func TestNewSetReportsEveryError(t *testing.T) {
+	set := `{
+		"p": {"type": "static", "spec": {"placement": "x", "runtimes": [{"host": "http://a", "slots": -1}]}},
+		"q": {"type": "nope"},
+		"r": {"type": "static", "spec": []}
+	}`
+	want := []string{"p spec.placement", "p spec.runtimes[0].slots", "q type", "r spec"}
+	for name, build := range map[string]func() error{
+		"NewSet": func() error { _, err := provisioner.NewSet(set, nil, nil); return err },
+		"ParseSet": func() error {
+			want = []string{"q type", "r spec"}
+			_, err := provisioner.ParseSet(set)
+			return err
+		},
+	} {
+		err := build()
+		var got []string
+		for _, e := range provisioner.SplitErrors(err) {
+			var se *provisioner.SetError
+			if !errors.As(e, &se) {
+				t.Fatalf("%s: %T %v is not a *SetError", name, e, e)
+			}
+			got = append(got, se.Provisioner+" "+se.Field)
+		}
+		if strings.Join(got, ", ") != strings.Join(want, ", ") {
+			t.Errorf("%s: errors on %q, want %q (%v)", name, got, want, err)
+		}
+	}
+}

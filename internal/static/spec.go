@@ -1,6 +1,7 @@
 package static
 
 import (
+	"errors"
 	"math"
 	"net/url"
 	"strconv"
@@ -56,12 +57,14 @@ func ParseSpec(specJSON []byte) (*Spec, error) {
 		return nil, err
 	}
 	spec.warnings = warnings
+	// Every error is collected, so that one run reports them all.
+	var errs []error
 	switch spec.Placement {
 	case "":
 		spec.Placement = PlacementSpread
 	case PlacementSpread, PlacementPack:
 	default:
-		return nil, provisioner.Errorf("placement", "must be %q or %q, got %q", PlacementSpread, PlacementPack, spec.Placement)
+		errs = append(errs, provisioner.Errorf("placement", "must be %q or %q, got %q", PlacementSpread, PlacementPack, spec.Placement))
 	}
 	if len(spec.Runtimes) == 0 {
 		spec.warnings = append(spec.warnings, provisioner.FieldWarning{Path: "runtimes",
@@ -73,31 +76,34 @@ func ParseSpec(specJSON []byte) (*Spec, error) {
 		path := func(field string) string { return "runtimes[" + strconv.Itoa(i) + "]." + field }
 		written := strings.TrimRight(strings.TrimSpace(rt.Host), "/")
 		if written == "" {
-			return nil, provisioner.Errorf(path("host"), "is required (the runtime's base URL, e.g. \"http://localhost:9091\")")
+			errs = append(errs, provisioner.Errorf(path("host"), "is required (the runtime's base URL, e.g. \"http://localhost:9091\")"))
+		} else if canonical, err := hosturl.Canonical(rt.Host); err != nil {
+			errs = append(errs, provisioner.Errorf(path("host"), "%v", &urlError{rt.Host}))
+		} else {
+			rt.Host = canonical
+			if prev, dup := seen[rt.Host]; dup {
+				errs = append(errs, provisioner.Errorf(path("host"), "%q is the same host as runtimes[%d] (host URLs are compared in canonical form: lower-case scheme and host, no trailing dot, default port or trailing slash)", rt.Host, prev))
+			} else {
+				seen[rt.Host] = i
+			}
 		}
-		canonical, err := hosturl.Canonical(rt.Host)
-		if err != nil {
-			return nil, provisioner.Errorf(path("host"), "%v", &urlError{rt.Host})
-		}
-		rt.Host = canonical
-		if prev, dup := seen[rt.Host]; dup {
-			return nil, provisioner.Errorf(path("host"), "%q is the same host as runtimes[%d] (host URLs are compared in canonical form: lower-case scheme and host, no trailing dot, default port or trailing slash)", rt.Host, prev)
-		}
-		seen[rt.Host] = i
 		if rt.Slots < 0 || rt.Slots > MaxHostSlots {
-			return nil, provisioner.Errorf(path("slots"), "must be between 0 (a drained host) and %d, got %d", MaxHostSlots, rt.Slots)
+			errs = append(errs, provisioner.Errorf(path("slots"), "must be between 0 (a drained host) and %d, got %d", MaxHostSlots, rt.Slots))
 		}
 		if rt.AudienceURL == "" {
 			// The audience is compared verbatim by the runtime: keep the host as written.
 			rt.AudienceURL = written
 		} else if err := checkURL(rt.AudienceURL); err != nil {
-			return nil, provisioner.Errorf(path("audience_url"), "%v", err)
+			errs = append(errs, provisioner.Errorf(path("audience_url"), "%v", err))
 		} else if hasPassword(rt.AudienceURL) {
 			spec.warnings = append(spec.warnings, provisioner.FieldWarning{Path: path("audience_url"), Message: passwordInURL})
 		}
 		if hasPassword(rt.Host) {
 			spec.warnings = append(spec.warnings, provisioner.FieldWarning{Path: path("host"), Message: passwordInURL})
 		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return spec, nil
 }

@@ -74,6 +74,23 @@ func TestParseSpecErrorsAndWarningsNameTheField(t *testing.T) {
 	}
 }
 
+// Every error of a spec is reported at once, each naming its field.
+func TestParseSpecReportsEveryError(t *testing.T) {
+	_, err := ParseSpec([]byte(`{"placement": "x", "runtimes": [{"host": "http://a", "slots": -1}, {"slots": 1}, {"host": "ftp://b", "slots": 1, "audience_url": "aud"}, {"host": "http://A", "slots": 1}]}`))
+	var got []string
+	for _, e := range provisioner.SplitErrors(err) {
+		var fe *provisioner.FieldError
+		if !errors.As(e, &fe) {
+			t.Fatalf("%T %v is not a *FieldError", e, e)
+		}
+		got = append(got, fe.Path)
+	}
+	want := "placement runtimes[0].slots runtimes[1].host runtimes[2].host runtimes[2].audience_url runtimes[3].host"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("errors on %q, want %q (%v)", strings.Join(got, " "), want, err)
+	}
+}
+
 // A drained host (0 slots, as Rill allows) keeps its runtimes and takes no new one.
 func TestDrainedHostTakesNoNewRuntime(t *testing.T) {
 	p, _, _ := newPool(t, `{"runtimes": [{"host": "http://a", "slots": 0}, {"host": "http://b", "slots": 1}]}`)
