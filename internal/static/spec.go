@@ -1,9 +1,12 @@
 package static
 
 import (
+	"encoding/json"
 	"errors"
+	"maps"
 	"math"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -70,6 +73,7 @@ func ParseSpec(specJSON []byte) (*Spec, error) {
 		spec.warnings = append(spec.warnings, provisioner.FieldWarning{Path: "runtimes",
 			Message: "lists no runtime host: no runtime can be placed in this pool (Rill accepts an empty pool too)"})
 	}
+	unset := unsetSlots(specJSON)
 	seen := make(map[string]int, len(spec.Runtimes))
 	for i := range spec.Runtimes {
 		rt := &spec.Runtimes[i]
@@ -86,6 +90,11 @@ func ParseSpec(specJSON []byte) (*Spec, error) {
 			} else {
 				seen[rt.Host] = i
 			}
+		}
+		if i < len(unset) && unset[i] != "" {
+			spec.warnings = append(spec.warnings, provisioner.FieldWarning{Path: path("slots"), Message: "is " + unset[i] +
+				": the host offers 0 slots, so no runtime is placed on it, as on a drained host (Rill's admin service reads it as 0 too); " +
+				"give the host's capacity, or 0 to drain it"})
 		}
 		if rt.Slots < 0 || rt.Slots > MaxHostSlots {
 			errs = append(errs, provisioner.Errorf(path("slots"), "must be between 0 (a drained host) and %d, got %d", MaxHostSlots, rt.Slots))
@@ -106,6 +115,42 @@ func ParseSpec(specJSON []byte) (*Spec, error) {
 		return nil, errors.Join(errs...)
 	}
 	return spec, nil
+}
+
+// unsetSlots says, for each entry of the spec's runtimes, whether its slots is "missing" or "null" ("" when
+// given): the decoder reads both as 0, a drained host, which is what Rill does too, but a host listed
+// without its capacity is more likely an omission than a drain. Keys match as the decoder matches
+// them (case-insensitively, the exact spelling first). specJSON has been decoded already, so it is
+// valid JSON.
+func unsetSlots(specJSON []byte) []string {
+	var top map[string]json.RawMessage
+	_ = json.Unmarshal(specJSON, &top)
+	var entries []map[string]json.RawMessage
+	_ = json.Unmarshal(keyOf(top, "runtimes"), &entries)
+	out := make([]string, len(entries))
+	for i, e := range entries {
+		switch v := keyOf(e, "slots"); {
+		case v == nil:
+			out[i] = "missing"
+		case string(v) == "null":
+			out[i] = "null"
+		}
+	}
+	return out
+}
+
+// keyOf returns m's value for key, else for a key equal to it under case folding (the first in
+// sorted order), else nil.
+func keyOf(m map[string]json.RawMessage, key string) json.RawMessage {
+	if v, ok := m[key]; ok {
+		return v
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if strings.EqualFold(k, key) {
+			return m[k]
+		}
+	}
+	return nil
 }
 
 // passwordInURL is the warning for a host or audience URL with a password in its user info. Rill

@@ -50,6 +50,8 @@ func TestParseSpecErrorsAndWarningsNameTheField(t *testing.T) {
 		{"password in host", `{"runtimes": [{"host": "http://admin:hunter2@a:9091", "slots": 1}]}`, "runtimes[0].host", "carries a password in its user info", true},
 		{"password in audience_url", `{"runtimes": [{"host": "http://a", "slots": 1, "audience_url": "http://u:hunter2@a"}]}`, "runtimes[0].audience_url", "carries a password in its user info", true},
 		{"no runtimes at all", `{}`, "runtimes", "lists no runtime host", true},
+		{"slots missing", `{"runtimes": [{"host": "http://a", "slots": 1}, {"host": "http://b"}]}`, "runtimes[1].slots", "is missing: the host offers 0 slots", true},
+		{"slots null", `{"runtimes": [{"host": "http://a", "Slots": null}]}`, "runtimes[0].slots", "is null: the host offers 0 slots", true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,6 +90,15 @@ func TestParseSpecReportsEveryError(t *testing.T) {
 	want := "placement runtimes[0].slots runtimes[1].host runtimes[2].host runtimes[2].audience_url runtimes[3].host"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("errors on %q, want %q (%v)", strings.Join(got, " "), want, err)
+	}
+}
+
+// A host given 0 slots on purpose is drained without a warning; one whose slots are missing or null
+// is warned about (TestParseSpecErrorsAndWarningsNameTheField).
+func TestExplicitZeroSlotsIsNoWarning(t *testing.T) {
+	spec, err := ParseSpec([]byte(`{"runtimes": [{"host": "http://a", "slots": 0}, {"host": "http://b", "SLOTS": 0}]}`))
+	if err != nil || len(spec.warnings) != 0 {
+		t.Fatalf("got %v %v", spec.warnings, err)
 	}
 }
 
