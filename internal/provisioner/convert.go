@@ -2,9 +2,11 @@ package provisioner
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
+	"strconv"
 
 	"github.com/go-viper/mapstructure/v2"
 )
@@ -38,8 +40,11 @@ func wholeNumber(v any) (int64, error) {
 			return i, nil
 		}
 		parsed, err := n.Float64()
-		if err != nil {
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
 			return 0, fmt.Errorf("expected a whole number, got %s", n.String())
+		}
+		if parsed == math.Trunc(parsed) && (err != nil || math.Abs(parsed) > 1<<53) {
+			return 0, &OutOfRangeError{Number: n.String()} // as written, not as a float prints it
 		}
 		f = parsed
 	case float64:
@@ -53,9 +58,21 @@ func wholeNumber(v any) (int64, error) {
 		return 0, fmt.Errorf("expected a whole number, got %v", f)
 	}
 	if math.Abs(f) > 1<<53 {
-		return 0, fmt.Errorf("number %v is out of range", f)
+		return 0, &OutOfRangeError{Number: fmt.Sprint(f)}
 	}
 	return int64(f), nil
+}
+
+// OutOfRangeError is wholeNumber's error for a whole number too large to read exactly. It says the
+// range of the conversion; a field whose own range is narrower replaces it with that range (see
+// static.ParseSpec's slots), as the user's mistake is against the field's range, not this one.
+type OutOfRangeError struct {
+	// Number is the number as written in the JSON when it came from there.
+	Number string
+}
+
+func (e *OutOfRangeError) Error() string {
+	return fmt.Sprintf("number %s is out of range: whole numbers here are between -9007199254740992 and 9007199254740992 (2^53)", e.Number)
 }
 
 // stringList reads a list of strings that may have been through JSON ([]any); other elements and

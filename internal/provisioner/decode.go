@@ -129,8 +129,10 @@ func strictNumberHook(from reflect.Type, to reflect.Type, data any) (any, error)
 		switch data.(type) {
 		case json.Number, float64, float32:
 			return wholeNumber(data)
-		case string, bool:
-			return nil, fmt.Errorf("expected a whole number, got %s %q", typeName(data), fmt.Sprint(data))
+		case string:
+			return nil, fmt.Errorf("expected a whole number, got string %q", data)
+		case bool:
+			return nil, fmt.Errorf("expected a whole number, got boolean %v", data)
 		default:
 			return data, nil
 		}
@@ -144,6 +146,15 @@ func strictNumberHook(from reflect.Type, to reflect.Type, data any) (any, error)
 	case reflect.Bool:
 		if _, ok := data.(bool); !ok && data != nil {
 			return nil, fmt.Errorf("expected true or false, got %s", typeName(data))
+		}
+	case reflect.Slice, reflect.Array:
+		// mapstructure's own message ("source data must be an array or slice, got map") speaks Go.
+		if n := typeName(data); n == "string" || n == "boolean" || n == "number" || n == "object" {
+			return nil, fmt.Errorf("expected a list, got %s", n)
+		}
+	case reflect.Struct, reflect.Map:
+		if n := typeName(data); n == "string" || n == "boolean" || n == "number" || n == "list" {
+			return nil, fmt.Errorf("expected an object, got %s", n)
 		}
 	}
 	return data, nil
@@ -184,6 +195,11 @@ func fieldErrorFromMapstructure(err error) error {
 	var ute *mapstructure.UnconvertibleTypeError
 	if errors.As(inner, &ute) {
 		return &FieldError{Path: de.Name(), Err: fmt.Errorf("expected %s, got %s", kindName(ute.Expected.Type()), typeName(ute.Value))}
+	}
+	var oor *OutOfRangeError
+	if errors.As(inner, &oor) {
+		// Kept as it is, so that a field with a narrower range can say its own (static's slots).
+		return &FieldError{Path: de.Name(), Err: oor}
 	}
 	// Hook errors arrive wrapped as "error decoding 'x': <ours>"; keep only ours.
 	if i := strings.LastIndex(msg, "': "); i >= 0 && strings.HasPrefix(msg, "error decoding '") {

@@ -181,3 +181,40 @@ func TestParseSetWarnsAboutDuplicateKeys(t *testing.T) {
 		t.Fatalf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// Decoding errors speak JSON's types and say the range of a number too large, never Go's types or
+// mapstructure's words.
+func TestDecodeSpecErrorsSpeakJSON(t *testing.T) {
+	type item struct {
+		N int `json:"n"`
+	}
+	type spec struct {
+		Items []item `json:"items"`
+		One   item   `json:"one"`
+	}
+	for in, want := range map[string]string{
+		`{"items": {"n": 1}}`:     "items: expected a list, got object",
+		`{"items": "x"}`:          "items: expected a list, got string",
+		`{"items": [7]}`:          "items[0]: expected an object, got number",
+		`{"one": [1]}`:            "one: expected an object, got list",
+		`{"one": {"n": true}}`:    "one.n: expected a whole number, got boolean true",
+		`{"one": {"n": "4"}}`:     `one.n: expected a whole number, got string "4"`,
+		`{"one": {"n": 1e20}}`:    "one.n: number 1e20 is out of range: whole numbers here are between -9007199254740992 and 9007199254740992 (2^53)",
+		`{"one": {"n": 1e400}}`:   "one.n: number 1e400 is out of range",
+		`{"one": {"n": 1.5}}`:     "one.n: expected a whole number, got 1.5",
+		`{"one": {"n": 1e3}}`:     "",
+		`{"items": [{"n": 2e0}]}`: "",
+	} {
+		var out spec
+		err := DecodeSpec([]byte(in), &out)
+		if want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", in, err)
+			}
+			continue
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: got %v, want %q", in, err, want)
+		}
+	}
+}

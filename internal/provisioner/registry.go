@@ -104,7 +104,11 @@ func parseSet(setSpecJSON string) (specs map[string]ProvisionerSpec, warnings []
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(std, &raw); err != nil {
-		return nil, nil, nil, fmt.Errorf("provisioner set must be a JSON object of provisioner names to {\"type\": ..., \"spec\": {...}}: %w", err)
+		// The set is valid JSON (Standardize read it): only its type is wrong. encoding/json's message
+		// names the Go type it decodes into; say the set's JSON type instead.
+		var v any
+		_ = json.Unmarshal(std, &v)
+		return nil, nil, nil, fmt.Errorf("provisioner set must be a JSON object of provisioner names to {\"type\": ..., \"spec\": {...}}, got %s", typeName(v))
 	}
 	if raw == nil {
 		return nil, nil, nil, errors.New("provisioner set must be a JSON object of provisioner names to {\"type\": ..., \"spec\": {...}}, got null")

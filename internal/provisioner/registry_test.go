@@ -80,16 +80,16 @@ func TestNewSetReportsEveryError(t *testing.T) {
 		"q": {"type": "nope"},
 		"r": {"type": "static", "spec": []}
 	}`
-	want := []string{"p spec.placement", "p spec.runtimes[0].slots", "q type", "r spec"}
-	for name, build := range map[string]func() error{
-		"NewSet": func() error { _, err := provisioner.NewSet(set, nil, nil); return err },
-		"ParseSet": func() error {
-			want = []string{"q type", "r spec"}
-			_, err := provisioner.ParseSet(set)
-			return err
-		},
+	for _, tc := range []struct {
+		name  string
+		build func() error
+		want  []string
+	}{
+		{"NewSet", func() error { _, err := provisioner.NewSet(set, nil, nil); return err }, []string{"p spec.placement", "p spec.runtimes[0].slots", "q type", "r spec"}},
+		{"ParseSet", func() error { _, err := provisioner.ParseSet(set); return err }, []string{"q type", "r spec"}},
 	} {
-		err := build()
+		name, want := tc.name, tc.want
+		err := tc.build()
 		var got []string
 		for _, e := range provisioner.SplitErrors(err) {
 			var se *provisioner.SetError
@@ -100,6 +100,16 @@ func TestNewSetReportsEveryError(t *testing.T) {
 		}
 		if strings.Join(got, ", ") != strings.Join(want, ", ") {
 			t.Errorf("%s: errors on %q, want %q (%v)", name, got, want, err)
+		}
+	}
+}
+
+// A set of the wrong JSON type is refused in JSON's terms, not Go's.
+func TestASetOfTheWrongTypeSaysItsJSONType(t *testing.T) {
+	for set, want := range map[string]string{`[]`: "got list", `"p"`: "got string", `7`: "got number", `true`: "got boolean"} {
+		_, err := provisioner.ParseSet(set)
+		if err == nil || !strings.HasSuffix(err.Error(), want) || strings.Contains(err.Error(), "Go value") {
+			t.Errorf("ParseSet(%s) = %v, want an error ending in %q", set, err, want)
 		}
 	}
 }

@@ -29,6 +29,10 @@ const (
 // and no host runs two billion runtimes.
 const MaxHostSlots = math.MaxInt32
 
+// slotsRange is the error for a host's slots out of range (formatted with MaxHostSlots and the number
+// as written).
+const slotsRange = "must be between 0 (a drained host) and %d, got %s"
+
 // Spec is the JSON spec of a static pool.
 type Spec struct {
 	Runtimes  []RuntimeSpec `json:"runtimes"`
@@ -57,6 +61,13 @@ func ParseSpec(specJSON []byte) (*Spec, error) {
 	spec := &Spec{}
 	warnings, err := provisioner.DecodeSpecCompat(specJSON, spec)
 	if err != nil {
+		// A slots too large to decode is against the slots' range, which the error says rather than
+		// the decoder's.
+		var fe *provisioner.FieldError
+		var oor *provisioner.OutOfRangeError
+		if errors.As(err, &fe) && errors.As(err, &oor) && strings.HasPrefix(fe.Path, "runtimes[") && strings.HasSuffix(fe.Path, "].slots") {
+			return nil, provisioner.Errorf(fe.Path, slotsRange, MaxHostSlots, oor.Number)
+		}
 		return nil, err
 	}
 	spec.warnings = warnings
@@ -97,7 +108,7 @@ func ParseSpec(specJSON []byte) (*Spec, error) {
 				"give the host's capacity, or 0 to drain it"})
 		}
 		if rt.Slots < 0 || rt.Slots > MaxHostSlots {
-			errs = append(errs, provisioner.Errorf(path("slots"), "must be between 0 (a drained host) and %d, got %d", MaxHostSlots, rt.Slots))
+			errs = append(errs, provisioner.Errorf(path("slots"), slotsRange, MaxHostSlots, strconv.Itoa(rt.Slots)))
 		}
 		if rt.AudienceURL == "" {
 			// The audience is compared verbatim by the runtime: keep the host as written.
