@@ -95,9 +95,12 @@ func ParseSpec(specJSON []byte) (*Spec, error) {
 		} else if canonical, err := hosturl.Canonical(rt.Host); err != nil {
 			errs = append(errs, provisioner.Errorf(path("host"), "%v", &urlError{rt.Host}))
 		} else {
+			// The error shows the host as the user wrote it (the canonical form may not appear in the
+			// set at all), and the canonical form that makes it a duplicate.
+			asWritten := rt.Host
 			rt.Host = canonical
 			if prev, dup := seen[rt.Host]; dup {
-				errs = append(errs, provisioner.Errorf(path("host"), "%q is the same host as runtimes[%d] (host URLs are compared in canonical form: lower-case scheme and host, no trailing dot, default port or trailing slash)", rt.Host, prev))
+				errs = append(errs, provisioner.Errorf(path("host"), "%q is the same host as runtimes[%d] (%q in canonical form: lower-case scheme and host, no trailing dot, default port or trailing slash)", asWritten, prev, rt.Host))
 			} else {
 				seen[rt.Host] = i
 			}

@@ -15,7 +15,8 @@ func TestParseSpecCanonicalizesHostsBeforeTheDuplicateCheck(t *testing.T) {
 	for _, second := range []string{"http://H1:9091", "http://h1:9091/.", "http://h1.:9091", "HTTP://h1:9091/", "http://h1:9091//"} {
 		_, err := ParseSpec([]byte(`{"runtimes": [{"host": "http://h1:9091", "slots": 1}, {"host": "` + second + `", "slots": 1}]}`))
 		var fe *provisioner.FieldError
-		if !errors.As(err, &fe) || fe.Path != "runtimes[1].host" || !strings.Contains(err.Error(), `"http://h1:9091" is the same host as runtimes[0]`) {
+		// The error shows the host as written, and the canonical form it shares with runtimes[0].
+		if want := `"` + second + `" is the same host as runtimes[0] ("http://h1:9091" in canonical form`; !errors.As(err, &fe) || fe.Path != "runtimes[1].host" || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: want a duplicate error on runtimes[1].host, got %v", second, err)
 		}
 	}
