@@ -44,17 +44,20 @@ type operationTimeout struct {
 // resource's `timeouts` block (from the plan, or for read and delete the state), sets.
 func resourceTimeout(ctx context.Context, t timeouts.Value, op string) operationTimeout {
 	o := operationTimeout{op: op}
+	def, ok := defaultTimeouts[op]
+	if !ok {
+		panic("resourceTimeout: no operation " + op)
+	}
+	// The library has a method per operation; the default comes from the one table.
 	switch op {
 	case "create":
-		o.d, o.diags = t.Create(ctx, defaultCreateTimeout)
+		o.d, o.diags = t.Create(ctx, def)
 	case "read":
-		o.d, o.diags = t.Read(ctx, defaultReadTimeout)
+		o.d, o.diags = t.Read(ctx, def)
 	case "update":
-		o.d, o.diags = t.Update(ctx, defaultUpdateTimeout)
+		o.d, o.diags = t.Update(ctx, def)
 	case "delete":
-		o.d, o.diags = t.Delete(ctx, defaultDeleteTimeout)
-	default:
-		panic("resourceTimeout: no operation " + op)
+		o.d, o.diags = t.Delete(ctx, def)
 	}
 	if !t.IsNull() && !t.IsUnknown() {
 		if v, ok := t.Attributes()[op].(types.String); ok && !v.IsNull() && !v.IsUnknown() {
