@@ -426,67 +426,96 @@ func checkNothingTainted(t *testing.T, w *acctest.Workspace) {
 }
 
 // The guide's recovery from a state file a kill cut short, made deterministic: after applies of 5 and
-// then 10 named runtimes, terraform.tfstate is cut in half as a kill during Terraform's write leaves it.
-// Terraform then refuses to run; the guide's steps (the backup, with 5 runtimes, back in place) and one
-// plain apply bring state == ledger == 10, and an empty plan.
+// then 10 named runtimes, terraform.tfstate is cut as a kill during Terraform's write leaves it: in
+// half, where Terraform then refuses to run, or to 0 bytes (the kill landed between the truncate and
+// the write), which Terraform reads as no state at all, without a word, and plans every runtime anew.
+// The guide's steps (the backup, with 5 runtimes, back in place) and one plain apply bring state ==
+// ledger == 10, and an empty plan.
 func TestAccRuntime_stateCutShortByAKillIsRecoveredAsTheGuideSays(t *testing.T) {
 	acctest.RequireAcc(t)
-	ledger := acctest.SQLiteLedger(t)
-	w := acctest.NewWorkspace(t)
-	t.Cleanup(func() {
-		if out, err := w.Run("destroy", "-auto-approve"); err != nil {
-			t.Errorf("destroy: %v\n%s", err, out)
-		}
-	})
-	config := func(n int) string {
-		return strings.Replace(resizeConfig(ledger, 1), fmt.Sprintf("count = %d", resizeRuntimes), fmt.Sprintf("count = %d", n), 1)
-	}
-	w.Write("main.tf", config(5))
-	w.Must("apply", "-auto-approve")
-	w.Write("main.tf", config(10))
-	w.Must("apply", "-auto-approve")
+	for _, tc := range []struct {
+		name string
+		cut  func([]byte) []byte
+		// planSays is what a plan of the cut state shows before the recovery, and planFails whether it fails.
+		planSays  []string
+		planFails bool
+	}{
+		{"cut in half", func(s []byte) []byte { return s[:len(s)/2] }, []string{"Unsupported state file format"}, true},
+		{"emptied", func([]byte) []byte { return nil }, []string{"Plan: 10 to add", "Named runtime exists already: the apply adopts it"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ledger := acctest.SQLiteLedger(t)
+			w := acctest.NewWorkspace(t)
+			t.Cleanup(func() {
+				if out, err := w.Run("destroy", "-auto-approve"); err != nil {
+					t.Errorf("destroy: %v\n%s", err, out)
+				}
+			})
+			config := func(n int) string {
+				return strings.Replace(resizeConfig(ledger, 1), fmt.Sprintf("count = %d", resizeRuntimes), fmt.Sprintf("count = %d", n), 1)
+			}
+			w.Write("main.tf", config(5))
+			w.Must("apply", "-auto-approve")
+			w.Write("main.tf", config(10))
+			w.Must("apply", "-auto-approve")
 
-	path := filepath.Join(w.Dir, "terraform.tfstate")
-	state, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, state[:len(state)/2], 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := w.Run("plan", "-no-color"); err == nil || !strings.Contains(out, "Unsupported state file format") {
-		t.Fatalf("plan on a state cut in half: want Terraform's \"Unsupported state file format\", got (%v):\n%s", err, out)
-	}
-	recoverUnreadableState(t, w)
-	if n := len(w.RuntimesInState()); n != 5 {
-		t.Fatalf("the backup holds %d runtimes, want the 5 of the apply before", n)
-	}
-	w.Must("apply", "-auto-approve")
-	w.CheckStateEqualsLedger(ledger, 10)
-	if out, err := w.Run("plan", "-detailed-exitcode"); err != nil {
-		t.Fatalf("the plan after recovery is not empty (%v):\n%s", err, out)
+			path := filepath.Join(w.Dir, "terraform.tfstate")
+			state, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, tc.cut(state), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, err := w.Run("plan", "-no-color")
+			if (err != nil) != tc.planFails {
+				t.Fatalf("plan on a state %s: want it to fail: %v, got (%v):\n%s", tc.name, tc.planFails, err, out)
+			}
+			for _, want := range tc.planSays {
+				if !strings.Contains(out, want) {
+					t.Fatalf("plan on a state %s: want %q, got:\n%s", tc.name, want, out)
+				}
+			}
+			recoverUnreadableState(t, w)
+			if n := len(w.RuntimesInState()); n != 5 {
+				t.Fatalf("the backup holds %d runtimes, want the 5 of the apply before", n)
+			}
+			w.Must("apply", "-auto-approve")
+			w.CheckStateEqualsLedger(ledger, 10)
+			if out, err := w.Run("plan", "-detailed-exitcode"); err != nil {
+				t.Fatalf("the plan after recovery is not empty (%v):\n%s", err, out)
+			}
+		})
 	}
 }
 
 // recoverUnreadableState does what docs/guides/recovering-orphaned-runtimes.md says when a kill cut
 // Terraform's own state write short (the local backend rewrites terraform.tfstate in place,
-// hashicorp/terraform#34266, so the file can end mid-JSON): the broken file moves aside and the backup
-// Terraform keeps of the state before that write takes its place (none when that is unreadable too).
+// hashicorp/terraform#34266): a file that ends mid-JSON, or one of 0 bytes when the kill landed between
+// the truncate and the write, which Terraform reads as no state without an error. The cut file moves
+// aside and the backup Terraform keeps of the state before that write takes its place (none when that
+// is unreadable too). A file of 0 bytes with no backup is what a kill of the first apply leaves: no
+// state, which is what it holds.
 func recoverUnreadableState(t *testing.T, w *acctest.Workspace) {
 	t.Helper()
 	state, err := os.ReadFile(filepath.Join(w.Dir, "terraform.tfstate"))
-	if err != nil || len(state) == 0 || json.Valid(state) {
+	if err != nil || (len(state) > 0 && json.Valid(state)) {
+		return
+	}
+	backup, err := os.ReadFile(filepath.Join(w.Dir, "terraform.tfstate.backup"))
+	backupUsable := err == nil && json.Valid(backup)
+	if len(state) == 0 && !backupUsable {
 		return
 	}
 	if err := os.Rename(filepath.Join(w.Dir, "terraform.tfstate"), filepath.Join(w.Dir, "terraform.tfstate.broken")); err != nil {
 		t.Fatal(err)
 	}
 	restored := "no state"
-	if backup, err := os.ReadFile(filepath.Join(w.Dir, "terraform.tfstate.backup")); err == nil && json.Valid(backup) {
+	if backupUsable {
 		if err := os.WriteFile(filepath.Join(w.Dir, "terraform.tfstate"), backup, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		restored = "terraform.tfstate.backup"
 	}
-	t.Logf("the kill left terraform.tfstate unreadable (%d bytes, cut mid-JSON): moved aside, continuing from %s as the guide says", len(state), restored)
+	t.Logf("the kill left terraform.tfstate cut short (%d bytes): moved aside, continuing from %s as the guide says", len(state), restored)
 }
