@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
@@ -48,7 +49,7 @@ func joinPath(prefix, path string) string {
 // DecodeSpec decodes a provisioner's JSON spec into out (a pointer to a struct with `json` tags).
 // Unknown fields, wrong types and fractional numbers for integer fields are errors naming the field.
 func DecodeSpec(specJSON []byte, out any) error {
-	m, err := specObject(specJSON)
+	m, _, err := specObject(specJSON, out)
 	if err != nil {
 		return err
 	}
@@ -58,10 +59,11 @@ func DecodeSpec(specJSON []byte, out any) error {
 
 // DecodeSpecCompat decodes a spec like DecodeSpec, except that unknown fields are ignored, as Rill's
 // admin service ignores them, and returned as warnings naming each one, so that a set written for
-// Rill is accepted and a typo is still pointed out. Wrong types and fractions remain errors (Rill
-// refuses those too).
+// Rill is accepted and a typo is still pointed out, with a warning too for a key that a later key
+// spelled in another case overrides (see specAsRillReadsIt). Wrong types and fractions remain errors
+// (Rill refuses those too).
 func DecodeSpecCompat(specJSON []byte, out any) ([]FieldWarning, error) {
-	m, err := specObject(specJSON)
+	m, overridden, err := specObject(specJSON, out)
 	if err != nil {
 		return nil, err
 	}
@@ -69,20 +71,17 @@ func DecodeSpecCompat(specJSON []byte, out any) ([]FieldWarning, error) {
 	if err != nil {
 		return nil, err
 	}
-	return unknownFieldWarnings(unused), nil
+	warnings := append(unknownFieldWarnings(unused), overridden...)
+	sort.SliceStable(warnings, func(i, j int) bool { return warnings[i].Path < warnings[j].Path })
+	return warnings, nil
 }
 
-func specObject(specJSON []byte) (map[string]any, error) {
+// specObject reads specJSON as Rill's admin service decodes it into out (specAsRillReadsIt).
+func specObject(specJSON []byte, out any) (map[string]any, []FieldWarning, error) {
 	if len(specJSON) == 0 {
 		specJSON = []byte("{}")
 	}
-	dec := json.NewDecoder(strings.NewReader(string(specJSON)))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return nil, &FieldError{Err: fmt.Errorf("must be a JSON object: %w", err)}
-	}
-	return m, nil
+	return specAsRillReadsIt(specJSON, reflect.TypeOf(out))
 }
 
 // decodeMap decodes a plain map into out with strict rules; tag selects the struct tag to read.

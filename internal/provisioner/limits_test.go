@@ -49,18 +49,20 @@ func TestParseSetAcceptsWhatTheLimitsAllow(t *testing.T) {
 }
 
 // Fields next to "type" and "spec" are ignored with a warning naming them (Rill ignores them too);
-// keys match case-insensitively as encoding/json matches them in Rill.
+// keys match case-insensitively as encoding/json matches them in Rill, and of two spellings the last
+// in the document wins, as in Rill, with a warning naming the one not used.
 func TestParseSetWarnsAboutEntryFieldsRillIgnores(t *testing.T) {
 	registerFuzzType()
 	specs, warnings, err := ParseSetWithWarnings(`{
 		"b": {"type": "fuzz", "spec": {}, "sepc": {}, "description": "x"},
 		"a": {"Type": "fuzz", "SPEC": {"k": 1}},
-		"c": {"type": "fuzz", "Type": "other"}
+		"c": {"Type": "other", "type": "fuzz"},
+		"d": {"TYPE": "other", "Type": "fuzz", "type": null}
 	}`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if specs["a"].Type != "fuzz" || string(specs["a"].Spec) != `{"k": 1}` || specs["c"].Type != "fuzz" {
+	if specs["a"].Type != "fuzz" || string(specs["a"].Spec) != `{"k": 1}` || specs["c"].Type != "fuzz" || specs["d"].Type != "fuzz" {
 		t.Fatalf("specs: %+v", specs)
 	}
 	var got []string
@@ -70,7 +72,8 @@ func TestParseSetWarnsAboutEntryFieldsRillIgnores(t *testing.T) {
 	want := []string{
 		`provisioner "b": description: unknown field, ignored (Rill's admin service ignores it too); check its spelling; an entry has only "type" and "spec"`,
 		`provisioner "b": sepc: unknown field, ignored (Rill's admin service ignores it too); check its spelling; an entry has only "type" and "spec"`,
-		`provisioner "c": Type: ignored: "type" is given too, and the exact spelling wins`,
+		`provisioner "c": Type: not used: "type", later in the same object, names the same field (keys match fields whatever their case), and the last one is used, as Rill's admin service reads it`,
+		`provisioner "d": TYPE: not used: "Type", later in the same object, names the same field (keys match fields whatever their case), and the last one is used, as Rill's admin service reads it`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -133,24 +133,33 @@ func parseEntry(name string, raw json.RawMessage) (ProvisionerSpec, []SetWarning
 	if strings.TrimSpace(name) == "" {
 		return ProvisionerSpec{}, nil, &SetError{Provisioner: name, Err: errors.New("provisioner names must not be empty")}
 	}
-	var entry map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &entry); err != nil || entry == nil {
+	members, err := entryMembers(raw)
+	if err != nil {
 		return ProvisionerSpec{}, nil, &SetError{Provisioner: name, Err: errors.New("must be an object {\"type\": ..., \"spec\": {...}}")}
 	}
 	var warnings []SetWarning
-	// Rill decodes an entry with encoding/json: keys match "type" and "spec" case-insensitively,
-	// an exact match wins, and any other key is ignored.
+	// Rill decodes an entry with encoding/json: each key, in the order written, sets "type" or "spec"
+	// when it equals it under case folding, so of two spellings the last wins (and warns here); a null
+	// "type" leaves it as it was; any other key is ignored.
+	var typeKey, specKey string
 	var typeJSON, spec json.RawMessage
-	for _, k := range sortedKeys(entry) {
+	for _, m := range members {
 		switch {
-		case k == "type" || (strings.EqualFold(k, "type") && entry["type"] == nil):
-			typeJSON = entry[k]
-		case k == "spec" || (strings.EqualFold(k, "spec") && entry["spec"] == nil):
-			spec = entry[k]
-		case strings.EqualFold(k, "type") || strings.EqualFold(k, "spec"):
-			warnings = append(warnings, SetWarning{Provisioner: name, Field: k, Message: fmt.Sprintf("ignored: %q is given too, and the exact spelling wins", strings.ToLower(k))})
+		case strings.EqualFold(m.key, "type"):
+			if string(m.raw) == "null" && typeJSON != nil {
+				continue
+			}
+			if typeKey != "" && typeKey != m.key {
+				warnings = append(warnings, SetWarning{Provisioner: name, Field: typeKey, Message: overriddenMessage(m.key, false)})
+			}
+			typeKey, typeJSON = m.key, m.raw
+		case strings.EqualFold(m.key, "spec"):
+			if specKey != "" && specKey != m.key {
+				warnings = append(warnings, SetWarning{Provisioner: name, Field: specKey, Message: overriddenMessage(m.key, false)})
+			}
+			specKey, spec = m.key, m.raw
 		default:
-			warnings = append(warnings, SetWarning{Provisioner: name, Field: k, Message: IgnoredFieldMessage + "; an entry has only \"type\" and \"spec\""})
+			warnings = append(warnings, SetWarning{Provisioner: name, Field: m.key, Message: IgnoredFieldMessage + "; an entry has only \"type\" and \"spec\""})
 		}
 	}
 	var typ string

@@ -3,10 +3,8 @@ package static
 import (
 	"encoding/json"
 	"errors"
-	"maps"
 	"math"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -133,36 +131,38 @@ func ParseSpec(specJSON []byte) (*Spec, error) {
 
 // unsetSlots says, for each entry of the spec's runtimes, whether its slots is "missing" or "null" ("" when
 // given): the decoder reads both as 0, a drained host, which is what Rill does too, but a host listed
-// without its capacity is more likely an omission than a drain. Keys match as the decoder matches
-// them (case-insensitively, the exact spelling first). specJSON has been decoded already, so it is
-// valid JSON.
+// without its capacity is more likely an omission than a drain. encoding/json, which Rill decodes specs
+// with, matches the keys, so that they match as they do in Rill (whatever their case, the last of two
+// spellings winning, a null after a value changing nothing). specJSON has been decoded already, so it
+// is valid JSON; a part of the wrong type is left out here, the decoder has reported it.
 func unsetSlots(specJSON []byte) []string {
-	var top map[string]json.RawMessage
-	_ = json.Unmarshal(specJSON, &top)
-	var entries []map[string]json.RawMessage
-	_ = json.Unmarshal(keyOf(top, "runtimes"), &entries)
-	out := make([]string, len(entries))
-	for i, e := range entries {
-		switch v := keyOf(e, "slots"); {
-		case v == nil:
-			out[i] = "missing"
-		case string(v) == "null":
+	var spec struct {
+		Runtimes []struct {
+			Slots slotsGiven `json:"slots"`
+		} `json:"runtimes"`
+	}
+	_ = json.Unmarshal(specJSON, &spec)
+	out := make([]string, len(spec.Runtimes))
+	for i, rt := range spec.Runtimes {
+		switch {
+		case rt.Slots.value:
+		case rt.Slots.null:
 			out[i] = "null"
+		default:
+			out[i] = "missing"
 		}
 	}
 	return out
 }
 
-// keyOf returns m's value for key, else for a key equal to it under case folding (the first in
-// sorted order), else nil.
-func keyOf(m map[string]json.RawMessage, key string) json.RawMessage {
-	if v, ok := m[key]; ok {
-		return v
-	}
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if strings.EqualFold(k, key) {
-			return m[k]
-		}
+// slotsGiven records what the keys that set one host's slots gave: a value, or only null.
+type slotsGiven struct{ value, null bool }
+
+func (s *slotsGiven) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		s.null = true // after a value, null changes nothing (encoding/json's rule for an int)
+	} else {
+		s.value = true
 	}
 	return nil
 }

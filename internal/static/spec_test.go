@@ -106,6 +106,38 @@ func TestExplicitZeroSlotsIsNoWarning(t *testing.T) {
 	}
 }
 
+// Two spellings of slots on one host read as Rill reads them (the last wins; a null after a value
+// changes nothing), on every run, and the unset-slots warning agrees with the value read.
+func TestTwoSpellingsOfSlotsReadAsRillReadsThem(t *testing.T) {
+	for text, want := range map[string]struct {
+		slots   int
+		warning string
+	}{
+		`{"runtimes": [{"host": "http://a", "slots": 1, "Slots": 50}]}`:   {50, `runtimes[0].slots: not used: "Slots", later`},
+		`{"runtimes": [{"host": "http://a", "SLOTS": 1, "Slots": 5}]}`:    {5, `runtimes[0].SLOTS: not used: "Slots", later`},
+		`{"runtimes": [{"host": "http://a", "SLOTS": null, "Slots": 2}]}`: {2, `runtimes[0].SLOTS: not used: "Slots", later`},
+		`{"runtimes": [{"host": "http://a", "Slots": 2, "slots": null}]}`: {2, ""},
+	} {
+		for range 20 {
+			spec, err := ParseSpec([]byte(text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var warnings []string
+			for _, w := range spec.warnings {
+				warnings = append(warnings, w.String())
+			}
+			wantWarnings := 0
+			if want.warning != "" {
+				wantWarnings = 1
+			}
+			if spec.Runtimes[0].Slots != want.slots || len(warnings) != wantWarnings || (wantWarnings == 1 && !strings.HasPrefix(warnings[0], want.warning)) {
+				t.Fatalf("%s: slots %d, warnings %q; want %d, %q", text, spec.Runtimes[0].Slots, warnings, want.slots, want.warning)
+			}
+		}
+	}
+}
+
 // A drained host (0 slots, as Rill allows) keeps its runtimes and takes no new one.
 func TestDrainedHostTakesNoNewRuntime(t *testing.T) {
 	p, _, _ := newPool(t, `{"runtimes": [{"host": "http://a", "slots": 0}, {"host": "http://b", "slots": 1}]}`)
