@@ -10,7 +10,7 @@ import (
 )
 
 // templateFuncs is what manifest templates may call: Sprig's function map (the library Rill's admin
-// service renders its templates with, so Rill's templates render here unchanged) without the two
+// service renders its templates with, so Rill's templates render here as in Rill) without the two
 // functions that read the provider's process environment (env, expandenv: a template must not leak
 // the host's secrets into a cluster), plus Rill's sanitizeLabel and our toJSON.
 func templateFuncs() template.FuncMap {

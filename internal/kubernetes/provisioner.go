@@ -231,8 +231,8 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 		Cluster:           c.config.Host,
 		Owner:             data.Provisioner,
 		Name:              opts.Name,
-		Environment:       data.Annotations[provisioner.AnnotationEnvironment],
-		Annotations:       projectAnnotations(data.Annotations),
+		Environment:       data.options[provisioner.AnnotationEnvironment],
+		Annotations:       projectAnnotations(data.options),
 	}
 	return &provisioner.Resource{
 		ID:     r.ID,

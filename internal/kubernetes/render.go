@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"text/template"
@@ -124,7 +125,8 @@ func NamesFor(provisionID string) Names {
 // TemplateData is what every manifest template is rendered with. It has every field of Rill's
 // admin service's template data, with the same names and meanings (Image, ImageTag, ProvisionID,
 // Host, CPU, MemoryGB, StorageBytes, Slots, Names, Annotations, Environment), so that Rill's templates
-// render unchanged; the others are additions.
+// render as in Rill (docs/guides/rill-compatibility.md, "Templates", lists what differs); the others
+// are additions.
 type TemplateData struct {
 	Image        string // image repository, from the spec ("rilldata/rill")
 	ImageTag     string // args.version; "" and "latest" follow the Rill version when one is set
@@ -141,9 +143,14 @@ type TemplateData struct {
 	Replicas     int    // 1, or 0 while hibernated
 	Hibernated   bool
 	Names        Names
-	Annotations  map[string]string // the owning project's annotations (a missing key renders empty)
-	Name         string            // the runtime's name (rill_runtime's `name`), "" when it has none
-	Provisioner  string            // the provisioner's name in the provider's set ("" when unknown)
+	// Annotations are the owning project's annotations, as in Rill: without the environment
+	// annotation the Terraform layer adds (.Environment has it). A missing key renders empty.
+	Annotations map[string]string
+	Name        string // the runtime's name (rill_runtime's `name`), "" when it has none
+	Provisioner string // the provisioner's name in the provider's set ("" when unknown)
+	// options are ResourceOptions.Annotations as given, environment included: what the objects record
+	// for an import (stampMetadata). Unexported, so templates cannot see it.
+	options map[string]string
 }
 
 // templateSlot describes one of the five templates.
@@ -152,31 +159,46 @@ type templateSlot struct {
 	file  string // default file in the templates/ folder
 	// kind, when set, is the only kind the template may render (the provisioner reads these back).
 	kind schema.GroupKind
-	path func(*TemplatePaths) *string
-	name func(Names) string
+	// rillKind is what Rill's admin service applies the template as; the kind a template whose
+	// sample render failed is taken for (see loadTemplates).
+	rillKind schema.GroupVersionKind
+	path     func(*TemplatePaths) *string
+	name     func(Names) string
 }
 
 // templateSlots in apply order: the volume before the pods that mount it, the Service before the
 // Ingresses that route to it.
 var templateSlots = []templateSlot{
 	{field: "pvc", file: "pvc.yaml", kind: schema.GroupKind{Kind: "PersistentVolumeClaim"},
-		path: func(p *TemplatePaths) *string { return &p.PVC }, name: func(n Names) string { return n.PVC }},
+		rillKind: schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolumeClaim"},
+		path:     func(p *TemplatePaths) *string { return &p.PVC }, name: func(n Names) string { return n.PVC }},
 	{field: "deployment", file: "deployment.yaml", kind: schema.GroupKind{Group: "apps", Kind: "Deployment"},
-		path: func(p *TemplatePaths) *string { return &p.Deployment }, name: func(n Names) string { return n.Deployment }},
+		rillKind: schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"},
+		path:     func(p *TemplatePaths) *string { return &p.Deployment }, name: func(n Names) string { return n.Deployment }},
 	{field: "service", file: "service.yaml", kind: schema.GroupKind{Kind: "Service"},
-		path: func(p *TemplatePaths) *string { return &p.Service }, name: func(n Names) string { return n.Service }},
-	{field: "http_ingress", file: "http_ingress.yaml",
+		rillKind: schema.GroupVersionKind{Version: "v1", Kind: "Service"},
+		path:     func(p *TemplatePaths) *string { return &p.Service }, name: func(n Names) string { return n.Service }},
+	{field: "http_ingress", file: "http_ingress.yaml", rillKind: rillIngress,
 		path: func(p *TemplatePaths) *string { return &p.HTTPIngress }, name: func(n Names) string { return n.HTTPIngress }},
-	{field: "grpc_ingress", file: "grpc_ingress.yaml",
+	{field: "grpc_ingress", file: "grpc_ingress.yaml", rillKind: rillIngress,
 		path: func(p *TemplatePaths) *string { return &p.GRPCIngress }, name: func(n Names) string { return n.GRPCIngress }},
 }
+
+var rillIngress = schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}
+
+// rillParseOrder is the order in which Rill's admin service parses the templates into its one set
+// (template.ParseFiles): of two definitions of one name, the later file's wins, here as there.
+var rillParseOrder = []string{"http_ingress", "grpc_ingress", "service", "deployment", "pvc"}
 
 // manifestTemplate is one parsed template.
 type manifestTemplate struct {
 	slot   templateSlot
 	source string // file name used in errors: the path on disk, or "templates/<file> (embedded default)"
 	tmpl   *template.Template
-	gvk    schema.GroupVersionKind // of the sample render
+	gvk    schema.GroupVersionKind // of the sample render, or the slot's rillKind when it failed
+	// kindAssumed: the sample render failed, and gvk is the slot's rillKind; a render of another
+	// kind is an error, since reads and deletes look for gvk.
+	kindAssumed bool
 }
 
 // templateSet is the parsed set of five templates.
@@ -192,10 +214,17 @@ type renderedObject struct {
 }
 
 // loadTemplates reads, parses and test-renders the five templates. Errors are FieldErrors on
-// template_paths.<name> and name the file and line.
+// template_paths.<name> and name the file and line; what the sample render found that Rill's admin
+// service accepts is added to spec.warnings (see sampleRenderWarning and decodeSingleObject).
+//
+// The five are parsed into one set, as Rill's admin service parses them (template.ParseFiles), so
+// that a template may use what another defines ({{ define "labels" }} in one, {{ template "labels" . }}
+// in another); each is executed by its own name, the file's path.
 func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 	set := &templateSet{}
 	h := sha256.New()
+	texts := map[string]string{}
+	bySlot := map[string]*manifestTemplate{}
 	for _, slot := range templateSlots {
 		var text []byte
 		var source string
@@ -212,34 +241,81 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 			}
 			text, source = b, "templates/"+slot.file+" (embedded default)"
 		}
-		// missingkey=zero: an annotation the project does not have renders empty (and pipes into
-		// functions as ""), where missingkey=error would fail the plan.
-		tmpl, err := template.New(source).Funcs(templateFuncs()).Option("missingkey=zero").Parse(string(text))
-		if err != nil {
-			return nil, &provisioner.FieldError{Path: "template_paths." + slot.field, Err: cleanTemplateError(err, source)}
-		}
-		mt := &manifestTemplate{slot: slot, source: source, tmpl: tmpl}
-		// Test-render with sample data so that mistakes surface at plan time, not at apply.
-		obj, err := mt.render(sampleData(spec))
-		if err != nil {
-			return nil, &provisioner.FieldError{Path: "template_paths." + slot.field, Err: err}
-		}
-		mt.gvk = obj.GroupVersionKind()
+		mt := &manifestTemplate{slot: slot, source: source}
 		set.templates = append(set.templates, mt)
+		bySlot[slot.field], texts[slot.field] = mt, string(text)
 		_, _ = fmt.Fprintf(h, "%s\x00%d\x00", slot.field, len(text))
 		h.Write(text)
 	}
 	set.checksum = hex.EncodeToString(h.Sum(nil))
+	// missingkey=zero: an annotation the project does not have renders empty (and pipes into
+	// functions as ""), where missingkey=error would fail the plan.
+	root := template.New("").Funcs(templateFuncs()).Option("missingkey=zero")
+	for _, field := range rillParseOrder {
+		mt := bySlot[field]
+		tmpl, err := root.New(mt.source).Parse(texts[field])
+		if err != nil {
+			return nil, &provisioner.FieldError{Path: "template_paths." + field, Err: cleanTemplateError(err, mt.source)}
+		}
+		mt.tmpl = tmpl
+	}
+	// Test-render with sample data, once every definition is parsed, so that mistakes surface at
+	// plan time, not at apply.
+	for _, mt := range set.templates {
+		obj, warnings, err := mt.render(sampleData(spec))
+		path := "template_paths." + mt.slot.field
+		if xe := (*executionError)(nil); errors.As(err, &xe) && !xe.dataIndependent {
+			mt.gvk, mt.kindAssumed = mt.slot.rillKind, true
+			spec.warnings = append(spec.warnings, provisioner.FieldWarning{Path: path, Message: sampleRenderWarning(err, mt.gvk)})
+			continue
+		}
+		if err != nil {
+			return nil, &provisioner.FieldError{Path: path, Err: err}
+		}
+		for _, w := range warnings {
+			spec.warnings = append(spec.warnings, provisioner.FieldWarning{Path: path, Message: w})
+		}
+		mt.gvk = obj.GroupVersionKind()
+	}
 	return set, nil
+}
+
+// sampleRenderWarning is the warning for a template whose execution failed on the sample data: Rill's
+// admin service renders it only at provision time, with the project's data, so it may be fine there
+// (a guard such as {{ if not .Annotations.team }}{{ fail "..." }}{{ end }} on an annotation of the
+// project's own). It is not an error: it would block every plan, even one that changes no runtime.
+func sampleRenderWarning(err error, assumed schema.GroupVersionKind) string {
+	return fmt.Sprintf("%v: it failed with the plan's sample data (Rill's annotations %s, with placeholder values), so the plan cannot check it, "+
+		"and a runtime whose data makes it fail fails at apply; until it renders, it is taken for kind %s (what Rill's admin service applies it as)",
+		err, strings.Join(sampleAnnotationKeys(), ", "), kindString(assumed.GroupKind()))
+}
+
+// sampleAnnotations are the annotations Rill's admin service gives every runtime it provisions
+// (admin's DeploymentAnnotations.ToMap, besides the project's own), with placeholder values, so
+// that a template that needs them renders at plan time as it does in Rill.
+var sampleAnnotations = map[string]string{
+	"organization_id":     "00000000-0000-0000-0000-000000000001",
+	"organization_name":   "sample-org",
+	"organization_plan":   "team",
+	"project_id":          "00000000-0000-0000-0000-000000000002",
+	"project_name":        "sample-project",
+	"project_prod_slots":  "1",
+	"project_provisioner": "default",
+}
+
+func sampleAnnotationKeys() []string {
+	keys := make([]string, 0, len(sampleAnnotations))
+	for k := range sampleAnnotations {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // sampleData is the data templates are test-rendered with at initialization.
 func sampleData(spec *Spec) *TemplateData {
 	const pid = "0123456789abcdef0123456789abcdef"
-	d := newTemplateData(spec, pid, &provisioner.RuntimeArgs{Slots: 1, Version: "v0.0.0"}, &provisioner.ResourceOptions{
-		Annotations: map[string]string{provisioner.AnnotationEnvironment: provisioner.DefaultEnvironment},
-	})
-	return d
+	return newTemplateData(spec, pid, &provisioner.RuntimeArgs{Slots: 1, Version: "v0.0.0"}, &provisioner.ResourceOptions{Annotations: sampleAnnotations})
 }
 
 // newTemplateData builds the template data of a runtime.
@@ -250,14 +326,10 @@ func newTemplateData(spec *Spec, pid string, args *provisioner.RuntimeArgs, opts
 	if args.Hibernated {
 		replicas = 0
 	}
-	annotations := map[string]string{}
+	var options map[string]string
 	var rillVersion, name string
 	if opts != nil {
-		name = opts.Name
-		for k, v := range opts.Annotations {
-			annotations[k] = v
-		}
-		rillVersion = opts.RillVersion
+		name, options, rillVersion = opts.Name, opts.Annotations, opts.RillVersion
 	}
 	return &TemplateData{
 		Image:        spec.Image,
@@ -275,16 +347,19 @@ func newTemplateData(spec *Spec, pid string, args *provisioner.RuntimeArgs, opts
 		Replicas:     replicas,
 		Hibernated:   args.Hibernated,
 		Names:        NamesFor(pid),
-		Annotations:  annotations,
+		Annotations:  args.ProjectAnnotations(options),
 		Name:         name,
+		options:      options,
 	}
 }
 
 // render renders every template for a runtime and stamps the provisioner's metadata on the objects.
+// What decoding accepted with a warning (a duplicate key, a second document) the plan's sample render
+// has shown; one that only a runtime's data renders is accepted as Rill's admin service accepts it.
 func (s *templateSet) render(data *TemplateData) ([]*renderedObject, error) {
 	out := make([]*renderedObject, 0, len(s.templates))
 	for _, mt := range s.templates {
-		obj, err := mt.render(data)
+		obj, _, err := mt.render(data)
 		if err != nil {
 			return nil, err
 		}
@@ -317,10 +392,10 @@ func stampMetadata(obj *unstructured.Unstructured, slot templateSlot, data *Temp
 	}
 	// The environment as rill_runtime set it (absent when unset, as a static ledger keeps it), not
 	// .Environment's default.
-	if env, ok := data.Annotations[provisioner.AnnotationEnvironment]; ok {
+	if env, ok := data.options[provisioner.AnnotationEnvironment]; ok {
 		annotations[AnnotationEnvironment] = env
 	}
-	if project := projectAnnotations(data.Annotations); len(project) > 0 {
+	if project := projectAnnotations(data.options); len(project) > 0 {
 		b, _ := json.Marshal(project) // a map of strings always encodes; the keys come out sorted
 		annotations[AnnotationProjectAnnotations] = string(b)
 	}
@@ -353,34 +428,60 @@ func merge(base, over map[string]string) map[string]string {
 	return out
 }
 
-// render executes one template and decodes its output into exactly one object.
-func (mt *manifestTemplate) render(data *TemplateData) (*unstructured.Unstructured, error) {
+// render executes one template and decodes its output into one object; warnings are what decoding
+// accepted as Rill's admin service does (see decodeSingleObject), as "<file>:<line>: ..." messages.
+// An execution error is an *executionError.
+func (mt *manifestTemplate) render(data *TemplateData) (*unstructured.Unstructured, []string, error) {
 	var buf bytes.Buffer
 	if err := mt.tmpl.Execute(&buf, data); err != nil {
-		return nil, cleanTemplateError(err, mt.source)
+		return nil, nil, &executionError{err: cleanTemplateError(err, mt.source), dataIndependent: dataIndependentRE.MatchString(err.Error())}
 	}
-	obj, err := decodeSingleObject(buf.Bytes())
+	obj, found, err := decodeSingleObject(buf.Bytes())
 	if le := (*lineError)(nil); errors.As(err, &le) {
-		return nil, fmt.Errorf("%s:%d: %s", mt.source, le.line, le.msg)
+		return nil, nil, fmt.Errorf("%s:%d: %s", mt.source, le.line, le.msg)
 	} else if err != nil {
-		return nil, fmt.Errorf("%s: %w", mt.source, err)
+		return nil, nil, fmt.Errorf("%s: %w", mt.source, err)
+	}
+	warnings := make([]string, 0, len(found))
+	for _, w := range found {
+		warnings = append(warnings, fmt.Sprintf("%s:%d: %s", mt.source, w.line, w.msg))
 	}
 	if mt.slot.kind.Kind != "" && obj.GroupVersionKind().GroupKind() != mt.slot.kind {
-		return nil, fmt.Errorf("%s: must render a %s, got %s", mt.source, kindString(mt.slot.kind), kindString(obj.GroupVersionKind().GroupKind()))
+		return nil, nil, fmt.Errorf("%s: must render a %s, got %s", mt.source, kindString(mt.slot.kind), kindString(obj.GroupVersionKind().GroupKind()))
+	}
+	if mt.kindAssumed && obj.GroupVersionKind().GroupKind() != mt.gvk.GroupKind() {
+		return nil, nil, fmt.Errorf("%s: renders kind %s, but it failed with the plan's sample data, so the provisioner took it for kind %s "+
+			"(what Rill's admin service applies it as) and would read and delete that kind; make it render with the sample data, or render kind %s",
+			mt.source, kindString(obj.GroupVersionKind().GroupKind()), kindString(mt.gvk.GroupKind()), kindString(mt.gvk.GroupKind()))
 	}
 	if mt.slot.field == "pvc" {
 		if _, err := renderedStorage(obj); err != nil {
-			return nil, fmt.Errorf("%s: %w", mt.source, err)
+			return nil, nil, fmt.Errorf("%s: %w", mt.source, err)
 		}
 	}
 	if mt.slot.field == "deployment" {
 		containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
 		if len(containers) == 0 {
-			return nil, fmt.Errorf("%s: the Deployment has no containers (spec.template.spec.containers)", mt.source)
+			return nil, nil, fmt.Errorf("%s: the Deployment has no containers (spec.template.spec.containers)", mt.source)
 		}
 	}
-	return obj, nil
+	return obj, warnings, nil
 }
+
+// executionError is a template's execution error. dataIndependent: it fails whatever the data (a
+// field that TemplateData or Names does not have, a template no file defines), so it fails the plan;
+// any other may come from the data alone (a guard's fail, a value the sample data lacks).
+type executionError struct {
+	err             error
+	dataIndependent bool
+}
+
+func (e *executionError) Error() string { return e.err.Error() }
+func (e *executionError) Unwrap() error { return e.err }
+
+// dataIndependentRE matches text/template's execution errors that do not depend on the data: an
+// unknown field of the template data's own types (which are fixed), or a template not defined.
+var dataIndependentRE = regexp.MustCompile(`can't evaluate field \w+ in type \*?kubernetes\.(TemplateData|Names)\b|template "[^"]*" not defined`)
 
 func kindString(gk schema.GroupKind) string {
 	if gk.Group == "" {
@@ -391,31 +492,53 @@ func kindString(gk schema.GroupKind) string {
 
 var yamlLineRE = regexp.MustCompile(`line (\d+)`)
 
-// decodeSingleObject decodes rendered YAML that must hold exactly one Kubernetes object (other
-// documents may be empty or hold only comments).
-func decodeSingleObject(rendered []byte) (*unstructured.Unstructured, error) {
+var duplicateKeyRE = regexp.MustCompile(`line (\d+): key (.+?) already set in map`)
+
+// decodeSingleObject decodes rendered YAML into one Kubernetes object (documents that are empty or
+// hold only comments are skipped). What Rill's admin service accepts (its yaml.NewYAMLOrJSONDecoder)
+// is accepted, with a warning each: a duplicate key keeps its last value, and documents after the
+// object are ignored (Rill decodes the first only).
+func decodeSingleObject(rendered []byte) (*unstructured.Unstructured, []lineError, error) {
 	var found *unstructured.Unstructured
+	var warnings []lineError
 	for _, d := range splitDocuments(string(rendered)) {
-		js, err := yaml.YAMLToJSONStrict([]byte(d.text))
-		if err != nil {
-			return nil, yamlError(err, d.text, d.startLine)
-		}
-		if s := strings.TrimSpace(string(js)); s == "null" || s == "" {
+		if found != nil {
+			if js, err := yaml.YAMLToJSON([]byte(d.text)); err != nil || !isNull(js) {
+				warnings = append(warnings, lineError{line: d.startLine, msg: "a second document, ignored (Rill's admin service decodes the first only)"})
+			}
 			continue
 		}
-		if found != nil {
-			return nil, &lineError{line: d.startLine, msg: "must render exactly one object, found a second document"}
+		js, err := yaml.YAMLToJSONStrict([]byte(d.text))
+		if err != nil {
+			// Strict decoding refuses only duplicate keys that the lenient one accepts, keeping the last.
+			lenient, lerr := yaml.YAMLToJSON([]byte(d.text))
+			if lerr != nil {
+				return nil, nil, yamlError(lerr, d.text, d.startLine)
+			}
+			for _, m := range duplicateKeyRE.FindAllStringSubmatch(err.Error(), -1) {
+				n, _ := strconv.Atoi(m[1])
+				warnings = append(warnings, lineError{line: d.startLine + n - 1, msg: "duplicate key " + m[2] + ", the last value kept (as Rill's admin service keeps it)"})
+			}
+			js = lenient
+		}
+		if isNull(js) {
+			continue
 		}
 		obj := &unstructured.Unstructured{}
 		if err := obj.UnmarshalJSON(js); err != nil {
-			return nil, fmt.Errorf("rendered manifest is not a Kubernetes object (it needs apiVersion and kind): %v", err)
+			return nil, nil, fmt.Errorf("rendered manifest is not a Kubernetes object (it needs apiVersion and kind): %v", err)
 		}
 		found = obj
 	}
 	if found == nil {
-		return nil, errors.New("rendered manifest is empty")
+		return nil, nil, errors.New("rendered manifest is empty")
 	}
-	return found, nil
+	return found, warnings, nil
+}
+
+func isNull(js []byte) bool {
+	s := strings.TrimSpace(string(js))
+	return s == "null" || s == ""
 }
 
 type yamlDocument struct {

@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -244,9 +245,9 @@ func TestTemplateErrorsNameFileAndLine(t *testing.T) {
 		{"expandenv", "service", header + "  name: x\n  labels:\n    a: {{ expandenv \"$HOME\" }}\n", `:6: function "expandenv" not defined`},
 		{"invalid YAML", "service", header + "  name: x\n\tlabels: {}\n", ":5: not valid YAML"},
 		{"invalid YAML in a later document", "service", "# c\n---\n" + header + "  name: x\n\tlabels: {}\n", ":7: not valid YAML"},
-		{"duplicate key", "service", header + "  name: x\n  name: y\n", ":5: not valid YAML"},
+		// Execution errors that no data can avoid fail the plan; others are warnings (see TestSampleRenderHasRillsAnnotationsAndWarnsOnExecutionErrors).
+		{"undefined template", "service", header + "  name: x\n  labels:\n    {{- template \"nope\" . }}\n", `:6:17: at <{{template "nope" .}}>: template "nope" not defined`},
 		{"wrong kind", "deployment", header + "  name: x\n", "must render a Deployment.apps, got Service"},
-		{"two objects", "service", header + "  name: x\n---\n" + header + "  name: y\n", ":6: must render exactly one object"},
 		{"no kind", "service", "metadata:\n  name: x\n", "apiVersion and kind"},
 		{"empty", "service", "# nothing\n", "empty"},
 		{"no storage", "pvc", "apiVersion: v1\nkind: PersistentVolumeClaim\nspec: {}\n", "spec.resources.requests.storage"},
@@ -392,5 +393,172 @@ func TestSanitizeLabel(t *testing.T) {
 		if got := sanitizeLabel(in); got != want {
 			t.Errorf("sanitizeLabel(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// specWithTemplates is a spec whose template_paths are the given texts, written to files named
+// after their slot.
+func specWithTemplates(t *testing.T, texts map[string]string) string {
+	t.Helper()
+	paths := map[string]string{}
+	for slot, text := range texts {
+		paths[slot] = writeTemplate(t, slot+".yaml", text)
+	}
+	b, err := json.Marshal(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return `{"host": "https://*.rt.example.com", "template_paths": ` + string(b) + `}`
+}
+
+// Rill parses the five templates into one set (template.ParseFiles), so what one defines, another
+// may use: a set written that way for Rill fails nowhere here either.
+func TestTemplatesShareDefinitionsAcrossFiles(t *testing.T) {
+	deployment := `{{- define "labels" }}
+    rill.io/project: {{ .Annotations.project_name | sanitizeLabel | quote }}
+{{- end }}
+` + defaultDeploymentTemplate(t)
+	service := `apiVersion: v1
+kind: Service
+metadata:
+  labels:
+    {{- template "labels" . }}
+spec:
+  ports: [{name: http, port: 8080}]
+`
+	p := mustProvisioner(t, specWithTemplates(t, map[string]string{"deployment": deployment, "service": service}))
+	objs := renderRuntime(t, p, &provisioner.RuntimeArgs{Slots: 1}, &provisioner.ResourceOptions{Annotations: map[string]string{"project_name": "My Project"}})
+	if got := objs["service"].obj.GetLabels()["rill.io/project"]; got != "my-project" {
+		t.Fatalf("service label rill.io/project = %q, want my-project (from deployment.yaml's define)", got)
+	}
+}
+
+// A parse error in one file of the set still names that file and its template_paths key.
+func TestTemplateSetParseErrorNamesTheFile(t *testing.T) {
+	spec := specWithTemplates(t, map[string]string{
+		"deployment": `{{ define "labels" }}a: b{{ end }}` + defaultDeploymentTemplate(t),
+		"service":    "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Names.Service }\n",
+	})
+	_, err := newProvisioner([]byte(spec), nil)
+	var fe *provisioner.FieldError
+	if !errors.As(err, &fe) || fe.Path != "template_paths.service" || !strings.Contains(err.Error(), "service.yaml:4: ") {
+		t.Fatalf("want a FieldError on template_paths.service naming service.yaml:4, got %T %v", err, err)
+	}
+}
+
+// A template Rill's admin service renders may guard the annotations Rill always passes; the plan's
+// sample render has them, and a guard that fails on the sample data anyway is a warning, not an
+// error that blocks every plan.
+func TestSampleRenderHasRillsAnnotationsAndWarnsOnExecutionErrors(t *testing.T) {
+	guard := func(keys ...string) string {
+		var b strings.Builder
+		for _, k := range keys {
+			b.WriteString(`{{ if not .Annotations.` + k + ` }}{{ fail "` + k + ` is required" }}{{ end }}` + "\n")
+		}
+		return b.String()
+	}
+	rillKeys := []string{"organization_id", "organization_name", "organization_plan", "project_id", "project_name", "project_prod_slots", "project_provisioner"}
+	t.Run("Rill's keys", func(t *testing.T) {
+		p := mustProvisioner(t, specWithTemplates(t, map[string]string{"deployment": guard(rillKeys...) + defaultDeploymentTemplate(t)}))
+		if w := p.SpecWarnings(); len(w) != 0 {
+			t.Fatalf("warnings %v", w)
+		}
+	})
+	t.Run("another key", func(t *testing.T) {
+		for _, slot := range []string{"deployment", "http_ingress"} {
+			text := map[string]string{"deployment": defaultDeploymentTemplate(t)}
+			if slot == "http_ingress" {
+				b, err := os.ReadFile("../../templates/http_ingress.yaml")
+				if err != nil {
+					t.Fatal(err)
+				}
+				text = map[string]string{"http_ingress": string(b)}
+			}
+			text[slot] = guard("team_id") + text[slot]
+			p, err := newProvisioner([]byte(specWithTemplates(t, text)), nil)
+			if err != nil {
+				t.Fatalf("%s: a template that fails on the sample data must not fail the plan: %v", slot, err)
+			}
+			w := p.SpecWarnings()
+			t.Log(w)
+			if len(w) != 1 || w[0].Path != "template_paths."+slot || !strings.Contains(w[0].Message, slot+".yaml:1:") || !strings.Contains(w[0].Message, "team_id is required") {
+				t.Fatalf("%s: want one warning on template_paths.%s naming the file and the failure, got %v", slot, slot, w)
+			}
+			// The kind Rill applies for the slot is assumed until a render says.
+			for _, mt := range p.templates.templates {
+				if mt.slot.field == slot && mt.gvk.Kind == "" {
+					t.Fatalf("%s: no kind assumed", slot)
+				}
+			}
+			// With the annotation, the runtime renders.
+			renderRuntime(t, p, &provisioner.RuntimeArgs{Slots: 1}, &provisioner.ResourceOptions{Annotations: map[string]string{"team_id": "t"}})
+		}
+	})
+}
+
+// An ingress template whose sample render failed is taken for an Ingress (what Rill applies there);
+// a render of another kind is then an error, since reads and deletes would look for an Ingress.
+func TestAssumedKindMustMatchTheRender(t *testing.T) {
+	route := `{{ if not .Annotations.team_id }}{{ fail "team_id is required" }}{{ end }}
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+spec:
+  hostnames: [{{ quote .Hostname }}]
+`
+	p := mustProvisioner(t, specWithTemplates(t, map[string]string{"http_ingress": route}))
+	_, err := p.templates.render(newTemplateData(p.spec, testPID, &provisioner.RuntimeArgs{Slots: 1}, &provisioner.ResourceOptions{Annotations: map[string]string{"team_id": "t"}}))
+	if err == nil || !strings.Contains(err.Error(), "HTTPRoute") || !strings.Contains(err.Error(), "Ingress") {
+		t.Fatalf("want an error naming both kinds, got %v", err)
+	}
+	t.Log(err)
+}
+
+// Rill decodes a rendered template with yaml.NewYAMLOrJSONDecoder: a duplicate key keeps its last
+// value and a second document is ignored. Both are accepted here too, with a plan-time warning.
+func TestDuplicateKeysAndSecondDocumentsAreWarningsAsRillAcceptsThem(t *testing.T) {
+	const header = "apiVersion: v1\nkind: Service\nmetadata:\n"
+	for _, tc := range []struct {
+		name, text, warn string
+	}{
+		{"duplicate key", header + "  labels:\n    a: first\n    a: last\nspec:\n  ports: [{name: http, port: 8080}]\n", `service.yaml:6: duplicate key "a"`},
+		{"second document", header + "  labels:\n    a: last\nspec:\n  ports: [{name: http, port: 8080}]\n---\n" + header + "  name: other\n", "service.yaml:9: a second document"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := newProvisioner([]byte(specWithTemplates(t, map[string]string{"service": tc.text})), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := p.SpecWarnings()
+			t.Log(w)
+			if len(w) != 1 || w[0].Path != "template_paths.service" || !strings.Contains(w[0].Message, tc.warn) {
+				t.Fatalf("want one warning on template_paths.service containing %q, got %v", tc.warn, w)
+			}
+			objs := renderRuntime(t, p, &provisioner.RuntimeArgs{Slots: 1}, nil)
+			if got := objs["service"].obj.GetLabels()["a"]; got != "last" {
+				t.Fatalf("label a = %q, want last", got)
+			}
+		})
+	}
+}
+
+// In Rill, .Annotations holds the project's annotations only; the environment is .Environment. The
+// environment annotation the Terraform layer adds from the `environment` attribute stays out of it.
+func TestAnnotationsHoldTheProjectsOnly(t *testing.T) {
+	deployment := strings.Replace(defaultDeploymentTemplate(t), "metadata:\n", "metadata:\n  annotations:\n    project-annotations: {{ toJson .Annotations | quote }}\n", 1)
+	p := mustProvisioner(t, specWithTemplates(t, map[string]string{"deployment": deployment}))
+	opts := &provisioner.ResourceOptions{Annotations: map[string]string{"project_name": "p", provisioner.AnnotationEnvironment: "dev"}}
+	objs := renderRuntime(t, p, &provisioner.RuntimeArgs{Slots: 1, Environment: "dev"}, opts)
+	a := objs["deployment"].obj.GetAnnotations()
+	if got := a["project-annotations"]; got != `{"project_name":"p"}` {
+		t.Fatalf(".Annotations rendered %s, want the project's only", got)
+	}
+	// The environment is still recorded for an import, as before.
+	if a[AnnotationEnvironment] != "dev" || a[AnnotationProjectAnnotations] != `{"project_name":"p"}` {
+		t.Fatalf("recorded %v", a)
+	}
+	// Without the `environment` attribute, an "environment" annotation is the project's own.
+	objs = renderRuntime(t, p, &provisioner.RuntimeArgs{Slots: 1}, opts)
+	if got := objs["deployment"].obj.GetAnnotations()["project-annotations"]; got != `{"environment":"dev","project_name":"p"}` {
+		t.Fatalf(".Annotations rendered %s, want the project's own environment annotation kept", got)
 	}
 }

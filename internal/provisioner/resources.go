@@ -100,6 +100,22 @@ func NewRuntimeArgs(args map[string]any) (*RuntimeArgs, error) {
 // AsMap returns the args as a plain map (the inverse of NewRuntimeArgs), every field under its tag.
 func (r *RuntimeArgs) AsMap() map[string]any { return asMap(r) }
 
+// ProjectAnnotations returns the annotations of the project, as Rill's admin service passes them to
+// a provisioner: annotations (a ResourceOptions') without the AnnotationEnvironment that the Terraform
+// layer adds when `environment` is set, which r.Environment carries too (the attribute and an
+// "environment" annotation cannot both be set, so with no environment in r such an annotation is the
+// project's own). Never nil.
+func (r *RuntimeArgs) ProjectAnnotations(annotations map[string]string) map[string]string {
+	out := make(map[string]string, len(annotations))
+	for k, v := range annotations {
+		if k == AnnotationEnvironment && r.Environment != "" {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
 // EnvironmentOrDefault returns the runtime's environment, DefaultEnvironment when none is set.
 func (r *RuntimeArgs) EnvironmentOrDefault() string {
 	if r.Environment == "" {

@@ -129,7 +129,7 @@ func runtimeSchemaV0(ctx context.Context) schema.Schema {
 			"environment": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "Environment of the project the runtime serves (e.g. `prod`, `dev`); unset means `" + provisioner.DefaultEnvironment + "`, as in Rill. " +
-					"Passed to the provisioner as the runtime's `environment` argument (Kubernetes templates see it as `.Environment`) and as the `environment` annotation.",
+					"Passed to the provisioner as the runtime's `environment` argument (Kubernetes templates see it as `.Environment`, not in `.Annotations`, as in Rill) and as the `environment` annotation.",
 				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
 			},
 			"override_disk_gb": schema.Int64Attribute{
