@@ -247,6 +247,8 @@ func TestTemplateErrorsNameFileAndLine(t *testing.T) {
 		{"invalid YAML in a later document", "service", "# c\n---\n" + header + "  name: x\n\tlabels: {}\n", ":7: not valid YAML"},
 		// Execution errors that no data can avoid fail the plan; others are warnings (see TestSampleRenderHasRillsAnnotationsAndWarnsOnExecutionErrors).
 		{"undefined template", "service", header + "  name: x\n  labels:\n    {{- template \"nope\" . }}\n", `:6:17: at <{{template "nope" .}}>: template "nope" not defined`},
+		// Rill names each file's template by its base name too; here by its path only.
+		{"file by its base name", "service", header + "  name: x\n  labels:\n    {{- template \"pvc.yaml\" . }}\n", `template "pvc.yaml" not defined`},
 		{"wrong kind", "deployment", header + "  name: x\n", "must render a Deployment.apps, got Service"},
 		{"no kind", "service", "metadata:\n  name: x\n", "apiVersion and kind"},
 		{"empty", "service", "# nothing\n", "empty"},
