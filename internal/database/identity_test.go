@@ -211,6 +211,62 @@ func TestSQLiteAllocateWaitsForABusyButHealthyWriter(t *testing.T) {
 	}
 }
 
+// An operation whose context has no deadline waits for a busy but healthy writer at most
+// sqliteNoDeadlineCap, not for as long as that writer keeps committing (LockWait ends only a wait in
+// which nobody commits): it then gives up with a LockedError, which names no deadline, since there
+// was none. The writer here holds the lock for good while the write-ahead log keeps changing, as
+// another apply's commits change it (walMark), so that Allocate never gets the lock between two
+// commits and the wait is the cap's to end, whatever the machine's speed.
+func TestSQLiteWriteWithoutADeadlineGivesUpOnABusyWriterAtTheCap(t *testing.T) {
+	dsn := backendOf(t, DriverSQLite).newDSN(t)
+	db := mustOpen(t, dsn).(*sqliteDB)
+	holdWriteLock(t, mustOpen(t, dsn))
+	setLockWait(t, time.Second)
+	saved := sqliteNoDeadlineCap
+	sqliteNoDeadlineCap = 3 * time.Second
+	t.Cleanup(func() { sqliteNoDeadlineCap = saved })
+
+	// The writer's commits: the log changes every 100 ms until Allocate returns, or 300 times at
+	// most, after which a wait the cap did not end is ended by LockWait.
+	wal := db.name + "-wal"
+	stop, ranOut := make(chan struct{}), make(chan struct{})
+	go func() {
+		base := time.Now()
+		for i := 1; i <= 300; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			at := base.Add(time.Duration(i) * time.Millisecond)
+			if err := os.Chtimes(wal, at, at); err != nil {
+				t.Errorf("the busy writer: %v", err)
+				return
+			}
+		}
+		close(ranOut)
+	}()
+	ctx, cancel := context.WithCancel(context.Background()) // no deadline
+	defer cancel()
+	_, err := db.Allocate(ctx, "r1", fixed("h1", 1))
+	close(stop)
+	select {
+	case <-ranOut:
+		t.Fatalf("Allocate without a deadline waited for as long as the busy writer wrote (%v): sqliteNoDeadlineCap (%s) did not end the wait", err, sqliteNoDeadlineCap)
+	default:
+	}
+	checkLocked(t, err, db, nil)
+	if errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("the error names a deadline the operation did not have: %v", err)
+	}
+	// The cap, not LockWait, ended it: retryBusy gives up at the cap when its next attempt would come
+	// after it, at most one backoff (200 ms) early; LockWait would have ended it after 1 s. (A lower
+	// bound the code guarantees: a slow machine only makes the wait longer.)
+	if le := (*LockedError)(nil); errors.As(err, &le) && le.Waited < sqliteNoDeadlineCap-200*time.Millisecond {
+		t.Errorf("Allocate gave up after %s, before sqliteNoDeadlineCap (%s): the busy writer's commits did not keep it past LockWait (%s)", le.Waited, sqliteNoDeadlineCap, LockWait)
+	}
+}
+
 // beginWrite starts a write transaction of db outside this process's writer queue, holding the
 // ledger's write lock (BEGIN IMMEDIATE).
 func beginWrite(t *testing.T, db *sqliteDB) *sql.Tx {

@@ -289,6 +289,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteAllocateWaitsForABusyButHealthyWriter"}}},
 	},
 	{
+		Name: "sqlite-no-deadline-unbounded", Breaks: "a SQLite write without a deadline waits for a busy but healthy ledger at most sqliteNoDeadlineCap",
+		File:    "internal/database/sqlite.go",
+		Search:  "\t\tdeadline = start.Add(sqliteNoDeadlineCap)\n",
+		Replace: "\t\tdeadline = start.Add(1000 * sqliteNoDeadlineCap)\n",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestSQLiteWriteWithoutADeadlineGivesUpOnABusyWriterAtTheCap"}}},
+	},
+	{
 		Name: "runtime-create-timeout-ignored", Breaks: "rill_runtime's timeouts { create } ends a create that waits (here for a locked ledger)",
 		File:    "internal/resources/runtime_resource.go",
 		Search:  "\ttimeout := resourceTimeout(ctx, plan.Timeouts, \"create\")\n",
