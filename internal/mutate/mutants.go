@@ -462,11 +462,18 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationResourceExistsCostsOneListPerKind"}}},
 	},
 	{
-		Name: "create-check-expires", Breaks: "a plan of many new rill_clickhouse waits for an unreachable server's timeout once, not once per -parallelism wave",
+		Name: "failed-plan-read-expires", Breaks: "a plan of many new runtimes or rill_clickhouse waits for a ledger or server that does not answer once, not once per -parallelism wave",
 		File:    "internal/resources/capacity_plan.go",
-		Search:  "fmt.Sprintf(\"provisioner %q's check that it can create a %s\", name, rt), 0,",
-		Replace: "fmt.Sprintf(\"provisioner %q's check that it can create a %s\", name, rt), capacityMaxAge,",
-		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestPlanCreateCheckIsAskedOncePerCommandAcrossWaves"}}},
+		Search:  "isClosed(r.done) && r.err == nil && maxAge > 0",
+		Replace: "isClosed(r.done) && maxAge > 0",
+		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestPlanCapacityCheckWaitsForALedgerThatDoesNotAnswerOncePerCommand", "TestPlanCreateCheckIsAskedOncePerCommandAcrossWaves"}}},
+	},
+	{
+		Name: "plan-check-blames-its-timeout", Breaks: "a plan-time check that a timeout of the backend's own ended does not say the plan check's 30 s ran out",
+		File:    "internal/resources/capacity_plan.go",
+		Search:  "errors.As(err, new(planCheckTimedOut))",
+		Replace: "errors.Is(err, context.DeadlineExceeded)",
+		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestPlanCapacityCheckEndedByTheLedgersOwnTimeoutDoesNotBlameThePlanChecks"}}},
 	},
 	{
 		Name: "adoption-check-retried", Breaks: "a plan of many new named runtimes waits for an unanswering cluster or ledger once, not once per -parallelism wave",

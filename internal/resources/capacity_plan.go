@@ -71,7 +71,7 @@ func (c *capacityReads) get(ctx context.Context, name string, cr provisioner.Cap
 // checkCreate returns the answer of provisioner name's CheckCreate for type rt, shared by the plans
 // of the whole command: the plans of N new resources on one server ask it once, and while a server
 // does not answer, they wait for the one attempt in progress rather than each dialing it in turn.
-// Unlike a capacity read, the answer does not expire: Terraform plans at most -parallelism resources
+// Unlike a capacity read that succeeded, the answer does not expire: Terraform plans at most -parallelism resources
 // at once, so with an age limit each later wave would dial a server that does not answer again and
 // wait its timeout again. The answer does not change within a plan either: a server's capabilities
 // are what they are (a passed check is remembered by the provisioner anyway), and an unreachable
@@ -84,8 +84,11 @@ func (c *capacityReads) checkCreate(ctx context.Context, name string, rt provisi
 }
 
 // share returns the result of read under key: one at most maxAge old from its start (0: any age),
-// waiting for one in progress, else a new one. what names the read in the error of a wait for one in
-// progress that ctx ended.
+// waiting for one in progress, else a new one. A read that failed is used at any age, as a create
+// check's answer is: Terraform plans at most -parallelism resources at once, and each later wave
+// would otherwise wait again for the ledger or server that did not answer the first (the provider's
+// ledger tries a connection again after an attempt the plan check's timeout cut short). what names
+// the read in the error of a wait for one in progress that ctx ended.
 func (c *capacityReads) share(ctx context.Context, key, what string, maxAge time.Duration, read func(context.Context) ([]provisioner.HostCapacity, error)) ([]provisioner.HostCapacity, error) {
 	now := time.Now
 	if c.now != nil {
@@ -93,7 +96,7 @@ func (c *capacityReads) share(ctx context.Context, key, what string, maxAge time
 	}
 	c.mu.Lock()
 	r, ok := c.reads[key]
-	if !ok || (isClosed(r.done) && maxAge > 0 && now().Sub(r.started) > maxAge) {
+	if !ok || (isClosed(r.done) && r.err == nil && maxAge > 0 && now().Sub(r.started) > maxAge) {
 		r = &capacityRead{done: make(chan struct{}), started: now()}
 		if c.reads == nil {
 			c.reads = map[string]*capacityRead{}
@@ -101,6 +104,9 @@ func (c *capacityReads) share(ctx context.Context, key, what string, maxAge time
 		c.reads[key] = r
 		c.mu.Unlock()
 		r.hosts, r.err = read(ctx)
+		if r.err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			r.err = planCheckTimedOut{r.err}
+		}
 		close(r.done)
 		return r.hosts, r.err
 	}
@@ -210,14 +216,23 @@ func warnIfNoRoomToGrow(ctx context.Context, reads *capacityReads, p provisioner
 }
 
 // withinTimeout is " within 30s" when a plan-time check ended because its time was up (its own
-// timeout, or the shared attempt it waited for), else "": a refusal that came at once (a closed port,
-// wrong credentials) must not read as a server that did not answer in time.
+// timeout, or that of the shared attempt it waited for or used), else "": a refusal that came at once
+// (a closed port, wrong credentials) must not read as a server that did not answer in time, nor one
+// that a timeout of the backend's own ended (a PostgreSQL DSN's connect_timeout, whose error wraps
+// context.DeadlineExceeded too), whose error names that timeout.
 func withinTimeout(ctx context.Context, err error) string {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.As(err, new(planCheckTimedOut)) {
 		return " within " + planCapacityTimeout.String()
 	}
 	return ""
 }
+
+// planCheckTimedOut is the error of a shared plan-time read that its reader's plan-check timeout
+// ended (share), so that the plans that waited for it or used it later say their time ran out too
+// (withinTimeout). Its text is the read's error.
+type planCheckTimedOut struct{ error }
+
+func (e planCheckTimedOut) Unwrap() error { return e.error }
 
 // checkCreateAtPlan asks a provisioner.CreateChecker, at plan time, whether a new resource of type rt
 // can be created at all, so that a backend that lacks what every create needs (a ClickHouse server

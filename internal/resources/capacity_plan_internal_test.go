@@ -3,6 +3,7 @@ package resources
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -261,5 +262,94 @@ func TestPlanOfAGrowthItsHostHasNoRoomForWarns(t *testing.T) {
 	}
 	if !strings.Contains(d[0].Detail(), "host http://h1.test:9091 has 1 free slot(s) of 2 right now, and growing the runtime from 1 to 3 slots needs 2") {
 		t.Errorf("the warning does not say what the host has and what the growth needs: %s", d[0].Detail())
+	}
+}
+
+// hangingPool is a static pool whose ledger does not answer: each Capacity read waits until its
+// context ends (as the provider's ledger does while its one connection attempt waits for a
+// PostgreSQL server that accepts TCP and never answers, when the plan check's timeout comes first),
+// counts itself, and moves the reads' clock on by the plan check's timeout, the time it stands for.
+type hangingPool struct {
+	provisioner.Provisioner
+	reads atomic.Int32
+	mu    sync.Mutex
+	clock time.Time
+}
+
+func (p *hangingPool) Capacity(ctx context.Context) ([]provisioner.HostCapacity, error) {
+	p.reads.Add(1)
+	<-ctx.Done()
+	p.mu.Lock()
+	p.clock = p.clock.Add(planCapacityTimeout)
+	p.mu.Unlock()
+	return nil, fmt.Errorf("reading the ledger: connect: %w", ctx.Err())
+}
+
+func (p *hangingPool) now() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.clock
+}
+
+// Terraform plans at most -parallelism new runtimes at once (10 by default): the plans of 30 come in
+// three waves, each starting when the one before has its answer. When the ledger does not answer,
+// the whole plan waits for it once: the capacity read that failed is shared by the later waves, as a
+// create check's answer is (TestPlanCreateCheckIsAskedOncePerCommandAcrossWaves), and each runtime
+// gets the warning. Before, a failed read was shared only while under capacityMaxAge (1 s) old, so
+// each wave read again; the provider's ledger tries a connection again after an attempt its caller's
+// timeout cut short, so with a DSN whose connect_timeout is above the plan check's 30 s a plan of 100
+// new runtimes waited 30 s ten times.
+func TestPlanCapacityCheckWaitsForALedgerThatDoesNotAnswerOncePerCommand(t *testing.T) {
+	pool := &hangingPool{Provisioner: onePool(t), clock: time.Now()}
+	reads := &capacityReads{now: pool.now}
+	for wave := range 3 {
+		var wg sync.WaitGroup
+		for i := range 10 {
+			wg.Go(func() {
+				// The plan check's own timeout (30 s) stood for by a short deadline.
+				ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+				defer cancel()
+				var diags diag.Diagnostics
+				warnIfNoRoom(ctx, reads, pool, "pool", 1, &diags)
+				if len(diags) != 1 || diags.HasError() || diags[0].Summary() != "Pool capacity not checked before the create" ||
+					!strings.Contains(diags[0].Detail(), `could not read its ledger within `+planCapacityTimeout.String()) {
+					t.Errorf("wave %d, plan %d: want the warning that the ledger was not read within the plan check's timeout, got %v", wave, i, diags)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	if n := pool.reads.Load(); n != 1 {
+		t.Errorf("3 waves of 10 plans read the ledger %d times, want once", n)
+	}
+}
+
+// refusingPool is a static pool whose Capacity fails at once with err.
+type refusingPool struct {
+	provisioner.Provisioner
+	err error
+}
+
+func (p refusingPool) Capacity(context.Context) ([]provisioner.HostCapacity, error) {
+	return nil, p.err
+}
+
+// A ledger read that a timeout of the ledger's own ended (a PostgreSQL DSN's connect_timeout: pgx
+// says "timeout: context deadline exceeded", wrapping the context's error, though the plan check's
+// context is still running) does not say that the plan check's 30 s ran out: it did not, and the
+// ledger's error says what did. One the plan check's time ended says so (above).
+func TestPlanCapacityCheckEndedByTheLedgersOwnTimeoutDoesNotBlameThePlanChecks(t *testing.T) {
+	connect := fmt.Errorf("postgres ledger postgres://rill@127.0.0.1:5/ledger: connect (each attempt waits up to 2s, the DSN's connect_timeout, for the server to answer): "+
+		"failed to receive message: timeout: %w", context.DeadlineExceeded)
+	remembered := fmt.Errorf("%w (the first attempt of this run failed; not tried again until the next terraform command)", connect)
+	for _, err := range []error{connect, remembered} {
+		var diags diag.Diagnostics
+		warnIfNoRoom(context.Background(), &capacityReads{}, refusingPool{Provisioner: onePool(t), err: err}, "pool", 1, &diags)
+		if len(diags) != 1 || diags[0].Summary() != "Pool capacity not checked before the create" {
+			t.Fatalf("want one warning, got %v", diags)
+		}
+		if d := diags[0].Detail(); !strings.HasPrefix(d, `Provisioner "pool" could not read its ledger to check`) || !strings.Contains(d, "connect_timeout") {
+			t.Errorf("the warning of a read the ledger's connect_timeout ended says the plan check's time ran out, or not what ended it: %s", d)
+		}
 	}
 }

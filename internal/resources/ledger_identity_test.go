@@ -401,3 +401,75 @@ func editProvisionerStates(t *testing.T, statePath, typ string, edit func(ps map
 		t.Fatal(err)
 	}
 }
+
+// A plan of 30 new runtimes (three waves of Terraform's -parallelism=10) against a PostgreSQL ledger
+// that accepts TCP and never answers, where the plan-time capacity check is the only ledger read. The
+// whole plan waits for one connection attempt, not one per runtime or per wave: the server sees one
+// connection (which also shows that the plan opened no write handle, a second connection), whether
+// the DSN's connect_timeout or the plan check's 30 s ends it. Each runtime's plan warns that the
+// pool's room was not checked, naming the ledger and what ended the wait; the plan succeeds and
+// writes no state. Before, with a connect_timeout above 30 s, each wave connected again and waited
+// 30 s again (3 connections, 90 s); and an attempt that the 2 s connect_timeout ended was said to
+// have run out of the plan check's 30 s.
+func TestAccRuntime_unresponsivePostgresWarnsAPlanOfThirtyNewRuntimesAfterOneAttempt(t *testing.T) {
+	acctest.RequireAcc(t)
+	set := `{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://runtime-a.test:9091", "slots": 50}]}}}`
+	for _, tc := range []struct {
+		connectTimeout string
+		want, not      []string // in every warning's detail
+	}{
+		{"2", []string{"could not read its ledger to check", "each attempt waits up to 2s, the DSN's connect_timeout"}, []string{"within 30s"}},
+		{"60", []string{"could not read its ledger within 30s to check", "for the ledger to answer, until the operation's deadline"}, nil},
+	} {
+		t.Run("connect_timeout="+tc.connectTimeout, func(t *testing.T) {
+			dir := ledgerWorkspace(t, set, `
+resource "rill_runtime" "rt" {
+  count = 30
+  slots = 1
+}
+`)
+			srv := silentserver.Start(t)
+			// sslmode=disable: one attempt is one connection (prefer may try TLS, then plain text).
+			silent := "postgres://rill:Silent-Pa55@" + srv.Addr + "/ledger?sslmode=disable&connect_timeout=" + tc.connectTimeout
+			out, err := acctest.WorkspaceIn(t, dir, envnames.LedgerDSN+"="+silent).Run("plan", "-json")
+			if err != nil {
+				t.Fatalf("plan against a silent server failed (%v):\n%s", err, acctest.Tail(out))
+			}
+			if n := srv.Accepted(); n != 1 {
+				t.Errorf("the silent server saw %d connections for a plan of 30 new runtimes, want one attempt", n)
+			}
+			warned := map[string]bool{}
+			for _, line := range strings.Split(out, "\n") {
+				var ev struct {
+					Type       string
+					Diagnostic struct{ Severity, Summary, Detail, Address string }
+				}
+				if json.Unmarshal([]byte(line), &ev) != nil || ev.Type != "diagnostic" || ev.Diagnostic.Address == "" {
+					continue // not a resource's (the CLI's own: dev_overrides are in effect)
+				}
+				d := ev.Diagnostic
+				if d.Severity != "warning" || d.Summary != "Pool capacity not checked before the create" {
+					t.Errorf("%s: unexpected %s %q: %s", d.Address, d.Severity, d.Summary, d.Detail)
+					continue
+				}
+				warned[d.Address] = true
+				for _, w := range append(tc.want, srv.Addr) {
+					if !strings.Contains(d.Detail, w) {
+						t.Errorf("%s: the warning lacks %q: %s", d.Address, w, d.Detail)
+					}
+				}
+				for _, w := range append(tc.not, "Silent-Pa55") {
+					if strings.Contains(d.Detail, w) {
+						t.Errorf("%s: the warning says %q: %s", d.Address, w, d.Detail)
+					}
+				}
+			}
+			if len(warned) != 30 {
+				t.Errorf("%d of 30 new runtimes were warned that the pool's room was not checked:\n%s", len(warned), acctest.Tail(out))
+			}
+			if _, err := os.Stat(filepath.Join(dir, "terraform.tfstate")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the plan wrote a state (%v)", err)
+			}
+		})
+	}
+}
