@@ -160,33 +160,22 @@ func LedgerAllocations(dsn string) (map[string]*database.Allocation, error) {
 	return out, nil
 }
 
-// CheckLedgerMatchesState verifies that every rill_runtime in state has an allocation with the same
-// host and slots, and that the ledger holds nothing else.
+// CheckLedgerMatchesState verifies that the rill_runtime resources in state are exactly the ledger's
+// allocations, and that each says what its allocation says (LedgerDisagreements).
 func CheckLedgerMatchesState(dsn string) resource.TestCheckFunc {
 	return func(s *terraform.State) error {
 		allocs, err := LedgerAllocations(dsn)
 		if err != nil {
 			return err
 		}
-		seen := 0
+		state := map[string]map[string]string{}
 		for name, rs := range s.RootModule().Resources {
-			if rs.Type != "rill_runtime" {
-				continue
-			}
-			seen++
-			a, ok := allocs[rs.Primary.ID]
-			if !ok {
-				return fmt.Errorf("%s (%s) has no allocation in the ledger", name, rs.Primary.ID)
-			}
-			if a.Host != rs.Primary.Attributes["host"] {
-				return fmt.Errorf("%s: state host %q, ledger host %q", name, rs.Primary.Attributes["host"], a.Host)
-			}
-			if fmt.Sprint(a.Slots) != rs.Primary.Attributes["slots"] {
-				return fmt.Errorf("%s: state slots %s, ledger slots %d", name, rs.Primary.Attributes["slots"], a.Slots)
+			if rs.Type == "rill_runtime" {
+				state[name] = rs.Primary.Attributes
 			}
 		}
-		if seen != len(allocs) {
-			return fmt.Errorf("state has %d runtimes, ledger has %d allocations", seen, len(allocs))
+		if d := LedgerDisagreements(state, allocs); len(d) > 0 {
+			return errors.New(strings.Join(d, "\n"))
 		}
 		return nil
 	}

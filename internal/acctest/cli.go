@@ -124,8 +124,8 @@ func (w *Workspace) Must(args ...string) string {
 func (w *Workspace) RuntimesInState() map[string]string {
 	w.t.Helper()
 	ids := map[string]string{}
-	for addr, v := range w.RuntimeAttributeInState("id") {
-		ids[addr], _ = v.(string)
+	for addr, attrs := range w.runtimeAttributes() {
+		ids[addr] = attrs["id"]
 	}
 	return ids
 }
@@ -133,6 +133,17 @@ func (w *Workspace) RuntimesInState() map[string]string {
 // RuntimeAttributeInState returns an attribute of every rill_runtime in the workspace's state, by
 // address, as `terraform show -json` gives it (numbers are float64).
 func (w *Workspace) RuntimeAttributeInState(name string) map[string]any {
+	w.t.Helper()
+	values := map[string]any{}
+	for addr, v := range w.runtimeValues() {
+		values[addr] = v[name]
+	}
+	return values
+}
+
+// runtimeValues returns the attributes of every rill_runtime in the workspace's state, by address, as
+// `terraform show -json` gives them.
+func (w *Workspace) runtimeValues() map[string]map[string]any {
 	w.t.Helper()
 	out := w.Must("show", "-json")
 	var doc struct {
@@ -149,13 +160,26 @@ func (w *Workspace) RuntimeAttributeInState(name string) map[string]any {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		w.t.Fatalf("terraform show -json: %v\n%s", err, out)
 	}
-	values := map[string]any{}
+	values := map[string]map[string]any{}
 	for _, r := range doc.Values.RootModule.Resources {
 		if r.Type == "rill_runtime" {
-			values[r.Address] = r.Values[name]
+			values[r.Address] = r.Values
 		}
 	}
 	return values
+}
+
+// runtimeAttributes is runtimeValues as flatmap strings, the form LedgerDisagreements reads.
+func (w *Workspace) runtimeAttributes() map[string]map[string]string {
+	w.t.Helper()
+	state := map[string]map[string]string{}
+	for addr, values := range w.runtimeValues() {
+		state[addr] = map[string]string{}
+		for k, v := range values {
+			flatten(state[addr], k, v)
+		}
+	}
+	return state
 }
 
 // PrivateStateWithout fails the test if any of secrets (what -> value) is in the private state of a
@@ -212,45 +236,19 @@ func (w *Workspace) PrivateStateWithout(secrets map[string]string) map[string]ma
 }
 
 // CheckStateEqualsLedger fails unless the workspace's runtimes are exactly the ledger's allocations,
-// want of them.
+// want of them, and each says what its allocation says (LedgerDisagreements: host, slots, name, ...).
 func (w *Workspace) CheckStateEqualsLedger(ledger string, want int) {
 	w.t.Helper()
-	inState := w.RuntimesInState()
+	state := w.runtimeAttributes()
 	allocs, err := LedgerAllocations(ledger)
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	ids := map[string]bool{}
-	for addr, id := range inState {
-		if _, ok := allocs[id]; !ok {
-			w.t.Errorf("%s (%s) is in state but has no allocation", addr, id)
-		}
-		ids[id] = true
+	for _, d := range LedgerDisagreements(state, allocs) {
+		w.t.Error(d)
 	}
-	for id, a := range allocs {
-		if !ids[id] {
-			w.t.Errorf("allocation %s (name %q, host %s) is in no state: leaked", id, a.Name, a.Host)
-		}
-	}
-	if len(inState) != want || len(allocs) != want {
-		w.t.Errorf("state holds %d runtimes and the ledger %d allocations, want %d each", len(inState), len(allocs), want)
-	}
-}
-
-// CheckSlotsEqualLedger fails unless every rill_runtime in the workspace's state that has an
-// allocation in the ledger has that allocation's slots (one without is CheckStateEqualsLedger's to
-// report).
-func (w *Workspace) CheckSlotsEqualLedger(ledger string) {
-	w.t.Helper()
-	slots := w.RuntimeAttributeInState("slots")
-	allocs, err := LedgerAllocations(ledger)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	for addr, id := range w.RuntimesInState() {
-		if a, ok := allocs[id]; ok && slots[addr] != float64(a.Slots) {
-			w.t.Errorf("%s (%s) has %v slots in state and %d in the ledger", addr, id, slots[addr], a.Slots)
-		}
+	if len(state) != want || len(allocs) != want {
+		w.t.Errorf("state holds %d runtimes and the ledger %d allocations, want %d each", len(state), len(allocs), want)
 	}
 }
 
