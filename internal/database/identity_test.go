@@ -327,7 +327,7 @@ func TestAWriteQueuedBehindAnotherWaitingForAStuckWriterSaysSo(t *testing.T) {
 		defer cancel()
 		_, err := db.Allocate(short, "r2", fixed("h1", 1))
 		checkLocked(t, err, db, context.DeadlineExceeded)
-		if !waitedAboutASecond.MatchString(err.Error()) {
+		if !waitedAtLeastASecond.MatchString(err.Error()) {
 			t.Errorf("the error does not say how long it waited: %v", err)
 		}
 	})
@@ -349,14 +349,15 @@ func TestPostgresAllocateGivesUpOnATableLockAndSaysSo(t *testing.T) {
 	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Allocate gave up at its context's deadline, not after LockWait: %v", err)
 	}
-	if !waitedAboutASecond.MatchString(err.Error()) || !strings.Contains(err.Error(), "lock timeout") {
+	if !waitedAtLeastASecond.MatchString(err.Error()) || !strings.Contains(err.Error(), "lock timeout") {
 		t.Errorf("the error does not say what it waited for and how long: %v", err)
 	}
 }
 
-// waitedAboutASecond matches the wait a LockedError reports for a one-second wait: rounded to 100 ms,
-// so a loaded machine that wakes the waiter 50 ms late says 1.1s.
-var waitedAboutASecond = regexp.MustCompile(`waited 1(\.[0-4])?s for its write lock`)
+// waitedAtLeastASecond matches the wait a LockedError reports for a one-second wait: rounded to 100 ms,
+// and at least that second; a loaded machine may wake the waiter any time later, so no upper bound
+// (a bound on time would flake; what ended the wait is checked by the error's kind and words).
+var waitedAtLeastASecond = regexp.MustCompile(`waited [1-9][0-9]*(\.[0-9])?s for its write lock`)
 
 // stuckLedger opens dsn with its write lock held by another handle that commits nothing (a stuck
 // writer), and LockWait set to wait until the test ends.
