@@ -99,20 +99,23 @@ func decodeMap(in map[string]any, out any, tag string, errorUnused bool) ([]stri
 		return nil, err
 	}
 	if err := d.Decode(in); err != nil {
-		return nil, stripRootName(fieldErrorFromMapstructure(err), out)
+		return nil, stripRootName(fieldErrorsFromMapstructure(err), out)
 	}
 	return md.Unused, nil
 }
 
-// stripRootName removes the Go type name that mapstructure uses for the root in some messages.
+// stripRootName removes the Go type name that mapstructure uses for the root in some messages, from
+// every FieldError joined in err.
 func stripRootName(err error, out any) error {
-	var fe *FieldError
-	if errors.As(err, &fe) {
-		root := reflect.TypeOf(out).Elem().String()
-		if fe.Path == root {
-			fe.Path = ""
-		} else if rest, ok := strings.CutPrefix(fe.Path, root+"."); ok {
-			fe.Path = rest
+	root := reflect.TypeOf(out).Elem().String()
+	for _, e := range SplitErrors(err) {
+		var fe *FieldError
+		if errors.As(e, &fe) {
+			if fe.Path == root {
+				fe.Path = ""
+			} else if rest, ok := strings.CutPrefix(fe.Path, root+"."); ok {
+				fe.Path = rest
+			}
 		}
 	}
 	return err
@@ -178,55 +181,73 @@ func typeName(v any) string {
 	}
 }
 
-// fieldErrorFromMapstructure turns mapstructure's error into a FieldError that names the first
-// offending field. mapstructure names fields like "runtimes[0].slots".
-func fieldErrorFromMapstructure(err error) error {
-	de := firstDecodeError(err)
-	if de == nil {
-		return &FieldError{Err: err}
+// fieldErrorsFromMapstructure turns mapstructure's error into a FieldError for every field it names
+// (mapstructure names fields like "runtimes[0].slots"), joined with errors.Join in the decoder's order.
+// mapstructure goes on past a field in error and joins what it finds, so that one run reports every
+// wrong field of a spec (SplitErrors takes them apart again).
+func fieldErrorsFromMapstructure(err error) error {
+	var errs []error
+	for _, de := range decodeErrorLeaves(err) {
+		errs = append(errs, fieldErrorsOfDecodeError(de)...)
 	}
+	switch len(errs) {
+	case 0:
+		return &FieldError{Err: err}
+	case 1:
+		return errs[0] // a *FieldError itself, as callers with one field to blame expect
+	}
+	return errors.Join(errs...)
+}
+
+// fieldErrorsOfDecodeError returns the FieldErrors of one error of mapstructure's: one per unknown key
+// of "has invalid keys: a, b", else one.
+func fieldErrorsOfDecodeError(de *mapstructure.DecodeError) []error {
 	inner := de.Unwrap()
 	msg := inner.Error()
 	if keys, ok := strings.CutPrefix(msg, "has invalid keys: "); ok {
-		key := strings.TrimSpace(strings.SplitN(keys, ",", 2)[0])
-		return &FieldError{Path: joinPath(de.Name(), key), Err: errors.New("unknown field")}
+		var out []error
+		for _, key := range strings.Split(keys, ",") {
+			out = append(out, &FieldError{Path: joinPath(de.Name(), strings.TrimSpace(key)), Err: errors.New("unknown field")})
+		}
+		return out
 	}
 	var ute *mapstructure.UnconvertibleTypeError
 	if errors.As(inner, &ute) {
-		return &FieldError{Path: de.Name(), Err: fmt.Errorf("expected %s, got %s", kindName(ute.Expected.Type()), typeName(ute.Value))}
+		return []error{&FieldError{Path: de.Name(), Err: fmt.Errorf("expected %s, got %s", kindName(ute.Expected.Type()), typeName(ute.Value))}}
 	}
 	var oor *OutOfRangeError
 	if errors.As(inner, &oor) {
 		// Kept as it is, so that a field with a narrower range can say its own (static's slots).
-		return &FieldError{Path: de.Name(), Err: oor}
+		return []error{&FieldError{Path: de.Name(), Err: oor}}
 	}
 	// Hook errors arrive wrapped as "error decoding 'x': <ours>"; keep only ours.
 	if i := strings.LastIndex(msg, "': "); i >= 0 && strings.HasPrefix(msg, "error decoding '") {
 		msg = msg[i+3:]
 	}
-	return &FieldError{Path: de.Name(), Err: errors.New(msg)}
+	return []error{&FieldError{Path: de.Name(), Err: errors.New(msg)}}
 }
 
-func firstDecodeError(err error) *mapstructure.DecodeError {
+// decodeErrorLeaves returns the innermost DecodeErrors of err, in order: a DecodeError that wraps
+// others (a struct or list whose fields failed) names a shallower field than they do.
+func decodeErrorLeaves(err error) []*mapstructure.DecodeError {
 	if err == nil {
 		return nil
 	}
 	if de, ok := err.(*mapstructure.DecodeError); ok {
-		// Descend: a nested decode error names a deeper field.
-		if deeper := firstDecodeError(de.Unwrap()); deeper != nil {
+		if deeper := decodeErrorLeaves(de.Unwrap()); len(deeper) > 0 {
 			return deeper
 		}
-		return de
+		return []*mapstructure.DecodeError{de}
 	}
 	switch u := err.(type) {
 	case interface{ Unwrap() []error }:
+		var out []*mapstructure.DecodeError
 		for _, e := range u.Unwrap() {
-			if de := firstDecodeError(e); de != nil {
-				return de
-			}
+			out = append(out, decodeErrorLeaves(e)...)
 		}
+		return out
 	case interface{ Unwrap() error }:
-		return firstDecodeError(u.Unwrap())
+		return decodeErrorLeaves(u.Unwrap())
 	}
 	return nil
 }

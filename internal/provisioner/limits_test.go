@@ -1,6 +1,7 @@
 package provisioner
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -219,5 +220,47 @@ func TestDecodeSpecErrorsSpeakJSON(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%s: got %v, want %q", in, err, want)
 		}
+	}
+}
+
+// The decoder goes on past a field in error: every wrong field of a spec is its own FieldError
+// (SplitErrors takes them apart), in the spec's order, and each unknown key of a strict decode too.
+func TestDecodeSpecReportsEveryError(t *testing.T) {
+	type item struct {
+		N int    `json:"n"`
+		S string `json:"s"`
+	}
+	type spec struct {
+		Items []item `json:"items"`
+		One   item   `json:"one"`
+	}
+	paths := func(err error) string {
+		var got []string
+		for _, e := range SplitErrors(err) {
+			var fe *FieldError
+			if !errors.As(e, &fe) {
+				t.Fatalf("%T %v is not a *FieldError", e, e)
+			}
+			got = append(got, e.Error())
+		}
+		return strings.Join(got, "\n")
+	}
+	in := []byte(`{"items": [{"n": "x"}, {"n": 1, "s": 5}, 7], "one": {"n": 1.5, "s": true}}`)
+	want := strings.Join([]string{
+		`items[0].n: expected a whole number, got string "x"`,
+		"items[1].s: expected a string, got number",
+		"items[2]: expected an object, got number",
+		"one.n: expected a whole number, got 1.5",
+		"one.s: expected a string, got boolean",
+	}, "\n")
+	if _, err := DecodeSpecCompat(in, &spec{}); paths(err) != want {
+		t.Errorf("DecodeSpecCompat:\n%s\nwant:\n%s", paths(err), want)
+	}
+	if err := DecodeSpec(in, &spec{}); paths(err) != want {
+		t.Errorf("DecodeSpec:\n%s\nwant:\n%s", paths(err), want)
+	}
+	want = "one.a: unknown field\none.b: unknown field\nz: unknown field"
+	if err := DecodeSpec([]byte(`{"one": {"b": 1, "a": 2}, "z": 3}`), &spec{}); paths(err) != want {
+		t.Errorf("unknown keys:\n%s\nwant:\n%s", paths(err), want)
 	}
 }

@@ -1,8 +1,6 @@
 package provisioner
 
 import (
-	"errors"
-	"fmt"
 	"math"
 	"strings"
 
@@ -268,11 +266,7 @@ func decodeLenient(in map[string]any, out any) error {
 		return err
 	}
 	if err := d.Decode(in); err != nil {
-		var fe *FieldError
-		if err := stripRootName(fieldErrorFromMapstructure(err), out); errors.As(err, &fe) {
-			return fe
-		}
-		return fmt.Errorf("decoding config: %w", err)
+		return stripRootName(fieldErrorsFromMapstructure(err), out)
 	}
 	return nil
 }

@@ -59,14 +59,17 @@ func ParseSpec(specJSON []byte) (*Spec, error) {
 	spec := &Spec{}
 	warnings, err := provisioner.DecodeSpecCompat(specJSON, spec)
 	if err != nil {
-		// A slots too large to decode is against the slots' range, which the error says rather than
-		// the decoder's.
-		var fe *provisioner.FieldError
-		var oor *provisioner.OutOfRangeError
-		if errors.As(err, &fe) && errors.As(err, &oor) && strings.HasPrefix(fe.Path, "runtimes[") && strings.HasSuffix(fe.Path, "].slots") {
-			return nil, provisioner.Errorf(fe.Path, slotsRange, MaxHostSlots, oor.Number)
+		// The decoder reports every field of the wrong type; a slots too large to decode is against
+		// the slots' range, which its error says rather than the decoder's.
+		errs := provisioner.SplitErrors(err)
+		for i, e := range errs {
+			var fe *provisioner.FieldError
+			var oor *provisioner.OutOfRangeError
+			if errors.As(e, &fe) && errors.As(e, &oor) && strings.HasPrefix(fe.Path, "runtimes[") && strings.HasSuffix(fe.Path, "].slots") {
+				errs[i] = provisioner.Errorf(fe.Path, slotsRange, MaxHostSlots, oor.Number)
+			}
 		}
-		return nil, err
+		return nil, errors.Join(errs...)
 	}
 	spec.warnings = warnings
 	// Every error is collected, so that one run reports them all.

@@ -97,6 +97,30 @@ func TestParseSpecReportsEveryError(t *testing.T) {
 	}
 }
 
+// Every value of the wrong type is reported at once too, each naming its field: the decoder goes on
+// past the first, and a slots too large says the slots' range there as well.
+func TestParseSpecReportsEveryTypeError(t *testing.T) {
+	_, err := ParseSpec([]byte(`{"runtimes": [{"host": "http://a", "slots": "x"}, {"host": 5, "slots": 1}, {"host": "http://c", "slots": 1e20, "data_dir": true}], "placement": 3}`))
+	var got []string
+	for _, e := range provisioner.SplitErrors(err) {
+		var fe *provisioner.FieldError
+		if !errors.As(e, &fe) {
+			t.Fatalf("%T %v is not a *FieldError", e, e)
+		}
+		got = append(got, e.Error())
+	}
+	want := []string{
+		`runtimes[0].slots: expected a whole number, got string "x"`,
+		"runtimes[1].host: expected a string, got number",
+		"runtimes[2].slots: must be between 0 (a drained host) and 2147483647, got 1e20",
+		"runtimes[2].data_dir: expected a string, got boolean",
+		"placement: expected a string, got number",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got errors\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // A host given 0 slots on purpose is drained without a warning; one whose slots are missing or null
 // is warned about (TestParseSpecErrorsAndWarningsNameTheField).
 func TestExplicitZeroSlotsIsNoWarning(t *testing.T) {
