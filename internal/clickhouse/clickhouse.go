@@ -118,20 +118,24 @@ func New(specJSON []byte, _ database.DB, logger *zap.Logger) (provisioner.Provis
 				Message: "ignored: " + pair.field + "_env is set too and takes precedence (as in Rill's admin service)"})
 		}
 	}
+	// Every error is collected, so that one run reports them all.
+	var errs []error
 	dsn, err := resolveDSN(spec.DSN, spec.DSNEnv, "dsn", "dsn_env", true)
 	if err != nil {
-		return nil, err
+		errs = append(errs, err)
 	}
 	writeDSN, err := resolveDSN(spec.WriteDSN, spec.WriteDSNEnv, "write_dsn", "write_dsn_env", false)
 	if err != nil {
-		return nil, err
+		errs = append(errs, err)
 	}
 	cluster := spec.Cluster
 	if cluster != "" && strings.TrimSpace(cluster) == "" {
-		return nil, provisioner.Errorf("cluster", "must be a cluster name or left out, got only spaces")
+		errs = append(errs, provisioner.Errorf("cluster", "must be a cluster name or left out, got only spaces"))
+	} else if strings.ContainsFunc(cluster, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		errs = append(errs, provisioner.Errorf("cluster", "must not contain control characters"))
 	}
-	if strings.ContainsFunc(cluster, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return nil, provisioner.Errorf("cluster", "must not contain control characters")
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	if logger == nil {
 		logger = zap.NewNop()

@@ -3,10 +3,12 @@ package clickhouse
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/seterrors"
 )
 
 func TestRegisteredAsClickHouseStatic(t *testing.T) {
@@ -95,6 +97,23 @@ func TestSpecErrorsNameTheField(t *testing.T) {
 				t.Fatalf("NewSet error %v: want field spec.%s of provisioner ch", err, tc.field)
 			}
 		})
+	}
+}
+
+// Every error of a spec is reported at once, each naming its field, through a set too.
+func TestSpecReportsEveryError(t *testing.T) {
+	for spec, want := range map[string]string{
+		`{"dsn": "mysql://admin:topsecretpw@h:3306", "write_dsn_env": "RILL_TEST_CH_UNSET_XYZ", "cluster": "  "}`: "ch spec.dsn, ch spec.write_dsn_env, ch spec.cluster",
+		`{"write_dsn": "ftp://w", "cluster": "c\n"}`:                                                              "ch spec.dsn, ch spec.write_dsn, ch spec.cluster",
+		`{"dsn": 42, "write_dsn": true, "cluster": 1}`:                                                            "ch spec.dsn, ch spec.write_dsn, ch spec.cluster",
+	} {
+		_, err := provisioner.NewSet(`{"ch": {"type": "clickhouse-static", "spec": `+spec+`}}`, nil, nil)
+		if got := strings.Join(seterrors.Fields(t, err), ", "); got != want {
+			t.Errorf("%s: errors on %q, want %q (%v)", spec, got, want, err)
+		}
+		if strings.Contains(fmt.Sprint(err), "topsecretpw") {
+			t.Errorf("an error reveals a password: %v", err)
+		}
 	}
 }
 

@@ -214,8 +214,9 @@ type renderedObject struct {
 }
 
 // loadTemplates reads, parses and test-renders the five templates. Errors are FieldErrors on
-// template_paths.<name> and name the file and line; what the sample render found that Rill's admin
-// service accepts is added to spec.warnings (see sampleRenderWarning and decodeSingleObject).
+// template_paths.<name> and name the file and line, every template in error reported (joined); what
+// the sample render found that Rill's admin service accepts is added to spec.warnings (see
+// sampleRenderWarning and decodeSingleObject).
 //
 // The five are parsed into one set, as Rill's admin service parses them (template.ParseFiles), so
 // that a template may use what another defines ({{ define "labels" }} in one, {{ template "labels" . }}
@@ -225,19 +226,22 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 	h := sha256.New()
 	texts := map[string]string{}
 	bySlot := map[string]*manifestTemplate{}
+	var errs []error
 	for _, slot := range templateSlots {
 		var text []byte
 		var source string
 		if p := *slot.path(&paths); p != "" {
 			b, err := os.ReadFile(p)
 			if err != nil {
-				return nil, provisioner.Errorf("template_paths."+slot.field, "cannot read template: %v", err)
+				errs = append(errs, provisioner.Errorf("template_paths."+slot.field, "cannot read template: %v", err))
+				continue
 			}
 			text, source = b, p
 		} else {
 			b, err := fs.ReadFile(templates.FS, slot.file)
 			if err != nil {
-				return nil, provisioner.Errorf("template_paths."+slot.field, "embedded default template missing: %v", err)
+				errs = append(errs, provisioner.Errorf("template_paths."+slot.field, "embedded default template missing: %v", err))
+				continue
 			}
 			text, source = b, "templates/"+slot.file+" (embedded default)"
 		}
@@ -247,6 +251,9 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 		_, _ = fmt.Fprintf(h, "%s\x00%d\x00", slot.field, len(text))
 		h.Write(text)
 	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
 	set.checksum = hex.EncodeToString(h.Sum(nil))
 	// missingkey=zero: an annotation the project does not have renders empty (and pipes into
 	// functions as ""), where missingkey=error would fail the plan.
@@ -255,9 +262,13 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 		mt := bySlot[field]
 		tmpl, err := root.New(mt.source).Parse(texts[field])
 		if err != nil {
-			return nil, &provisioner.FieldError{Path: "template_paths." + field, Err: cleanTemplateError(err, mt.source)}
+			errs = append(errs, &provisioner.FieldError{Path: "template_paths." + field, Err: cleanTemplateError(err, mt.source)})
+			continue
 		}
 		mt.tmpl = tmpl
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...) // a template that did not parse cannot be rendered
 	}
 	// Test-render with sample data, once every definition is parsed, so that mistakes surface at
 	// plan time, not at apply.
@@ -270,12 +281,16 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 			continue
 		}
 		if err != nil {
-			return nil, &provisioner.FieldError{Path: path, Err: err}
+			errs = append(errs, &provisioner.FieldError{Path: path, Err: err})
+			continue
 		}
 		for _, w := range warnings {
 			spec.warnings = append(spec.warnings, provisioner.FieldWarning{Path: path, Message: w})
 		}
 		mt.gvk = obj.GroupVersionKind()
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return set, nil
 }

@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -99,21 +100,104 @@ func ParseSpec(specJSON []byte) (*Spec, error) {
 // unschedulable_grace_seconds would wrap around to a negative wait that ends at once.
 const maxDurationSeconds = int(math.MaxInt64 / int64(time.Second))
 
+// applyDefaultsAndValidate fills in defaults and checks every field, returning every error it finds
+// (joined), so that one run reports them all.
 func (s *Spec) applyDefaultsAndValidate() error {
+	var errs []error
 	if s.TimeoutSeconds == 0 {
 		s.TimeoutSeconds = DefaultTimeoutSeconds
 	} else if s.TimeoutSeconds < 0 {
-		return provisioner.Errorf("timeout_seconds", "must be positive, got %d", s.TimeoutSeconds)
+		errs = append(errs, provisioner.Errorf("timeout_seconds", "must be positive, got %d", s.TimeoutSeconds))
 	} else if s.TimeoutSeconds > maxDurationSeconds {
-		return provisioner.Errorf("timeout_seconds", "must be at most %d (a wait longer than that overflows), got %d", maxDurationSeconds, s.TimeoutSeconds)
+		errs = append(errs, provisioner.Errorf("timeout_seconds", "must be at most %d (a wait longer than that overflows), got %d", maxDurationSeconds, s.TimeoutSeconds))
 	}
 
 	if s.DataDir == "" {
 		s.DataDir = DefaultDataDir
 	} else if !strings.HasPrefix(s.DataDir, "/") {
-		return provisioner.Errorf("data_dir", "must be an absolute path inside the container, got %q", s.DataDir)
+		errs = append(errs, provisioner.Errorf("data_dir", "must be an absolute path inside the container, got %q", s.DataDir))
 	}
 
+	if err := s.checkHost(); err != nil {
+		errs = append(errs, err)
+	}
+
+	if s.Namespace == "" {
+		s.Namespace = DefaultNamespace
+	} else if len(s.Namespace) > 63 || !dnsLabel.MatchString(s.Namespace) {
+		errs = append(errs, provisioner.Errorf("namespace", "must be a valid Kubernetes namespace name (lower-case letters, digits and '-', at most 63), got %q", s.Namespace))
+	}
+
+	if s.Image == "" {
+		s.Image = DefaultImage
+	} else if !imageName.MatchString(s.Image) && !strings.Contains(s.Image, "@") {
+		errs = append(errs, provisioner.Errorf("image", "must be an image repository such as \"rilldata/rill\", got %q", s.Image))
+	} else if imageHasTag(s.Image) {
+		// Rill hands the image to the templates as .Image unchanged and the version as .ImageTag;
+		// so does this provisioner. Templates that write "{{ .Image }}:{{ .ImageTag }}" (the default
+		// one does) then render an invalid reference such as "rilldata/rill:v1:v2".
+		if s.TemplatePaths.Deployment == "" {
+			errs = append(errs, provisioner.Errorf("image", "%q carries a tag or digest, and the default deployment template appends the runtime's "+
+				"version to it (\"{{ .Image }}:{{ .ImageTag }}\"), which makes an invalid image reference; give the repository only and set "+
+				"the tag with rill_runtime's version or the provider's rill_version, or use a deployment template that writes {{ .Image }} alone", s.Image))
+		} else {
+			s.warnings = append(s.warnings, provisioner.FieldWarning{Path: "image", Message: fmt.Sprintf("%q carries a tag or digest: it reaches "+
+				"the templates unchanged as .Image, and the runtime's version as .ImageTag (as in Rill's admin service); a template that "+
+				"writes \"{{ .Image }}:{{ .ImageTag }}\" renders an invalid image reference", s.Image)})
+		}
+	}
+
+	if s.KubeconfigPath != "" {
+		if p, err := expandHome(s.KubeconfigPath); err != nil {
+			errs = append(errs, provisioner.Errorf("kubeconfig_path", "%v", err))
+		} else {
+			s.KubeconfigPath = p
+		}
+	} else if s.KubeconfigContext != "" {
+		errs = append(errs, provisioner.Errorf("kubeconfig_context", "needs kubeconfig_path (an in-cluster config has no contexts)"))
+	}
+
+	if s.QPS == 0 {
+		s.QPS = DefaultQPS
+	} else if s.QPS < 0 {
+		errs = append(errs, provisioner.Errorf("qps", "must be positive, got %v", s.QPS))
+	}
+	if s.Burst == 0 {
+		s.Burst = DefaultBurst
+	} else if s.Burst < 0 {
+		errs = append(errs, provisioner.Errorf("burst", "must be positive, got %d", s.Burst))
+	}
+
+	if s.UnschedulableGraceSeconds < 0 {
+		errs = append(errs, provisioner.Errorf("unschedulable_grace_seconds", "must be 0 or more, got %d", s.UnschedulableGraceSeconds))
+	} else if s.UnschedulableGraceSeconds > maxDurationSeconds {
+		errs = append(errs, provisioner.Errorf("unschedulable_grace_seconds", "must be at most %d (a wait longer than that overflows), got %d", maxDurationSeconds, s.UnschedulableGraceSeconds))
+	}
+
+	if s.PingPath == nil {
+		p := DefaultPingPath
+		s.PingPath = &p
+	} else if *s.PingPath != "" && !strings.HasPrefix(*s.PingPath, "/") {
+		errs = append(errs, provisioner.Errorf("ping_path", "must start with '/' (or be \"\" to switch the HTTP readiness probe off), got %q", *s.PingPath))
+	}
+
+	for _, slot := range templateSlots {
+		p := slot.path(&s.TemplatePaths)
+		if *p == "" {
+			continue
+		}
+		if exp, err := expandHome(*p); err != nil {
+			errs = append(errs, provisioner.Errorf("template_paths."+slot.field, "%v", err))
+		} else {
+			*p = exp
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkHost checks the host (required, an http(s) URL of a scheme and host only), warns about one
+// without '*', and drops a trailing slash.
+func (s *Spec) checkHost() error {
 	if strings.TrimSpace(s.Host) == "" {
 		return provisioner.Errorf("host", "is required: the runtime URL with '*' standing for the provision ID, e.g. \"https://*.runtime.example.com\"")
 	}
@@ -131,77 +215,6 @@ func (s *Spec) applyDefaultsAndValidate() error {
 		return provisioner.Errorf("host", "must be a scheme and host only (no path, query or credentials), got %q", s.Host)
 	}
 	s.Host = strings.TrimSuffix(s.Host, "/")
-
-	if s.Namespace == "" {
-		s.Namespace = DefaultNamespace
-	} else if len(s.Namespace) > 63 || !dnsLabel.MatchString(s.Namespace) {
-		return provisioner.Errorf("namespace", "must be a valid Kubernetes namespace name (lower-case letters, digits and '-', at most 63), got %q", s.Namespace)
-	}
-
-	if s.Image == "" {
-		s.Image = DefaultImage
-	} else if !imageName.MatchString(s.Image) && !strings.Contains(s.Image, "@") {
-		return provisioner.Errorf("image", "must be an image repository such as \"rilldata/rill\", got %q", s.Image)
-	} else if imageHasTag(s.Image) {
-		// Rill hands the image to the templates as .Image unchanged and the version as .ImageTag;
-		// so does this provisioner. Templates that write "{{ .Image }}:{{ .ImageTag }}" (the default
-		// one does) then render an invalid reference such as "rilldata/rill:v1:v2".
-		if s.TemplatePaths.Deployment == "" {
-			return provisioner.Errorf("image", "%q carries a tag or digest, and the default deployment template appends the runtime's "+
-				"version to it (\"{{ .Image }}:{{ .ImageTag }}\"), which makes an invalid image reference; give the repository only and set "+
-				"the tag with rill_runtime's version or the provider's rill_version, or use a deployment template that writes {{ .Image }} alone", s.Image)
-		}
-		s.warnings = append(s.warnings, provisioner.FieldWarning{Path: "image", Message: fmt.Sprintf("%q carries a tag or digest: it reaches "+
-			"the templates unchanged as .Image, and the runtime's version as .ImageTag (as in Rill's admin service); a template that "+
-			"writes \"{{ .Image }}:{{ .ImageTag }}\" renders an invalid image reference", s.Image)})
-	}
-
-	if s.KubeconfigPath != "" {
-		p, err := expandHome(s.KubeconfigPath)
-		if err != nil {
-			return provisioner.Errorf("kubeconfig_path", "%v", err)
-		}
-		s.KubeconfigPath = p
-	} else if s.KubeconfigContext != "" {
-		return provisioner.Errorf("kubeconfig_context", "needs kubeconfig_path (an in-cluster config has no contexts)")
-	}
-
-	if s.QPS == 0 {
-		s.QPS = DefaultQPS
-	} else if s.QPS < 0 {
-		return provisioner.Errorf("qps", "must be positive, got %v", s.QPS)
-	}
-	if s.Burst == 0 {
-		s.Burst = DefaultBurst
-	} else if s.Burst < 0 {
-		return provisioner.Errorf("burst", "must be positive, got %d", s.Burst)
-	}
-
-	if s.UnschedulableGraceSeconds < 0 {
-		return provisioner.Errorf("unschedulable_grace_seconds", "must be 0 or more, got %d", s.UnschedulableGraceSeconds)
-	}
-	if s.UnschedulableGraceSeconds > maxDurationSeconds {
-		return provisioner.Errorf("unschedulable_grace_seconds", "must be at most %d (a wait longer than that overflows), got %d", maxDurationSeconds, s.UnschedulableGraceSeconds)
-	}
-
-	if s.PingPath == nil {
-		p := DefaultPingPath
-		s.PingPath = &p
-	} else if *s.PingPath != "" && !strings.HasPrefix(*s.PingPath, "/") {
-		return provisioner.Errorf("ping_path", "must start with '/' (or be \"\" to switch the HTTP readiness probe off), got %q", *s.PingPath)
-	}
-
-	for _, slot := range templateSlots {
-		p := slot.path(&s.TemplatePaths)
-		if *p == "" {
-			continue
-		}
-		exp, err := expandHome(*p)
-		if err != nil {
-			return provisioner.Errorf("template_paths."+slot.field, "%v", err)
-		}
-		*p = exp
-	}
 	return nil
 }
 

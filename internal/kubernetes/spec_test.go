@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/seterrors"
 )
 
 func TestSpecDefaults(t *testing.T) {
@@ -92,6 +93,23 @@ func TestSpecErrorsNameTheField(t *testing.T) {
 				t.Fatalf("error %q: want field %q and text %q", err, tc.field, tc.want)
 			}
 		})
+	}
+}
+
+// Every error of a spec is reported at once, each naming its field, through a set too: the checks go
+// on past the first, as the decoder goes on past a value of the wrong type.
+func TestSpecReportsEveryError(t *testing.T) {
+	for spec, want := range map[string]string{
+		`{"timeout_seconds": -1, "data_dir": "data", "host": "*.x", "namespace": "Rill_NS", "image": "rill data", "kubeconfig_context": "a",
+			"qps": -1, "burst": -2, "unschedulable_grace_seconds": -5, "ping_path": "v1"}`: "k8s spec.timeout_seconds, k8s spec.data_dir, k8s spec.host, k8s spec.namespace, k8s spec.image, " +
+			"k8s spec.kubeconfig_context, k8s spec.qps, k8s spec.burst, k8s spec.unschedulable_grace_seconds, k8s spec.ping_path",
+		`{"timeout_seconds": "30", "host": 5, "template_paths": {"pvc": 1}}`:                                     "k8s spec.timeout_seconds, k8s spec.host, k8s spec.template_paths.pvc",
+		`{"host": "http://*.x", "template_paths": {"service": "/does/not/exist.yaml", "pvc": "/nor/this.yaml"}}`: "k8s spec.template_paths.pvc, k8s spec.template_paths.service",
+	} {
+		_, err := provisioner.NewSet(`{"k8s": {"type": "kubernetes", "spec": `+spec+`}}`, nil, nil)
+		if got := strings.Join(seterrors.Fields(t, err), ", "); got != want {
+			t.Errorf("%s: errors on %q, want %q (%v)", spec, got, want, err)
+		}
 	}
 }
 

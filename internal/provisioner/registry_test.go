@@ -10,6 +10,7 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 	_ "github.com/rill-provisioner/terraform-provider-rill/internal/static"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/seterrors"
 )
 
 func TestRegisterRefusesADuplicateType(t *testing.T) {
@@ -90,14 +91,7 @@ func TestNewSetReportsEveryError(t *testing.T) {
 	} {
 		name, want := tc.name, tc.want
 		err := tc.build()
-		var got []string
-		for _, e := range provisioner.SplitErrors(err) {
-			var se *provisioner.SetError
-			if !errors.As(e, &se) {
-				t.Fatalf("%s: %T %v is not a *SetError", name, e, e)
-			}
-			got = append(got, se.Provisioner+" "+se.Field)
-		}
+		got := seterrors.Fields(t, err)
 		if strings.Join(got, ", ") != strings.Join(want, ", ") {
 			t.Errorf("%s: errors on %q, want %q (%v)", name, got, want, err)
 		}
