@@ -112,7 +112,9 @@ func (p *RillProvider) ValidateConfig(ctx context.Context, req provider.Validate
 		}
 		var err error
 		if specs, err = provisioner.ParseSet(s.ValueString()); err != nil {
-			addSetError(&resp.Diagnostics, setErrorsOfAPlanThatStops(s.ValueString(), err), "")
+			warnings, err := setErrorsOfAPlanThatStops(s.ValueString(), err)
+			addSetWarnings(&resp.Diagnostics, warnings, "")
+			addSetError(&resp.Diagnostics, err, "")
 			return
 		}
 		if len(specs) == 0 {
@@ -161,18 +163,20 @@ func addSetError(diags *diag.Diagnostics, err error, from string) {
 }
 
 // setErrorsOfAPlanThatStops returns every error of a set that ParseSet found in error (parseErr): its
-// own, and those of building the entries that parsed. An error in ValidateConfig stops the plan
-// before Configure would build the set, so without them a set with an unknown type in one entry and
-// a wrong field in another took two plans to show both. The initializers touch nothing (no network,
-// no ledger: the ledger handed to them is never opened); when the set parses, ValidateConfig builds
-// nothing, so that `terraform validate` needs none of what building may read (dsn_env's variable).
-func setErrorsOfAPlanThatStops(setJSON string, parseErr error) error {
+// own, and those of building the entries that parsed, with the set's warnings. An error in
+// ValidateConfig stops the plan before Configure would build the set, so without them a set with an
+// unknown type in one entry and a wrong field in another took two plans to show both, and its
+// warnings (a key given twice) showed only once the errors were fixed. The initializers touch
+// nothing (no network, no ledger: the ledger handed to them is never opened); when the set parses,
+// ValidateConfig builds nothing, so that `terraform validate` needs none of what building may read
+// (dsn_env's variable).
+func setErrorsOfAPlanThatStops(setJSON string, parseErr error) ([]provisioner.SetWarning, error) {
 	ledger := newLazyLedger("", zap.NewNop())
 	defer func() { _ = ledger.Close() }()
-	if _, _, err := provisioner.NewSetWithWarnings(setJSON, ledger, zap.NewNop()); err != nil {
-		return err
+	if _, warnings, err := provisioner.NewSetWithWarnings(setJSON, ledger, zap.NewNop()); err != nil {
+		return warnings, err
 	}
-	return parseErr // not reached: the set NewSetWithWarnings parses is the one ParseSet refused
+	return nil, parseErr // not reached: the set NewSetWithWarnings parses is the one ParseSet refused
 }
 
 // Configure builds the provisioner set (once per provider process for a given configuration) and hands
@@ -211,7 +215,9 @@ func (p *RillProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 	}
 
 	ctx = logging.WithMasking(ctx)
-	built, err := sets.get(ctx, setJSON, ledgerDSN)
+	built, warnings, err := sets.get(ctx, setJSON, ledgerDSN)
+	// Shown with the set's errors too: a key given twice is worth seeing while fixing them.
+	addSetWarnings(&resp.Diagnostics, warnings, setFrom)
 	if err != nil {
 		addSetError(&resp.Diagnostics, err, setFrom)
 		return
@@ -226,9 +232,6 @@ func (p *RillProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 		if rc, ok := prov.(provisioner.ReadCacher); ok {
 			rc.ForgetReads()
 		}
-	}
-	for _, w := range built.warnings {
-		resp.Diagnostics.AddAttributeWarning(setPath, fmt.Sprintf("Provisioner %q: %s", w.Provisioner, setWarningSummary(w)), logging.MaskString(w.String())+setFrom)
 	}
 	client := &resources.Client{Set: built.set, Types: built.types, RillVersion: rillVersion}
 	switch {
@@ -259,6 +262,14 @@ func (p *RillProvider) DataSources(context.Context) []func() datasource.DataSour
 	return []func() datasource.DataSource{
 		resources.NewProvisionersDataSource,
 		resources.NewAllocationsDataSource,
+	}
+}
+
+// addSetWarnings reports the warnings of the set on provisioner_set_json, each naming its provisioner
+// and JSON field in the summary; the detail is masked, as addSetError's is.
+func addSetWarnings(diags *diag.Diagnostics, warnings []provisioner.SetWarning, from string) {
+	for _, w := range warnings {
+		diags.AddAttributeWarning(path.Root("provisioner_set_json"), fmt.Sprintf("Provisioner %q: %s", w.Provisioner, setWarningSummary(w)), logging.MaskString(w.String())+from)
 	}
 }
 

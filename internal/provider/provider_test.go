@@ -317,3 +317,40 @@ func TestEverySetErrorIsADiagnostic(t *testing.T) {
 		}
 	}
 }
+
+// The set's warnings are shown with its errors, so that a key given twice is seen while the errors
+// are fixed: at plan time when an entry is in error (ValidateConfig stops the plan), and at apply
+// time, when a spec only is in error too (ValidateConfig builds nothing then).
+func TestSetWarningsAreShownWithItsErrors(t *testing.T) {
+	const p = `"p": {"type": "static", "spec": {"runtimes": [{"host": "http://a", "slots": 1, "slots": -1}]}}`
+	ledger := "sqlite://" + filepath.Join(t.TempDir(), "l.db")
+	for name, tc := range map[string]struct {
+		diags      func() diag.Diagnostics
+		wantErrors int
+	}{
+		"ValidateConfig, an entry in error": {func() diag.Diagnostics {
+			return validate(t, map[string]any{"provisioner_set_json": `{` + p + `, "q": {"type": "nope"}}`})
+		}, 2},
+		"Configure, an entry in error": {func() diag.Diagnostics {
+			_, d := configure(t, map[string]any{"provisioner_set_json": `{` + p + `, "q": {"type": "nope"}}`, "ledger_dsn": ledger})
+			return d
+		}, 2},
+		"Configure, a spec in error": {func() diag.Diagnostics {
+			_, d := configure(t, map[string]any{"provisioner_set_json": `{` + p + `}`, "ledger_dsn": ledger})
+			return d
+		}, 1},
+	} {
+		diags := tc.diags()
+		if diags.ErrorsCount() != tc.wantErrors {
+			t.Errorf("%s: want %d errors, got %v", name, tc.wantErrors, diags)
+		}
+		w := diags.Warnings()
+		if len(w) != 1 || w[0].Summary() != `Provisioner "p": spec.runtimes[0].slots` || !strings.Contains(w[0].Detail(), provisioner.DuplicateKeyMessage) {
+			t.Errorf("%s: want the duplicate key's warning, got %v", name, w)
+			continue
+		}
+		if withPath, ok := w[0].(diag.DiagnosticWithPath); !ok || !withPath.Path().Equal(path.Root("provisioner_set_json")) {
+			t.Errorf("%s: the warning is not on provisioner_set_json", name)
+		}
+	}
+}

@@ -33,7 +33,9 @@ type setCache struct {
 
 var sets = &setCache{built: map[string]*builtSet{}}
 
-func (c *setCache) get(ctx context.Context, setJSON, ledgerDSN string) (*builtSet, error) {
+// get returns the set built from setJSON, and its warnings, which come with the error too when the
+// set is in error (see provisioner.NewSetWithWarnings).
+func (c *setCache) get(ctx context.Context, setJSON, ledgerDSN string) (*builtSet, []provisioner.SetWarning, error) {
 	sum := sha256.Sum256([]byte(setJSON + "\x00" + ledgerDSN))
 	key := hex.EncodeToString(sum[:])
 
@@ -42,7 +44,7 @@ func (c *setCache) get(ctx context.Context, setJSON, ledgerDSN string) (*builtSe
 	if b, ok := c.built[key]; ok {
 		// Later requests log through their own context.
 		b.bridge.SetContext(ctx)
-		return b, nil
+		return b, b.warnings, nil
 	}
 	bridge := logging.NewBridge(ctx)
 	logger := bridge.Logger()
@@ -50,14 +52,14 @@ func (c *setCache) get(ctx context.Context, setJSON, ledgerDSN string) (*builtSe
 	if dsn == "" {
 		var err error
 		if dsn, err = database.DefaultDSN(); err != nil {
-			return nil, fmt.Errorf("no ledger_dsn given and no default ledger location: %w", err)
+			return nil, nil, fmt.Errorf("no ledger_dsn given and no default ledger location: %w", err)
 		}
 	}
 	ledger := newLazyLedger(dsn, logger.Named("ledger"))
 	set, warnings, err := provisioner.NewSetWithWarnings(setJSON, ledger, logger)
 	if err != nil {
 		_ = ledger.Close()
-		return nil, err
+		return nil, warnings, err
 	}
 	specs, _ := provisioner.ParseSet(setJSON)
 	types := make(map[string]string, len(specs))
@@ -66,7 +68,7 @@ func (c *setCache) get(ctx context.Context, setJSON, ledgerDSN string) (*builtSe
 	}
 	b := &builtSet{set: set, types: types, ledger: ledger, ledgerRedacted: database.Redact(dsn), bridge: bridge, warnings: warnings}
 	c.built[key] = b
-	return b, nil
+	return b, warnings, nil
 }
 
 // CloseAll closes every provisioner and ledger built by this process. main calls it when the plugin

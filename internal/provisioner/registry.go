@@ -78,14 +78,16 @@ func ParseSet(setSpecJSON string) (map[string]ProvisionerSpec, error) {
 // ParseSetWithWarnings is ParseSet that also returns its warnings, sorted: fields of an entry other
 // than "type" and "spec", which Rill's admin service ignores (and so does this provider), and keys
 // given twice in one object (whose last value is kept, as Rill keeps it). The set's size,
-// nesting depth and UTF-8 encoding are checked before any parser reads it.
+// nesting depth and UTF-8 encoding are checked before any parser reads it. When an entry is in error,
+// the warnings come with the error: a key given twice is worth knowing while fixing the entries (it
+// may be why one is in error, its earlier value being the one the user fixed).
 func ParseSetWithWarnings(setSpecJSON string) (map[string]ProvisionerSpec, []SetWarning, error) {
 	specs, warnings, entryErrs, err := parseSet(setSpecJSON)
-	if err == nil && len(entryErrs) > 0 {
-		err = errors.Join(entryErrs...)
-	}
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(entryErrs) > 0 {
+		return nil, warnings, errors.Join(entryErrs...)
 	}
 	return specs, warnings, nil
 }
@@ -212,7 +214,9 @@ func NewSet(setSpecJSON string, db database.DB, logger *zap.Logger) (map[string]
 }
 
 // NewSetWithWarnings is NewSet that also returns the warnings of the set and of every provisioner's
-// spec (from provisioners implementing SpecWarner), sorted by provisioner and field.
+// spec (from provisioners implementing SpecWarner), sorted by provisioner and field. When the set is
+// in error, the warnings found come with the error, as ParseSetWithWarnings's do (and those of the
+// specs that built).
 func NewSetWithWarnings(setSpecJSON string, db database.DB, logger *zap.Logger) (map[string]Provisioner, []SetWarning, error) {
 	specs, warnings, errs, err := parseSet(setSpecJSON)
 	if err != nil {
@@ -246,6 +250,7 @@ func NewSetWithWarnings(setSpecJSON string, db database.DB, logger *zap.Logger) 
 		}
 		set[name] = p
 	}
+	sortWarnings(warnings)
 	if len(errs) > 0 {
 		for _, built := range set {
 			_ = built.Close()
@@ -257,9 +262,8 @@ func NewSetWithWarnings(setSpecJSON string, db database.DB, logger *zap.Logger) 
 			errors.As(b, &sb)
 			return strings.Compare(sa.Provisioner, sb.Provisioner)
 		})
-		return nil, nil, errors.Join(errs...)
+		return nil, warnings, errors.Join(errs...)
 	}
-	sortWarnings(warnings)
 	return set, warnings, nil
 }
 

@@ -107,3 +107,38 @@ func TestASetOfTheWrongTypeSaysItsJSONType(t *testing.T) {
 		}
 	}
 }
+
+// A set in error still returns its warnings, so that the keys given twice and the fields ignored are
+// shown with the errors rather than only once the errors are fixed: those of the set's text when an
+// entry is in error, and when a spec is.
+func TestASetInErrorKeepsItsWarnings(t *testing.T) {
+	set := `{
+		"p": {"type": "static", "spec": {"runtimes": [{"host": "http://a", "slots": 1, "slots": -1}]}, "x": 1},
+		"q": {"type": "nope", "spec": {}, "spec": {}}
+	}`
+	want := `provisioner "p": spec.runtimes[0].slots: ` + provisioner.DuplicateKeyMessage +
+		"|" + `provisioner "p": x: ` + provisioner.IgnoredFieldMessage + `; an entry has only "type" and "spec"` +
+		"|" + `provisioner "q": spec: ` + provisioner.DuplicateKeyMessage
+	for name, build := range map[string]func() ([]provisioner.SetWarning, error){
+		"ParseSetWithWarnings": func() ([]provisioner.SetWarning, error) {
+			_, w, err := provisioner.ParseSetWithWarnings(set)
+			return w, err
+		},
+		"NewSetWithWarnings": func() ([]provisioner.SetWarning, error) {
+			_, w, err := provisioner.NewSetWithWarnings(set, nil, nil)
+			return w, err
+		},
+	} {
+		warnings, err := build()
+		if err == nil {
+			t.Fatalf("%s: want the errors of p and q", name)
+		}
+		var got []string
+		for _, w := range warnings {
+			got = append(got, w.String())
+		}
+		if strings.Join(got, "|") != want {
+			t.Errorf("%s: warnings\n%s\nwant\n%s", name, strings.Join(got, "\n"), strings.ReplaceAll(want, "|", "\n"))
+		}
+	}
+}
