@@ -62,16 +62,35 @@ type Options struct {
 	LedgerDSN   string // the provider's ledger ("" = the default SQLite ledger)
 }
 
+// Report is what Migrate did: the named pool's import, and the rows it left to another static pool.
+type Report struct {
+	static.ImportReport
+	OtherPool []OtherPoolAssignment // rows on a host of another static pool of the set, not imported
+}
+
+// OtherPoolAssignment is a row of Rill's table on a host of another static pool of the set (not of
+// the named one): that pool's own run of the command imports it.
+type OtherPoolAssignment struct {
+	static.Assignment
+	Pool string
+}
+
 // Migrate copies Rill's assignments into the ledger through the named static pool (see
 // static.Provisioner.Import). Only that pool is built: the other provisioners of a set pasted from
 // Rill's admin service (a kubernetes one whose kubeconfig and templates live on Rill's machines, say)
 // need not work where the command runs. The set and the pool are checked before anything is read or
 // the ledger is created.
-func Migrate(ctx context.Context, o Options, logger *zap.Logger) (*static.ImportReport, error) {
+//
+// Rill's static_runtime_assignments has no pool column: every static pool of Rill's set writes its
+// rows there, keyed by host. A row whose host is not the named pool's but another static pool's of
+// the same set is that pool's: it is skipped and listed in the report's OtherPool, not an error, so
+// that migrating one pool of several succeeds. A row on a host of no static pool of the set is still
+// refused by the import (an error).
+func Migrate(ctx context.Context, o Options, logger *zap.Logger) (*Report, error) {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	poolJSON, err := poolSet(o.SetJSON, o.Provisioner)
+	poolJSON, others, err := poolSet(o.SetJSON, o.Provisioner)
 	if err != nil {
 		return nil, err
 	}
@@ -103,14 +122,43 @@ func Migrate(ctx context.Context, o Options, logger *zap.Logger) (*static.Import
 	if !ok { // poolSet checked the type; a static initializer that returns something else is a bug
 		return nil, fmt.Errorf("provisioner %q is not a static pool", o.Provisioner)
 	}
-	return pool.Import(ctx, rows)
+	report := &Report{}
+	var mine []static.Assignment
+	for _, a := range rows {
+		if other := otherPoolOf(a.Host, pool, others); other != "" {
+			report.OtherPool = append(report.OtherPool, OtherPoolAssignment{Assignment: a, Pool: other})
+			continue
+		}
+		mine = append(mine, a)
+	}
+	imported, err := pool.Import(ctx, mine)
+	if imported != nil {
+		report.ImportReport = *imported
+	}
+	return report, err
 }
 
-// poolSet returns the set setJSON reduced to its static pool called name, as JSON.
-func poolSet(setJSON, name string) (string, error) {
+// otherPoolOf returns the name of the first pool of others (in name order) that has host, when pool
+// does not have it; else "".
+func otherPoolOf(host string, pool *static.Provisioner, others map[string]*static.Spec) string {
+	if pool.HasHost(host) {
+		return ""
+	}
+	for _, name := range slices.Sorted(maps.Keys(others)) {
+		if others[name].HasHost(host) {
+			return name
+		}
+	}
+	return ""
+}
+
+// poolSet returns the set setJSON reduced to its static pool called name, as JSON, and the specs of
+// the set's other static pools by name. Another pool whose spec does not parse is left out: its rows
+// are then refused as on no pool's host, the safe side.
+func poolSet(setJSON, name string) (string, map[string]*static.Spec, error) {
 	specs, err := provisioner.ParseSet(setJSON)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	ps, ok := specs[name]
 	if !ok {
@@ -118,13 +166,22 @@ func poolSet(setJSON, name string) (string, error) {
 		if len(specs) > 0 {
 			have = strings.Join(slices.Sorted(maps.Keys(specs)), ", ")
 		}
-		return "", fmt.Errorf("the provisioner set has no provisioner named %q; it has %s", name, have)
+		return "", nil, fmt.Errorf("the provisioner set has no provisioner named %q; it has %s", name, have)
 	}
 	if ps.Type != static.Type {
-		return "", fmt.Errorf("provisioner %q is of type %q; Rill's static assignments go to a static pool", name, ps.Type)
+		return "", nil, fmt.Errorf("provisioner %q is of type %q; Rill's static assignments go to a static pool", name, ps.Type)
+	}
+	others := map[string]*static.Spec{}
+	for other, s := range specs {
+		if other == name || s.Type != static.Type {
+			continue
+		}
+		if spec, err := static.ParseSpec(s.Spec); err == nil {
+			others[other] = spec
+		}
 	}
 	one, err := json.Marshal(map[string]provisioner.ProvisionerSpec{name: ps})
-	return string(one), err
+	return string(one), others, err
 }
 
 // say writes one line of the command's output; a closed terminal is not worth an error.
@@ -145,7 +202,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		say(stderr, "Usage: terraform-provider-rill %s -rill-dsn <dsn> -provisioner <name> [-set-json <json>] [-ledger-dsn <dsn>]\n\n"+
 			"Copies Rill's static_runtime_assignments into the ledger of the named static pool. Stop Rill's admin\n"+
-			"service from provisioning on the pool first. Safe to run again: it records only what is new.\n\n", Command)
+			"service from provisioning on the pool first. Safe to run again: it records only what is new.\n\n"+
+			"A flag's value is visible to every user of the machine (ps, /proc/<pid>/cmdline), and the set (a\n"+
+			"clickhouse-static dsn) and the DSNs may hold passwords: leave -set-json and -ledger-dsn out, to take\n"+
+			"$%s and $%s, and give Rill's database password in PGPASSWORD\n"+
+			"or ~/.pgpass, not in -rill-dsn.\n\n", Command, envnames.ProvisionerSet, envnames.LedgerDSN)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -177,6 +238,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 		for _, a := range report.Present {
 			say(stdout, "already in the ledger %s: %d slot(s) on %s\n", a.ResourceID, a.Slots, a.Host)
+		}
+		for _, a := range report.OtherPool {
+			say(stdout, "skipped %s: %d slot(s) on %s, a host of static pool %q (run the command with -provisioner %s for it)\n",
+				a.ResourceID, a.Slots, a.Host, a.Pool, a.Pool)
 		}
 	}
 	if err != nil {

@@ -212,3 +212,68 @@ func TestMigrateFromAnEmptySetSaysItHasNone(t *testing.T) {
 		t.Fatalf("Migrate with an empty set: %v, want %q", err, want)
 	}
 }
+
+// Rill's static_runtime_assignments has no pool column: every static pool of Rill's set writes its
+// rows there, keyed by host. Migrating one pool of several skips the rows on another static pool's
+// hosts (reported as that pool's, left for its own run) and exits 0; a row whose host is in no static
+// pool of the set is still refused, exit 1. Before, every other pool's row was an error, so a
+// migration of one pool among several always exited 1.
+func TestMigrateOnePoolOfSeveralSkipsTheOtherPoolsRows(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rillSet := `{
+	  "pool": {"type": "static", "spec": {"runtimes": [{"host": "http://a.test:9091", "slots": 4}]}},
+	  "other": {"type": "static", "spec": {"runtimes": [{"host": "http://c.test:9091", "slots": 4}]}},
+	  "k8s": {"type": "kubernetes", "spec": {"template_paths": {"service": "templates/service.yaml"}}}
+	}`
+	rillDSN, ledgerDSN := pgtest.Shared(t), "sqlite://"+t.TempDir()+"/ledger.db"
+	if err := fakerilladmin.CreateStaticAssignments(ctx, rillDSN, []fakerilladmin.StaticAssignment{
+		{ResourceID: r1, Host: "http://a.test:9091", Slots: 1},
+		{ResourceID: r2, Host: "HTTP://C.test:9091/", Slots: 2}, // other's host, in another spelling
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := Main([]string{"-rill-dsn", rillDSN, "-provisioner", "pool", "-set-json", rillSet, "-ledger-dsn", ledgerDSN}, &out, &errOut)
+	if want := "skipped " + r2 + `: 2 slot(s) on HTTP://C.test:9091/, a host of static pool "other"`; code != 0 || !strings.Contains(out.String(), "imported "+r1) ||
+		!strings.Contains(out.String(), want) {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 0, r1 imported and %q", code, out.String(), errOut.String(), want)
+	}
+
+	// The other pool's own run imports its row and skips pool's (already in the ledger or not).
+	out.Reset()
+	errOut.Reset()
+	code = Main([]string{"-rill-dsn", rillDSN, "-provisioner", "other", "-set-json", rillSet, "-ledger-dsn", ledgerDSN}, &out, &errOut)
+	if code != 0 || !strings.Contains(out.String(), "imported "+r2+": 2 slot(s) on http://c.test:9091") ||
+		!strings.Contains(out.String(), "skipped "+r1) {
+		t.Fatalf("other's run: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+
+	// A row on a host of no static pool of the set is still an error.
+	if err := fakerilladmin.CreateStaticAssignments(ctx, rillDSN, []fakerilladmin.StaticAssignment{{ResourceID: r3, Host: "http://gone.test:9091", Slots: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	report, err := Migrate(ctx, Options{RillDSN: rillDSN, SetJSON: rillSet, Provisioner: "pool", LedgerDSN: ledgerDSN}, nil)
+	if err == nil || !strings.Contains(err.Error(), "1 of 2 assignments not imported") ||
+		!strings.Contains(err.Error(), "runtime "+r3+": host http://gone.test:9091 is not in the static pool's spec") {
+		t.Fatalf("error %v: want only r3 refused (r2 is other's)", err)
+	}
+	if report == nil || len(report.OtherPool) != 1 || report.OtherPool[0].ResourceID != r2 || report.OtherPool[0].Pool != "other" {
+		t.Fatalf("report %+v: want r2 skipped as other's", report)
+	}
+}
+
+// The usage warns that a flag's value is visible to every user of the machine (ps,
+// /proc/<pid>/cmdline) and says where the secrets go instead: the set and the ledger DSN in their
+// environment variables, Rill's database password in PGPASSWORD or a password file.
+func TestUsageSaysWhereThePasswordsGo(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := Main([]string{"-h"}, &out, &errOut); code != 2 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"/proc/<pid>/cmdline", "$" + envnames.ProvisionerSet, "$" + envnames.LedgerDSN, "PGPASSWORD", "~/.pgpass"} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("the usage does not say %q:\n%s", want, errOut.String())
+		}
+	}
+}

@@ -79,3 +79,9 @@ func (p *Provisioner) Import(ctx context.Context, assignments []Assignment) (*Im
 	}
 	return report, nil
 }
+
+// HasHost reports whether host, in any spelling of the same URL, is a host of the spec.
+func (s *Spec) HasHost(host string) bool { return s.host(host) != nil }
+
+// HasHost reports whether host, in any spelling of the same URL, is a host of the pool's spec.
+func (p *Provisioner) HasHost(host string) bool { return p.spec.HasHost(host) }
