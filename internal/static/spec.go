@@ -49,7 +49,8 @@ type RuntimeSpec struct {
 	Slots int `json:"slots"`
 	// DataDir is where the runtime keeps its data (informational for static pools).
 	DataDir string `json:"data_dir"`
-	// AudienceURL is the JWT audience of the runtime; the host when empty.
+	// AudienceURL is the JWT audience of the runtime, any string (Rill passes it on as written); the
+	// host when empty.
 	AudienceURL string `json:"audience_url"`
 }
 
@@ -117,9 +118,7 @@ func ParseSpec(specJSON []byte) (*Spec, error) {
 		if rt.AudienceURL == "" {
 			// The audience is compared verbatim by the runtime: keep the host as written.
 			rt.AudienceURL = written
-		} else if err := checkURL(rt.AudienceURL); err != nil {
-			errs = append(errs, provisioner.Errorf(path("audience_url"), "%v", err))
-		} else if hasPassword(rt.AudienceURL) {
+		} else if hasPassword(rt.AudienceURL) { // any other string is an audience, as in Rill
 			spec.warnings = append(spec.warnings, provisioner.FieldWarning{Path: path("audience_url"), Message: passwordInURL})
 		}
 		if hasPassword(rt.Host) {
@@ -185,13 +184,6 @@ func hasPassword(s string) bool {
 	}
 	_, ok := u.User.Password()
 	return ok
-}
-
-func checkURL(s string) error {
-	if _, err := hosturl.Canonical(s); err != nil {
-		return &urlError{s}
-	}
-	return nil
 }
 
 type urlError struct{ value string }

@@ -46,7 +46,6 @@ func TestParseSpecErrorsAndWarningsNameTheField(t *testing.T) {
 		{"a runtime is a string", `{"runtimes": ["http://a"]}`, "runtimes[0]", "expected an object, got string", false},
 		{"slots as a string", `{"runtimes": [{"host": "http://a", "slots": "4"}]}`, "runtimes[0].slots", `expected a whole number, got string "4"`, false},
 		{"missing host", `{"runtimes": [{"slots": 2}]}`, "runtimes[0].host", "is required", false},
-		{"bad audience_url", `{"runtimes": [{"host": "http://a", "slots": 2, "audience_url": "aud"}]}`, "runtimes[0].audience_url", "must be an http:// or https:// URL", false},
 		{"unknown placement", `{"placement": "random", "runtimes": [{"host": "http://a", "slots": 2}]}`, "placement", `must be "spread" or "pack", got "random"`, false},
 		{"unknown runtime field", `{"runtimes": [{"host": "http://a", "slots": 1, "slot": 3}]}`, "runtimes[0].slot", "unknown field, ignored (Rill's admin service ignores it too)", true},
 		{"unknown top-level field", `{"runtimes": [{"host": "http://a", "slots": 1}], "region": "eu"}`, "region", "unknown field, ignored", true},
@@ -91,7 +90,7 @@ func TestParseSpecReportsEveryError(t *testing.T) {
 		}
 		got = append(got, fe.Path)
 	}
-	want := "placement runtimes[0].slots runtimes[1].host runtimes[2].host runtimes[2].audience_url runtimes[3].host"
+	want := "placement runtimes[0].slots runtimes[1].host runtimes[2].host runtimes[3].host"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("errors on %q, want %q (%v)", strings.Join(got, " "), want, err)
 	}
