@@ -49,12 +49,12 @@ func joinPath(prefix, path string) string {
 // DecodeSpec decodes a provisioner's JSON spec into out (a pointer to a struct with `json` tags).
 // Unknown fields, wrong types and fractional numbers for integer fields are errors naming the field.
 func DecodeSpec(specJSON []byte, out any) error {
-	m, _, err := specObject(specJSON, out)
-	if err != nil {
-		return err
+	m, _, replacedErr := specObject(specJSON, out)
+	if m == nil {
+		return replacedErr
 	}
-	_, err = decodeMap(m, out, "json", true)
-	return err
+	_, err := decodeMap(m, out, "json", true)
+	return joinErrors(replacedErr, err)
 }
 
 // DecodeSpecCompat decodes a spec like DecodeSpec, except that unknown fields are ignored, as Rill's
@@ -63,12 +63,12 @@ func DecodeSpec(specJSON []byte, out any) error {
 // spelled in another case overrides (see specAsRillReadsIt). Wrong types and fractions remain errors
 // (Rill refuses those too).
 func DecodeSpecCompat(specJSON []byte, out any) ([]FieldWarning, error) {
-	m, overridden, err := specObject(specJSON, out)
-	if err != nil {
-		return nil, err
+	m, overridden, replacedErr := specObject(specJSON, out)
+	if m == nil {
+		return nil, replacedErr
 	}
 	unused, err := decodeMap(m, out, "json", false)
-	if err != nil {
+	if err = joinErrors(replacedErr, err); err != nil {
 		return nil, err
 	}
 	warnings := append(unknownFieldWarnings(unused), overridden...)
@@ -76,12 +76,27 @@ func DecodeSpecCompat(specJSON []byte, out any) ([]FieldWarning, error) {
 	return warnings, nil
 }
 
-// specObject reads specJSON as Rill's admin service decodes it into out (specAsRillReadsIt).
+// specObject reads specJSON as Rill's admin service decodes it into out (specAsRillReadsIt): the map
+// to decode (nil when specJSON is not an object), warnings, and the errors of values a later one
+// replaced.
 func specObject(specJSON []byte, out any) (map[string]any, []FieldWarning, error) {
 	if len(specJSON) == 0 {
 		specJSON = []byte("{}")
 	}
 	return specAsRillReadsIt(specJSON, reflect.TypeOf(out))
+}
+
+// joinErrors joins the errors that are not nil, each joined error taken apart (SplitErrors): nil for
+// none, the error itself for one (a bare *FieldError, as callers with one field to blame expect).
+func joinErrors(errs ...error) error {
+	var all []error
+	for _, err := range errs {
+		all = append(all, SplitErrors(err)...)
+	}
+	if len(all) == 1 {
+		return all[0]
+	}
+	return errors.Join(all...)
 }
 
 // decodeMap decodes a plain map into out with strict rules; tag selects the struct tag to read.
@@ -190,13 +205,10 @@ func fieldErrorsFromMapstructure(err error) error {
 	for _, de := range decodeErrorLeaves(err) {
 		errs = append(errs, fieldErrorsOfDecodeError(de)...)
 	}
-	switch len(errs) {
-	case 0:
+	if len(errs) == 0 {
 		return &FieldError{Err: err}
-	case 1:
-		return errs[0] // a *FieldError itself, as callers with one field to blame expect
 	}
-	return errors.Join(errs...)
+	return joinErrors(errs...)
 }
 
 // fieldErrorsOfDecodeError returns the FieldErrors of one error of mapstructure's: one per unknown key

@@ -7,10 +7,10 @@ import (
 )
 
 // DuplicateKeyMessage is the warning for a key given twice in one JSON object of a set. encoding/json
-// keeps the last value without a word, and Rill's admin service reads the set with it, so this
-// provider keeps the last value too (a set Rill accepts is accepted); the warning shows which of the
-// values is not used.
-const DuplicateKeyMessage = "duplicate key: only its last value is used, the earlier ones are ignored (Rill's admin service keeps the last one too)"
+// applies the last value over the earlier one without a word (see specAsRillReadsIt), and Rill's admin
+// service reads the set with it, so this provider reads it so too (a set Rill accepts is accepted); the
+// warning points at the key.
+const DuplicateKeyMessage = "duplicate key: the last value is used, as Rill's admin service uses it (inside a spec, a later object or list is applied over the earlier one, and an earlier value of the wrong type is still an error); remove the one you do not mean"
 
 // duplicateKeyWarnings returns a warning for every key given more than once in an object of std, a
 // standard JSON object (the set after hujson.Standardize), each named once by its path. A key of the

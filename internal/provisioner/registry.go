@@ -151,13 +151,20 @@ func parseEntry(name string, raw json.RawMessage) (ProvisionerSpec, []SetWarning
 			if string(m.raw) == "null" && typeJSON != nil {
 				continue
 			}
-			if typeKey != "" && typeKey != m.key {
-				warnings = append(warnings, SetWarning{Provisioner: name, Field: typeKey, Message: overriddenMessage(m.key, false)})
+			if typeKey != "" {
+				if err := json.Unmarshal(typeJSON, new(string)); err != nil {
+					// encoding/json fails the decode for it, whatever comes later, so Rill refuses the entry.
+					return ProvisionerSpec{}, warnings, &SetError{Provisioner: name, Field: typeKey, Err: errors.New("must be a string")}
+				}
+				if typeKey != m.key {
+					warnings = append(warnings, SetWarning{Provisioner: name, Field: typeKey, Message: overriddenMessage(m.key, stringType)})
+				}
 			}
 			typeKey, typeJSON = m.key, m.raw
 		case strings.EqualFold(m.key, "spec"):
 			if specKey != "" && specKey != m.key {
-				warnings = append(warnings, SetWarning{Provisioner: name, Field: specKey, Message: overriddenMessage(m.key, false)})
+				// A spec is kept as raw JSON (json.RawMessage, in Rill too): a later one replaces it whole.
+				warnings = append(warnings, SetWarning{Provisioner: name, Field: specKey, Message: overriddenMessage(m.key, stringType)})
 			}
 			specKey, spec = m.key, m.raw
 		default:

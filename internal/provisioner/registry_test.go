@@ -24,13 +24,14 @@ func TestRegisterRefusesADuplicateType(t *testing.T) {
 
 func TestNewSetErrorsNameTheProvisionerAndField(t *testing.T) {
 	cases := map[string]struct{ set, provisioner, field, text string }{
-		"unknown type lists known types": {`{"k8s": {"type": "kube", "spec": {}}}`, "k8s", "type", `unknown provisioner type "kube"; known types: `},
-		"spec field":                     {`{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://a", "slots": -1}]}}}`, "pool", "spec.runtimes[0].slots", "must be between 0"},
-		"entry is a string":              {`{"p": "static"}`, "p", "", "must be an object"},
-		"entry without type":             {`{"p": {"spec": {}}}`, "p", "type", "is required; known types: "},
-		"type is a number":               {`{"p": {"type": 7, "spec": {}}}`, "p", "type", "must be a string"},
-		"spec is a list":                 {`{"p": {"type": "static", "spec": []}}`, "p", "spec", "must be a JSON object"},
-		"initializer error":              {`{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://a", "slots": 1}]}}}`, "pool", "spec", "ledger"},
+		"unknown type lists known types":  {`{"k8s": {"type": "kube", "spec": {}}}`, "k8s", "type", `unknown provisioner type "kube"; known types: `},
+		"spec field":                      {`{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://a", "slots": -1}]}}}`, "pool", "spec.runtimes[0].slots", "must be between 0"},
+		"entry is a string":               {`{"p": "static"}`, "p", "", "must be an object"},
+		"entry without type":              {`{"p": {"spec": {}}}`, "p", "type", "is required; known types: "},
+		"type is a number":                {`{"p": {"type": 7, "spec": {}}}`, "p", "type", "must be a string"},
+		"type is a number, then a string": {`{"p": {"TYPE": 7, "type": "static", "spec": {}}}`, "p", "TYPE", "must be a string"}, // Rill refuses it too
+		"spec is a list":                  {`{"p": {"type": "static", "spec": []}}`, "p", "spec", "must be a JSON object"},
+		"initializer error":               {`{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://a", "slots": 1}]}}}`, "pool", "spec", "ledger"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -13,11 +13,13 @@ import (
 // Rill's admin service decodes each spec with encoding/json into its struct, which applies an object's
 // keys one by one in the order they are written: a key names a struct field exactly or under case
 // folding ("Slots" sets slots), so when two keys name one field the later one wins; an object given for
-// a struct or map field is applied over what an earlier key gave (the two merge); a list replaces; and
-// null leaves a field that cannot be nil as it was. A map[string]any, which the strict decoder works on,
-// has lost that order, and mapstructure picks among keys that differ only in case by map order, which
-// is random. asRillReadsIt re-reads a spec in document order into the map Rill's decode amounts to,
-// each struct field under its tag's spelling, so that this provider reads every set as Rill does.
+// a struct or map field is applied over what an earlier key gave (the two merge); a list is applied over
+// an earlier list element by element (element i merges into element i) and then takes its own length;
+// null leaves a field that cannot be nil as it was; and a value of the wrong type fails the whole
+// decode, even one a later key replaces. A map[string]any, which the strict decoder works on, has lost
+// that order, and mapstructure picks among keys that differ only in case by map order, which is random.
+// specAsRillReadsIt re-reads a spec in document order into the map Rill's decode amounts to, each
+// struct field under its tag's spelling, so that this provider reads every set as Rill does.
 
 // orderedMember is one key of a JSON object and its value, in the order the object gives them.
 type orderedMember struct {
@@ -28,11 +30,18 @@ type orderedMember struct {
 // orderedObject is a JSON object whose keys keep their order (and their repeats).
 type orderedObject []orderedMember
 
-// readOrdered reads one JSON value, objects as orderedObjects, numbers as json.Number.
-func readOrdered(dec *json.Decoder) (any, error) {
+// readOrdered reads one JSON value, objects as orderedObjects, numbers as json.Number, at most
+// MaxSetDepth levels deep: a set is checked against that bound before it is parsed (checkSetText), and
+// this bound keeps the recursion here bounded for every other caller too.
+func readOrdered(dec *json.Decoder, depth int) (any, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, err
+	}
+	if tok == json.Delim('{') || tok == json.Delim('[') {
+		if depth++; depth > MaxSetDepth {
+			return nil, fmt.Errorf("nested more than %d levels deep", MaxSetDepth)
+		}
 	}
 	switch tok {
 	case json.Delim('{'):
@@ -42,7 +51,7 @@ func readOrdered(dec *json.Decoder) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			v, err := readOrdered(dec)
+			v, err := readOrdered(dec, depth)
 			if err != nil {
 				return nil, err
 			}
@@ -53,7 +62,7 @@ func readOrdered(dec *json.Decoder) (any, error) {
 	case json.Delim('['):
 		list := []any{}
 		for dec.More() {
-			v, err := readOrdered(dec)
+			v, err := readOrdered(dec, depth)
 			if err != nil {
 				return nil, err
 			}
@@ -67,11 +76,12 @@ func readOrdered(dec *json.Decoder) (any, error) {
 
 // specAsRillReadsIt reads specJSON, a JSON object, as Rill's admin service decodes it into a value of
 // type t (a struct, or a pointer to one), and returns it as a plain map for decodeMap, with a warning for
-// every key that a later key of the same object overrides under another spelling.
+// every key that a later key of the same object overrides under another spelling, and the errors of
+// values of the wrong type that a later value replaced (decodeMap finds those of the values kept).
 func specAsRillReadsIt(specJSON []byte, t reflect.Type) (map[string]any, []FieldWarning, error) {
 	dec := json.NewDecoder(bytes.NewReader(specJSON))
 	dec.UseNumber()
-	v, err := readOrdered(dec)
+	v, err := readOrdered(dec, 0)
 	obj, isObject := v.(orderedObject)
 	if err == nil && !isObject {
 		err = fmt.Errorf("got %s", typeName(plain(v)))
@@ -79,50 +89,111 @@ func specAsRillReadsIt(specJSON []byte, t reflect.Type) (map[string]any, []Field
 	if err != nil {
 		return nil, nil, &FieldError{Err: fmt.Errorf("must be a JSON object: %w", err)}
 	}
-	var warnings []FieldWarning
-	m, _ := asRillReadsIt(obj, t, nil, false, "", &warnings).(map[string]any)
-	return m, warnings, nil
+	var r rillReader
+	m, _ := r.value(obj, t, nil, false, "", "").(map[string]any)
+	return m, r.warnings, errors.Join(r.errs...)
 }
 
-// asRillReadsIt returns v (a value readOrdered gave) as encoding/json decodes it into a Go value of type
-// t that already holds prev (had: an earlier key set it), as a plain value: objects decoded into structs
-// become maps keyed by each field's tag. A value of the wrong type is returned as it is, for decodeMap to
-// name the field and the type it expected.
-func asRillReadsIt(v any, t reflect.Type, prev any, had bool, path string, warnings *[]FieldWarning) any {
+// rillReader gathers what reading a spec as Rill does finds besides the value.
+type rillReader struct {
+	warnings []FieldWarning
+	errs     []error
+	// writtenAt is, for each field, key or element by its path in tag names ("runtimes[0].slots"),
+	// the path as written of the value it holds now, which errors and warnings name.
+	writtenAt map[string]string
+}
+
+// value returns v (a value readOrdered gave) as encoding/json decodes it into a Go value of type t that
+// already holds prev (had: an earlier key set it), as a plain value: objects decoded into structs
+// become maps keyed by each field's tag. A value of the wrong type is returned as it is, for decodeMap
+// to name the field and the type it expected. path is where v is written, at is the same place in tag
+// names.
+func (r *rillReader) value(v any, t reflect.Type, prev any, had bool, path, at string) any {
+	prevPath := r.writtenAt[at]
+	if v != nil || !had || nilable(t) {
+		if r.writtenAt == nil {
+			r.writtenAt = map[string]string{}
+		}
+		r.writtenAt[at] = path
+	}
 	canBeNil := nilable(t)
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	switch v := v.(type) {
 	case nil:
-		if !canBeNil && had {
+		if had && !canBeNil {
 			return prev // null does not change a field that cannot be nil
 		}
-		return nil
 	case orderedObject:
 		switch t.Kind() {
 		case reflect.Struct:
-			return structAsRillReadsIt(v, t, prev, path, warnings)
+			earlier, merges := prev.(map[string]any)
+			r.replaced(prev, had && !merges, t, prevPath)
+			return r.object(v, t, earlier, path, at)
 		case reflect.Map:
-			out, ok := prev.(map[string]any)
-			if !ok {
+			out, merges := prev.(map[string]any)
+			r.replaced(prev, had && !merges, t, prevPath)
+			if !merges {
 				out = make(map[string]any, len(v))
 			}
 			for _, m := range v {
-				out[m.key] = asRillReadsIt(m.value, t.Elem(), nil, false, joinPath(path, m.key), warnings)
+				// A map's element is decoded afresh: an earlier value under the same key is replaced.
+				old, again := out[m.key]
+				r.replaced(old, again, t.Elem(), r.writtenAt[joinPath(at, m.key)])
+				out[m.key] = r.value(m.value, t.Elem(), nil, false, joinPath(path, m.key), joinPath(at, m.key))
 			}
 			return out
 		}
 	case []any:
 		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			earlier, merges := prev.([]any)
+			r.replaced(prev, had && !merges, t, prevPath)
 			out := make([]any, len(v))
 			for i, e := range v {
-				out[i] = asRillReadsIt(e, t.Elem(), nil, false, path+"["+strconv.Itoa(i)+"]", warnings)
+				index := "[" + strconv.Itoa(i) + "]"
+				var old any
+				if i < len(earlier) {
+					old = earlier[i]
+				}
+				out[i] = r.value(e, t.Elem(), old, i < len(earlier), path+index, at+index)
+			}
+			for i := len(v); i < len(earlier); i++ { // cut off by the shorter later list
+				index := "[" + strconv.Itoa(i) + "]"
+				r.replaced(earlier[i], true, t.Elem(), r.writtenAt[at+index])
 			}
 			return out
 		}
 	}
+	r.replaced(prev, had, t, prevPath)
 	return plain(v)
+}
+
+// replaced records the errors of old, a value of type t at path that a later one replaces (when had),
+// as decodeMap would report them had it been kept: encoding/json goes on past a value of the wrong
+// type and fails the decode at the end, so Rill refuses such a spec whatever comes later.
+func (r *rillReader) replaced(old any, had bool, t reflect.Type, path string) {
+	if !had || old == nil {
+		return
+	}
+	holder := reflect.New(reflect.StructOf([]reflect.StructField{{Name: "V", Type: t, Tag: `json:"v"`}}))
+	_, err := decodeMap(map[string]any{"v": old}, holder.Interface(), "json", false)
+	for _, e := range SplitErrors(err) {
+		var fe *FieldError
+		if !errors.As(e, &fe) {
+			r.errs = append(r.errs, &FieldError{Path: path, Err: e})
+			continue
+		}
+		switch rest := strings.TrimPrefix(fe.Path, "v"); {
+		case rest == "":
+			fe.Path = path
+		case strings.HasPrefix(rest, "."):
+			fe.Path = joinPath(path, rest[1:])
+		default:
+			fe.Path = path + rest
+		}
+		r.errs = append(r.errs, fe)
+	}
 }
 
 // nilable says whether JSON null sets a Go value of type t to nil; for any other type it does nothing.
@@ -134,10 +205,10 @@ func nilable(t reflect.Type) bool {
 	return false
 }
 
-// structAsRillReadsIt is asRillReadsIt of an object decoded into struct type t.
-func structAsRillReadsIt(obj orderedObject, t reflect.Type, prev any, path string, warnings *[]FieldWarning) map[string]any {
-	out, ok := prev.(map[string]any)
-	if !ok {
+// object is value for an object decoded into struct type t over earlier (nil: none).
+func (r *rillReader) object(obj orderedObject, t reflect.Type, earlier map[string]any, path, at string) map[string]any {
+	out := earlier
+	if out == nil {
 		out = make(map[string]any, len(obj))
 	}
 	spelledAs := map[string]string{} // a field's tag name -> the key that last set it in this object
@@ -151,33 +222,34 @@ func structAsRillReadsIt(obj orderedObject, t reflect.Type, prev any, path strin
 		if m.value == nil && had && !nilable(ft) {
 			continue // null leaves a field that cannot be nil as it was: the earlier key is used
 		}
-		if earlier, again := spelledAs[name]; again && earlier != m.key {
+		if earlierKey, again := spelledAs[name]; again && earlierKey != m.key {
 			// The same spelling twice is the set's duplicate-key warning (duplicateKeyWarnings).
-			*warnings = append(*warnings, FieldWarning{Path: joinPath(path, earlier), Message: overriddenMessage(m.key, mergesObjects(ft))})
+			r.warnings = append(r.warnings, FieldWarning{Path: joinPath(path, earlierKey), Message: overriddenMessage(m.key, ft)})
 		}
 		spelledAs[name] = m.key
-		out[name] = asRillReadsIt(m.value, ft, old, had, joinPath(path, m.key), warnings) // warnings name keys as written
+		out[name] = r.value(m.value, ft, old, had, joinPath(path, m.key), joinPath(at, name))
 	}
 	return out
 }
 
 // overriddenMessage is the warning for a key that a later key of its object, spelled differently, sets
-// again; merges says that the field takes an object, which the later one is applied over.
-func overriddenMessage(later string, merges bool) string {
-	if merges {
-		return fmt.Sprintf("%q, later in the same object, names the same field (keys match fields whatever their case): its fields are applied over these, as Rill's admin service reads it", later)
+// again; ft is the field's type, which says how the later value applies.
+func overriddenMessage(later string, ft reflect.Type) string {
+	for ft.Kind() == reflect.Pointer {
+		ft = ft.Elem()
 	}
-	return fmt.Sprintf("not used: %q, later in the same object, names the same field (keys match fields whatever their case), and the last one is used, as Rill's admin service reads it", later)
+	const names = "%q, later in the same object, names the same field (keys match fields whatever their case)"
+	switch ft.Kind() {
+	case reflect.Struct, reflect.Map:
+		return fmt.Sprintf(names+": its fields are applied over these, as Rill's admin service reads it", later)
+	case reflect.Slice, reflect.Array:
+		return fmt.Sprintf(names+": its elements are applied over these one by one, and the list takes its length, as Rill's admin service reads it", later)
+	}
+	return fmt.Sprintf("not used: "+names+", and the last one is used, as Rill's admin service reads it", later)
 }
 
-// mergesObjects says whether encoding/json applies a second object for a field of type t over the first
-// (structs and maps) rather than replacing it.
-func mergesObjects(t reflect.Type) bool {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	return t.Kind() == reflect.Struct || t.Kind() == reflect.Map
-}
+// stringType is the type of a value that a later one replaces whole, for overriddenMessage.
+var stringType = reflect.TypeOf("")
 
 // rawMember is one key of a JSON object and its value as written, in the object's order.
 type rawMember struct {

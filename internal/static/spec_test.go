@@ -140,6 +140,8 @@ func TestTwoSpellingsOfSlotsReadAsRillReadsThem(t *testing.T) {
 		`{"runtimes": [{"host": "http://a", "SLOTS": 1, "Slots": 5}]}`:    {5, `runtimes[0].SLOTS: not used: "Slots", later`},
 		`{"runtimes": [{"host": "http://a", "SLOTS": null, "Slots": 2}]}`: {2, `runtimes[0].SLOTS: not used: "Slots", later`},
 		`{"runtimes": [{"host": "http://a", "Slots": 2, "slots": null}]}`: {2, ""},
+		// The later list applies element by element: host b keeps the 5 slots of the earlier element.
+		`{"runtimes": [{"host": "http://a", "slots": 5}], "Runtimes": [{"host": "http://b"}]}`: {5, `runtimes: "Runtimes", later`},
 	} {
 		for range 20 {
 			spec, err := ParseSpec([]byte(text))
