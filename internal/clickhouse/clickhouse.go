@@ -99,12 +99,12 @@ type serverFeatures struct {
 }
 
 // New is the provisioner.ProvisionerInitializer for clickhouse-static. It reads environment variables
-// and validates DSNs but does not connect.
+// and validates DSNs but does not connect. Its error carries the spec's warnings (provisioner.WithWarnings).
 func New(specJSON []byte, _ database.DB, logger *zap.Logger) (provisioner.Provisioner, error) {
 	var spec Spec
 	warnings, err := provisioner.DecodeSpecCompat(specJSON, &spec)
 	if err != nil {
-		return nil, err
+		return nil, provisioner.WithWarnings(err, warnings)
 	}
 	// Rill's precedence: an environment variable named in *_env wins over the inline DSN.
 	for _, pair := range []struct {
@@ -135,7 +135,7 @@ func New(specJSON []byte, _ database.DB, logger *zap.Logger) (provisioner.Provis
 		errs = append(errs, provisioner.Errorf("cluster", "must not contain control characters"))
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, provisioner.WithWarnings(errors.Join(errs...), warnings)
 	}
 	if logger == nil {
 		logger = zap.NewNop()

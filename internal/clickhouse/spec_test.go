@@ -163,3 +163,20 @@ func TestInitializerDoesNotConnectAndConnectRetriesAfterFailure(t *testing.T) {
 		t.Fatal("Check after Close succeeded")
 	}
 }
+
+// A spec in error keeps its warnings (provisioner.WithWarnings): the field Rill ignores comes with
+// the error, here the one it may explain (a typo of dsn).
+func TestASpecInErrorKeepsItsWarnings(t *testing.T) {
+	_, err := New([]byte(`{"dns": "clickhouse://a:b@h:9000"}`), nil, nil)
+	var fe *provisioner.FieldError
+	if errs := provisioner.SplitErrors(err); len(errs) != 1 || !errors.As(errs[0], &fe) || fe.Path != "dsn" {
+		t.Fatalf("errors %v, want dsn's", errs)
+	}
+	var sw provisioner.SpecWarner
+	if !errors.As(err, &sw) {
+		t.Fatal("the error carries no warnings")
+	}
+	if w := sw.SpecWarnings(); len(w) != 1 || w[0].String() != "dns: "+provisioner.IgnoredFieldMessage {
+		t.Fatalf("warnings %v, want dns's", w)
+	}
+}

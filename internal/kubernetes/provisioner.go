@@ -75,7 +75,7 @@ func newProvisioner(specJSON []byte, logger *zap.Logger) (*Provisioner, error) {
 	}
 	ts, err := loadTemplates(spec.TemplatePaths, spec)
 	if err != nil {
-		return nil, err
+		return nil, provisioner.WithWarnings(err, spec.warnings)
 	}
 	if logger == nil {
 		logger = zap.NewNop()

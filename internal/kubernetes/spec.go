@@ -82,16 +82,17 @@ var (
 )
 
 // ParseSpec decodes and validates a spec, filling in defaults. Errors are *provisioner.FieldError
-// naming the offending field. Fields Rill ignores are ignored here too, with a warning.
+// naming the offending field. Fields Rill ignores are ignored here too, with a warning, which comes
+// with the error (provisioner.WithWarnings) when the spec is in error.
 func ParseSpec(specJSON []byte) (*Spec, error) {
 	s := &Spec{}
 	warnings, err := provisioner.DecodeSpecCompat(specJSON, s)
 	if err != nil {
-		return nil, err
+		return nil, provisioner.WithWarnings(err, warnings)
 	}
 	s.warnings = warnings
 	if err := s.applyDefaultsAndValidate(); err != nil {
-		return nil, err
+		return nil, provisioner.WithWarnings(err, s.warnings)
 	}
 	return s, nil
 }

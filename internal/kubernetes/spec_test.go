@@ -168,3 +168,26 @@ func TestProvisionIDFor(t *testing.T) {
 		}
 	}
 }
+
+// A spec in error keeps its warnings (provisioner.WithWarnings), whether the spec's checks or its
+// templates are in error.
+func TestASpecInErrorKeepsItsWarnings(t *testing.T) {
+	for spec, wantErr := range map[string]string{
+		`{"host": "https://*.rt.example.com", "namespce": "x", "timeout_seconds": -1}`:                                "timeout_seconds: must be positive, got -1",
+		`{"host": "https://*.rt.example.com", "namespce": "x", "template_paths": {"service": "/nonexistent/s.yaml"}}`: "template_paths.service: cannot read template",
+	} {
+		_, err := newProvisioner([]byte(spec), nil)
+		var fe *provisioner.FieldError
+		if errs := provisioner.SplitErrors(err); len(errs) != 1 || !errors.As(errs[0], &fe) || !strings.HasPrefix(errs[0].Error(), wantErr) {
+			t.Errorf("%s: errors %v, want %s", spec, errs, wantErr)
+		}
+		var sw provisioner.SpecWarner
+		if !errors.As(err, &sw) {
+			t.Errorf("%s: the error carries no warnings", spec)
+			continue
+		}
+		if w := sw.SpecWarnings(); len(w) != 1 || w[0].String() != "namespce: "+provisioner.IgnoredFieldMessage {
+			t.Errorf("%s: warnings %v, want namespce's", spec, w)
+		}
+	}
+}

@@ -322,7 +322,9 @@ func TestEverySetErrorIsADiagnostic(t *testing.T) {
 // are fixed: at plan time when an entry is in error (ValidateConfig stops the plan), and at apply
 // time, when a spec only is in error too (ValidateConfig builds nothing then).
 func TestSetWarningsAreShownWithItsErrors(t *testing.T) {
-	const p = `"p": {"type": "static", "spec": {"runtimes": [{"host": "http://a", "slots": 1, "slots": -1}]}}`
+	// A warning of the set (slots given twice) and one of p's spec (slot, a field Rill ignores too):
+	// both come with the errors.
+	const p = `"p": {"type": "static", "spec": {"runtimes": [{"host": "http://a", "slots": 1, "slots": -1, "slot": 2}]}}`
 	ledger := "sqlite://" + filepath.Join(t.TempDir(), "l.db")
 	for name, tc := range map[string]struct {
 		diags      func() diag.Diagnostics
@@ -345,12 +347,15 @@ func TestSetWarningsAreShownWithItsErrors(t *testing.T) {
 			t.Errorf("%s: want %d errors, got %v", name, tc.wantErrors, diags)
 		}
 		w := diags.Warnings()
-		if len(w) != 1 || w[0].Summary() != `Provisioner "p": spec.runtimes[0].slots` || !strings.Contains(w[0].Detail(), provisioner.DuplicateKeyMessage) {
-			t.Errorf("%s: want the duplicate key's warning, got %v", name, w)
+		if len(w) != 2 || w[0].Summary() != `Provisioner "p": spec.runtimes[0].slot` || !strings.Contains(w[0].Detail(), provisioner.IgnoredFieldMessage) ||
+			w[1].Summary() != `Provisioner "p": spec.runtimes[0].slots` || !strings.Contains(w[1].Detail(), provisioner.DuplicateKeyMessage) {
+			t.Errorf("%s: want the unknown field's and the duplicate key's warnings, got %v", name, w)
 			continue
 		}
-		if withPath, ok := w[0].(diag.DiagnosticWithPath); !ok || !withPath.Path().Equal(path.Root("provisioner_set_json")) {
-			t.Errorf("%s: the warning is not on provisioner_set_json", name)
+		for _, d := range w {
+			if withPath, ok := d.(diag.DiagnosticWithPath); !ok || !withPath.Path().Equal(path.Root("provisioner_set_json")) {
+				t.Errorf("%s: the warning %q is not on provisioner_set_json", name, d.Summary())
+			}
 		}
 	}
 }

@@ -61,19 +61,18 @@ func DecodeSpec(specJSON []byte, out any) error {
 // admin service ignores them, and returned as warnings naming each one, so that a set written for
 // Rill is accepted and a typo is still pointed out, with a warning too for a key that a later key
 // spelled in another case overrides (see specAsRillReadsIt). Wrong types and fractions remain errors
-// (Rill refuses those too).
+// (Rill refuses those too). With an error come the warnings found (a key overridden by another
+// spelling may be what explains the error; unknown fields are not known then: mapstructure records
+// none when a value is in error): the caller returns them with its error (WithWarnings).
 func DecodeSpecCompat(specJSON []byte, out any) ([]FieldWarning, error) {
 	m, overridden, replacedErr := specObject(specJSON, out)
 	if m == nil {
 		return nil, replacedErr
 	}
 	unused, err := decodeMap(m, out, "json", false)
-	if err = joinErrors(replacedErr, err); err != nil {
-		return nil, err
-	}
 	warnings := append(unknownFieldWarnings(unused), overridden...)
 	sort.SliceStable(warnings, func(i, j int) bool { return warnings[i].Path < warnings[j].Path })
-	return warnings, nil
+	return warnings, joinErrors(replacedErr, err)
 }
 
 // specObject reads specJSON as Rill's admin service decodes it into out (specAsRillReadsIt): the map

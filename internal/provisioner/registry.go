@@ -222,8 +222,8 @@ func NewSet(setSpecJSON string, db database.DB, logger *zap.Logger) (map[string]
 
 // NewSetWithWarnings is NewSet that also returns the warnings of the set and of every provisioner's
 // spec (from provisioners implementing SpecWarner), sorted by provisioner and field. When the set is
-// in error, the warnings found come with the error, as ParseSetWithWarnings's do (and those of the
-// specs that built).
+// in error, the warnings found come with the error, as ParseSetWithWarnings's do, and those of every
+// spec: of those that built, and of those in error (from their error, see WithWarnings).
 func NewSetWithWarnings(setSpecJSON string, db database.DB, logger *zap.Logger) (map[string]Provisioner, []SetWarning, error) {
 	specs, warnings, errs, err := parseSet(setSpecJSON)
 	if err != nil {
@@ -239,6 +239,10 @@ func NewSetWithWarnings(setSpecJSON string, db database.DB, logger *zap.Logger) 
 		ps := specs[name]
 		p, err := Initializers[ps.Type](ps.Spec, db, logger.With(zap.String("provisioner", name), zap.String("type", ps.Type)))
 		if err != nil {
+			var sw SpecWarner
+			if errors.As(err, &sw) {
+				warnings = append(warnings, prefixWarnings(name, "spec", sw.SpecWarnings())...)
+			}
 			for _, e := range SplitErrors(err) {
 				var fe *FieldError
 				if errors.As(e, &fe) {

@@ -112,6 +112,52 @@ func TestASetOfTheWrongTypeSaysItsJSONType(t *testing.T) {
 // A set in error still returns its warnings, so that the keys given twice and the fields ignored are
 // shown with the errors rather than only once the errors are fixed: those of the set's text when an
 // entry is in error, and when a spec is.
+// TestASpecInErrorKeepsItsWarnings: the warnings of a spec that does not build come with its errors, as
+// the set's own do; they dropped whenever the spec was in error, and here "Slots" overriding the
+// slots the user wrote is what explains the error.
+func TestASpecInErrorKeepsItsWarnings(t *testing.T) {
+	set := `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://a", "slots": 1, "Slots": -1}]}}}`
+	_, warnings, err := provisioner.NewSetWithWarnings(set, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), `spec.runtimes[0].slots: must be between 0`) {
+		t.Fatalf("want the slots' error, got %v", err)
+	}
+	if got := seterrors.Fields(t, err); len(got) != 1 || got[0] != "p spec.runtimes[0].slots" {
+		t.Errorf("errors %v, want only p's slots", got)
+	}
+	if len(warnings) != 1 || warnings[0].Provisioner != "p" || warnings[0].Field != "spec.runtimes[0].slots" ||
+		!strings.HasPrefix(warnings[0].Message, `not used: "Slots", later in the same object, names the same field`) {
+		t.Errorf("want the warning that \"Slots\" overrides slots, got %v", warnings)
+	}
+}
+
+// TestWithWarnings: the error WithWarnings returns is the error it wraps to SplitErrors, errors.As and
+// errors.Is, and hands its warnings to errors.As as a SpecWarner.
+func TestWithWarnings(t *testing.T) {
+	a, b := provisioner.Errorf("x", "bad"), errors.New("other")
+	w := []provisioner.FieldWarning{{Path: "y", Message: "ignored"}}
+	err := provisioner.WithWarnings(errors.Join(a, b), w)
+	if err.Error() != "x: bad\nother" {
+		t.Errorf("Error() = %q", err.Error())
+	}
+	if got := provisioner.SplitErrors(err); len(got) != 2 || got[0] != a || got[1] != b {
+		t.Errorf("SplitErrors = %v, want the two errors joined", got)
+	}
+	var fe *provisioner.FieldError
+	if !errors.As(err, &fe) || fe.Path != "x" || !errors.Is(err, b) {
+		t.Errorf("errors.As/Is do not see the errors inside %v", err)
+	}
+	var sw provisioner.SpecWarner
+	if !errors.As(err, &sw) || len(sw.SpecWarnings()) != 1 || sw.SpecWarnings()[0] != w[0] {
+		t.Errorf("want the warnings through errors.As, got %v", sw)
+	}
+	if provisioner.WithWarnings(nil, w) != nil {
+		t.Error("WithWarnings(nil, ...) is not nil")
+	}
+	if provisioner.WithWarnings(a, nil) != a {
+		t.Error("WithWarnings(err, nil) is not err")
+	}
+}
+
 func TestASetInErrorKeepsItsWarnings(t *testing.T) {
 	set := `{
 		"p": {"type": "static", "spec": {"runtimes": [{"host": "http://a", "slots": 1, "slots": -1}]}, "x": 1},

@@ -21,8 +21,9 @@ func (w FieldWarning) String() string {
 	return w.Path + ": " + w.Message
 }
 
-// SpecWarner is implemented by provisioners whose spec had findings worth a warning. NewSetWithWarnings
-// collects them right after building each provisioner; the provider shows them as plan-time warnings.
+// SpecWarner is implemented by provisioners whose spec had findings worth a warning, and by the errors of
+// initializers whose spec is in error (WithWarnings). NewSetWithWarnings collects them right after
+// building each provisioner; the provider shows them as plan-time warnings.
 type SpecWarner interface {
 	SpecWarnings() []FieldWarning
 }
@@ -75,3 +76,29 @@ func sortWarnings(ws []SetWarning) {
 		return strings.Compare(ws[i].Field, ws[j].Field) < 0
 	})
 }
+
+// WithWarnings returns err carrying the warnings of the spec it is about: how an initializer hands back
+// its spec's warnings with its error, the ProvisionerInitializer returning no provisioner to be a
+// SpecWarner then. A warning may be what explains the error (a key spelled in another case overriding
+// the value the user wrote), so NewSetWithWarnings returns them with the set's errors. The result is
+// err to SplitErrors, errors.As and errors.Is; it is err itself when there is no warning, nil when err is.
+func WithWarnings(err error, warnings []FieldWarning) error {
+	if err == nil || len(warnings) == 0 {
+		return err
+	}
+	return &warnedError{err: err, warnings: warnings}
+}
+
+// warnedError is an error with the warnings of its spec (WithWarnings).
+type warnedError struct {
+	err      error
+	warnings []FieldWarning
+}
+
+func (e *warnedError) Error() string { return e.err.Error() }
+
+// Unwrap returns err as a list, so that SplitErrors goes on into the errors it joins.
+func (e *warnedError) Unwrap() []error { return []error{e.err} }
+
+// SpecWarnings implements SpecWarner.
+func (e *warnedError) SpecWarnings() []FieldWarning { return e.warnings }

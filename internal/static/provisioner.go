@@ -59,7 +59,7 @@ func New(specJSON []byte, db database.DB, logger *zap.Logger) (provisioner.Provi
 		return nil, err
 	}
 	if db == nil {
-		return nil, errors.New("the static provisioner keeps its allocations in the ledger, but no ledger database was given")
+		return nil, provisioner.WithWarnings(errors.New("the static provisioner keeps its allocations in the ledger, but no ledger database was given"), spec.warnings)
 	}
 	if logger == nil {
 		logger = zap.NewNop()

@@ -55,7 +55,8 @@ type RuntimeSpec struct {
 }
 
 // ParseSpec decodes and validates a static pool spec. Errors are provisioner.FieldErrors naming the
-// field. Fields Rill ignores are ignored here too, and reported by the provisioner's SpecWarnings.
+// field. Fields Rill ignores are ignored here too, and reported by the provisioner's SpecWarnings, or
+// with the error (provisioner.WithWarnings) when the spec is in error.
 func ParseSpec(specJSON []byte) (*Spec, error) {
 	spec := &Spec{}
 	warnings, err := provisioner.DecodeSpecCompat(specJSON, spec)
@@ -70,7 +71,7 @@ func ParseSpec(specJSON []byte) (*Spec, error) {
 				errs[i] = provisioner.Errorf(fe.Path, slotsRange, MaxHostSlots, oor.Number)
 			}
 		}
-		return nil, errors.Join(errs...)
+		return nil, provisioner.WithWarnings(errors.Join(errs...), warnings)
 	}
 	spec.warnings = warnings
 	// Every error is collected, so that one run reports them all.
@@ -126,7 +127,7 @@ func ParseSpec(specJSON []byte) (*Spec, error) {
 		}
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, provisioner.WithWarnings(errors.Join(errs...), spec.warnings)
 	}
 	return spec, nil
 }

@@ -189,3 +189,30 @@ func TestCompareProductsDoesNotOverflow(t *testing.T) {
 		}
 	}
 }
+
+// A spec in error keeps its warnings (provisioner.WithWarnings): the field Rill ignores, and the
+// spelling of slots that the later one overrides, come with the errors, those of the decoder (slots too
+// large, rewritten to the slots' range) and those of the checks (placement) alike.
+func TestASpecInErrorKeepsItsWarnings(t *testing.T) {
+	for spec, want := range map[string]struct{ err, warnings string }{
+		`{"placement": "x", "runtimes": [{"host": "http://a", "slots": 1, "slot": 2}]}`: {
+			`placement: must be "spread" or "pack", got "x"`, `runtimes[0].slot: ` + provisioner.IgnoredFieldMessage},
+		`{"runtimes": [{"host": "http://a", "Slots": 1, "slots": 9223372036854775808}]}`: {
+			`runtimes[0].slots: must be between 0 (a drained host) and 2147483647, got 9223372036854775808`,
+			`runtimes[0].Slots: not used: "slots", later in the same object, names the same field`},
+	} {
+		_, err := New([]byte(spec), nil, nil)
+		var fe *provisioner.FieldError
+		if errs := provisioner.SplitErrors(err); len(errs) != 1 || !errors.As(errs[0], &fe) || errs[0].Error() != want.err {
+			t.Errorf("%s: errors %v, want %s", spec, errs, want.err)
+		}
+		var sw provisioner.SpecWarner
+		if !errors.As(err, &sw) {
+			t.Errorf("%s: the error carries no warnings", spec)
+			continue
+		}
+		if w := sw.SpecWarnings(); len(w) != 1 || !strings.HasPrefix(w[0].String(), want.warnings) {
+			t.Errorf("%s: warnings %v, want %s", spec, w, want.warnings)
+		}
+	}
+}
