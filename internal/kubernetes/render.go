@@ -226,6 +226,7 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 	h := sha256.New()
 	texts := map[string]string{}
 	bySlot := map[string]*manifestTemplate{}
+	bySource := map[string]string{} // each file's text by its template name, for failedOnTheData
 	var errs []error
 	for _, slot := range templateSlots {
 		var text []byte
@@ -247,7 +248,7 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 		}
 		mt := &manifestTemplate{slot: slot, source: source}
 		set.templates = append(set.templates, mt)
-		bySlot[slot.field], texts[slot.field] = mt, string(text)
+		bySlot[slot.field], texts[slot.field], bySource[source] = mt, string(text), string(text)
 		_, _ = fmt.Fprintf(h, "%s\x00%d\x00", slot.field, len(text))
 		h.Write(text)
 	}
@@ -275,7 +276,7 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 	for _, mt := range set.templates {
 		obj, warnings, err := mt.render(sampleData(spec))
 		path := "template_paths." + mt.slot.field
-		if xe := (*executionError)(nil); errors.As(err, &xe) && !xe.dataIndependent {
+		if xe := (*executionError)(nil); errors.As(err, &xe) && failedOnTheData(xe.raw, bySource) {
 			mt.gvk, mt.kindAssumed = mt.slot.rillKind, true
 			spec.warnings = append(spec.warnings, provisioner.FieldWarning{Path: path, Message: sampleRenderWarning(err, mt.gvk)})
 			continue
@@ -449,7 +450,7 @@ func merge(base, over map[string]string) map[string]string {
 func (mt *manifestTemplate) render(data *TemplateData) (*unstructured.Unstructured, []string, error) {
 	var buf bytes.Buffer
 	if err := mt.tmpl.Execute(&buf, data); err != nil {
-		return nil, nil, &executionError{err: cleanTemplateError(err, mt.source), dataIndependent: dataIndependentRE.MatchString(err.Error())}
+		return nil, nil, &executionError{err: cleanTemplateError(err, mt.source), raw: err.Error()}
 	}
 	obj, found, err := decodeSingleObject(buf.Bytes())
 	if le := (*lineError)(nil); errors.As(err, &le) {
@@ -483,20 +484,75 @@ func (mt *manifestTemplate) render(data *TemplateData) (*unstructured.Unstructur
 	return obj, warnings, nil
 }
 
-// executionError is a template's execution error. dataIndependent: it fails whatever the data (a
-// field that TemplateData or Names does not have, a template no file defines), so it fails the plan;
-// any other may come from the data alone (a guard's fail, a value the sample data lacks).
+// executionError is a template's execution error; raw is text/template's message (see failedOnTheData).
 type executionError struct {
-	err             error
-	dataIndependent bool
+	err error
+	raw string
 }
 
 func (e *executionError) Error() string { return e.err.Error() }
 func (e *executionError) Unwrap() error { return e.err }
 
-// dataIndependentRE matches text/template's execution errors that do not depend on the data: an
-// unknown field of the template data's own types (which are fixed), or a template not defined.
-var dataIndependentRE = regexp.MustCompile(`can't evaluate field \w+ in type \*?kubernetes\.(TemplateData|Names)\b|template "[^"]*" not defined`)
+// failedOnTheData reports whether an execution error of the plan's sample render may be the sample
+// data's alone, and so is a warning (see sampleRenderWarning): a `fail` (Sprig's; a guard on the
+// data), or a failure in an action ({{ ... }}) that reads .Annotations, the one part of the data the
+// sample can only make up (the keys are the project's, the values placeholders), such as a function
+// given an annotation's value. Anything else fails with every runtime's data, whose fields and types
+// are fixed (a field or index the type does not have, a value of the wrong type for a function, a
+// template not defined), so it fails the plan, as it would fail every apply. texts are the files' texts
+// by template name: text/template's message gives the failing node's place,
+// "template: <file>:<line>:<col>: executing "<name>" at <<node>>: <problem>", and the action around
+// it is read from there (the node alone is only a function's name in a pipeline).
+func failedOnTheData(raw string, texts map[string]string) bool {
+	if strings.Contains(raw, ">: error calling fail: ") {
+		return true
+	}
+	for source, text := range texts {
+		rest, ok := strings.CutPrefix(raw, "template: "+source+":")
+		if !ok {
+			continue
+		}
+		m := execPlaceRE.FindStringSubmatch(rest)
+		if m == nil {
+			continue
+		}
+		line, _ := strconv.Atoi(m[1])
+		col, _ := strconv.Atoi(m[2])
+		return readsAnnotationsRE.MatchString(actionAt(text, line, col))
+	}
+	return false
+}
+
+var (
+	execPlaceRE        = regexp.MustCompile(`^(\d+):(\d+): executing "`)
+	readsAnnotationsRE = regexp.MustCompile(`\.Annotations\b`)
+)
+
+// actionAt returns the action ({{ ... }}) of text that holds the 1-based line and the 0-based byte
+// column of that line (text/template's error position), or "" when the place is not in the text.
+func actionAt(text string, line, col int) string {
+	offset := 0
+	for i := 1; i < line; i++ {
+		nl := strings.IndexByte(text[offset:], '\n')
+		if nl < 0 {
+			return ""
+		}
+		offset += nl + 1
+	}
+	offset += col
+	if offset > len(text) {
+		return ""
+	}
+	start := strings.LastIndex(text[:offset], "{{")
+	if start < 0 {
+		return ""
+	}
+	end := len(text)
+	if n := strings.Index(text[offset:], "}}"); n >= 0 {
+		end = offset + n + 2
+	}
+	return text[start:end]
+}
 
 func kindString(gk schema.GroupKind) string {
 	if gk.Group == "" {

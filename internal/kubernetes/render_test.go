@@ -247,6 +247,10 @@ func TestTemplateErrorsNameFileAndLine(t *testing.T) {
 		{"invalid YAML in a later document", "service", "# c\n---\n" + header + "  name: x\n\tlabels: {}\n", ":7: not valid YAML"},
 		// Execution errors that no data can avoid fail the plan; others are warnings (see TestSampleRenderHasRillsAnnotationsAndWarnsOnExecutionErrors).
 		{"undefined template", "service", header + "  name: x\n  labels:\n    {{- template \"nope\" . }}\n", `:6:17: at <{{template "nope" .}}>: template "nope" not defined`},
+		// Mistakes of the template's own fail with every runtime's data: the data's types are fixed.
+		{"wrong type", "service", header + "  name: x\n  labels:\n    a: {{ .Slots | upper }}\n", `:6:19: at <upper>: wrong type for value`},
+		{"index of a struct", "service", header + "  name: x\n  labels:\n    a: {{ index .Names \"x\" }}\n", `:6:10: at <index .Names "x">: error calling index`},
+		{"field of a string", "service", header + "  name: x\n  labels:\n    a: {{ .Image.Foo }}\n", `:6:16: at <.Image.Foo>: can't evaluate field Foo in type string`},
 		// Rill names each file's template by its base name too; here by its path only.
 		{"file by its base name", "service", header + "  name: x\n  labels:\n    {{- template \"pvc.yaml\" . }}\n", `template "pvc.yaml" not defined`},
 		{"wrong kind", "deployment", header + "  name: x\n", "must render a Deployment.apps, got Service"},
@@ -494,6 +498,24 @@ func TestSampleRenderHasRillsAnnotationsAndWarnsOnExecutionErrors(t *testing.T) 
 			}
 			// With the annotation, the runtime renders.
 			renderRuntime(t, p, &provisioner.RuntimeArgs{Slots: 1}, &provisioner.ResourceOptions{Annotations: map[string]string{"team_id": "t"}})
+		}
+	})
+	// The sample annotations are placeholders: an action that reads .Annotations may fail on them
+	// and not on the project's own (a function given an annotation's value), so it is a warning too.
+	t.Run("an action reading .Annotations", func(t *testing.T) {
+		service := "apiVersion: v1\nkind: Service\nmetadata:\n  labels:\n    cpu: {{ (.Annotations.limits | mustFromJson).cpu | quote }}\nspec:\n  ports: [{name: http, port: 8080}]\n"
+		p, err := newProvisioner([]byte(specWithTemplates(t, map[string]string{"service": service})), nil)
+		if err != nil {
+			t.Fatalf("a template that fails on the sample annotations must not fail the plan: %v", err)
+		}
+		w := p.SpecWarnings()
+		t.Log(w)
+		if len(w) != 1 || w[0].Path != "template_paths.service" || !strings.Contains(w[0].Message, "service.yaml:5:") || !strings.Contains(w[0].Message, "mustFromJson") {
+			t.Fatalf("want one warning on template_paths.service naming the file, line and function, got %v", w)
+		}
+		objs := renderRuntime(t, p, &provisioner.RuntimeArgs{Slots: 1}, &provisioner.ResourceOptions{Annotations: map[string]string{"limits": `{"cpu": "2"}`}})
+		if got := objs["service"].obj.GetLabels()["cpu"]; got != "2" {
+			t.Fatalf("label cpu = %q, want 2", got)
 		}
 	})
 }
