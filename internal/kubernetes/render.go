@@ -462,26 +462,40 @@ func (mt *manifestTemplate) render(data *TemplateData) (*unstructured.Unstructur
 	for _, w := range found {
 		warnings = append(warnings, fmt.Sprintf("%s:%d: %s", mt.source, w.line, w.msg))
 	}
+	if err := mt.checkRendered(obj); err != nil {
+		// A duplicate key or an ignored document may be why (a second kind: the last one kept), and
+		// the failed render's warnings would be lost.
+		if len(warnings) > 0 {
+			err = fmt.Errorf("%w (perhaps because of: %s)", err, strings.Join(warnings, "; "))
+		}
+		return nil, nil, err
+	}
+	return obj, warnings, nil
+}
+
+// checkRendered checks a rendered object against its slot: its kind, and what the provisioner reads
+// from it (a PVC's storage, a Deployment's containers).
+func (mt *manifestTemplate) checkRendered(obj *unstructured.Unstructured) error {
 	if mt.slot.kind.Kind != "" && obj.GroupVersionKind().GroupKind() != mt.slot.kind {
-		return nil, nil, fmt.Errorf("%s: must render a %s, got %s", mt.source, kindString(mt.slot.kind), kindString(obj.GroupVersionKind().GroupKind()))
+		return fmt.Errorf("%s: must render a %s, got %s", mt.source, kindString(mt.slot.kind), kindString(obj.GroupVersionKind().GroupKind()))
 	}
 	if mt.kindAssumed && obj.GroupVersionKind().GroupKind() != mt.gvk.GroupKind() {
-		return nil, nil, fmt.Errorf("%s: renders kind %s, but it failed with the plan's sample data, so the provisioner took it for kind %s "+
+		return fmt.Errorf("%s: renders kind %s, but it failed with the plan's sample data, so the provisioner took it for kind %s "+
 			"(what Rill's admin service applies it as) and would read and delete that kind; make it render with the sample data, or render kind %s",
 			mt.source, kindString(obj.GroupVersionKind().GroupKind()), kindString(mt.gvk.GroupKind()), kindString(mt.gvk.GroupKind()))
 	}
 	if mt.slot.field == "pvc" {
 		if _, err := renderedStorage(obj); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", mt.source, err)
+			return fmt.Errorf("%s: %w", mt.source, err)
 		}
 	}
 	if mt.slot.field == "deployment" {
 		containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
 		if len(containers) == 0 {
-			return nil, nil, fmt.Errorf("%s: the Deployment has no containers (spec.template.spec.containers)", mt.source)
+			return fmt.Errorf("%s: the Deployment has no containers (spec.template.spec.containers)", mt.source)
 		}
 	}
-	return obj, warnings, nil
+	return nil
 }
 
 // executionError is a template's execution error; raw is text/template's message (see failedOnTheData).

@@ -537,6 +537,17 @@ spec:
 	t.Log(err)
 }
 
+// A duplicate key may be why a render is in error (the last kind kept): the error says so, where the
+// warning alone would be lost with the failed render.
+func TestRenderErrorNamesTheDuplicateKeyBehindIt(t *testing.T) {
+	service := "apiVersion: v1\nkind: Service\nmetadata:\n  name: x\nkind: Deployment\n"
+	_, err := newProvisioner([]byte(specWithTemplates(t, map[string]string{"service": service})), nil)
+	if err == nil || !strings.Contains(err.Error(), "must render a Service, got Deployment") || !strings.Contains(err.Error(), `service.yaml:5: duplicate key "kind"`) {
+		t.Fatalf("want the wrong kind and the duplicate key behind it, got %v", err)
+	}
+	t.Log(err)
+}
+
 // Rill decodes a rendered template with yaml.NewYAMLOrJSONDecoder: a duplicate key keeps its last
 // value and a second document is ignored. Both are accepted here too, with a plan-time warning.
 func TestDuplicateKeysAndSecondDocumentsAreWarningsAsRillAcceptsThem(t *testing.T) {
