@@ -177,14 +177,23 @@ const passwordInURL = "carries a password in its user info (user:password@): the
 	"attributes, shown in plans and logs and kept in the state, and the ledger's record of the host would hold it; " +
 	"remove it from the URL"
 
-// hasPassword reports whether the URL s carries a password in its user info.
+// hasPassword reports whether s carries a password in its user info. audience_url takes any string,
+// so one that is not a URL with a host (it does not parse: a bad port, a space; no "//": "u:pw@h") is
+// read as text: a ':' in what comes before the last '@' of the part before the path.
 func hasPassword(s string) bool {
-	u, err := url.Parse(strings.TrimSpace(s))
-	if err != nil || u.User == nil {
-		return false
+	s = strings.TrimSpace(s)
+	if u, err := url.Parse(s); err == nil && u.Host != "" {
+		_, ok := u.User.Password() // nil-safe: no user info, no password
+		return ok
 	}
-	_, ok := u.User.Password()
-	return ok
+	if _, rest, ok := strings.Cut(s, "://"); ok {
+		s = rest
+	}
+	if end := strings.IndexAny(s, "/?#"); end >= 0 {
+		s = s[:end]
+	}
+	at := strings.LastIndex(s, "@")
+	return at >= 0 && strings.Contains(s[:at], ":")
 }
 
 type urlError struct{ value string }

@@ -52,6 +52,10 @@ func TestParseSpecErrorsAndWarningsNameTheField(t *testing.T) {
 		{"empty pool", `{"runtimes": []}`, "runtimes", "lists no runtime host", true},
 		{"password in host", `{"runtimes": [{"host": "http://admin:hunter2@a:9091", "slots": 1}]}`, "runtimes[0].host", "carries a password in its user info", true},
 		{"password in audience_url", `{"runtimes": [{"host": "http://a", "slots": 1, "audience_url": "http://u:hunter2@a"}]}`, "runtimes[0].audience_url", "carries a password in its user info", true},
+		// audience_url takes any string: one that is not a URL with a host is read as text.
+		{"password in an audience_url of a bad port", `{"runtimes": [{"host": "http://a", "slots": 1, "audience_url": "https://u:secret@host:abc"}]}`, "runtimes[0].audience_url", "carries a password in its user info", true},
+		{"password in an audience_url with a space", `{"runtimes": [{"host": "http://a", "slots": 1, "audience_url": "https://u:secret@ho st/"}]}`, "runtimes[0].audience_url", "carries a password in its user info", true},
+		{"password in an audience_url without scheme", `{"runtimes": [{"host": "http://a", "slots": 1, "audience_url": "u:secret@host"}]}`, "runtimes[0].audience_url", "carries a password in its user info", true},
 		{"no runtimes at all", `{}`, "runtimes", "lists no runtime host", true},
 		{"slots missing", `{"runtimes": [{"host": "http://a", "slots": 1}, {"host": "http://b"}]}`, "runtimes[1].slots", "is missing: the host offers 0 slots", true},
 		{"slots null", `{"runtimes": [{"host": "http://a", "Slots": null}]}`, "runtimes[0].slots", "is null: the host offers 0 slots", true},
