@@ -252,15 +252,16 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 		_, _ = fmt.Fprintf(h, "%s\x00%d\x00", slot.field, len(text))
 		h.Write(text)
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
 	set.checksum = hex.EncodeToString(h.Sum(nil))
 	// missingkey=zero: an annotation the project does not have renders empty (and pipes into
 	// functions as ""), where missingkey=error would fail the plan.
 	root := template.New("").Funcs(templateFuncs()).Option("missingkey=zero")
+	// Each phase goes on past a template in error, so that one run reports every template's errors.
 	for _, field := range rillParseOrder {
 		mt := bySlot[field]
+		if mt == nil { // not read
+			continue
+		}
 		tmpl, err := root.New(mt.source).Parse(texts[field])
 		if err != nil {
 			errs = append(errs, &provisioner.FieldError{Path: "template_paths." + field, Err: cleanTemplateError(err, mt.source)})
@@ -268,14 +269,19 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 		}
 		mt.tmpl = tmpl
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...) // a template that did not parse cannot be rendered
-	}
+	// A file that could not be read or parsed may define what another uses: the set is incomplete.
+	incomplete := len(errs) > 0
 	// Test-render with sample data, once every definition is parsed, so that mistakes surface at
 	// plan time, not at apply.
 	for _, mt := range set.templates {
+		if mt.tmpl == nil { // did not parse
+			continue
+		}
 		obj, warnings, err := mt.render(sampleData(spec))
 		path := "template_paths." + mt.slot.field
+		if xe := (*executionError)(nil); incomplete && errors.As(err, &xe) && undefinedTemplateRE.MatchString(xe.raw) {
+			continue // perhaps defined in a file in error; it is reported once that file reads and parses
+		}
 		if xe := (*executionError)(nil); errors.As(err, &xe) && failedOnTheData(xe.raw, bySource) {
 			mt.gvk, mt.kindAssumed = mt.slot.rillKind, true
 			spec.warnings = append(spec.warnings, provisioner.FieldWarning{Path: path, Message: sampleRenderWarning(err, mt.gvk)})
@@ -538,8 +544,9 @@ func failedOnTheData(raw string, texts map[string]string) bool {
 }
 
 var (
-	execPlaceRE        = regexp.MustCompile(`^(\d+):(\d+): executing "`)
-	readsAnnotationsRE = regexp.MustCompile(`\.Annotations\b`)
+	undefinedTemplateRE = regexp.MustCompile(`: template "[^"]*" not defined$`)
+	execPlaceRE         = regexp.MustCompile(`^(\d+):(\d+): executing "`)
+	readsAnnotationsRE  = regexp.MustCompile(`\.Annotations\b`)
 )
 
 // actionAt returns the action ({{ ... }}) of text that holds the 1-based line and the 0-based byte

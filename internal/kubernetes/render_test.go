@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/seterrors"
 )
 
 const testPID = "6f9619ff8b86d011b42d00cf4fc964ff"
@@ -535,6 +537,44 @@ spec:
 		t.Fatalf("want an error naming both kinds, got %v", err)
 	}
 	t.Log(err)
+}
+
+// Every template in error is reported in one run, whatever the phase it fails in (read, parse,
+// sample render): a file that cannot be read or parsed does not hide another's errors. A template
+// that uses what such a file defines is not blamed for it.
+func TestEveryTemplatePhaseIsReportedInOneRun(t *testing.T) {
+	paths := map[string]string{
+		"service":      "/does/not/exist.yaml",
+		"pvc":          writeTemplate(t, "pvc.yaml", "{{ define \"labels\" }}a: b{{ end }}apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: {{ .Names.PVC }\n"),
+		"deployment":   writeTemplate(t, "deployment.yaml", strings.Replace(defaultDeploymentTemplate(t), "printf \"%s:%s\" .Image .ImageTag", ".Image.Foo", 1)),
+		"http_ingress": writeTemplate(t, "http_ingress.yaml", "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  labels:\n    {{- template \"labels\" . }}\n"),
+	}
+	b, err := json.Marshal(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = newProvisioner([]byte(`{"host": "https://*.rt.example.com", "template_paths": `+string(b)+`}`), nil)
+	got := seterrors.Paths(t, err)
+	sort.Strings(got)
+	if want := "template_paths.deployment template_paths.pvc template_paths.service"; strings.Join(got, " ") != want {
+		t.Fatalf("errors on %v, want %s: %v", got, want, err)
+	}
+	for _, want := range []string{"cannot read template", "pvc.yaml:4:", "deployment.yaml", ".Image.Foo"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+// A spec whose fields are in error reports its templates' errors in the same run.
+func TestSpecErrorsComeWithTheTemplatesErrors(t *testing.T) {
+	pvc := writeTemplate(t, "pvc.yaml", "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: {{ .Names.PVC }\n")
+	_, err := newProvisioner([]byte(`{"host": "http://*.x", "namespace": "BAD_NS", "template_paths": {"pvc": "`+pvc+`", "service": "/does/not/exist.yaml"}}`), nil)
+	got := seterrors.Paths(t, err)
+	sort.Strings(got)
+	if want := "namespace template_paths.pvc template_paths.service"; strings.Join(got, " ") != want {
+		t.Fatalf("errors on %v, want %s: %v", got, want, err)
+	}
 }
 
 // A duplicate key may be why a render is in error (the last kind kept): the error says so, where the

@@ -102,7 +102,8 @@ func ParseSpec(specJSON []byte) (*Spec, error) {
 const maxDurationSeconds = int(math.MaxInt64 / int64(time.Second))
 
 // applyDefaultsAndValidate fills in defaults and checks every field, returning every error it finds
-// (joined), so that one run reports them all.
+// (joined), so that one run reports them all: with an error, those of the templates too (which
+// newProvisioner loads once the spec is right).
 func (s *Spec) applyDefaultsAndValidate() error {
 	var errs []error
 	if s.TimeoutSeconds == 0 {
@@ -189,8 +190,17 @@ func (s *Spec) applyDefaultsAndValidate() error {
 		}
 		if exp, err := expandHome(*p); err != nil {
 			errs = append(errs, provisioner.Errorf("template_paths."+slot.field, "%v", err))
+			*p = "" // not read below: its error is this one
 		} else {
 			*p = exp
+		}
+	}
+	if len(errs) > 0 {
+		// The spec is in error, so the provisioner will not load the templates: their errors are
+		// reported here, in the same run. Their checks need no other field to be right (at worst the
+		// sample data holds a value in error, which renders all the same).
+		if _, err := loadTemplates(s.TemplatePaths, s); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/seterrors"
 )
 
 // Hosts are compared, placed and recorded in canonical form: three spellings of one host are one
@@ -86,14 +87,7 @@ func TestParseSpecErrorsAndWarningsNameTheField(t *testing.T) {
 // Every error of a spec is reported at once, each naming its field.
 func TestParseSpecReportsEveryError(t *testing.T) {
 	_, err := ParseSpec([]byte(`{"placement": "x", "runtimes": [{"host": "http://a", "slots": -1}, {"slots": 1}, {"host": "ftp://b", "slots": 1, "audience_url": "aud"}, {"host": "http://A", "slots": 1}]}`))
-	var got []string
-	for _, e := range provisioner.SplitErrors(err) {
-		var fe *provisioner.FieldError
-		if !errors.As(e, &fe) {
-			t.Fatalf("%T %v is not a *FieldError", e, e)
-		}
-		got = append(got, fe.Path)
-	}
+	got := seterrors.Paths(t, err)
 	want := "placement runtimes[0].slots runtimes[1].host runtimes[2].host runtimes[3].host"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("errors on %q, want %q (%v)", strings.Join(got, " "), want, err)
