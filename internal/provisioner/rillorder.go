@@ -20,6 +20,11 @@ import (
 // that order, and mapstructure picks among keys that differ only in case by map order, which is random.
 // specAsRillReadsIt re-reads a spec in document order into the map Rill's decode amounts to, each
 // struct field under its tag's spelling, so that this provider reads every set as Rill does.
+//
+// One difference is left: when one list is given three times or more and a shorter one comes between
+// longer ones, encoding/json may decode a later element into one the shorter list cut off, still in
+// the slice's spare capacity (`[a, b, c]`, then `[x]`, then `[p, q]` gives q b's fields), which depends
+// on how Go grew the slice; here such an element starts empty. Every such key is warned about.
 
 // orderedMember is one key of a JSON object and its value, in the order the object gives them.
 type orderedMember struct {
