@@ -752,4 +752,32 @@ var Mutants = []Mutant{
 		Replace: "diags.AddAttributeError(path.Root(\"provisioner_set_json\"), summary, e.Error()+from)",
 		Checks:  []Check{providerSetErrors},
 	},
+	{
+		Name: "spec-list-given-again-replaces", Breaks: "a list given again in a spec applies element by element over the earlier one, as Rill's encoding/json does",
+		File:    "internal/provisioner/rillorder.go",
+		Search:  "out[i] = r.value(e, t.Elem(), old, i < len(earlier), path+index, at+index)",
+		Replace: "_ = old\n\t\t\t\tout[i] = r.value(e, t.Elem(), nil, false, path+index, at+index)",
+		Checks:  []Check{{Package: "./internal/provisioner", Tests: []string{"TestSpecsAreReadAsRillReadsThem"}}},
+	},
+	{
+		Name: "spec-replaced-wrong-type-accepted", Breaks: "a value of the wrong type that a later key replaces is still an error, as Rill refuses it",
+		File:    "internal/provisioner/rillorder.go",
+		Search:  "\tif !had || old == nil {\n\t\treturn\n\t}\n\tholder := ",
+		Replace: "\tif true || !had || old == nil {\n\t\treturn\n\t}\n\tholder := ",
+		Checks:  []Check{{Package: "./internal/provisioner", Tests: []string{"TestAValueOfTheWrongTypeThatALaterKeyReplacesIsStillAnError"}}},
+	},
+	{
+		Name: "template-mistake-only-warns", Breaks: "a template mistake that fails for every runtime fails the plan; only what the data can cause is a warning",
+		File:    "internal/kubernetes/render.go",
+		Search:  "func failedOnTheData(raw string, texts map[string]string) bool {\n",
+		Replace: "func failedOnTheData(raw string, texts map[string]string) bool {\n\tif true {\n\t\treturn true\n\t}\n",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestTemplateErrorsNameFileAndLine"}}},
+	},
+	{
+		Name: "spec-in-error-drops-its-warnings", Breaks: "a spec in error keeps its warnings (a key spelled in another case may be why a value is wrong)",
+		File:    "internal/provisioner/registry.go",
+		Search:  "\t\t\tif errors.As(err, &sw) {\n\t\t\t\twarnings = append(warnings, prefixWarnings(name, \"spec\", sw.SpecWarnings())...)",
+		Replace: "\t\t\tif false && errors.As(err, &sw) {\n\t\t\t\twarnings = append(warnings, prefixWarnings(name, \"spec\", sw.SpecWarnings())...)",
+		Checks:  []Check{{Package: "./internal/provisioner", Tests: []string{"TestASpecInErrorKeepsItsWarnings"}}},
+	},
 }
