@@ -90,7 +90,7 @@ func Migrate(ctx context.Context, o Options, logger *zap.Logger) (*Report, error
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	poolJSON, others, err := poolSet(o.SetJSON, o.Provisioner)
+	poolJSON, others, unread, err := poolSet(o.SetJSON, o.Provisioner)
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +135,15 @@ func Migrate(ctx context.Context, o Options, logger *zap.Logger) (*Report, error
 	if imported != nil {
 		report.ImportReport = *imported
 	}
+	if err != nil && len(unread) > 0 {
+		// A refused row may be on a host of a pool whose spec did not read: say so, or the refusal
+		// reads as if the host were in no pool of the set.
+		var why []string
+		for _, name := range slices.Sorted(maps.Keys(unread)) {
+			why = append(why, fmt.Sprintf("static pool %q of the set was left out of the host check, its spec does not read (%v)", name, unread[name]))
+		}
+		err = fmt.Errorf("%w\n%s; a row on one of its hosts is refused until its spec is fixed", err, strings.Join(why, ";\n"))
+	}
 	return report, err
 }
 
@@ -152,13 +161,14 @@ func otherPoolOf(host string, pool *static.Provisioner, others map[string]*stati
 	return ""
 }
 
-// poolSet returns the set setJSON reduced to its static pool called name, as JSON, and the specs of
-// the set's other static pools by name. Another pool whose spec does not parse is left out: its rows
-// are then refused as on no pool's host, the safe side.
-func poolSet(setJSON, name string) (string, map[string]*static.Spec, error) {
+// poolSet returns the set setJSON reduced to its static pool called name, as JSON, the specs of the
+// set's other static pools by name, and the errors of the other static pools whose spec does not
+// parse, by name. Such a pool is left out: its rows are then refused as on no pool's host, the safe
+// side, and Migrate says why.
+func poolSet(setJSON, name string) (string, map[string]*static.Spec, map[string]error, error) {
 	specs, err := provisioner.ParseSet(setJSON)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	ps, ok := specs[name]
 	if !ok {
@@ -166,22 +176,25 @@ func poolSet(setJSON, name string) (string, map[string]*static.Spec, error) {
 		if len(specs) > 0 {
 			have = strings.Join(slices.Sorted(maps.Keys(specs)), ", ")
 		}
-		return "", nil, fmt.Errorf("the provisioner set has no provisioner named %q; it has %s", name, have)
+		return "", nil, nil, fmt.Errorf("the provisioner set has no provisioner named %q; it has %s", name, have)
 	}
 	if ps.Type != static.Type {
-		return "", nil, fmt.Errorf("provisioner %q is of type %q; Rill's static assignments go to a static pool", name, ps.Type)
+		return "", nil, nil, fmt.Errorf("provisioner %q is of type %q; Rill's static assignments go to a static pool", name, ps.Type)
 	}
-	others := map[string]*static.Spec{}
+	others, unread := map[string]*static.Spec{}, map[string]error{}
 	for other, s := range specs {
 		if other == name || s.Type != static.Type {
 			continue
 		}
-		if spec, err := static.ParseSpec(s.Spec); err == nil {
-			others[other] = spec
+		spec, err := static.ParseSpec(s.Spec)
+		if err != nil {
+			unread[other] = err
+			continue
 		}
+		others[other] = spec
 	}
 	one, err := json.Marshal(map[string]provisioner.ProvisionerSpec{name: ps})
-	return string(one), others, err
+	return string(one), others, unread, err
 }
 
 // say writes one line of the command's output; a closed terminal is not worth an error.

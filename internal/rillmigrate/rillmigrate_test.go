@@ -277,3 +277,33 @@ func TestUsageSaysWhereThePasswordsGo(t *testing.T) {
 		}
 	}
 }
+
+// A static pool of the set whose spec does not read has no hosts the command can know, so a row on
+// one of them is refused as on no pool's host (the safe side); the error says which pool was left
+// out and why, so that the refusal is not a mystery. Before, it said only that the host is not in
+// the named pool's spec.
+func TestMigrateSaysWhichOtherPoolsSpecDidNotRead(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rillSet := `{
+	  "pool": {"type": "static", "spec": {"runtimes": [{"host": "http://a.test:9091", "slots": 4}]}},
+	  "other": {"type": "static", "spec": {"runtimes": [{"host": "http://c.test:9091", "slots": -1}]}}
+	}`
+	rillDSN, ledgerDSN := pgtest.Shared(t), "sqlite://"+t.TempDir()+"/ledger.db"
+	if err := fakerilladmin.CreateStaticAssignments(ctx, rillDSN, []fakerilladmin.StaticAssignment{
+		{ResourceID: r1, Host: "http://a.test:9091", Slots: 1},
+		{ResourceID: r2, Host: "http://c.test:9091", Slots: 2},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Migrate(ctx, Options{RillDSN: rillDSN, SetJSON: rillSet, Provisioner: "pool", LedgerDSN: ledgerDSN}, nil)
+	if err == nil || !strings.Contains(err.Error(), "runtime "+r2+": host http://c.test:9091 is not in the static pool's spec") ||
+		!strings.Contains(err.Error(), `static pool "other" of the set was left out`) || !strings.Contains(err.Error(), "runtimes[0].slots: must be between") {
+		t.Fatalf("error %v: want r2 refused, saying that pool other's spec (runtimes[0].slots) did not read", err)
+	}
+	// A set whose other pools all read says nothing of the kind.
+	_, err = Migrate(ctx, Options{RillDSN: rillDSN, SetJSON: setJSON, Provisioner: "pool", LedgerDSN: ledgerDSN}, nil)
+	if err == nil || strings.Contains(err.Error(), "left out") {
+		t.Fatalf("error %v: want r2 refused with no word of a pool left out", err)
+	}
+}
