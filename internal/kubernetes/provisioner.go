@@ -231,8 +231,8 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 		Cluster:           c.config.Host,
 		Owner:             data.Provisioner,
 		Name:              opts.Name,
-		Environment:       data.options[provisioner.AnnotationEnvironment],
-		Annotations:       projectAnnotations(data.options),
+		Environment:       data.environment,
+		Annotations:       nilWhenEmpty(data.Annotations),
 	}
 	return &provisioner.Resource{
 		ID:     r.ID,

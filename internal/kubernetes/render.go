@@ -55,22 +55,13 @@ const (
 	AnnotationProjectAnnotations = AnnotationPrefix + "annotations"
 )
 
-// projectAnnotations are the annotations a runtime's objects record under AnnotationProjectAnnotations:
-// the project's own, without the environment (AnnotationEnvironment has it); nil when there are none,
-// as recordedProjectAnnotations reads an absent annotation, so that Provision and CheckResource report
-// the same state.
-func projectAnnotations(all map[string]string) map[string]string {
-	var out map[string]string
-	for k, v := range all {
-		if k == provisioner.AnnotationEnvironment {
-			continue
-		}
-		if out == nil {
-			out = map[string]string{}
-		}
-		out[k] = v
+// nilWhenEmpty is annotations, nil when it has none: what recordedProjectAnnotations reads when the
+// objects record none, so that Provision and CheckResource report the same state.
+func nilWhenEmpty(annotations map[string]string) map[string]string {
+	if len(annotations) == 0 {
+		return nil
 	}
-	return out
+	return annotations
 }
 
 // recordedProjectAnnotations reads AnnotationProjectAnnotations back; nil when absent or not a JSON
@@ -148,9 +139,9 @@ type TemplateData struct {
 	Annotations map[string]string
 	Name        string // the runtime's name (rill_runtime's `name`), "" when it has none
 	Provisioner string // the provisioner's name in the provider's set ("" when unknown)
-	// options are ResourceOptions.Annotations as given, environment included: what the objects record
-	// for an import (stampMetadata). Unexported, so templates cannot see it.
-	options map[string]string
+	// environment is the environment argument as given ("" when unset, unlike .Environment): what the
+	// objects record for an import (stampMetadata). Unexported, so templates cannot see it.
+	environment string
 }
 
 // templateSlot describes one of the five templates.
@@ -371,7 +362,7 @@ func newTemplateData(spec *Spec, pid string, args *provisioner.RuntimeArgs, opts
 		Names:        NamesFor(pid),
 		Annotations:  args.ProjectAnnotations(options),
 		Name:         name,
-		options:      options,
+		environment:  args.Environment,
 	}
 }
 
@@ -413,12 +404,12 @@ func stampMetadata(obj *unstructured.Unstructured, slot templateSlot, data *Temp
 		annotations[AnnotationProvisioner] = data.Provisioner
 	}
 	// The environment as rill_runtime set it (absent when unset, as a static ledger keeps it), not
-	// .Environment's default.
-	if env, ok := data.options[provisioner.AnnotationEnvironment]; ok {
-		annotations[AnnotationEnvironment] = env
+	// .Environment's default; the project's annotations as the templates see them.
+	if data.environment != "" {
+		annotations[AnnotationEnvironment] = data.environment
 	}
-	if project := projectAnnotations(data.options); len(project) > 0 {
-		b, _ := json.Marshal(project) // a map of strings always encodes; the keys come out sorted
+	if len(data.Annotations) > 0 {
+		b, _ := json.Marshal(data.Annotations) // a map of strings always encodes; the keys come out sorted
 		annotations[AnnotationProjectAnnotations] = string(b)
 	}
 	obj.SetLabels(merge(obj.GetLabels(), ours))

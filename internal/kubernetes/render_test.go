@@ -631,9 +631,16 @@ func TestAnnotationsHoldTheProjectsOnly(t *testing.T) {
 	if a[AnnotationEnvironment] != "dev" || a[AnnotationProjectAnnotations] != `{"project_name":"p"}` {
 		t.Fatalf("recorded %v", a)
 	}
-	// Without the `environment` attribute, an "environment" annotation is the project's own.
+	// Without the `environment` attribute, an "environment" annotation is the project's own: in
+	// .Annotations, and recorded as one of the project's, not as the environment, so that an import
+	// restores `annotations` and leaves `environment` unset, as configured. Before, it was recorded
+	// as the environment and the import's next plan wanted to change both.
 	objs = renderRuntime(t, p, &provisioner.RuntimeArgs{Slots: 1}, opts)
-	if got := objs["deployment"].obj.GetAnnotations()["project-annotations"]; got != `{"environment":"dev","project_name":"p"}` {
+	a = objs["deployment"].obj.GetAnnotations()
+	if got := a["project-annotations"]; got != `{"environment":"dev","project_name":"p"}` {
 		t.Fatalf(".Annotations rendered %s, want the project's own environment annotation kept", got)
+	}
+	if _, ok := a[AnnotationEnvironment]; ok || a[AnnotationProjectAnnotations] != `{"environment":"dev","project_name":"p"}` {
+		t.Fatalf("recorded %v, want no environment and the project's environment annotation among its annotations", a)
 	}
 }

@@ -104,7 +104,10 @@ resource "rill_runtime" "orders" {
 
 // `terraform plan -generate-config-out` after an import block writes a configuration that restores
 // everything the runtime was created with (name, version, hibernated, environment, annotations): the
-// plan after the import's apply is empty.
+// plan after the import's apply is empty. An import into the configuration the runtime was created
+// with changes nothing either, an "environment" annotation given without the `environment` attribute
+// included (it is the project's own; it came back as the attribute, and the import's apply changed
+// both).
 func TestAccRuntime_importGeneratesConfigThatPlansNoChange(t *testing.T) {
 	acctest.RequireAcc(t)
 	ledger := acctest.SQLiteLedger(t)
@@ -120,6 +123,14 @@ resource "rill_runtime" "orders" {
   annotations = { organization_name = "acme", project_name = "orders" }
 }
 `)
+	reports := `
+resource "rill_runtime" "reports" {
+  name        = "reports"
+  slots       = 1
+  annotations = { environment = "staging", project_name = "reports" }
+}
+`
+	owner.Write("reports.tf", reports)
 	owner.Must("apply", "-auto-approve")
 	t.Cleanup(func() {
 		owner.Must("destroy", "-auto-approve")
@@ -147,6 +158,14 @@ resource "rill_runtime" "orders" {
 	if strings.Contains(generated, "drift") {
 		t.Errorf("generated configuration sets a computed attribute:\n%s", generated)
 	}
+
+	byHand := acctest.NewWorkspace(t)
+	byHand.Write("main.tf", acctest.CLIHeader(strconv.Quote(ledger), set)+reports+"\n"+
+		acctest.ImportBlock("rill_runtime.reports", "pool/"+owner.RuntimesInState()["rill_runtime.reports"]))
+	if out := byHand.Must("apply", "-auto-approve"); !strings.Contains(out, "1 imported, 0 added, 0 changed, 0 destroyed") {
+		t.Errorf("importing into the configuration the runtime was created with changed it:\n%s", out)
+	}
+	byHand.Must("state", "rm", "rill_runtime.reports")
 }
 
 // A named runtime whose ID is held by something else (here an allocation under another name, written

@@ -12,7 +12,7 @@ import (
 func namedOpts(name string, slots int) *provisioner.ResourceOptions {
 	return &provisioner.ResourceOptions{
 		Name:        name,
-		Args:        (&provisioner.RuntimeArgs{Slots: slots, Version: "v1.2.3", Hibernated: true}).AsMap(),
+		Args:        (&provisioner.RuntimeArgs{Slots: slots, Version: "v1.2.3", Hibernated: true, Environment: "dev"}).AsMap(),
 		Annotations: map[string]string{provisioner.AnnotationEnvironment: "dev", "project_name": "orders"},
 	}
 }
@@ -54,6 +54,23 @@ func TestNamedProvisionAdoptsItsOwnAllocationAndRecordsItsArguments(t *testing.T
 	want[stateLedgerID], want[stateLedger] = ledger.ID, ledger.Location // the import records its ledger
 	if !reflect.DeepEqual(got.State, want) {
 		t.Fatalf("CheckResource without private state (an import) reported %v, want %v", got.State, want)
+	}
+
+	// Without the `environment` argument, an "environment" annotation is the project's own (as
+	// RuntimeArgs.ProjectAnnotations says): recorded among the annotations, no environment, so that an
+	// import restores the configuration as written. Before, it came back as the environment.
+	opts := namedOpts("orders", 2)
+	opts.Args = (&provisioner.RuntimeArgs{Slots: 2, Version: "v1.2.3", Hibernated: true}).AsMap()
+	if _, err := p.Provision(ctx, rt, opts); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = p.CheckResource(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, nil); err != nil {
+		t.Fatal(err)
+	}
+	want[provisioner.StateKeyEnvironment] = ""
+	want[provisioner.StateKeyAnnotations] = map[string]string{provisioner.AnnotationEnvironment: "dev", "project_name": "orders"}
+	if !reflect.DeepEqual(got.State, want) {
+		t.Fatalf("without the environment argument, CheckResource reported %v, want %v", got.State, want)
 	}
 }
 

@@ -192,20 +192,16 @@ func (p *Provisioner) nameHolder(ctx context.Context, owner, name string, taken 
 	return taken
 }
 
-// recordOf is what the ledger keeps of a runtime's arguments, for an import to restore them. The
-// environment travels as an annotation and is kept apart from the others.
+// recordOf is what the ledger keeps of a runtime's arguments, for an import to restore them: the
+// environment argument, and the project's annotations apart from it (RuntimeArgs.ProjectAnnotations:
+// an "environment" annotation given without the argument is the project's own).
 func recordOf(args *provisioner.RuntimeArgs, opts *provisioner.ResourceOptions) *database.RuntimeRecord {
-	rec := &database.RuntimeRecord{Version: args.Version, Hibernated: args.Hibernated, Annotations: map[string]string{}}
+	var annotations map[string]string
 	if opts != nil {
-		for k, v := range opts.Annotations {
-			if k == provisioner.AnnotationEnvironment {
-				rec.Environment = v
-				continue
-			}
-			rec.Annotations[k] = v
-		}
+		annotations = opts.Annotations
 	}
-	return rec
+	return &database.RuntimeRecord{Version: args.Version, Hibernated: args.Hibernated,
+		Environment: args.Environment, Annotations: args.ProjectAnnotations(annotations)}
 }
 
 func nameOf(opts *provisioner.ResourceOptions) string {
