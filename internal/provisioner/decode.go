@@ -61,16 +61,15 @@ func DecodeSpec(specJSON []byte, out any) error {
 // admin service ignores them, and returned as warnings naming each one, so that a set written for
 // Rill is accepted and a typo is still pointed out, with a warning too for a key that a later key
 // spelled in another case overrides (see specAsRillReadsIt). Wrong types and fractions remain errors
-// (Rill refuses those too). With an error come the warnings found (a key overridden by another
-// spelling may be what explains the error; unknown fields are not known then: mapstructure records
-// none when a value is in error): the caller returns them with its error (WithWarnings).
+// (Rill refuses those too). With an error come the warnings (a key overridden by another spelling, or
+// a misspelt one, may be what explains the error): the caller returns them with its error
+// (WithWarnings).
 func DecodeSpecCompat(specJSON []byte, out any) ([]FieldWarning, error) {
-	m, overridden, replacedErr := specObject(specJSON, out)
+	m, warnings, replacedErr := specObject(specJSON, out)
 	if m == nil {
 		return nil, replacedErr
 	}
-	unused, err := decodeMap(m, out, "json", false)
-	warnings := append(unknownFieldWarnings(unused), overridden...)
+	_, err := decodeMap(m, out, "json", false)
 	sort.SliceStable(warnings, func(i, j int) bool { return warnings[i].Path < warnings[j].Path })
 	return warnings, joinErrors(replacedErr, err)
 }

@@ -81,7 +81,8 @@ func readOrdered(dec *json.Decoder, depth int) (any, error) {
 
 // specAsRillReadsIt reads specJSON, a JSON object, as Rill's admin service decodes it into a value of
 // type t (a struct, or a pointer to one), and returns it as a plain map for decodeMap, with a warning for
-// every key that a later key of the same object overrides under another spelling, and the errors of
+// every key that a later key of the same object overrides under another spelling and for every key
+// that names no field (encoding/json ignores it), and the errors of
 // values of the wrong type that a later value replaced (decodeMap finds those of the values kept).
 func specAsRillReadsIt(specJSON []byte, t reflect.Type) (map[string]any, []FieldWarning, error) {
 	dec := json.NewDecoder(bytes.NewReader(specJSON))
@@ -106,6 +107,8 @@ type rillReader struct {
 	// writtenAt is, for each field, key or element by its path in tag names ("runtimes[0].slots"),
 	// the path as written of the value it holds now, which errors and warnings name.
 	writtenAt map[string]string
+	// unknownSeen holds the unknown keys warned about.
+	unknownSeen map[string]bool
 }
 
 // value returns v (a value readOrdered gave) as encoding/json decodes it into a Go value of type t that
@@ -220,7 +223,10 @@ func (r *rillReader) object(obj orderedObject, t reflect.Type, earlier map[strin
 	for _, m := range obj {
 		name, ft, known := fieldNamed(t, m.key)
 		if !known {
-			out[m.key] = plain(m.value) // decodeMap reports it as an unknown field
+			// Kept for decodeMap, which refuses it in a strict decode; the warning is ours, as
+			// mapstructure records no unknown field when a value is in error.
+			out[m.key] = plain(m.value)
+			r.unknown(joinPath(at, m.key))
 			continue
 		}
 		old, had := out[name]
@@ -235,6 +241,19 @@ func (r *rillReader) object(obj orderedObject, t reflect.Type, earlier map[strin
 		out[name] = r.value(m.value, ft, old, had, joinPath(path, m.key), joinPath(at, name))
 	}
 	return out
+}
+
+// unknown warns about the key at (in tag names, as mapstructure names fields) that names no field:
+// once, however often it is given.
+func (r *rillReader) unknown(at string) {
+	if r.unknownSeen[at] {
+		return
+	}
+	if r.unknownSeen == nil {
+		r.unknownSeen = map[string]bool{}
+	}
+	r.unknownSeen[at] = true
+	r.warnings = append(r.warnings, FieldWarning{Path: at, Message: IgnoredFieldMessage})
 }
 
 // overriddenMessage is the warning for a key that a later key of its object, spelled differently, sets

@@ -92,6 +92,29 @@ func TestAnUnknownKeyBesideTwoSpellingsIsStillUnknown(t *testing.T) {
 	}
 }
 
+// The unknown fields of a spec in error are warned about with its errors, at every depth, by the
+// path (one of them may be the misspelling behind an error, or a second mistake that the
+// next run would show only once the first is fixed), named as the errors are, by the fields' tag names
+// (as before, when the spec had no error). mapstructure records no unknown field when a value is in
+// error, so they were lost then.
+func TestASpecInErrorStillNamesItsUnknownFields(t *testing.T) {
+	var got orderSpec
+	warnings, err := DecodeSpecCompat([]byte(`{"name": 5, "nme": "x", "Runtimes": [{"host": "a", "slots": "two", "slot": 3, "slot": 4}]}`), &got)
+	if err == nil || !strings.Contains(err.Error(), "name: ") || !strings.Contains(err.Error(), "runtimes[0].slots: ") {
+		t.Fatalf("error %v, want name's and slots'", err)
+	}
+	var paths []string
+	for _, w := range warnings {
+		if w.Message != IgnoredFieldMessage {
+			t.Errorf("warning %v, want only unknown fields", w)
+		}
+		paths = append(paths, w.Path)
+	}
+	if want := []string{"nme", "runtimes[0].slot"}; !reflect.DeepEqual(paths, want) {
+		t.Fatalf("unknown fields warned %v, want %v", paths, want)
+	}
+}
+
 // A value of the wrong type fails Rill's decode even when a later key replaces it (encoding/json goes
 // on past it and fails at the end), so it is an error here too, naming the key as written.
 func TestAValueOfTheWrongTypeThatALaterKeyReplacesIsStillAnError(t *testing.T) {

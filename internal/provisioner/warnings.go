@@ -48,16 +48,6 @@ func (w SetWarning) String() string {
 // keeps working; the warning catches typos.
 const IgnoredFieldMessage = "unknown field, ignored (Rill's admin service ignores it too); check its spelling"
 
-// unknownFieldWarnings turns the unused keys reported by the decoder into sorted warnings.
-func unknownFieldWarnings(keys []string) []FieldWarning {
-	sort.Strings(keys)
-	out := make([]FieldWarning, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, FieldWarning{Path: k, Message: IgnoredFieldMessage})
-	}
-	return out
-}
-
 // prefixWarnings returns the warnings of one provisioner as SetWarnings, under prefix ("spec").
 func prefixWarnings(provisioner, prefix string, ws []FieldWarning) []SetWarning {
 	out := make([]SetWarning, 0, len(ws))
