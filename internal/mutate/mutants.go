@@ -780,4 +780,18 @@ var Mutants = []Mutant{
 		Replace: "\t\t\tif false && errors.As(err, &sw) {\n\t\t\t\twarnings = append(warnings, prefixWarnings(name, \"spec\", sw.SpecWarnings())...)",
 		Checks:  []Check{{Package: "./internal/provisioner", Tests: []string{"TestASpecInErrorKeepsItsWarnings"}}},
 	},
+	{
+		Name: "spec-unknown-fields-not-warned", Breaks: "a spec's unknown fields are warned about, in error or not (mapstructure records none when a value is in error)",
+		File:    "internal/provisioner/rillorder.go",
+		Search:  "\t\t\tr.unknown(joinPath(at, m.key))\n",
+		Replace: "",
+		Checks:  []Check{{Package: "./internal/provisioner", Tests: []string{"TestASpecInErrorStillNamesItsUnknownFields"}}},
+	},
+	{
+		Name: "environment-annotation-recorded-as-environment", Breaks: "an \"environment\" annotation without the environment argument is recorded as the project's own, for an import",
+		File:    "internal/static/provisioner.go",
+		Search:  "Environment: args.Environment, Annotations: args.ProjectAnnotations(annotations)}",
+		Replace: "Environment: annotations[provisioner.AnnotationEnvironment], Annotations: (&provisioner.RuntimeArgs{Environment: \"set\"}).ProjectAnnotations(annotations)}",
+		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestNamedProvisionAdoptsItsOwnAllocationAndRecordsItsArguments"}}},
+	},
 }
