@@ -262,6 +262,19 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 	}
 	// A file that could not be read or parsed may define what another uses: the set is incomplete.
 	incomplete := len(errs) > 0
+	var found *annotationNodes
+	annotationReaders := func() *annotationNodes { // analysed once, when a sample render fails
+		if found == nil {
+			var roots []string
+			for _, mt := range set.templates {
+				if mt.tmpl != nil {
+					roots = append(roots, mt.tmpl.Name())
+				}
+			}
+			found = newAnnotationNodes(root, roots)
+		}
+		return found
+	}
 	// Test-render with sample data, once every definition is parsed, so that mistakes surface at
 	// plan time, not at apply.
 	for _, mt := range set.templates {
@@ -273,7 +286,7 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 		if xe := (*executionError)(nil); incomplete && errors.As(err, &xe) && undefinedTemplateRE.MatchString(xe.raw) {
 			continue // perhaps defined in a file in error; it is reported once that file reads and parses
 		}
-		if xe := (*executionError)(nil); errors.As(err, &xe) && failedOnTheData(xe.raw, bySource) {
+		if xe := (*executionError)(nil); errors.As(err, &xe) && failedOnTheData(xe.raw, bySource, annotationReaders) {
 			mt.gvk, mt.kindAssumed = mt.slot.rillKind, true
 			spec.warnings = append(spec.warnings, provisioner.FieldWarning{Path: path, Message: sampleRenderWarning(err, mt.gvk)})
 			continue
@@ -506,15 +519,15 @@ func (e *executionError) Unwrap() error { return e.err }
 
 // failedOnTheData reports whether an execution error of the plan's sample render may be the sample
 // data's alone, and so is a warning (see sampleRenderWarning): a `fail` (Sprig's; a guard on the
-// data), or a failure in an action ({{ ... }}) that reads .Annotations, the one part of the data the
-// sample can only make up (the keys are the project's, the values placeholders), such as a function
-// given an annotation's value. Anything else fails with every runtime's data, whose fields and types
-// are fixed (a field or index the type does not have, a value of the wrong type for a function, a
-// template not defined), so it fails the plan, as it would fail every apply. texts are the files' texts
-// by template name: text/template's message gives the failing node's place,
-// "template: <file>:<line>:<col>: executing "<name>" at <<node>>: <problem>", and the action around
-// it is read from there (the node alone is only a function's name in a pipeline).
-func failedOnTheData(raw string, texts map[string]string) bool {
+// data), or a failure at a node whose value may come from .Annotations (annotationNodes: read there,
+// or through a variable, a with, a range or a template call), the one part of the data the sample can
+// only make up (the keys are the project's, the values placeholders), such as a function given an
+// annotation's value. Anything else fails with every runtime's data, whose fields and types are fixed
+// (a field or index the type does not have, a value of the wrong type for a function, a template not
+// defined), so it fails the plan, as it would fail every apply. texts are the files' texts by
+// template name: text/template's message gives the failing node's place,
+// "template: <file>:<line>:<col>: executing "<name>" at <<node>>: <problem>".
+func failedOnTheData(raw string, texts map[string]string, nodes func() *annotationNodes) bool {
 	if strings.Contains(raw, ">: error calling fail: ") {
 		return true
 	}
@@ -529,7 +542,8 @@ func failedOnTheData(raw string, texts map[string]string) bool {
 		}
 		line, _ := strconv.Atoi(m[1])
 		col, _ := strconv.Atoi(m[2])
-		return readsAnnotationsRE.MatchString(actionAt(text, line, col))
+		offset, ok := offsetOf(text, line, col)
+		return ok && nodes().has(source, offset)
 	}
 	return false
 }
@@ -537,33 +551,21 @@ func failedOnTheData(raw string, texts map[string]string) bool {
 var (
 	undefinedTemplateRE = regexp.MustCompile(`: template "[^"]*" not defined$`)
 	execPlaceRE         = regexp.MustCompile(`^(\d+):(\d+): executing "`)
-	readsAnnotationsRE  = regexp.MustCompile(`\.Annotations\b`)
 )
 
-// actionAt returns the action ({{ ... }}) of text that holds the 1-based line and the 0-based byte
-// column of that line (text/template's error position), or "" when the place is not in the text.
-func actionAt(text string, line, col int) string {
+// offsetOf returns the byte offset in text of the 1-based line and the 0-based byte column of that
+// line (text/template's error position, parse.Tree.ErrorContext's), and whether it is in the text.
+func offsetOf(text string, line, col int) (int, bool) {
 	offset := 0
 	for i := 1; i < line; i++ {
 		nl := strings.IndexByte(text[offset:], '\n')
 		if nl < 0 {
-			return ""
+			return 0, false
 		}
 		offset += nl + 1
 	}
 	offset += col
-	if offset > len(text) {
-		return ""
-	}
-	start := strings.LastIndex(text[:offset], "{{")
-	if start < 0 {
-		return ""
-	}
-	end := len(text)
-	if n := strings.Index(text[offset:], "}}"); n >= 0 {
-		end = offset + n + 2
-	}
-	return text[start:end]
+	return offset, offset <= len(text)
 }
 
 func kindString(gk schema.GroupKind) string {

@@ -522,6 +522,62 @@ func TestSampleRenderHasRillsAnnotationsAndWarnsOnExecutionErrors(t *testing.T) 
 	})
 }
 
+// A value taken from .Annotations is the project's wherever it goes: into a variable, the dot of a
+// with or a range, a template called with it. An action that fails on it is a plan warning, as one
+// reading .Annotations itself is; an action that fails on the rest of the data, through a variable
+// too, is a plan error. Before, only an action whose text said ".Annotations" was a warning: the
+// ones through a variable, with, range or template call failed every plan.
+func TestAFailureOnAnAnnotationsValueIsAWarningWhereverTheValueWent(t *testing.T) {
+	const header = "apiVersion: v1\nkind: Service\nmetadata:\n  labels:\n"
+	const footer = "spec:\n  ports: [{name: http, port: 8080}]\n"
+	warnings := map[string]string{
+		"variable":         `    {{- $l := .Annotations.limits }}` + "\n" + `    cpu: {{ ($l | mustFromJson).cpu | quote }}` + "\n",
+		"variable set":     `    {{- $l := "{}" }}{{ $l = .Annotations.limits }}` + "\n" + `    cpu: {{ ($l | mustFromJson).cpu | quote }}` + "\n",
+		"root variable":    `    cpu: {{ ($.Annotations.limits | mustFromJson).cpu | quote }}` + "\n",
+		"with":             `    {{- with .Annotations.project_name }}` + "\n" + `    cpu: {{ (. | mustFromJson).cpu | quote }}{{ end }}` + "\n",
+		"range":            `    {{- range $k, $v := .Annotations }}{{ if eq $k "project_name" }}` + "\n" + `    cpu: {{ ($v | mustFromJson).cpu | quote }}{{ end }}{{ end }}` + "\n",
+		"range dot":        `    {{- range .Annotations }}` + "\n" + `    x: {{ (mustFromJson .).cpu | quote }}{{ end }}` + "\n",
+		"called template":  `    {{- define "cpu" }}` + "\n" + `    cpu: {{ (mustFromJson .).cpu | quote }}{{ end }}{{ template "cpu" .Annotations.limits }}` + "\n",
+		"variable of var":  `    {{- $a := .Annotations }}{{ $l := $a.limits }}` + "\n" + `    cpu: {{ ($l | mustFromJson).cpu | quote }}` + "\n",
+		"nested pipeline":  `    {{- $l := (printf "%s" .Annotations.limits) }}` + "\n" + `    cpu: {{ ($l | mustFromJson).cpu | quote }}` + "\n",
+		"with else branch": `    {{- with .Annotations.nothing }}{{ else }}{{ $x := $.Annotations.limits }}` + "\n" + `    cpu: {{ ($x | mustFromJson).cpu | quote }}{{ end }}` + "\n",
+	}
+	for name, labels := range warnings {
+		t.Run(name, func(t *testing.T) {
+			p, err := newProvisioner([]byte(specWithTemplates(t, map[string]string{"service": header + labels + footer})), nil)
+			if err != nil {
+				t.Fatalf("a template that fails on the sample annotations must not fail the plan: %v", err)
+			}
+			if w := p.SpecWarnings(); len(w) != 1 || w[0].Path != "template_paths.service" || !strings.Contains(w[0].Message, "mustFromJson") {
+				t.Fatalf("want one warning on template_paths.service naming the function, got %v", w)
+			}
+			project := map[string]string{"limits": `{"cpu": "2"}`, "project_name": `{"cpu": "2"}`}
+			objs := renderRuntime(t, p, &provisioner.RuntimeArgs{Slots: 1}, &provisioner.ResourceOptions{Annotations: project})
+			if got := objs["service"].obj.GetLabels(); got["cpu"] != "2" && got["x"] != "2" {
+				t.Fatalf("labels %v, want cpu 2 from the project's annotation", got)
+			}
+		})
+	}
+	// The same failures on the rest of the data fail every runtime: plan errors.
+	errs := map[string]string{
+		"variable":        `    {{- $s := .Slots }}` + "\n" + `    a: {{ $s | upper }}` + "\n",
+		"with":            `    {{- with .Names }}` + "\n" + `    a: {{ .Service.Foo }}{{ end }}` + "\n",
+		"variable beside": `    {{- $a := .Annotations.limits }}{{ $s := .Slots }}` + "\n" + `    a: {{ $s | upper }}` + "\n",
+		"called template": `    {{- define "x" }}` + "\n" + `    a: {{ .Slots | upper }}{{ end }}{{ template "x" . }}` + "\n",
+		"range of data":   `    {{- range $i, $h := .Names }}{{ end }}` + "\n",
+	}
+	for name, labels := range errs {
+		t.Run("error/"+name, func(t *testing.T) {
+			_, err := newProvisioner([]byte(specWithTemplates(t, map[string]string{"service": header + labels + footer})), nil)
+			var fe *provisioner.FieldError
+			if !errors.As(err, &fe) || fe.Path != "template_paths.service" {
+				t.Fatalf("want a plan error on template_paths.service, got %v", err)
+			}
+			t.Log(err)
+		})
+	}
+}
+
 // An ingress template whose sample render failed is taken for an Ingress (what Rill applies there);
 // a render of another kind is then an error, since reads and deletes would look for an Ingress.
 func TestAssumedKindMustMatchTheRender(t *testing.T) {

@@ -769,8 +769,8 @@ var Mutants = []Mutant{
 	{
 		Name: "template-mistake-only-warns", Breaks: "a template mistake that fails for every runtime fails the plan; only what the data can cause is a warning",
 		File:    "internal/kubernetes/render.go",
-		Search:  "func failedOnTheData(raw string, texts map[string]string) bool {\n",
-		Replace: "func failedOnTheData(raw string, texts map[string]string) bool {\n\tif true {\n\t\treturn true\n\t}\n",
+		Search:  "func failedOnTheData(raw string, texts map[string]string, nodes func() *annotationNodes) bool {\n",
+		Replace: "func failedOnTheData(raw string, texts map[string]string, nodes func() *annotationNodes) bool {\n\tif true {\n\t\treturn true\n\t}\n",
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestTemplateErrorsNameFileAndLine"}}},
 	},
 	{
@@ -793,5 +793,12 @@ var Mutants = []Mutant{
 		Search:  "Environment: args.Environment, Annotations: args.ProjectAnnotations(annotations)}",
 		Replace: "Environment: annotations[provisioner.AnnotationEnvironment], Annotations: (&provisioner.RuntimeArgs{Environment: \"set\"}).ProjectAnnotations(annotations)}",
 		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestNamedProvisionAdoptsItsOwnAllocationAndRecordsItsArguments"}}},
+	},
+	{
+		Name: "annotation-variable-not-followed", Breaks: "a failure on an annotation's value held in a variable is a warning, as one on .Annotations itself is",
+		File:    "internal/kubernetes/datareads.go",
+		Search:  "\t\treturn vars[n.Ident[0]]\n",
+		Replace: "\t\treturn false\n",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestAFailureOnAnAnnotationsValueIsAWarningWhereverTheValueWent"}}},
 	},
 }
