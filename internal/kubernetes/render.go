@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -260,6 +261,7 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 		}
 		mt.tmpl = tmpl
 	}
+	ambiguous := nameByBaseName(root, set.templates, paths)
 	// A file that could not be read or parsed may define what another uses: the set is incomplete.
 	incomplete := len(errs) > 0
 	var found *annotationNodes
@@ -292,7 +294,7 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 			continue
 		}
 		if err != nil {
-			errs = append(errs, &provisioner.FieldError{Path: path, Err: err})
+			errs = append(errs, &provisioner.FieldError{Path: path, Err: ambiguousBaseName(err, ambiguous)})
 			continue
 		}
 		for _, w := range warnings {
@@ -304,6 +306,50 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 		return nil, errors.Join(errs...)
 	}
 	return set, nil
+}
+
+// nameByBaseName names the template of each file given in paths by the file's base name too, as
+// Rill's admin service's template.ParseFiles names it, so that one file may call another by it
+// ({{ template "http_ingress.yaml" . }}); a {{ define }} of that name keeps it. A base name that two
+// of the files share is left undefined (Rill renders the later file for both): it is returned with
+// the files' paths, for the error of a call by it (ambiguousBaseName).
+func nameByBaseName(root *template.Template, mts []*manifestTemplate, paths TemplatePaths) map[string][]string {
+	byBase := map[string][]*manifestTemplate{}
+	for _, mt := range mts {
+		if mt.tmpl != nil && *mt.slot.path(&paths) != "" { // an embedded default has no file to call
+			base := filepath.Base(mt.source)
+			byBase[base] = append(byBase[base], mt)
+		}
+	}
+	ambiguous := map[string][]string{}
+	for base, named := range byBase {
+		if root.Lookup(base) != nil {
+			continue
+		}
+		if len(named) > 1 {
+			for _, mt := range named {
+				ambiguous[base] = append(ambiguous[base], mt.source)
+			}
+			continue
+		}
+		_, _ = root.AddParseTree(base, named[0].tmpl.Tree) // a tree already parsed into this set adds
+	}
+	return ambiguous
+}
+
+// ambiguousBaseName adds to the error of a call by a base name that several files share which files
+// those are.
+func ambiguousBaseName(err error, ambiguous map[string][]string) error {
+	xe := (*executionError)(nil)
+	if !errors.As(err, &xe) {
+		return err
+	}
+	m := undefinedTemplateRE.FindStringSubmatch(xe.raw)
+	if m == nil || len(ambiguous[m[1]]) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w: %d files are called %s (%s), so the name calls neither (Rill's admin service "+
+		"renders the later one for both); move what they share into a {{ define }}", err, len(ambiguous[m[1]]), m[1], strings.Join(ambiguous[m[1]], ", "))
 }
 
 // sampleRenderWarning is the warning for a template whose execution failed on the sample data: Rill's
@@ -549,7 +595,7 @@ func failedOnTheData(raw string, texts map[string]string, nodes func() *annotati
 }
 
 var (
-	undefinedTemplateRE = regexp.MustCompile(`: template "[^"]*" not defined$`)
+	undefinedTemplateRE = regexp.MustCompile(`: template "([^"]*)" not defined$`)
 	execPlaceRE         = regexp.MustCompile(`^(\d+):(\d+): executing "`)
 )
 

@@ -253,8 +253,6 @@ func TestTemplateErrorsNameFileAndLine(t *testing.T) {
 		{"wrong type", "service", header + "  name: x\n  labels:\n    a: {{ .Slots | upper }}\n", `:6:19: at <upper>: wrong type for value`},
 		{"index of a struct", "service", header + "  name: x\n  labels:\n    a: {{ index .Names \"x\" }}\n", `:6:10: at <index .Names "x">: error calling index`},
 		{"field of a string", "service", header + "  name: x\n  labels:\n    a: {{ .Image.Foo }}\n", `:6:16: at <.Image.Foo>: can't evaluate field Foo in type string`},
-		// Rill names each file's template by its base name too; here by its path only.
-		{"file by its base name", "service", header + "  name: x\n  labels:\n    {{- template \"pvc.yaml\" . }}\n", `template "pvc.yaml" not defined`},
 		{"wrong kind", "deployment", header + "  name: x\n", "must render a Deployment.apps, got Service"},
 		{"no kind", "service", "metadata:\n  name: x\n", "apiVersion and kind"},
 		{"empty", "service", "# nothing\n", "empty"},
@@ -417,6 +415,56 @@ func specWithTemplates(t *testing.T, texts map[string]string) string {
 		t.Fatal(err)
 	}
 	return `{"host": "https://*.rt.example.com", "template_paths": ` + string(b) + `}`
+}
+
+// Rill's template.ParseFiles names each file's template by its base name, so a file may call another
+// by it ({{ template "http_ingress.yaml" . }}); so may ours, whose templates are named by their paths
+// (errors name the file). A base name two of the files share is ambiguous: Rill renders the later file
+// for both; here a call by it is a plan error that names both. Before, every call by a base name was
+// refused ("template ... not defined").
+func TestAFileIsCalledByItsBaseNameAsInRill(t *testing.T) {
+	ingress, err := os.ReadFile("../../templates/http_ingress.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := mustProvisioner(t, specWithTemplates(t, map[string]string{
+		"http_ingress": string(ingress),
+		"grpc_ingress": `{{ template "http_ingress.yaml" . }}`,
+	}))
+	objs := renderRuntime(t, p, &provisioner.RuntimeArgs{Slots: 1}, nil)
+	if o := objs["grpc_ingress"].obj; o.GetKind() != "Ingress" || o.GetName() != "grpc-runtime-"+testPID {
+		t.Fatalf("the gRPC ingress rendered %s %s, want the HTTP ingress's Ingress under its own name", o.GetKind(), o.GetName())
+	}
+
+	dir := t.TempDir()
+	for _, d := range []string{"a", "b"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paths := map[string]string{
+		"http_ingress": filepath.Join(dir, "a", "ingress.yaml"),
+		"grpc_ingress": filepath.Join(dir, "b", "ingress.yaml"),
+		"service":      filepath.Join(dir, "service.yaml"),
+	}
+	texts := map[string]string{"http_ingress": string(ingress), "grpc_ingress": string(ingress),
+		"service": "apiVersion: v1\nkind: Service\nmetadata:\n  labels:\n    {{- template \"ingress.yaml\" . }}\n"}
+	for slot, path := range paths {
+		if err := os.WriteFile(path, []byte(texts[slot]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := json.Marshal(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = newProvisioner([]byte(`{"host": "https://*.rt.example.com", "template_paths": `+string(b)+`}`), nil)
+	var fe *provisioner.FieldError
+	if !errors.As(err, &fe) || fe.Path != "template_paths.service" || !strings.Contains(err.Error(), paths["http_ingress"]) ||
+		!strings.Contains(err.Error(), paths["grpc_ingress"]) || !strings.Contains(err.Error(), `template "ingress.yaml" not defined`) {
+		t.Fatalf("want an error on template_paths.service naming both files called ingress.yaml, got %v", err)
+	}
+	t.Log(err)
 }
 
 // Rill parses the five templates into one set (template.ParseFiles), so what one defines, another

@@ -801,4 +801,11 @@ var Mutants = []Mutant{
 		Replace: "\t\treturn false\n",
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestAFailureOnAnAnnotationsValueIsAWarningWhereverTheValueWent"}}},
 	},
+	{
+		Name: "file-not-named-by-base-name", Breaks: "a template calls another file by its base name, as in Rill",
+		File:    "internal/kubernetes/render.go",
+		Search:  "\t\t_, _ = root.AddParseTree(base, named[0].tmpl.Tree)",
+		Replace: "\t\t_ = named",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestAFileIsCalledByItsBaseNameAsInRill"}}},
+	},
 }
