@@ -85,7 +85,7 @@ func (p *Provisioner) slotsFromObjects(dep *appsv1.Deployment, pvc *unstructured
 		d := *base
 		d.Slots = n
 		d.CPU, d.MemoryGB, d.StorageBytes = provisioner.NewRuntimeSizes(n)
-		objs, err := p.templates.render(&d)
+		objs, _, err := p.templates.render(&d)
 		if err != nil {
 			continue
 		}

@@ -159,7 +159,7 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 
 	data := newTemplateData(p.spec, pid, &obs, opts)
 	data.Namespace = ns
-	objs, err := p.templates.render(data)
+	objs, _, err := p.templates.render(data)
 	if err != nil {
 		return nil, err
 	}

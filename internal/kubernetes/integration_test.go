@@ -1209,3 +1209,37 @@ func TestIntegrationCheck(t *testing.T) {
 		t.Fatalf("Check as a ServiceAccount without permissions: %v", err)
 	}
 }
+
+// A duplicate key that only a runtime's data makes (an annotation naming a label the template sets
+// already) is accepted as Rill accepts it, the last value kept, and reported with the apply, as a
+// warning in the state and the log; one the plan's sample render showed already is not repeated.
+// Before, the apply kept the last value in silence.
+func TestIntegrationADuplicateKeyOnlyARuntimesDataMakesIsReportedByTheApply(t *testing.T) {
+	service := "apiVersion: v1\nkind: Service\nmetadata:\n  labels:\n    shown: a\n    shown: b\n    team: core\n" +
+		"    {{- with .Annotations.extra_label }}\n    {{ . }}: extra{{ end }}\nspec:\n  selector:\n    app: x\n  ports:\n  - {name: http, port: 8080}\n  - {name: grpc, port: 9090}\n"
+	path := writeTemplate(t, "service.yaml", service)
+	e := newEnv(t, `, "template_paths": {"service": "`+path+`"}`)
+	if w := e.p.SpecWarnings(); len(w) != 1 || !strings.Contains(w[0].Message, `duplicate key "shown"`) {
+		t.Fatalf("the plan's warnings %v, want the sample render's duplicate key shown", w)
+	}
+	core, logs := observer.New(zap.WarnLevel)
+	e.p.logger = zap.New(core)
+	r := e.newRuntime()
+	opts := args(1, "v1", false)
+	opts.Annotations = map[string]string{"extra_label": "team"}
+	out := e.provision(e.p, r, opts)
+	warnings, _ := out.State[StateWarnings].([]string)
+	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], path+":") || !strings.Contains(warnings[0], `duplicate key "team"`) {
+		t.Fatalf("the apply's warnings %v, want the duplicate key team only", warnings)
+	}
+	if logs.FilterMessageSnippet(`duplicate key "team"`).Len() != 1 {
+		t.Fatalf("the warning must be logged too: %v", logs.All())
+	}
+	svc, err := e.core.Services(e.ns).Get(e.ctx, "runtime-"+pidOf(r), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svc.Labels["team"] != "extra" || svc.Labels["shown"] != "b" {
+		t.Fatalf("labels %v, want the last values kept", svc.Labels)
+	}
+}

@@ -65,9 +65,8 @@ func TestIntegrationAllocatedListsOwnRuntimes(t *testing.T) {
 	e := newEnv(t, "")
 	e.p.SetName("k8s")
 	mine := e.newRuntime()
-	opts := args(2, "v0.51.0", true)
-	opts.Name = "orders"
-	opts.Annotations = map[string]string{provisioner.AnnotationEnvironment: "dev", "organization_name": "acme"}
+	opts := &provisioner.ResourceOptions{Name: "orders", Args: (&provisioner.RuntimeArgs{Slots: 2, Version: "v0.51.0", Hibernated: true, Environment: "dev"}).AsMap(),
+		Annotations: map[string]string{provisioner.AnnotationEnvironment: "dev", "organization_name": "acme"}} // as the Terraform layer gives `environment`
 	e.provision(e.p, mine, opts)
 	imported, err := e.p.CheckResource(e.ctx, &provisioner.Resource{ID: mine.ID, Type: provisioner.ResourceTypeRuntime}, &provisioner.ResourceOptions{})
 	if err != nil {

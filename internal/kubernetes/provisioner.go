@@ -170,9 +170,12 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 	data := newTemplateData(p.spec, pid, args, opts)
 	data.Namespace = ns
 	data.Provisioner = p.NameInSet()
-	objs, err := p.templates.render(data)
+	objs, renderWarnings, err := p.templates.render(data)
 	if err != nil {
 		return nil, false, err
+	}
+	for _, w := range renderWarnings {
+		log.Warn("this runtime's data rendered a template with a warning: " + w)
 	}
 	created := creating && opts.Name == ""
 	claimed := false // the claim below created the first object
@@ -226,7 +229,7 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 		ImageTag:          data.ImageTag,
 		Hibernated:        args.Hibernated,
 		TemplatesChecksum: p.templates.checksum,
-		Warnings:          res.warnings,
+		Warnings:          append(renderWarnings, res.warnings...),
 		ClusterID:         cluster,
 		Cluster:           c.config.Host,
 		Owner:             data.Provisioner,

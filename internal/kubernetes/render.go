@@ -191,6 +191,8 @@ type manifestTemplate struct {
 	// kindAssumed: the sample render failed, and gvk is the slot's rillKind; a render of another
 	// kind is an error, since reads and deletes look for gvk.
 	kindAssumed bool
+	// sampleWarnings are the warnings of the sample render, which the plan shows.
+	sampleWarnings map[string]bool
 }
 
 // templateSet is the parsed set of five templates.
@@ -297,8 +299,10 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 			errs = append(errs, &provisioner.FieldError{Path: path, Err: ambiguousBaseName(err, ambiguous)})
 			continue
 		}
+		mt.sampleWarnings = make(map[string]bool, len(warnings))
 		for _, w := range warnings {
 			spec.warnings = append(spec.warnings, provisioner.FieldWarning{Path: path, Message: w})
+			mt.sampleWarnings[w] = true
 		}
 		mt.gvk = obj.GroupVersionKind()
 	}
@@ -426,19 +430,26 @@ func newTemplateData(spec *Spec, pid string, args *provisioner.RuntimeArgs, opts
 }
 
 // render renders every template for a runtime and stamps the provisioner's metadata on the objects.
-// What decoding accepted with a warning (a duplicate key, a second document) the plan's sample render
-// has shown; one that only a runtime's data renders is accepted as Rill's admin service accepts it.
-func (s *templateSet) render(data *TemplateData) ([]*renderedObject, error) {
+// What decoding accepted with a warning (a duplicate key, a second document) is accepted as Rill's
+// admin service accepts it; the warnings the plan's sample render did not show (a runtime's data made
+// them) are returned, for the apply to report.
+func (s *templateSet) render(data *TemplateData) ([]*renderedObject, []string, error) {
 	out := make([]*renderedObject, 0, len(s.templates))
+	var unshown []string
 	for _, mt := range s.templates {
-		obj, _, err := mt.render(data)
+		obj, warnings, err := mt.render(data)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		for _, w := range warnings {
+			if !mt.sampleWarnings[w] {
+				unshown = append(unshown, w)
+			}
 		}
 		stampMetadata(obj, mt.slot, data, s.checksum)
 		out = append(out, &renderedObject{slot: mt.slot, obj: obj})
 	}
-	return out, nil
+	return out, unshown, nil
 }
 
 // stampMetadata sets what the provisioner owns on every object: name, namespace, labels,

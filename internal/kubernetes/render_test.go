@@ -34,7 +34,7 @@ func mustProvisioner(t *testing.T, spec string) *Provisioner {
 // renderRuntime renders the default templates and returns the objects by template name.
 func renderRuntime(t *testing.T, p *Provisioner, args *provisioner.RuntimeArgs, opts *provisioner.ResourceOptions) map[string]*renderedObject {
 	t.Helper()
-	objs, err := p.templates.render(newTemplateData(p.spec, testPID, args, opts))
+	objs, _, err := p.templates.render(newTemplateData(p.spec, testPID, args, opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -636,7 +636,7 @@ spec:
   hostnames: [{{ quote .Hostname }}]
 `
 	p := mustProvisioner(t, specWithTemplates(t, map[string]string{"http_ingress": route}))
-	_, err := p.templates.render(newTemplateData(p.spec, testPID, &provisioner.RuntimeArgs{Slots: 1}, &provisioner.ResourceOptions{Annotations: map[string]string{"team_id": "t"}}))
+	_, _, err := p.templates.render(newTemplateData(p.spec, testPID, &provisioner.RuntimeArgs{Slots: 1}, &provisioner.ResourceOptions{Annotations: map[string]string{"team_id": "t"}}))
 	if err == nil || !strings.Contains(err.Error(), "HTTPRoute") || !strings.Contains(err.Error(), "Ingress") {
 		t.Fatalf("want an error naming both kinds, got %v", err)
 	}
