@@ -808,4 +808,11 @@ var Mutants = []Mutant{
 		Replace: "\t\t_ = named",
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestAFileIsCalledByItsBaseNameAsInRill"}}},
 	},
+	{
+		Name: "data-made-duplicate-key-silent", Breaks: "a duplicate key only a runtime's data renders is a warning of its apply",
+		File:    "internal/kubernetes/render.go",
+		Search:  "\t\t\tif !mt.sampleWarnings[w] {",
+		Replace: "\t\t\tif false {",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationADuplicateKeyOnlyARuntimesDataMakesIsReportedByTheApply"}}},
+	},
 }
