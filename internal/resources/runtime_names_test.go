@@ -107,7 +107,8 @@ resource "rill_runtime" "orders" {
 // plan after the import's apply is empty. An import into the configuration the runtime was created
 // with changes nothing either, an "environment" annotation given without the `environment` attribute
 // included (it is the project's own; it came back as the attribute, and the import's apply changed
-// both).
+// both), and `annotations = {}` too (a module's default; the import gave null, and its apply changed
+// it to {}).
 func TestAccRuntime_importGeneratesConfigThatPlansNoChange(t *testing.T) {
 	acctest.RequireAcc(t)
 	ledger := acctest.SQLiteLedger(t)
@@ -128,6 +129,12 @@ resource "rill_runtime" "reports" {
   name        = "reports"
   slots       = 1
   annotations = { environment = "staging", project_name = "reports" }
+}
+
+resource "rill_runtime" "empty" {
+  name        = "empty"
+  slots       = 1
+  annotations = {}
 }
 `
 	owner.Write("reports.tf", reports)
@@ -161,11 +168,12 @@ resource "rill_runtime" "reports" {
 
 	byHand := acctest.NewWorkspace(t)
 	byHand.Write("main.tf", acctest.CLIHeader(strconv.Quote(ledger), set)+reports+"\n"+
-		acctest.ImportBlock("rill_runtime.reports", "pool/"+owner.RuntimesInState()["rill_runtime.reports"]))
-	if out := byHand.Must("apply", "-auto-approve"); !strings.Contains(out, "1 imported, 0 added, 0 changed, 0 destroyed") {
-		t.Errorf("importing into the configuration the runtime was created with changed it:\n%s", out)
+		acctest.ImportBlock("rill_runtime.reports", "pool/"+owner.RuntimesInState()["rill_runtime.reports"])+"\n"+
+		acctest.ImportBlock("rill_runtime.empty", "pool/"+owner.RuntimesInState()["rill_runtime.empty"]))
+	if out := byHand.Must("apply", "-auto-approve"); !strings.Contains(out, "2 imported, 0 added, 0 changed, 0 destroyed") {
+		t.Errorf("importing into the configuration the runtimes were created with changed them:\n%s", out)
 	}
-	byHand.Must("state", "rm", "rill_runtime.reports")
+	byHand.Must("state", "rm", "rill_runtime.reports", "rill_runtime.empty")
 }
 
 // A named runtime whose ID is held by something else (here an allocation under another name, written

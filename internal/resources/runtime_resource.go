@@ -265,6 +265,9 @@ func (r *RuntimeResource) Read(ctx context.Context, req resource.ReadRequest, re
 			return
 		}
 	}
+	if state.Annotations.IsNull() { // an import without annotations, or a state written before their default
+		state.Annotations = noAnnotations
+	}
 	resp.Diagnostics.Append(r.applyResult(c.ctx, &state, c.name, res, resp.Private)...)
 	resp.Diagnostics.Append(runtimeCodec.set(ctx, &resp.State.Raw, &state)...)
 }

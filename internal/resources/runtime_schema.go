@@ -9,9 +9,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -59,6 +61,9 @@ type runtimeModel struct {
 	Drift        types.List     `tfsdk:"drift"`
 	Timeouts     timeouts.Value `tfsdk:"timeouts"`
 }
+
+// noAnnotations is the value of `annotations` when none are set.
+var noAnnotations = types.MapValueMust(types.StringType, map[string]attr.Value{})
 
 // runtimeCodec reads and writes runtimeModel in the current schema, for the resource's Plan and State.
 var runtimeCodec = newModelCodec[runtimeModel](context.Background(), runtimeSchemaV0(context.Background()))
@@ -139,11 +144,16 @@ func runtimeSchemaV0(ctx context.Context) schema.Schema {
 					strconv.FormatInt(provisioner.MaxOverrideDiskGB, 10) + " (the most whose bytes fit in 64 bits).",
 				Validators: []validator.Int64{int64validator.Between(1, provisioner.MaxOverrideDiskGB)},
 			},
+			// Computed with an empty default, so that none and `{}` (a module's default) are one value:
+			// an import, which cannot tell them apart, then plans no change for either.
 			"annotations": schema.MapAttribute{
-				Optional:            true,
-				ElementType:         types.StringType,
-				MarkdownDescription: "Annotations of the owning project (e.g. `organization_name`, `project_name`), passed to the provisioner.",
-				Validators:          []validator.Map{mapvalidator.KeysAre(stringvalidator.LengthAtLeast(1))},
+				Optional:    true,
+				Computed:    true,
+				Default:     mapdefault.StaticValue(noAnnotations),
+				ElementType: types.StringType,
+				MarkdownDescription: "Annotations of the owning project (e.g. `organization_name`, `project_name`), passed to the provisioner. " +
+					"Defaults to none (`{}`).",
+				Validators: []validator.Map{mapvalidator.KeysAre(stringvalidator.LengthAtLeast(1))},
 			},
 			"hibernated": schema.BoolAttribute{
 				Optional: true,
