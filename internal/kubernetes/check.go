@@ -159,12 +159,13 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 
 	data := newTemplateData(p.spec, pid, &obs, opts)
 	data.Namespace = ns
-	objs, _, err := p.templates.render(data)
+	objs, renderWarnings, err := p.templates.render(data)
 	if err != nil {
 		return nil, err
 	}
 
-	var drift, warnings []string
+	var drift []string
+	warnings := renderWarnings
 	var liveChecksum, liveTag string
 	var liveInputs string // AnnotationTemplateInputs of the objects
 	if dep != nil {

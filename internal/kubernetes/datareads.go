@@ -1,21 +1,23 @@
 package kubernetes
 
 import (
-	"maps"
+	"slices"
 	"text/template"
 	"text/template/parse"
 )
 
 // annotationNodes finds the nodes of a template set whose value may come from the project's
-// annotations: a pipeline that reads .Annotations ($.Annotations too), a variable that holds such a
-// value, the dot inside a with or range over one, or the dot of a template called with one. The
-// sample render knows the annotations' keys only as Rill's admin service sets them, and none of their
-// values, so an execution error at such a node may be the sample's alone (failedOnTheData). Every
-// other value has a type that no runtime's data changes.
+// annotations: a pipeline that reads a field Annotations (of the dot, $, a variable or a map holding
+// the data, as in (dict "root" $)), a variable that holds such a value, the dot inside a with or range
+// over one, or the dot and $ of a template called with one. The sample render knows the annotations'
+// keys only as Rill's admin service sets them, and none of their values, so an execution error at
+// such a node may be the sample's alone (failedOnTheData). Every other value has a type that no
+// runtime's data changes.
 //
-// The analysis follows text/template's rules of scope loosely: a variable declared in a block is
-// forgotten at its end, but an assignment there ($x = ...) to a variable declared outside is not
-// carried out of it. It errs towards the project's annotations, which makes a warning of an error.
+// It errs towards the annotations, which makes a warning of an error, never an error of a warning
+// (that would block every plan): a variable that may ever hold an annotation's value is taken to
+// hold one everywhere in its template, whatever the scope or the order of the actions (a loop may
+// assign it after a use), and any field named Annotations is taken for the data's.
 type annotationNodes struct {
 	set *template.Template
 	// at holds the nodes found, by the name of the file they were parsed from (parse.Tree.ParseName,
@@ -57,10 +59,19 @@ func (a *annotationNodes) template(name string, dotFromAnn bool) {
 		return
 	}
 	a.walked[key] = true
-	a.list(t.Tree, t.Root, dotFromAnn, map[string]bool{})
+	// $ is the template's first dot. Walked again until nothing new is found, for a variable assigned
+	// after a use (in a loop).
+	vars := map[string]bool{"$": dotFromAnn}
+	for {
+		before := len(a.at) + len(vars)
+		a.list(t.Tree, t.Root, dotFromAnn, vars)
+		if len(a.at)+len(vars) == before {
+			return
+		}
+	}
 }
 
-// list walks the nodes of a list; vars holds the variables in scope, true for those that hold the
+// list walks the nodes of a list; vars holds the template's variables that may hold the
 // annotations' values.
 func (a *annotationNodes) list(tree *parse.Tree, l *parse.ListNode, dotFromAnn bool, vars map[string]bool) {
 	if l == nil {
@@ -86,17 +97,16 @@ func (a *annotationNodes) list(tree *parse.Tree, l *parse.ListNode, dotFromAnn b
 	}
 }
 
-// branch walks an if, with or range: its pipeline, then its list in a scope of its own (with the dot
-// the pipeline's value when setsDot), then its else list with the dot unchanged.
+// branch walks an if, with or range: its pipeline, then its list (with the dot the pipeline's value
+// when setsDot), then its else list with the dot unchanged.
 func (a *annotationNodes) branch(tree *parse.Tree, n parse.Node, b *parse.BranchNode, dotFromAnn bool, vars map[string]bool, setsDot bool) {
-	inner := maps.Clone(vars)
-	fromAnn := a.pipe(tree, n, b.Pipe, dotFromAnn, inner)
+	fromAnn := a.pipe(tree, n, b.Pipe, dotFromAnn, vars)
 	listDot := dotFromAnn
 	if setsDot {
 		listDot = fromAnn
 	}
-	a.list(tree, b.List, listDot, inner)
-	a.list(tree, b.ElseList, dotFromAnn, maps.Clone(vars))
+	a.list(tree, b.List, listDot, vars)
+	a.list(tree, b.ElseList, dotFromAnn, vars)
 }
 
 // pipe reports whether a pipeline's value may come from the annotations; when it may, its nodes and
@@ -106,10 +116,10 @@ func (a *annotationNodes) pipe(tree *parse.Tree, owner parse.Node, p *parse.Pipe
 		return false
 	}
 	fromAnn := readsAnnotations(p, dotFromAnn, vars)
-	for _, v := range p.Decl {
-		vars[v.Ident[0]] = fromAnn
-	}
 	if fromAnn {
+		for _, v := range p.Decl {
+			vars[v.Ident[0]] = true
+		}
 		a.mark(tree, owner)
 		a.mark(tree, p)
 	}
@@ -139,8 +149,8 @@ func (a *annotationNodes) mark(tree *parse.Tree, n parse.Node) {
 	}
 }
 
-// readsAnnotations reports whether node n reads the annotations: .Annotations or $.Annotations, a
-// variable holding them, or the dot when it holds them.
+// readsAnnotations reports whether node n may read the annotations: a field Annotations anywhere in
+// a chain, a variable that may hold them ($ included), or the dot when it may.
 func readsAnnotations(n parse.Node, dotFromAnn bool, vars map[string]bool) bool {
 	switch n := n.(type) {
 	case *parse.PipeNode:
@@ -156,16 +166,13 @@ func readsAnnotations(n parse.Node, dotFromAnn bool, vars map[string]bool) bool 
 			}
 		}
 	case *parse.ChainNode:
-		return readsAnnotations(n.Node, dotFromAnn, vars)
+		return readsAnnotations(n.Node, dotFromAnn, vars) || slices.Contains(n.Field, "Annotations")
 	case *parse.FieldNode:
-		return dotFromAnn || n.Ident[0] == "Annotations"
+		return dotFromAnn || slices.Contains(n.Ident, "Annotations")
 	case *parse.DotNode:
 		return dotFromAnn
 	case *parse.VariableNode:
-		if n.Ident[0] == "$" {
-			return len(n.Ident) > 1 && n.Ident[1] == "Annotations"
-		}
-		return vars[n.Ident[0]]
+		return vars[n.Ident[0]] || slices.Contains(n.Ident[1:], "Annotations")
 	}
 	return false
 }

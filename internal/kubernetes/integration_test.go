@@ -1212,10 +1212,13 @@ func TestIntegrationCheck(t *testing.T) {
 
 // A duplicate key that only a runtime's data makes (an annotation naming a label the template sets
 // already) is accepted as Rill accepts it, the last value kept, and reported with the apply, as a
-// warning in the state and the log; one the plan's sample render showed already is not repeated.
-// Before, the apply kept the last value in silence.
+// warning in the state and the log, and by every refresh; one the plan's sample render showed already
+// is not repeated, even at another line. Before, the apply kept the last value in silence.
 func TestIntegrationADuplicateKeyOnlyARuntimesDataMakesIsReportedByTheApply(t *testing.T) {
-	service := "apiVersion: v1\nkind: Service\nmetadata:\n  labels:\n    shown: a\n    shown: b\n    team: core\n" +
+	// The range renders one line per annotation before the duplicate the plan shows: 7 with the
+	// sample's, 1 with the runtime's, so the line of that duplicate differs at apply.
+	service := "apiVersion: v1\nkind: Service\nmetadata:\n  labels:\n    {{- range $k, $v := .Annotations }}\n    a-{{ $k }}: x{{ end }}\n" +
+		"    shown: a\n    shown: b\n    team: core\n" +
 		"    {{- with .Annotations.extra_label }}\n    {{ . }}: extra{{ end }}\nspec:\n  selector:\n    app: x\n  ports:\n  - {name: http, port: 8080}\n  - {name: grpc, port: 9090}\n"
 	path := writeTemplate(t, "service.yaml", service)
 	e := newEnv(t, `, "template_paths": {"service": "`+path+`"}`)
@@ -1234,6 +1237,15 @@ func TestIntegrationADuplicateKeyOnlyARuntimesDataMakesIsReportedByTheApply(t *t
 	}
 	if logs.FilterMessageSnippet(`duplicate key "team"`).Len() != 1 {
 		t.Fatalf("the warning must be logged too: %v", logs.All())
+	}
+	// A refresh reports what the apply reported.
+	e.p.ForgetReads()
+	checked, err := e.p.CheckResource(e.ctx, r, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := checked.State[StateWarnings].([]string); !reflect.DeepEqual(got, warnings) {
+		t.Fatalf("CheckResource's warnings %v, Provision's %v", got, warnings)
 	}
 	svc, err := e.core.Services(e.ns).Get(e.ctx, "runtime-"+pidOf(r), metav1.GetOptions{})
 	if err != nil {

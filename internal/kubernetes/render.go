@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
+	"text/template/parse"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -191,7 +192,8 @@ type manifestTemplate struct {
 	// kindAssumed: the sample render failed, and gvk is the slot's rillKind; a render of another
 	// kind is an error, since reads and deletes look for gvk.
 	kindAssumed bool
-	// sampleWarnings are the warnings of the sample render, which the plan shows.
+	// sampleWarnings are the warnings of the sample render, which the plan shows, without their line
+	// (mt.withoutLine): a runtime's data may render more or fewer lines before the same key.
 	sampleWarnings map[string]bool
 }
 
@@ -263,7 +265,15 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 		}
 		mt.tmpl = tmpl
 	}
-	ambiguous := nameByBaseName(root, set.templates, paths)
+	// A call by a base name two files share is an error of the calling file, found in the parse trees
+	// whether or not the sample render reaches it; that file is not rendered.
+	callsAmbiguous := ambiguousCalls(root, nameByBaseName(root, set.templates, paths))
+	for _, mt := range set.templates {
+		if mt.tmpl != nil && len(callsAmbiguous[mt.source]) > 0 {
+			errs = append(errs, &provisioner.FieldError{Path: "template_paths." + mt.slot.field, Err: errors.Join(callsAmbiguous[mt.source]...)})
+			mt.tmpl = nil
+		}
+	}
 	// A file that could not be read or parsed may define what another uses: the set is incomplete.
 	incomplete := len(errs) > 0
 	var found *annotationNodes
@@ -296,13 +306,13 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 			continue
 		}
 		if err != nil {
-			errs = append(errs, &provisioner.FieldError{Path: path, Err: ambiguousBaseName(err, ambiguous)})
+			errs = append(errs, &provisioner.FieldError{Path: path, Err: err})
 			continue
 		}
 		mt.sampleWarnings = make(map[string]bool, len(warnings))
 		for _, w := range warnings {
 			spec.warnings = append(spec.warnings, provisioner.FieldWarning{Path: path, Message: w})
-			mt.sampleWarnings[w] = true
+			mt.sampleWarnings[mt.withoutLine(w)] = true
 		}
 		mt.gvk = obj.GroupVersionKind()
 	}
@@ -315,11 +325,13 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 // nameByBaseName names the template of each file given in paths by the file's base name too, as
 // Rill's admin service's template.ParseFiles names it, so that one file may call another by it
 // ({{ template "http_ingress.yaml" . }}); a {{ define }} of that name keeps it. A base name that two
-// of the files share is left undefined (Rill renders the later file for both): it is returned with
-// the files' paths, for the error of a call by it (ambiguousBaseName).
+// of the files share is returned with the files' paths (Rill renders the later file for both; a call
+// by it is an error here, ambiguousCalls).
 func nameByBaseName(root *template.Template, mts []*manifestTemplate, paths TemplatePaths) map[string][]string {
+	isFile := map[string]bool{}
 	byBase := map[string][]*manifestTemplate{}
 	for _, mt := range mts {
+		isFile[mt.source] = true
 		if mt.tmpl != nil && *mt.slot.path(&paths) != "" { // an embedded default has no file to call
 			base := filepath.Base(mt.source)
 			byBase[base] = append(byBase[base], mt)
@@ -327,8 +339,8 @@ func nameByBaseName(root *template.Template, mts []*manifestTemplate, paths Temp
 	}
 	ambiguous := map[string][]string{}
 	for base, named := range byBase {
-		if root.Lookup(base) != nil {
-			continue
+		if root.Lookup(base) != nil && !isFile[base] {
+			continue // a define has the name
 		}
 		if len(named) > 1 {
 			for _, mt := range named {
@@ -336,24 +348,60 @@ func nameByBaseName(root *template.Template, mts []*manifestTemplate, paths Temp
 			}
 			continue
 		}
-		_, _ = root.AddParseTree(base, named[0].tmpl.Tree) // a tree already parsed into this set adds
+		if !isFile[base] { // else the file's path is its base name already
+			_, _ = root.AddParseTree(base, named[0].tmpl.Tree) // a tree already parsed into this set adds
+		}
 	}
 	return ambiguous
 }
 
-// ambiguousBaseName adds to the error of a call by a base name that several files share which files
-// those are.
-func ambiguousBaseName(err error, ambiguous map[string][]string) error {
-	xe := (*executionError)(nil)
-	if !errors.As(err, &xe) {
-		return err
+// ambiguousCalls returns the errors of the calls ({{ template "<name>" }}) of the set by a base name
+// in ambiguous, by the file they are in.
+func ambiguousCalls(root *template.Template, ambiguous map[string][]string) map[string][]error {
+	out := map[string][]error{}
+	if len(ambiguous) == 0 {
+		return out
 	}
-	m := undefinedTemplateRE.FindStringSubmatch(xe.raw)
-	if m == nil || len(ambiguous[m[1]]) == 0 {
-		return err
+	for _, t := range root.Templates() {
+		if t.Tree == nil || t.Root == nil {
+			continue
+		}
+		eachTemplateCall(t.Root, func(call *parse.TemplateNode) {
+			files := ambiguous[call.Name]
+			if len(files) == 0 {
+				return
+			}
+			location, _ := t.ErrorContext(call)
+			out[t.ParseName] = append(out[t.ParseName], fmt.Errorf("%s: {{ template %q }} calls the base name of %d files (%s), so it is "+
+				"ambiguous (Rill's admin service renders the later one for both); move what they share into a {{ define }}",
+				location, call.Name, len(files), strings.Join(files, ", ")))
+		})
 	}
-	return fmt.Errorf("%w: %d files are called %s (%s), so the name calls neither (Rill's admin service "+
-		"renders the later one for both); move what they share into a {{ define }}", err, len(ambiguous[m[1]]), m[1], strings.Join(ambiguous[m[1]], ", "))
+	return out
+}
+
+// eachTemplateCall calls f with every {{ template }} of the list n, however deep.
+func eachTemplateCall(n parse.Node, f func(*parse.TemplateNode)) {
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n == nil {
+			return
+		}
+		for _, c := range n.Nodes {
+			eachTemplateCall(c, f)
+		}
+	case *parse.IfNode:
+		eachTemplateCall(n.List, f)
+		eachTemplateCall(n.ElseList, f)
+	case *parse.WithNode:
+		eachTemplateCall(n.List, f)
+		eachTemplateCall(n.ElseList, f)
+	case *parse.RangeNode:
+		eachTemplateCall(n.List, f)
+		eachTemplateCall(n.ElseList, f)
+	case *parse.TemplateNode:
+		f(n)
+	}
 }
 
 // sampleRenderWarning is the warning for a template whose execution failed on the sample data: Rill's
@@ -442,7 +490,7 @@ func (s *templateSet) render(data *TemplateData) ([]*renderedObject, []string, e
 			return nil, nil, err
 		}
 		for _, w := range warnings {
-			if !mt.sampleWarnings[w] {
+			if !mt.sampleWarnings[mt.withoutLine(w)] {
 				unshown = append(unshown, w)
 			}
 		}
@@ -540,6 +588,16 @@ func (mt *manifestTemplate) render(data *TemplateData) (*unstructured.Unstructur
 	return obj, warnings, nil
 }
 
+// withoutLine is a render warning of mt ("<source>:<line>: <message>", manifestTemplate.render's)
+// without its line number.
+func (mt *manifestTemplate) withoutLine(warning string) string {
+	rest, ok := strings.CutPrefix(warning, mt.source+":")
+	if !ok {
+		return warning
+	}
+	return mt.source + ":" + strings.TrimLeft(rest, "0123456789")
+}
+
 // checkRendered checks a rendered object against its slot: its kind, and what the provisioner reads
 // from it (a PVC's storage, a Deployment's containers).
 func (mt *manifestTemplate) checkRendered(obj *unstructured.Unstructured) error {
@@ -606,7 +664,7 @@ func failedOnTheData(raw string, texts map[string]string, nodes func() *annotati
 }
 
 var (
-	undefinedTemplateRE = regexp.MustCompile(`: template "([^"]*)" not defined$`)
+	undefinedTemplateRE = regexp.MustCompile(`: template "[^"]*" not defined$`)
 	execPlaceRE         = regexp.MustCompile(`^(\d+):(\d+): executing "`)
 )
 

@@ -420,8 +420,8 @@ func specWithTemplates(t *testing.T, texts map[string]string) string {
 // Rill's template.ParseFiles names each file's template by its base name, so a file may call another
 // by it ({{ template "http_ingress.yaml" . }}); so may ours, whose templates are named by their paths
 // (errors name the file). A base name two of the files share is ambiguous: Rill renders the later file
-// for both; here a call by it is a plan error that names both. Before, every call by a base name was
-// refused ("template ... not defined").
+// for both; here a call by it is a plan error that names both, wherever the call is. Before, every
+// call by a base name was refused ("template ... not defined").
 func TestAFileIsCalledByItsBaseNameAsInRill(t *testing.T) {
 	ingress, err := os.ReadFile("../../templates/http_ingress.yaml")
 	if err != nil {
@@ -461,10 +461,29 @@ func TestAFileIsCalledByItsBaseNameAsInRill(t *testing.T) {
 	_, err = newProvisioner([]byte(`{"host": "https://*.rt.example.com", "template_paths": `+string(b)+`}`), nil)
 	var fe *provisioner.FieldError
 	if !errors.As(err, &fe) || fe.Path != "template_paths.service" || !strings.Contains(err.Error(), paths["http_ingress"]) ||
-		!strings.Contains(err.Error(), paths["grpc_ingress"]) || !strings.Contains(err.Error(), `template "ingress.yaml" not defined`) {
+		!strings.Contains(err.Error(), paths["grpc_ingress"]) || !strings.Contains(err.Error(), `{{ template "ingress.yaml" }} calls the base name of 2 files`) {
 		t.Fatalf("want an error on template_paths.service naming both files called ingress.yaml, got %v", err)
 	}
 	t.Log(err)
+
+	// The same when one of the paths is the bare base name (its template is named so already), and
+	// when the call is in a branch the sample data does not take.
+	t.Chdir(dir)
+	paths["http_ingress"] = "ingress.yaml"
+	if err := os.WriteFile("ingress.yaml", ingress, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	texts["service"] = strings.Replace(texts["service"], `{{- template "ingress.yaml" . }}`, `{{- if eq .Slots 7 }}{{ template "ingress.yaml" . }}{{ end }}`, 1)
+	if err := os.WriteFile(paths["service"], []byte(texts["service"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = json.Marshal(paths); err != nil {
+		t.Fatal(err)
+	}
+	_, err = newProvisioner([]byte(`{"host": "https://*.rt.example.com", "template_paths": `+string(b)+`}`), nil)
+	if !errors.As(err, &fe) || fe.Path != "template_paths.service" || !strings.Contains(err.Error(), "(ingress.yaml, "+paths["grpc_ingress"]+")") {
+		t.Fatalf("with a bare file name: want an error on template_paths.service naming both files called ingress.yaml, got %v", err)
+	}
 }
 
 // Rill parses the five templates into one set (template.ParseFiles), so what one defines, another
@@ -581,14 +600,25 @@ func TestAFailureOnAnAnnotationsValueIsAWarningWhereverTheValueWent(t *testing.T
 	warnings := map[string]string{
 		"variable":         `    {{- $l := .Annotations.limits }}` + "\n" + `    cpu: {{ ($l | mustFromJson).cpu | quote }}` + "\n",
 		"variable set":     `    {{- $l := "{}" }}{{ $l = .Annotations.limits }}` + "\n" + `    cpu: {{ ($l | mustFromJson).cpu | quote }}` + "\n",
-		"root variable":    `    cpu: {{ ($.Annotations.limits | mustFromJson).cpu | quote }}` + "\n",
-		"with":             `    {{- with .Annotations.project_name }}` + "\n" + `    cpu: {{ (. | mustFromJson).cpu | quote }}{{ end }}` + "\n",
-		"range":            `    {{- range $k, $v := .Annotations }}{{ if eq $k "project_name" }}` + "\n" + `    cpu: {{ ($v | mustFromJson).cpu | quote }}{{ end }}{{ end }}` + "\n",
-		"range dot":        `    {{- range .Annotations }}` + "\n" + `    x: {{ (mustFromJson .).cpu | quote }}{{ end }}` + "\n",
-		"called template":  `    {{- define "cpu" }}` + "\n" + `    cpu: {{ (mustFromJson .).cpu | quote }}{{ end }}{{ template "cpu" .Annotations.limits }}` + "\n",
-		"variable of var":  `    {{- $a := .Annotations }}{{ $l := $a.limits }}` + "\n" + `    cpu: {{ ($l | mustFromJson).cpu | quote }}` + "\n",
-		"nested pipeline":  `    {{- $l := (printf "%s" .Annotations.limits) }}` + "\n" + `    cpu: {{ ($l | mustFromJson).cpu | quote }}` + "\n",
-		"with else branch": `    {{- with .Annotations.nothing }}{{ else }}{{ $x := $.Annotations.limits }}` + "\n" + `    cpu: {{ ($x | mustFromJson).cpu | quote }}{{ end }}` + "\n",
+		"$.Annotations":    `    cpu: {{ ($.Annotations.limits | mustFromJson).cpu | quote }}` + "\n",
+		"root variable":    `    {{- $root := . }}` + "\n" + `    cpu: {{ ($root.Annotations.limits | mustFromJson).cpu | quote }}` + "\n",
+		"dict with root":   `    {{- define "cpu" }}` + "\n" + `    cpu: {{ (mustFromJson .root.Annotations.limits).cpu | quote }}{{ end }}{{ template "cpu" (dict "root" $) }}` + "\n",
+		"$ in called":      `    {{- define "cpu" }}` + "\n" + `    cpu: {{ (mustFromJson $).cpu | quote }}{{ end }}{{ template "cpu" .Annotations.limits }}` + "\n",
+		"$.key in called":  `    {{- define "cpu" }}` + "\n" + `    cpu: {{ (mustFromJson $.limits).cpu | quote }}{{ end }}{{ template "cpu" .Annotations }}` + "\n",
+		"assigned in with": `    {{- $l := "{}" }}{{ with .Annotations }}{{ $l = .limits }}{{ end }}` + "\n" + `    cpu: {{ ($l | mustFromJson).cpu | quote }}` + "\n",
+		"assigned in if":   `    {{- $l := "{}" }}{{ if true }}{{ $l = .Annotations.limits }}{{ end }}` + "\n" + `    cpu: {{ ($l | mustFromJson).cpu | quote }}` + "\n",
+		"assigned in range": `    {{- $l := "{}" }}{{ range $k, $v := .Annotations }}{{ if eq $k "project_name" }}{{ $l = $v }}{{ end }}{{ end }}` + "\n" +
+			`    cpu: {{ ($l | mustFromJson).cpu | quote }}` + "\n",
+		"if-declared in else": `    {{- if $l := .Annotations.limits }}` + "\n" + `    cpu: {{ ($l | mustFromJson).cpu | quote }}{{ else }}` + "\n" +
+			`    cpu: {{ ($l | mustFromJson).cpu | quote }}{{ end }}` + "\n",
+		"used before assigned in a loop": `    {{- $l := "{}" }}{{ range $i, $k := list 1 2 }}` + "\n" + `    cpu{{ $i }}: {{ ($l | mustFromJson).cpu | quote }}{{ $l = $.Annotations.limits }}{{ end }}` + "\n",
+		"with":                           `    {{- with .Annotations.project_name }}` + "\n" + `    cpu: {{ (. | mustFromJson).cpu | quote }}{{ end }}` + "\n",
+		"range":                          `    {{- range $k, $v := .Annotations }}{{ if eq $k "project_name" }}` + "\n" + `    cpu: {{ ($v | mustFromJson).cpu | quote }}{{ end }}{{ end }}` + "\n",
+		"range dot":                      `    {{- range .Annotations }}` + "\n" + `    x: {{ (mustFromJson .).cpu | quote }}{{ end }}` + "\n",
+		"called template":                `    {{- define "cpu" }}` + "\n" + `    cpu: {{ (mustFromJson .).cpu | quote }}{{ end }}{{ template "cpu" .Annotations.limits }}` + "\n",
+		"variable of var":                `    {{- $a := .Annotations }}{{ $l := $a.limits }}` + "\n" + `    cpu: {{ ($l | mustFromJson).cpu | quote }}` + "\n",
+		"nested pipeline":                `    {{- $l := (printf "%s" .Annotations.limits) }}` + "\n" + `    cpu: {{ ($l | mustFromJson).cpu | quote }}` + "\n",
+		"with else branch":               `    {{- with .Annotations.nothing }}{{ else }}{{ $x := $.Annotations.limits }}` + "\n" + `    cpu: {{ ($x | mustFromJson).cpu | quote }}{{ end }}` + "\n",
 	}
 	for name, labels := range warnings {
 		t.Run(name, func(t *testing.T) {
@@ -601,7 +631,7 @@ func TestAFailureOnAnAnnotationsValueIsAWarningWhereverTheValueWent(t *testing.T
 			}
 			project := map[string]string{"limits": `{"cpu": "2"}`, "project_name": `{"cpu": "2"}`}
 			objs := renderRuntime(t, p, &provisioner.RuntimeArgs{Slots: 1}, &provisioner.ResourceOptions{Annotations: project})
-			if got := objs["service"].obj.GetLabels(); got["cpu"] != "2" && got["x"] != "2" {
+			if got := objs["service"].obj.GetLabels(); got["cpu"] != "2" && got["x"] != "2" && got["cpu1"] != "2" {
 				t.Fatalf("labels %v, want cpu 2 from the project's annotation", got)
 			}
 		})

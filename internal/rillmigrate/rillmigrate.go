@@ -135,7 +135,7 @@ func Migrate(ctx context.Context, o Options, logger *zap.Logger) (*Report, error
 	if imported != nil {
 		report.ImportReport = *imported
 	}
-	if err != nil && len(unread) > 0 {
+	if errors.Is(err, static.ErrHostNotInSpec) && len(unread) > 0 {
 		// A refused row may be on a host of a pool whose spec did not read: say so, or the refusal
 		// reads as if the host were in no pool of the set.
 		var why []string

@@ -306,4 +306,16 @@ func TestMigrateSaysWhichOtherPoolsSpecDidNotRead(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "left out") {
 		t.Fatalf("error %v: want r2 refused with no word of a pool left out", err)
 	}
+	// Nor does an error that no host caused (a row that would double-book the pool's own host).
+	rillDSN = pgtest.Shared(t)
+	if err := fakerilladmin.CreateStaticAssignments(ctx, rillDSN, []fakerilladmin.StaticAssignment{
+		{ResourceID: r3, Host: "http://a.test:9091", Slots: 3},
+		{ResourceID: r4, Host: "http://a.test:9091", Slots: 3},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Migrate(ctx, Options{RillDSN: rillDSN, SetJSON: rillSet, Provisioner: "pool", LedgerDSN: "sqlite://" + t.TempDir() + "/ledger.db"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "would double-book it") || strings.Contains(err.Error(), "left out") {
+		t.Fatalf("error %v: want r4 refused for the room on its host, with no word of a pool left out", err)
+	}
 }

@@ -24,6 +24,9 @@ type ImportReport struct {
 	Present  []Assignment // already in the ledger on the same host (an earlier import, say)
 }
 
+// ErrHostNotInSpec is wrapped by Import's error for an assignment whose host is not in the pool's spec.
+var ErrHostNotInSpec = errors.New("is not in the static pool's spec")
+
 // Import records assignments made elsewhere in the ledger, so that the runtimes they belong to can be
 // imported into Terraform (`<provisioner>/<resource ID>`) and so that new runtimes are placed around
 // them. Each assignment is one Allocate (one atomic decision under the ledger's lock, like a
@@ -52,7 +55,7 @@ func (p *Provisioner) Import(ctx context.Context, assignments []Assignment) (*Im
 			}
 			rt := p.spec.host(a.Host)
 			if rt == nil {
-				return nil, fmt.Errorf("runtime %s: host %s is not in the static pool's spec (runtimes[].host)", a.ResourceID, a.Host)
+				return nil, fmt.Errorf("runtime %s: host %s %w (runtimes[].host)", a.ResourceID, a.Host, ErrHostNotInSpec)
 			}
 			if a.Slots < 1 {
 				return nil, fmt.Errorf("runtime %s: %d slots", a.ResourceID, a.Slots)
