@@ -283,3 +283,58 @@ func TestHCLBlocksDropTheIndentationOfTheirFence(t *testing.T) {
 		t.Fatalf("got %+v", got)
 	}
 }
+
+// The examples a pipeline copies apply on a static pool with the default SQLite ledger, and the plan
+// after the apply has no changes (`terraform plan -detailed-exitcode` exits 0), which a GitOps pipeline
+// reads as "nothing to do" and a scheduled drift check as "no drift" (docs/guides/gitops.md). The
+// provider block is left to RILL_ADMIN_PROVISIONER_SET_JSON and RILL_ADMIN_DEFAULT_PROVISIONER. Before,
+// rill_provisioners' example had a data source scoped in a check block, which Terraform reads during
+// every apply: every plan exited 2.
+func TestExamplesApplyAndPlanNoChangeAfter(t *testing.T) {
+	tf := terraformCLI(t)
+	plugins := pluginDir(t, providerBinary(t))
+	const set = `{"static-pool": {"type": "static", "spec": {"runtimes": [
+		{"host": "http://runtime-1.internal:9091", "slots": 50}, {"host": "http://runtime-2.internal:9091", "slots": 50}]}}}`
+	for _, dir := range []string{"examples/resources/rill_runtime", "examples/data-sources/rill_allocations", "examples/data-sources/rill_provisioners"} {
+		t.Run(dir, func(t *testing.T) {
+			t.Parallel()
+			work := t.TempDir()
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				if strings.HasSuffix(e.Name(), ".tf") {
+					b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(filepath.Join(work, e.Name()), b, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			env := append(tfEnv(t), "XDG_DATA_HOME="+t.TempDir(), "RILL_ADMIN_PROVISIONER_SET_JSON="+set, "RILL_ADMIN_DEFAULT_PROVISIONER=static-pool")
+			run := func(args ...string) (string, error) {
+				cmd := exec.Command(tf, append(args, "-no-color")...)
+				cmd.Dir, cmd.Env = work, env
+				out, err := cmd.CombinedOutput()
+				return string(out), err
+			}
+			if out, err := run("init", "-input=false", "-plugin-dir="+plugins); err != nil {
+				t.Fatalf("terraform init: %v\n%s", err, out)
+			}
+			if out, err := run("apply", "-auto-approve", "-input=false"); err != nil {
+				t.Fatalf("terraform apply: %v\n%s", err, out)
+			}
+			t.Cleanup(func() {
+				if out, err := run("destroy", "-auto-approve", "-input=false"); err != nil {
+					t.Errorf("terraform destroy: %v\n%s", err, out)
+				}
+			})
+			if out, err := run("plan", "-detailed-exitcode", "-input=false"); err != nil {
+				t.Fatalf("the plan after the apply is not empty (%v): a pipeline would see changes on every run\n%s", err, out)
+			}
+		})
+	}
+}
