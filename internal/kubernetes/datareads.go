@@ -6,24 +6,31 @@ import (
 	"text/template/parse"
 )
 
-// annotationNodes finds the nodes of a template set whose value may come from the project's
-// annotations: a pipeline that reads a field Annotations (of the dot, $, a variable or a map holding
-// the data, as in (dict "root" $)), a variable that holds such a value, the dot inside a with or range
-// over one, or the dot and $ of a template called with one. The sample render knows the annotations'
-// keys only as Rill's admin service sets them, and none of their values, so an execution error at
-// such a node may be the sample's alone (failedOnTheData). Every other value has a type that no
-// runtime's data changes.
+// projectDataFields are the fields of TemplateData whose values the plan's sample render can only
+// make up: the project's annotations (the sample has Rill's keys with placeholder values) and the
+// runtime's name (empty in the sample). Every other field's value is the same, or of the same kind,
+// for every runtime.
+var projectDataFields = []string{"Annotations", "Name"}
+
+// projectDataNodes finds the nodes of a template set whose value, or whether they run at all, may
+// depend on project data (projectDataFields): a pipeline that reads such a field (of the dot, $, a
+// variable or a map holding the data, as in (dict "root" $)), a variable that holds such a value (set
+// in it, or in a dict it holds, with Sprig's set), the dot inside a with or range over one, the dot
+// and $ of a template called with one, and everything inside an if, with or range whose condition
+// reads it (the sample may take the branch the project's data would not). An execution error at such
+// a node may be the sample's alone (failedOnTheData).
 //
-// It errs towards the annotations, which makes a warning of an error, never an error of a warning
-// (that would block every plan): a variable that may ever hold an annotation's value is taken to
-// hold one everywhere in its template, whatever the scope or the order of the actions (a loop may
-// assign it after a use), and any field named Annotations is taken for the data's.
-type annotationNodes struct {
+// It errs towards project data, which makes a warning of an error, never an error of a warning (that
+// would block every plan): a variable that may ever hold such a value is taken to hold one everywhere
+// in its template, whatever the scope or the order of the actions (a loop may assign it after a use),
+// and any field so named is taken for the data's.
+type projectDataNodes struct {
 	set *template.Template
 	// at holds the nodes found, by the name of the file they were parsed from (parse.Tree.ParseName,
 	// which text/template's execution errors name) and their byte offset in it.
 	at map[nodePlace]bool
-	// walked holds the templates walked, by name and whether their dot came from the annotations.
+	// walked holds the templates walked, by name, whether their dot came from project data and
+	// whether project data chose to call them.
 	walked map[walkedTemplate]bool
 }
 
@@ -33,27 +40,29 @@ type nodePlace struct {
 }
 
 type walkedTemplate struct {
-	name       string
-	dotFromAnn bool
+	name              string
+	dotFromData, ctrl bool
 }
 
-// newAnnotationNodes analyses the templates named roots (each executed with the runtime's data as
+// newProjectDataNodes analyses the templates named roots (each executed with the runtime's data as
 // its dot) and those they call.
-func newAnnotationNodes(set *template.Template, roots []string) *annotationNodes {
-	a := &annotationNodes{set: set, at: map[nodePlace]bool{}, walked: map[walkedTemplate]bool{}}
+func newProjectDataNodes(set *template.Template, roots []string) *projectDataNodes {
+	a := &projectDataNodes{set: set, at: map[nodePlace]bool{}, walked: map[walkedTemplate]bool{}}
 	for _, name := range roots {
-		a.template(name, false)
+		a.template(name, false, false)
 	}
 	return a
 }
 
-// has reports whether the node that starts at byte offset pos of file may hold the annotations' values.
-func (a *annotationNodes) has(file string, pos int) bool {
+// has reports whether the node that starts at byte offset pos of file may depend on project data.
+func (a *projectDataNodes) has(file string, pos int) bool {
 	return a.at[nodePlace{file, parse.Pos(pos)}]
 }
 
-func (a *annotationNodes) template(name string, dotFromAnn bool) {
-	key := walkedTemplate{name, dotFromAnn}
+// template walks the template called name, with its dot from project data or not; ctrl: project
+// data chose to run it, so every node of it depends on that data.
+func (a *projectDataNodes) template(name string, dotFromData, ctrl bool) {
+	key := walkedTemplate{name, dotFromData, ctrl}
 	t := a.set.Lookup(name)
 	if a.walked[key] || t == nil || t.Tree == nil || t.Root == nil {
 		return
@@ -61,73 +70,78 @@ func (a *annotationNodes) template(name string, dotFromAnn bool) {
 	a.walked[key] = true
 	// $ is the template's first dot. Walked again until nothing new is found, for a variable assigned
 	// after a use (in a loop).
-	vars := map[string]bool{"$": dotFromAnn}
+	vars := map[string]bool{"$": dotFromData}
 	for {
 		before := len(a.at) + len(vars)
-		a.list(t.Tree, t.Root, dotFromAnn, vars)
+		a.list(t.Tree, t.Root, dotFromData, ctrl, vars)
 		if len(a.at)+len(vars) == before {
 			return
 		}
 	}
 }
 
-// list walks the nodes of a list; vars holds the template's variables that may hold the
-// annotations' values.
-func (a *annotationNodes) list(tree *parse.Tree, l *parse.ListNode, dotFromAnn bool, vars map[string]bool) {
+// list walks the nodes of a list; vars holds the template's variables that may hold project data.
+func (a *projectDataNodes) list(tree *parse.Tree, l *parse.ListNode, dotFromData, ctrl bool, vars map[string]bool) {
 	if l == nil {
 		return
 	}
 	for _, n := range l.Nodes {
 		switch n := n.(type) {
 		case *parse.ActionNode:
-			a.pipe(tree, n, n.Pipe, dotFromAnn, vars)
+			a.pipe(tree, n, n.Pipe, dotFromData, ctrl, vars)
 		case *parse.IfNode:
-			a.branch(tree, n, &n.BranchNode, dotFromAnn, vars, false)
+			a.branch(tree, n, &n.BranchNode, dotFromData, ctrl, vars, false)
 		case *parse.WithNode:
-			a.branch(tree, n, &n.BranchNode, dotFromAnn, vars, true)
+			a.branch(tree, n, &n.BranchNode, dotFromData, ctrl, vars, true)
 		case *parse.RangeNode:
-			a.branch(tree, n, &n.BranchNode, dotFromAnn, vars, true)
+			a.branch(tree, n, &n.BranchNode, dotFromData, ctrl, vars, true)
 		case *parse.TemplateNode:
-			fromAnn := false
-			if n.Pipe != nil {
-				fromAnn = a.pipe(tree, n, n.Pipe, dotFromAnn, vars)
-			}
-			a.template(n.Name, fromAnn)
+			fromData := a.pipe(tree, n, n.Pipe, dotFromData, ctrl, vars)
+			a.template(n.Name, fromData, ctrl)
 		}
 	}
 }
 
 // branch walks an if, with or range: its pipeline, then its list (with the dot the pipeline's value
-// when setsDot), then its else list with the dot unchanged.
-func (a *annotationNodes) branch(tree *parse.Tree, n parse.Node, b *parse.BranchNode, dotFromAnn bool, vars map[string]bool, setsDot bool) {
-	fromAnn := a.pipe(tree, n, b.Pipe, dotFromAnn, vars)
-	listDot := dotFromAnn
+// when setsDot) and its else list (the dot unchanged), both run as the pipeline's value chooses.
+func (a *projectDataNodes) branch(tree *parse.Tree, n parse.Node, b *parse.BranchNode, dotFromData, ctrl bool, vars map[string]bool, setsDot bool) {
+	fromData := a.pipe(tree, n, b.Pipe, dotFromData, ctrl, vars)
+	listDot := dotFromData
 	if setsDot {
-		listDot = fromAnn
+		listDot = fromData
 	}
-	a.list(tree, b.List, listDot, vars)
-	a.list(tree, b.ElseList, dotFromAnn, vars)
+	a.list(tree, b.List, listDot, ctrl || fromData, vars)
+	a.list(tree, b.ElseList, dotFromData, ctrl || fromData, vars)
 }
 
-// pipe reports whether a pipeline's value may come from the annotations; when it may, its nodes and
-// the action holding it (owner) are recorded, and so are the variables it declares or assigns.
-func (a *annotationNodes) pipe(tree *parse.Tree, owner parse.Node, p *parse.PipeNode, dotFromAnn bool, vars map[string]bool) bool {
+// pipe reports whether a pipeline's value may come from project data. When it may, or when project
+// data chose to run it (ctrl), its nodes and the action holding it (owner) are recorded, and so are
+// the variables it declares or assigns and those it passes to a function (which may store the value
+// in them: set $m "k" .Annotations.k).
+func (a *projectDataNodes) pipe(tree *parse.Tree, owner parse.Node, p *parse.PipeNode, dotFromData, ctrl bool, vars map[string]bool) bool {
 	if p == nil {
 		return false
 	}
-	fromAnn := readsAnnotations(p, dotFromAnn, vars)
-	if fromAnn {
+	fromData := readsProjectData(p, dotFromData, vars)
+	if fromData || ctrl {
 		for _, v := range p.Decl {
 			vars[v.Ident[0]] = true
+		}
+		for _, c := range p.Cmds {
+			for _, arg := range c.Args {
+				if v, ok := arg.(*parse.VariableNode); ok && v.Ident[0] != "$" {
+					vars[v.Ident[0]] = true
+				}
+			}
 		}
 		a.mark(tree, owner)
 		a.mark(tree, p)
 	}
-	return fromAnn
+	return fromData
 }
 
 // mark records n and every node inside it.
-func (a *annotationNodes) mark(tree *parse.Tree, n parse.Node) {
+func (a *projectDataNodes) mark(tree *parse.Tree, n parse.Node) {
 	if n == nil {
 		return
 	}
@@ -149,30 +163,35 @@ func (a *annotationNodes) mark(tree *parse.Tree, n parse.Node) {
 	}
 }
 
-// readsAnnotations reports whether node n may read the annotations: a field Annotations anywhere in
-// a chain, a variable that may hold them ($ included), or the dot when it may.
-func readsAnnotations(n parse.Node, dotFromAnn bool, vars map[string]bool) bool {
+// readsProjectData reports whether node n may read project data: a field of projectDataFields
+// anywhere in a chain, a variable that may hold such data ($ included), or the dot when it may.
+func readsProjectData(n parse.Node, dotFromData bool, vars map[string]bool) bool {
 	switch n := n.(type) {
 	case *parse.PipeNode:
 		for _, c := range n.Cmds {
-			if readsAnnotations(c, dotFromAnn, vars) {
+			if readsProjectData(c, dotFromData, vars) {
 				return true
 			}
 		}
 	case *parse.CommandNode:
 		for _, arg := range n.Args {
-			if readsAnnotations(arg, dotFromAnn, vars) {
+			if readsProjectData(arg, dotFromData, vars) {
 				return true
 			}
 		}
 	case *parse.ChainNode:
-		return readsAnnotations(n.Node, dotFromAnn, vars) || slices.Contains(n.Field, "Annotations")
+		return readsProjectData(n.Node, dotFromData, vars) || namesProjectData(n.Field)
 	case *parse.FieldNode:
-		return dotFromAnn || slices.Contains(n.Ident, "Annotations")
+		return dotFromData || namesProjectData(n.Ident)
 	case *parse.DotNode:
-		return dotFromAnn
+		return dotFromData
 	case *parse.VariableNode:
-		return vars[n.Ident[0]] || slices.Contains(n.Ident[1:], "Annotations")
+		return vars[n.Ident[0]] || namesProjectData(n.Ident[1:])
 	}
 	return false
+}
+
+// namesProjectData reports whether a chain of field names has one of projectDataFields.
+func namesProjectData(fields []string) bool {
+	return slices.ContainsFunc(fields, func(f string) bool { return slices.Contains(projectDataFields, f) })
 }

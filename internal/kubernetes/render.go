@@ -192,9 +192,10 @@ type manifestTemplate struct {
 	// kindAssumed: the sample render failed, and gvk is the slot's rillKind; a render of another
 	// kind is an error, since reads and deletes look for gvk.
 	kindAssumed bool
-	// sampleWarnings are the warnings of the sample render, which the plan shows, without their line
-	// (mt.withoutLine): a runtime's data may render more or fewer lines before the same key.
-	sampleWarnings map[string]bool
+	// sampleWarnings counts the warnings of the sample render, which the plan shows, by their text
+	// without the line (mt.withoutLine): a runtime's data may render more or fewer lines before the
+	// same key. A render with more of one than the sample's has new ones.
+	sampleWarnings map[string]int
 }
 
 // templateSet is the parsed set of five templates.
@@ -276,8 +277,8 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 	}
 	// A file that could not be read or parsed may define what another uses: the set is incomplete.
 	incomplete := len(errs) > 0
-	var found *annotationNodes
-	annotationReaders := func() *annotationNodes { // analysed once, when a sample render fails
+	var found *projectDataNodes
+	projectDataReaders := func() *projectDataNodes { // analysed once, when a sample render fails
 		if found == nil {
 			var roots []string
 			for _, mt := range set.templates {
@@ -285,7 +286,7 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 					roots = append(roots, mt.tmpl.Name())
 				}
 			}
-			found = newAnnotationNodes(root, roots)
+			found = newProjectDataNodes(root, roots)
 		}
 		return found
 	}
@@ -300,7 +301,7 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 		if xe := (*executionError)(nil); incomplete && errors.As(err, &xe) && undefinedTemplateRE.MatchString(xe.raw) {
 			continue // perhaps defined in a file in error; it is reported once that file reads and parses
 		}
-		if xe := (*executionError)(nil); errors.As(err, &xe) && failedOnTheData(xe.raw, bySource, annotationReaders) {
+		if xe := (*executionError)(nil); errors.As(err, &xe) && failedOnTheData(xe.raw, bySource, projectDataReaders) {
 			mt.gvk, mt.kindAssumed = mt.slot.rillKind, true
 			spec.warnings = append(spec.warnings, provisioner.FieldWarning{Path: path, Message: sampleRenderWarning(err, mt.gvk)})
 			continue
@@ -309,10 +310,10 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 			errs = append(errs, &provisioner.FieldError{Path: path, Err: err})
 			continue
 		}
-		mt.sampleWarnings = make(map[string]bool, len(warnings))
+		mt.sampleWarnings = make(map[string]int, len(warnings))
 		for _, w := range warnings {
 			spec.warnings = append(spec.warnings, provisioner.FieldWarning{Path: path, Message: w})
-			mt.sampleWarnings[mt.withoutLine(w)] = true
+			mt.sampleWarnings[mt.withoutLine(w)]++
 		}
 		mt.gvk = obj.GroupVersionKind()
 	}
@@ -362,10 +363,12 @@ func ambiguousCalls(root *template.Template, ambiguous map[string][]string) map[
 	if len(ambiguous) == 0 {
 		return out
 	}
+	walked := map[*parse.Tree]bool{} // a file's tree is also under its base name (nameByBaseName)
 	for _, t := range root.Templates() {
-		if t.Tree == nil || t.Root == nil {
+		if t.Tree == nil || t.Root == nil || walked[t.Tree] {
 			continue
 		}
+		walked[t.Tree] = true
 		eachTemplateCall(t.Root, func(call *parse.TemplateNode) {
 			files := ambiguous[call.Name]
 			if len(files) == 0 {
@@ -409,7 +412,7 @@ func eachTemplateCall(n parse.Node, f func(*parse.TemplateNode)) {
 // (a guard such as {{ if not .Annotations.team }}{{ fail "..." }}{{ end }} on an annotation of the
 // project's own). It is not an error: it would block every plan, even one that changes no runtime.
 func sampleRenderWarning(err error, assumed schema.GroupVersionKind) string {
-	return fmt.Sprintf("%v: it failed with the plan's sample data (Rill's annotations %s, with placeholder values), so the plan cannot check it, "+
+	return fmt.Sprintf("%v: it failed with the plan's sample data (Rill's annotations %s, with placeholder values, and no runtime name), so the plan cannot check it, "+
 		"and a runtime whose data makes it fail fails at apply; until it renders, it is taken for kind %s (what Rill's admin service applies it as)",
 		err, strings.Join(sampleAnnotationKeys(), ", "), kindString(assumed.GroupKind()))
 }
@@ -489,8 +492,10 @@ func (s *templateSet) render(data *TemplateData) ([]*renderedObject, []string, e
 		if err != nil {
 			return nil, nil, err
 		}
+		seen := map[string]int{}
 		for _, w := range warnings {
-			if !mt.sampleWarnings[mt.withoutLine(w)] {
+			key := mt.withoutLine(w)
+			if seen[key]++; seen[key] > mt.sampleWarnings[key] { // more than the plan showed
 				unshown = append(unshown, w)
 			}
 		}
@@ -634,15 +639,16 @@ func (e *executionError) Unwrap() error { return e.err }
 
 // failedOnTheData reports whether an execution error of the plan's sample render may be the sample
 // data's alone, and so is a warning (see sampleRenderWarning): a `fail` (Sprig's; a guard on the
-// data), or a failure at a node whose value may come from .Annotations (annotationNodes: read there,
-// or through a variable, a with, a range or a template call), the one part of the data the sample can
-// only make up (the keys are the project's, the values placeholders), such as a function given an
-// annotation's value. Anything else fails with every runtime's data, whose fields and types are fixed
-// (a field or index the type does not have, a value of the wrong type for a function, a template not
-// defined), so it fails the plan, as it would fail every apply. texts are the files' texts by
+// data), or a failure at a node that may depend on the part of the data the sample can only make up,
+// the annotations (the keys are Rill's, the values placeholders) and the runtime's name
+// (projectDataNodes: read there, or through a variable, a with, a range, a template call, or in a
+// branch they choose), such as a function given an annotation's value. Anything else fails with
+// every runtime's data, whose other fields and types are fixed (a field or index the type does not
+// have, a value of the wrong type for a function, a template not defined), so it fails the plan, as
+// it would fail every apply. texts are the files' texts by
 // template name: text/template's message gives the failing node's place,
 // "template: <file>:<line>:<col>: executing "<name>" at <<node>>: <problem>".
-func failedOnTheData(raw string, texts map[string]string, nodes func() *annotationNodes) bool {
+func failedOnTheData(raw string, texts map[string]string, nodes func() *projectDataNodes) bool {
 	if strings.Contains(raw, ">: error calling fail: ") {
 		return true
 	}

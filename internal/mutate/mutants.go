@@ -769,8 +769,8 @@ var Mutants = []Mutant{
 	{
 		Name: "template-mistake-only-warns", Breaks: "a template mistake that fails for every runtime fails the plan; only what the data can cause is a warning",
 		File:    "internal/kubernetes/render.go",
-		Search:  "func failedOnTheData(raw string, texts map[string]string, nodes func() *annotationNodes) bool {\n",
-		Replace: "func failedOnTheData(raw string, texts map[string]string, nodes func() *annotationNodes) bool {\n\tif true {\n\t\treturn true\n\t}\n",
+		Search:  "func failedOnTheData(raw string, texts map[string]string, nodes func() *projectDataNodes) bool {\n",
+		Replace: "func failedOnTheData(raw string, texts map[string]string, nodes func() *projectDataNodes) bool {\n\tif true {\n\t\treturn true\n\t}\n",
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestTemplateErrorsNameFileAndLine"}}},
 	},
 	{
@@ -797,8 +797,15 @@ var Mutants = []Mutant{
 	{
 		Name: "annotation-variable-not-followed", Breaks: "a failure on an annotation's value held in a variable is a warning, as one on .Annotations itself is",
 		File:    "internal/kubernetes/datareads.go",
-		Search:  "\t\treturn vars[n.Ident[0]] || slices.Contains(n.Ident[1:], \"Annotations\")\n",
-		Replace: "\t\treturn slices.Contains(n.Ident[1:], \"Annotations\")\n",
+		Search:  "\t\treturn vars[n.Ident[0]] || namesProjectData(n.Ident[1:])\n",
+		Replace: "\t\treturn namesProjectData(n.Ident[1:])\n",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestAFailureOnAnAnnotationsValueIsAWarningWhereverTheValueWent"}}},
+	},
+	{
+		Name: "branch-choice-not-followed", Breaks: "a failure in a branch that project data chooses (an else of a with over an annotation) is a warning",
+		File:    "internal/kubernetes/datareads.go",
+		Search:  "\ta.list(tree, b.ElseList, dotFromData, ctrl || fromData, vars)\n",
+		Replace: "\ta.list(tree, b.ElseList, dotFromData, ctrl, vars)\n",
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestAFailureOnAnAnnotationsValueIsAWarningWhereverTheValueWent"}}},
 	},
 	{
@@ -811,8 +818,8 @@ var Mutants = []Mutant{
 	{
 		Name: "data-made-duplicate-key-silent", Breaks: "a duplicate key only a runtime's data renders is a warning of its apply",
 		File:    "internal/kubernetes/render.go",
-		Search:  "\t\t\tif !mt.sampleWarnings[mt.withoutLine(w)] {",
-		Replace: "\t\t\tif false {",
+		Search:  "if seen[key]++; seen[key] > mt.sampleWarnings[key] {",
+		Replace: "if seen[key]++; false {",
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationADuplicateKeyOnlyARuntimesDataMakesIsReportedByTheApply"}}},
 	},
 }
