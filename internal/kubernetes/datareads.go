@@ -26,17 +26,12 @@ var projectDataFields = []string{"Annotations", "Name"}
 // and any field so named is taken for the data's.
 type projectDataNodes struct {
 	set *template.Template
-	// at holds the nodes found, by the name of the file they were parsed from (parse.Tree.ParseName,
-	// which text/template's execution errors name) and their byte offset in it.
-	at map[nodePlace]bool
+	// at holds the nodes found, by their place as text/template's execution errors name it
+	// ("<file>:<line>:<col>", parse.Tree.ErrorContext's).
+	at map[string]bool
 	// walked holds the templates walked, by name, whether their dot came from project data and
 	// whether project data chose to call them.
 	walked map[walkedTemplate]bool
-}
-
-type nodePlace struct {
-	file string
-	pos  parse.Pos
 }
 
 type walkedTemplate struct {
@@ -47,17 +42,15 @@ type walkedTemplate struct {
 // newProjectDataNodes analyses the templates named roots (each executed with the runtime's data as
 // its dot) and those they call.
 func newProjectDataNodes(set *template.Template, roots []string) *projectDataNodes {
-	a := &projectDataNodes{set: set, at: map[nodePlace]bool{}, walked: map[walkedTemplate]bool{}}
+	a := &projectDataNodes{set: set, at: map[string]bool{}, walked: map[walkedTemplate]bool{}}
 	for _, name := range roots {
 		a.template(name, false, false)
 	}
 	return a
 }
 
-// has reports whether the node that starts at byte offset pos of file may depend on project data.
-func (a *projectDataNodes) has(file string, pos int) bool {
-	return a.at[nodePlace{file, parse.Pos(pos)}]
-}
+// has reports whether the node at place ("<file>:<line>:<col>") may depend on project data.
+func (a *projectDataNodes) has(place string) bool { return a.at[place] }
 
 // template walks the template called name, with its dot from project data or not; ctrl: project
 // data chose to run it, so every node of it depends on that data.
@@ -145,7 +138,8 @@ func (a *projectDataNodes) mark(tree *parse.Tree, n parse.Node) {
 	if n == nil {
 		return
 	}
-	a.at[nodePlace{tree.ParseName, n.Position()}] = true
+	place, _ := tree.ErrorContext(n)
+	a.at[place] = true
 	switch n := n.(type) {
 	case *parse.PipeNode:
 		for _, v := range n.Decl {

@@ -223,7 +223,6 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 	h := sha256.New()
 	texts := map[string]string{}
 	bySlot := map[string]*manifestTemplate{}
-	bySource := map[string]string{} // each file's text by its template name, for failedOnTheData
 	var errs []error
 	for _, slot := range templateSlots {
 		var text []byte
@@ -245,7 +244,7 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 		}
 		mt := &manifestTemplate{slot: slot, source: source}
 		set.templates = append(set.templates, mt)
-		bySlot[slot.field], texts[slot.field], bySource[source] = mt, string(text), string(text)
+		bySlot[slot.field], texts[slot.field] = mt, string(text)
 		_, _ = fmt.Fprintf(h, "%s\x00%d\x00", slot.field, len(text))
 		h.Write(text)
 	}
@@ -301,7 +300,7 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 		if xe := (*executionError)(nil); incomplete && errors.As(err, &xe) && undefinedTemplateRE.MatchString(xe.raw) {
 			continue // perhaps defined in a file in error; it is reported once that file reads and parses
 		}
-		if xe := (*executionError)(nil); errors.As(err, &xe) && failedOnTheData(xe.raw, bySource, projectDataReaders) {
+		if xe := (*executionError)(nil); errors.As(err, &xe) && failedOnTheData(xe.raw, projectDataReaders) {
 			mt.gvk, mt.kindAssumed = mt.slot.rillKind, true
 			spec.warnings = append(spec.warnings, provisioner.FieldWarning{Path: path, Message: sampleRenderWarning(err, mt.gvk)})
 			continue
@@ -645,49 +644,20 @@ func (e *executionError) Unwrap() error { return e.err }
 // branch they choose), such as a function given an annotation's value. Anything else fails with
 // every runtime's data, whose other fields and types are fixed (a field or index the type does not
 // have, a value of the wrong type for a function, a template not defined), so it fails the plan, as
-// it would fail every apply. texts are the files' texts by
-// template name: text/template's message gives the failing node's place,
+// it would fail every apply. text/template's message names the failing node by its place,
 // "template: <file>:<line>:<col>: executing "<name>" at <<node>>: <problem>".
-func failedOnTheData(raw string, texts map[string]string, nodes func() *projectDataNodes) bool {
+func failedOnTheData(raw string, nodes func() *projectDataNodes) bool {
 	if strings.Contains(raw, ">: error calling fail: ") {
 		return true
 	}
-	for source, text := range texts {
-		rest, ok := strings.CutPrefix(raw, "template: "+source+":")
-		if !ok {
-			continue
-		}
-		m := execPlaceRE.FindStringSubmatch(rest)
-		if m == nil {
-			continue
-		}
-		line, _ := strconv.Atoi(m[1])
-		col, _ := strconv.Atoi(m[2])
-		offset, ok := offsetOf(text, line, col)
-		return ok && nodes().has(source, offset)
-	}
-	return false
+	m := execPlaceRE.FindStringSubmatch(raw)
+	return m != nil && nodes().has(m[1])
 }
 
 var (
 	undefinedTemplateRE = regexp.MustCompile(`: template "[^"]*" not defined$`)
-	execPlaceRE         = regexp.MustCompile(`^(\d+):(\d+): executing "`)
+	execPlaceRE         = regexp.MustCompile(`^template: (.*?:\d+:\d+): executing "`)
 )
-
-// offsetOf returns the byte offset in text of the 1-based line and the 0-based byte column of that
-// line (text/template's error position, parse.Tree.ErrorContext's), and whether it is in the text.
-func offsetOf(text string, line, col int) (int, bool) {
-	offset := 0
-	for i := 1; i < line; i++ {
-		nl := strings.IndexByte(text[offset:], '\n')
-		if nl < 0 {
-			return 0, false
-		}
-		offset += nl + 1
-	}
-	offset += col
-	return offset, offset <= len(text)
-}
 
 func kindString(gk schema.GroupKind) string {
 	if gk.Group == "" {

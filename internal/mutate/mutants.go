@@ -769,8 +769,8 @@ var Mutants = []Mutant{
 	{
 		Name: "template-mistake-only-warns", Breaks: "a template mistake that fails for every runtime fails the plan; only what the data can cause is a warning",
 		File:    "internal/kubernetes/render.go",
-		Search:  "func failedOnTheData(raw string, texts map[string]string, nodes func() *projectDataNodes) bool {\n",
-		Replace: "func failedOnTheData(raw string, texts map[string]string, nodes func() *projectDataNodes) bool {\n\tif true {\n\t\treturn true\n\t}\n",
+		Search:  "func failedOnTheData(raw string, nodes func() *projectDataNodes) bool {\n",
+		Replace: "func failedOnTheData(raw string, nodes func() *projectDataNodes) bool {\n\tif true {\n\t\treturn true\n\t}\n",
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestTemplateErrorsNameFileAndLine"}}},
 	},
 	{
