@@ -149,16 +149,13 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 			obs.Slots = n
 		} else {
 			// No slots annotation (a runtime of Rill's admin service): the objects' sizes say.
-			base := newTemplateData(p.spec, pid, &obs, opts)
-			base.Namespace = ns
-			if n := p.slotsFromObjects(dep, live["pvc"], base); n > 0 {
+			if n := p.slotsFromObjects(dep, live["pvc"], p.runtimeData(pid, ns, &obs, opts)); n > 0 {
 				obs.Slots = n
 			}
 		}
 	}
 
-	data := newTemplateData(p.spec, pid, &obs, opts)
-	data.Namespace = ns
+	data := p.runtimeData(pid, ns, &obs, opts)
 	objs, renderWarnings, err := p.templates.render(data)
 	if err != nil {
 		return nil, err

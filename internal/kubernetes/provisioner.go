@@ -53,6 +53,7 @@ type Provisioner struct {
 
 var (
 	_ provisioner.Provisioner      = (*Provisioner)(nil)
+	_ provisioner.ProvisionChecker = (*Provisioner)(nil)
 	_ provisioner.Named            = (*Provisioner)(nil)
 	_ provisioner.SpecWarner       = (*Provisioner)(nil)
 	_ provisioner.CreationReporter = (*Provisioner)(nil)
@@ -167,9 +168,7 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 			return nil, false, err
 		}
 	}
-	data := newTemplateData(p.spec, pid, args, opts)
-	data.Namespace = ns
-	data.Provisioner = p.NameInSet()
+	data := p.runtimeData(pid, ns, args, opts)
 	objs, renderWarnings, err := p.templates.render(data)
 	if err != nil {
 		return nil, false, err
@@ -243,6 +242,41 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 		State:  st.asMap(),
 		Config: p.runtimeConfig(pid, args.Slots, res.storageBytes),
 	}, created, nil
+}
+
+// CheckProvision implements provisioner.ProvisionChecker: it renders the templates with the runtime's
+// own data (its name, annotations, slots, environment, version), as Provision does before its first
+// write, and applies nothing. So a template that fails only on some runtime's data (a guard on an
+// annotation's value, a limit on the slots) fails that runtime's plan, not its apply. A runtime whose
+// ID the create makes (no name) is rendered with the sample's provision ID.
+func (p *Provisioner) CheckProvision(r *provisioner.Resource, opts *provisioner.ResourceOptions) ([]string, error) {
+	if r == nil || r.Type != provisioner.ResourceTypeRuntime {
+		return nil, fmt.Errorf("the kubernetes provisioner only provisions runtimes")
+	}
+	if opts == nil {
+		opts = &provisioner.ResourceOptions{}
+	}
+	args, err := provisioner.NewRuntimeArgs(opts.Args)
+	if err != nil {
+		return nil, err
+	}
+	pid := sampleProvisionID
+	if r.ID != "" {
+		if pid, err = provisionIDFor(r.ID); err != nil {
+			return nil, err
+		}
+	}
+	_, warnings, err := p.templates.render(p.runtimeData(pid, p.namespaceOf(parseState(r.State)), args, opts))
+	return warnings, err
+}
+
+// runtimeData is the template data of the runtime pid in namespace ns: what Provision renders, and
+// what CheckResource and CheckProvision render to compare with it or check it.
+func (p *Provisioner) runtimeData(pid, ns string, args *provisioner.RuntimeArgs, opts *provisioner.ResourceOptions) *TemplateData {
+	data := newTemplateData(p.spec, pid, args, opts)
+	data.Namespace = ns
+	data.Provisioner = p.NameInSet()
+	return data
 }
 
 // placed is what a Provision that failed part-way returns with its error (see

@@ -410,9 +410,10 @@ func eachTemplateCall(n parse.Node, f func(*parse.TemplateNode)) {
 // admin service renders it only at provision time, with the project's data, so it may be fine there
 // (a guard such as {{ if not .Annotations.team }}{{ fail "..." }}{{ end }} on an annotation of the
 // project's own). It is not an error: it would block every plan, even one that changes no runtime.
+// Each runtime's plan renders it with that runtime's data (CheckProvision).
 func sampleRenderWarning(err error, assumed schema.GroupVersionKind) string {
-	return fmt.Sprintf("%v: it failed with the plan's sample data (Rill's annotations %s, with placeholder values, and no runtime name), so the plan cannot check it, "+
-		"and a runtime whose data makes it fail fails at apply; until it renders, it is taken for kind %s (what Rill's admin service applies it as)",
+	return fmt.Sprintf("%v: it failed with the plan's sample data (Rill's annotations %s, with placeholder values, and no runtime name), so the set cannot be checked with it; "+
+		"each runtime's plan renders it with that runtime's own data (once all of it is known) and fails if that data makes it fail; until it renders, it is taken for kind %s (what Rill's admin service applies it as)",
 		err, strings.Join(sampleAnnotationKeys(), ", "), kindString(assumed.GroupKind()))
 }
 
@@ -438,10 +439,13 @@ func sampleAnnotationKeys() []string {
 	return keys
 }
 
+// sampleProvisionID is the provision ID of the sample data, and of a plan's check of a runtime whose
+// ID its create makes (CheckProvision): a resource ID's shape, as a UUID without dashes.
+const sampleProvisionID = "0123456789abcdef0123456789abcdef"
+
 // sampleData is the data templates are test-rendered with at initialization.
 func sampleData(spec *Spec) *TemplateData {
-	const pid = "0123456789abcdef0123456789abcdef"
-	return newTemplateData(spec, pid, &provisioner.RuntimeArgs{Slots: 1, Version: "v0.0.0"}, &provisioner.ResourceOptions{Annotations: sampleAnnotations})
+	return newTemplateData(spec, sampleProvisionID, &provisioner.RuntimeArgs{Slots: 1, Version: "v0.0.0"}, &provisioner.ResourceOptions{Annotations: sampleAnnotations})
 }
 
 // newTemplateData builds the template data of a runtime.

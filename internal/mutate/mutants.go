@@ -809,6 +809,20 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestAFailureOnAnAnnotationsValueIsAWarningWhereverTheValueWent"}}},
 	},
 	{
+		Name: "provision-not-checked-at-plan", Breaks: "a runtime whose own data a template refuses fails its plan",
+		File:    "internal/resources/runtime_resource.go",
+		Search:  "\t\tr.checkProvisionAtPlan(ctx, resolved, &plan, req, resp)\n",
+		Replace: "\t\t_ = req\n",
+		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestThePlanChecksTheProvisionOfTheRuntimesOwnData"}}},
+	},
+	{
+		Name: "unchanged-runtime-checked-at-plan", Breaks: "a plan that changes nothing renders no template",
+		File:    "internal/resources/runtime_resource.go",
+		Search:  "!runtimeDataKnown(plan) || resp.Plan.Raw.Equal(req.State.Raw) {",
+		Replace: "!runtimeDataKnown(plan) {",
+		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestThePlanChecksTheProvisionOfTheRuntimesOwnData"}}},
+	},
+	{
 		Name: "file-not-named-by-base-name", Breaks: "a template calls another file by its base name, as in Rill",
 		File:    "internal/kubernetes/render.go",
 		Search:  "\t\t\t_, _ = root.AddParseTree(base, named[0].tmpl.Tree)",

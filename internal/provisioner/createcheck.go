@@ -34,3 +34,17 @@ func CannotCreate(err error) error {
 type cannotCreate struct{ error }
 
 func (e cannotCreate) Unwrap() []error { return []error{e.error, ErrCannotCreate} }
+
+// ProvisionChecker is implemented by provisioners that can tell at plan time, from a resource's own
+// arguments and options and without reading or writing anything outside the process, that its
+// Provision would fail on them, or what it would warn of (the kubernetes provisioner renders its
+// templates with the runtime's data, as its Provision does, and applies nothing). An addition to
+// Rill's design, whose admin service renders templates only when it provisions. The Terraform layer
+// calls it at plan time for a resource to be created or updated, when every argument is known.
+type ProvisionChecker interface {
+	// CheckProvision returns the error that Provision(ctx, r, opts) would fail with before it
+	// wrote anything, or the warnings it would report, as far as the arguments alone decide them. r.ID
+	// is "" when it is not known yet (a resource whose ID the create makes); r.State is the state a
+	// Provision would be given (nil for a create).
+	CheckProvision(r *Resource, opts *ResourceOptions) (warnings []string, err error)
+}

@@ -142,6 +142,74 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		}
 	}
 	resp.Diagnostics.Append(runtimeCodec.set(ctx, &resp.Plan.Raw, &plan)...)
+	// A replacement is planned again as a create (with no prior state), which checks it then.
+	if !resp.Diagnostics.HasError() && (stateName == nil || !replace && !renamed) {
+		r.checkProvisionAtPlan(ctx, resolved, &plan, req, resp)
+	}
+}
+
+// checkProvisionAtPlan asks a provisioner.ProvisionChecker whether the Provision that this plan leads
+// to (a create, or an update: a plan that differs from the state) would fail on the runtime's own
+// data, once all of it is known: an error fails the plan, as it would fail the apply before its
+// first write; the warnings it would report are the plan's too. Like the other plan-time checks it
+// is off in an apply walk, whose plans the plan walk checked.
+func (r *RuntimeResource) checkProvisionAtPlan(ctx context.Context, name string, plan *runtimeModel, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	_, p, err := r.client.Resolve(name, provisioner.ResourceTypeRuntime)
+	if err != nil || r.client.capacity.inApply.Load() {
+		return
+	}
+	pc, ok := p.(provisioner.ProvisionChecker)
+	if !ok || !runtimeDataKnown(plan) || resp.Plan.Raw.Equal(req.State.Raw) {
+		return
+	}
+	opts, diags := r.options(ctx, plan)
+	if diags.HasError() {
+		return
+	}
+	pr := &provisioner.Resource{Type: provisioner.ResourceTypeRuntime}
+	if !plan.ID.IsUnknown() {
+		pr.ID = plan.ID.ValueString()
+	}
+	if !req.State.Raw.IsNull() {
+		state, diags := loadProvisionerState(ctx, req.Private)
+		if diags.HasError() {
+			return // Read reported it
+		}
+		pr.State = state
+	}
+	what := "the new runtime"
+	if pr.ID != "" {
+		what = "runtime " + pr.ID
+	}
+	warnings, err := pc.CheckProvision(pr, opts)
+	if err != nil {
+		tflog.Warn(ctx, "the runtime's plan-time provision check failed", map[string]any{"provisioner": name, "error": err.Error()})
+		resp.Diagnostics.AddError("Runtime cannot be provisioned with these arguments",
+			fmt.Sprintf("Provisioner %q, %s: %v\n\nThe apply would fail with this error before it changed anything; the plan stops here. "+
+				"Change the runtime's arguments (name, annotations, slots, environment, version, override_disk_gb, hibernated) or the "+
+				"provisioner's templates.", name, what, err))
+		return
+	}
+	addProvisionerWarnings(&resp.Diagnostics, name, what, warnings)
+}
+
+// runtimeDataKnown reports whether every attribute a provisioner receives in the runtime's arguments
+// and options is known (a value another resource's apply decides is not, until then).
+func runtimeDataKnown(m *runtimeModel) bool {
+	for _, v := range []attr.Value{m.Name, m.Slots, m.Version, m.Environment, m.DiskGB, m.Hibernated} {
+		if v.IsUnknown() {
+			return false
+		}
+	}
+	if m.Annotations.IsUnknown() {
+		return false
+	}
+	for _, v := range m.Annotations.Elements() {
+		if v.IsUnknown() {
+			return false
+		}
+	}
+	return true
 }
 
 // Create provisions the runtime and waits until it is ready.
