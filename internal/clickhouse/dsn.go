@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"sort"
 	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -120,12 +121,20 @@ func secretsOfDSN(dsn string) []string {
 	return secrets
 }
 
-// redact replaces every occurrence of the secrets in s.
+// redact replaces every occurrence of the secrets in s, each also as a ClickHouse string literal
+// carries it (escapeString: a server's error may quote a statement back, the password in it), and
+// longest first: a secret that is part of another (an admin password inside a tenant's) would
+// otherwise cut the longer one and leave its rest in the message.
 func redact(s string, secrets ...string) string {
+	forms := make([]string, 0, 2*len(secrets))
 	for _, sec := range secrets {
 		if sec != "" {
-			s = strings.ReplaceAll(s, sec, "[redacted]")
+			forms = append(forms, sec, escapeString(sec))
 		}
+	}
+	sort.SliceStable(forms, func(i, j int) bool { return len(forms[i]) > len(forms[j]) })
+	for _, sec := range forms {
+		s = strings.ReplaceAll(s, sec, "[redacted]")
 	}
 	return s
 }

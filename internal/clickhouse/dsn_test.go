@@ -121,3 +121,13 @@ func TestRedactRemovesDSNAndPasswordForms(t *testing.T) {
 		}
 	}
 }
+
+// A secret that is part of another (an admin password inside a tenant's) is removed after the longer
+// one, whatever order they come in: before, the shorter one cut the longer and left its rest shown.
+func TestRedactRemovesTheLongerOfTwoOverlappingSecrets(t *testing.T) {
+	for _, secrets := range [][]string{{"secret", "secret123"}, {"secret123", "secret"}} {
+		if got := redact("password secret123 failed, secret too", secrets...); got != "password [redacted] failed, [redacted] too" {
+			t.Errorf("redact with %q: %q", secrets, got)
+		}
+	}
+}

@@ -178,10 +178,12 @@ func quoteIdent(s string) string {
 }
 
 // quoteString quotes a ClickHouse string literal with single quotes, escaping backslashes and quotes.
-func quoteString(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`)
-	return "'" + r.Replace(s) + "'"
-}
+func quoteString(s string) string { return "'" + escapeString(s) + "'" }
+
+// escapeString is s as a ClickHouse string literal carries it, between its quotes.
+func escapeString(s string) string { return stringEscaper.Replace(s) }
+
+var stringEscaper = strings.NewReplacer(`\`, `\\`, `'`, `\'`)
 
 // onCluster returns " ON CLUSTER `cluster`" or "" when cluster is empty.
 func onCluster(cluster string) string {

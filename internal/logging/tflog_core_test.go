@@ -71,6 +71,9 @@ func TestPasswordsInsideOtherValuesAndMessagesAreMasked(t *testing.T) {
 		"key=value DSN":      {"host=db.test user=rill password=" + secret + " dbname=ledger", "host=db.test user=rill *** dbname=ledger"},
 		"query parameter":    {"https://ch.test:8443/?user=admin&password=" + secret + "&secure=true", `https://ch.test:8443/?user=admin\u0026***\u0026secure=true`},
 		"upper-case keyword": {"PASSWORD=" + secret + " next", "*** next"},
+		"ClickHouse user statement": {"Syntax error: failed at position 8: USER `u` IDENTIFIED WITH sha256_password BY 'it\\'s-" + secret + "' DEFAULT DATABASE `d`",
+			"failed at position 8: USER `u` *** DEFAULT DATABASE `d`"},
+		"ClickHouse ALTER USER": {"ALTER USER u IDENTIFIED BY '" + secret + "\\\\x' SETTINGS", "ALTER USER u *** SETTINGS"},
 	}
 	for via, log := range loggers {
 		for name, c := range cases {
@@ -141,10 +144,12 @@ func TestBridgeWritesToTheLatestContext(t *testing.T) {
 // MaskString is the masking of diagnostics, which tflog does not see.
 func TestMaskStringMasksPasswordsAndKeepsTheRest(t *testing.T) {
 	cases := map[string]string{
-		"spec.dsn: cannot parse clickhouse://admin:" + secret + "@ch.test:9000/db":      "spec.dsn: cannot parse clickhouse://admin:***@ch.test:9000/db",
-		"user=rill password=" + secret + " host=db.test":                                "user=rill password=*** host=db.test",
-		"postgres://u:" + secret + "@a.test/x and postgres://v:" + secret + "@b.test/y": "postgres://u:***@a.test/x and postgres://v:***@b.test/y",
-		"no secret in clickhouse://ch.test:9000/db":                                     "no secret in clickhouse://ch.test:9000/db",
+		"spec.dsn: cannot parse clickhouse://admin:" + secret + "@ch.test:9000/db":             "spec.dsn: cannot parse clickhouse://admin:***@ch.test:9000/db",
+		"user=rill password=" + secret + " host=db.test":                                       "user=rill password=*** host=db.test",
+		"postgres://u:" + secret + "@a.test/x and postgres://v:" + secret + "@b.test/y":        "postgres://u:***@a.test/x and postgres://v:***@b.test/y",
+		"no secret in clickhouse://ch.test:9000/db":                                            "no secret in clickhouse://ch.test:9000/db",
+		"USER u IDENTIFIED WITH sha256_password BY 'it\\'s-" + secret + "' DEFAULT DATABASE d": "USER u IDENTIFIED WITH sha256_password BY '***' DEFAULT DATABASE d",
+		"cut short: IDENTIFIED BY '" + secret:                                                  "cut short: IDENTIFIED BY '***",
 	}
 	for in, want := range cases {
 		if got := MaskString(in); got != want {

@@ -683,6 +683,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{loggingTests, providerSetErrors},
 	},
 	{
+		Name: "clickhouse-password-literal-not-masked", Breaks: "TF_LOG masks the password literal of a ClickHouse user statement",
+		File:    "internal/logging/tflog_core.go",
+		Search:  "\tregexp.MustCompile(`(?i)(IDENTIFIED(?:\\s+WITH\\s+\\w+)?\\s+BY\\s+')(?:[^'\\\\]|\\\\.)*(')?`),\n",
+		Replace: "",
+		Checks:  []Check{loggingTests},
+	},
+	{
 		Name: "password-keyword-pattern-removed", Breaks: "password=... in free text is masked",
 		File:    "internal/logging/tflog_core.go",
 		Search:  "\tregexp.MustCompile(`(?i)(password=)[^&\\s]+`),\n",
@@ -821,6 +828,20 @@ var Mutants = []Mutant{
 		Search:  "!runtimeDataKnown(plan) || resp.Plan.Raw.Equal(req.State.Raw) {",
 		Replace: "!runtimeDataKnown(plan) {",
 		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestThePlanChecksTheProvisionOfTheRuntimesOwnData"}}},
+	},
+	{
+		Name: "escaped-password-not-redacted", Breaks: "a password with a quote or backslash, quoted back escaped by ClickHouse, is removed from errors and logs",
+		File:    "internal/clickhouse/dsn.go",
+		Search:  "\t\t\tforms = append(forms, sec, escapeString(sec))\n",
+		Replace: "\t\t\tforms = append(forms, sec)\n",
+		Checks:  []Check{{Package: "./internal/clickhouse", Tests: []string{"TestProvisionErrorsAndLogsNeverContainPasswordsOrDSNs"}}},
+	},
+	{
+		Name: "shorter-secret-redacted-first", Breaks: "a secret inside another does not leave the longer one's rest shown",
+		File:    "internal/clickhouse/dsn.go",
+		Search:  "\tsort.SliceStable(forms, func(i, j int) bool { return len(forms[i]) > len(forms[j]) })\n",
+		Replace: "\t_ = sort.SliceStable\n",
+		Checks:  []Check{{Package: "./internal/clickhouse", Tests: []string{"TestRedactRemovesTheLongerOfTwoOverlappingSecrets"}}},
 	},
 	{
 		Name: "file-not-named-by-base-name", Breaks: "a template calls another file by its base name, as in Rill",
