@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 // The snapshot's version is in every archive's name, and a user who installs the archives from a
@@ -30,5 +32,47 @@ func TestReleaseSnapshotVersionIsWhatTerraformReads(t *testing.T) {
 	}
 	if !strings.Contains(string(m[1]), "-") {
 		t.Fatalf("snapshot.version_template %q is no pre-release: a snapshot must never look like a release", m[1])
+	}
+}
+
+// Two checkouts of one commit make the same archives: the binary's time is the commit's
+// (builds[].mod_timestamp), and so is every file beside it in the zips (archives[].files[].info.mtime).
+// goreleaser's default files (README, LICENSE, CHANGELOG) carried their checkout's time, so the zips
+// and SHA256SUMS changed from one clone to the next (found by a review that built the release twice).
+func TestReleaseArchivesCarryTheCommitsTime(t *testing.T) {
+	raw, err := os.ReadFile(".goreleaser.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Builds []struct {
+			ModTimestamp string `json:"mod_timestamp"`
+		} `json:"builds"`
+		Archives []struct {
+			Files []struct {
+				Src  string `json:"src"`
+				Info struct {
+					MTime string `json:"mtime"`
+				} `json:"info"`
+			} `json:"files"`
+		} `json:"archives"`
+	}
+	if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range cfg.Builds {
+		if b.ModTimestamp != "{{ .CommitTimestamp }}" {
+			t.Errorf("a build's mod_timestamp is %q, want the commit's", b.ModTimestamp)
+		}
+	}
+	for _, a := range cfg.Archives {
+		if len(a.Files) == 0 {
+			t.Errorf("an archive lists no files: goreleaser then adds README, LICENSE and CHANGELOG with their checkout's time")
+		}
+		for _, f := range a.Files {
+			if f.Info.MTime != "{{ .CommitDate }}" {
+				t.Errorf("archive file %q has mtime %q, want the commit's ({{ .CommitDate }})", f.Src, f.Info.MTime)
+			}
+		}
 	}
 }
