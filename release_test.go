@@ -36,9 +36,10 @@ func TestReleaseSnapshotVersionIsWhatTerraformReads(t *testing.T) {
 }
 
 // Two checkouts of one commit make the same archives: the binary's time is the commit's
-// (builds[].mod_timestamp), and so is every file beside it in the zips (archives[].files[].info.mtime).
-// goreleaser's default files (README, LICENSE, CHANGELOG) carried their checkout's time, so the zips
-// and SHA256SUMS changed from one clone to the next (found by a review that built the release twice).
+// (builds[].mod_timestamp), and so is every file's beside it in the zips (archives[].files[].info),
+// with a fixed mode. goreleaser's default files (README, LICENSE, CHANGELOG) carried their checkout's
+// time and mode (the umask's), so the zips and SHA256SUMS changed from one clone to the next (found by
+// reviews that built the release twice: two clones, then two umasks, 022 and 002).
 func TestReleaseArchivesCarryTheCommitsTime(t *testing.T) {
 	raw, err := os.ReadFile(".goreleaser.yml")
 	if err != nil {
@@ -53,6 +54,7 @@ func TestReleaseArchivesCarryTheCommitsTime(t *testing.T) {
 				Src  string `json:"src"`
 				Info struct {
 					MTime string `json:"mtime"`
+					Mode  any    `json:"mode"`
 				} `json:"info"`
 			} `json:"files"`
 		} `json:"archives"`
@@ -72,6 +74,9 @@ func TestReleaseArchivesCarryTheCommitsTime(t *testing.T) {
 		for _, f := range a.Files {
 			if f.Info.MTime != "{{ .CommitDate }}" {
 				t.Errorf("archive file %q has mtime %q, want the commit's ({{ .CommitDate }})", f.Src, f.Info.MTime)
+			}
+			if f.Info.Mode != float64(0o644) {
+				t.Errorf("archive file %q has mode %v, want 0o644 (else the checkout's umask decides it)", f.Src, f.Info.Mode)
 			}
 		}
 	}

@@ -21,13 +21,13 @@ const Subsystem = "provisioner"
 var SecretFieldKeys = []string{"password", "dsn", "write_dsn", "token", "secret", "provisioner_set_json", "ledger_dsn"}
 
 // secretValuePatterns mask secrets inside other values: passwords in URLs and DSNs, and the password
-// literal of a ClickHouse user statement (IDENTIFIED [WITH <type>] BY '...', escapes and all), which a
-// server's error may quote back; the clickhouse-static provisioner removes the passwords it knows
-// from its errors too, and this catches what one it does not know leaves.
+// literals of a ClickHouse user statement (IDENTIFIED [WITH <type>] BY '...'[, <type> BY '...']...,
+// escapes and all), which a server's error may quote back; the clickhouse-static provisioner removes
+// the passwords it knows from its errors too, and this catches what one it does not know leaves.
 var secretValuePatterns = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)(://[^:/@\s]*:)[^@\s]+(@)`),
 	regexp.MustCompile(`(?i)(password=)[^&\s]+`),
-	regexp.MustCompile(`(?i)(IDENTIFIED(?:\s+WITH\s+\w+)?\s+BY\s+')(?:[^'\\]|\\.)*(')?`),
+	regexp.MustCompile(`(?i)(IDENTIFIED(?:\s+WITH\s+\w+)?\s+BY\s+')(?:[^'\\]|\\.)*(?:'\s*,\s*\w+\s+BY\s+'(?:[^'\\]|\\.)*)*(')?`),
 }
 
 // WithMasking returns ctx with masking of secrets set up for both the provider's root logger and the

@@ -74,6 +74,8 @@ func TestPasswordsInsideOtherValuesAndMessagesAreMasked(t *testing.T) {
 		"ClickHouse user statement": {"Syntax error: failed at position 8: USER `u` IDENTIFIED WITH sha256_password BY 'it\\'s-" + secret + "' DEFAULT DATABASE `d`",
 			"failed at position 8: USER `u` *** DEFAULT DATABASE `d`"},
 		"ClickHouse ALTER USER": {"ALTER USER u IDENTIFIED BY '" + secret + "\\\\x' SETTINGS", "ALTER USER u *** SETTINGS"},
+		"ClickHouse methods": {"CREATE USER u IDENTIFIED WITH plaintext_password BY 'first', bcrypt_password BY '" + secret + "' HOST ANY",
+			"CREATE USER u *** HOST ANY"},
 	}
 	for via, log := range loggers {
 		for name, c := range cases {
@@ -144,12 +146,13 @@ func TestBridgeWritesToTheLatestContext(t *testing.T) {
 // MaskString is the masking of diagnostics, which tflog does not see.
 func TestMaskStringMasksPasswordsAndKeepsTheRest(t *testing.T) {
 	cases := map[string]string{
-		"spec.dsn: cannot parse clickhouse://admin:" + secret + "@ch.test:9000/db":             "spec.dsn: cannot parse clickhouse://admin:***@ch.test:9000/db",
-		"user=rill password=" + secret + " host=db.test":                                       "user=rill password=*** host=db.test",
-		"postgres://u:" + secret + "@a.test/x and postgres://v:" + secret + "@b.test/y":        "postgres://u:***@a.test/x and postgres://v:***@b.test/y",
-		"no secret in clickhouse://ch.test:9000/db":                                            "no secret in clickhouse://ch.test:9000/db",
-		"USER u IDENTIFIED WITH sha256_password BY 'it\\'s-" + secret + "' DEFAULT DATABASE d": "USER u IDENTIFIED WITH sha256_password BY '***' DEFAULT DATABASE d",
-		"cut short: IDENTIFIED BY '" + secret:                                                  "cut short: IDENTIFIED BY '***",
+		"spec.dsn: cannot parse clickhouse://admin:" + secret + "@ch.test:9000/db":                "spec.dsn: cannot parse clickhouse://admin:***@ch.test:9000/db",
+		"user=rill password=" + secret + " host=db.test":                                          "user=rill password=*** host=db.test",
+		"postgres://u:" + secret + "@a.test/x and postgres://v:" + secret + "@b.test/y":           "postgres://u:***@a.test/x and postgres://v:***@b.test/y",
+		"no secret in clickhouse://ch.test:9000/db":                                               "no secret in clickhouse://ch.test:9000/db",
+		"USER u IDENTIFIED WITH sha256_password BY 'it\\'s-" + secret + "' DEFAULT DATABASE d":    "USER u IDENTIFIED WITH sha256_password BY '***' DEFAULT DATABASE d",
+		"IDENTIFIED WITH plaintext_password BY 'a', bcrypt_password BY '" + secret + "' HOST ANY": "IDENTIFIED WITH plaintext_password BY '***' HOST ANY",
+		"cut short: IDENTIFIED BY '" + secret:                                                     "cut short: IDENTIFIED BY '***",
 	}
 	for in, want := range cases {
 		if got := MaskString(in); got != want {

@@ -417,8 +417,8 @@ var Mutants = []Mutant{
 	{
 		Name: "adoption-not-warned", Breaks: "the plan of a named runtime that the ledger holds already says that the apply adopts it",
 		File:    "internal/resources/runtime_resource.go",
-		Search:  "if !named || !warnIfAdopting(",
-		Replace: "if !named || true || !warnIfAdopting(",
+		Search:  "adopting := named && warnIfAdopting(",
+		Replace: "adopting := named && false && warnIfAdopting(",
 		Checks: []Check{
 			{Package: "./internal/resources", Tests: []string{"TestPlanOfANamedRuntimeAllocatedAlreadySaysTheApplyAdoptsIt"}},
 			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_twoWorkspacesOnOnePoolWarnOfASharedName"}},
@@ -685,7 +685,7 @@ var Mutants = []Mutant{
 	{
 		Name: "clickhouse-password-literal-not-masked", Breaks: "TF_LOG masks the password literal of a ClickHouse user statement",
 		File:    "internal/logging/tflog_core.go",
-		Search:  "\tregexp.MustCompile(`(?i)(IDENTIFIED(?:\\s+WITH\\s+\\w+)?\\s+BY\\s+')(?:[^'\\\\]|\\\\.)*(')?`),\n",
+		Search:  "\tregexp.MustCompile(`(?i)(IDENTIFIED(?:\\s+WITH\\s+\\w+)?\\s+BY\\s+')(?:[^'\\\\]|\\\\.)*(?:'\\s*,\\s*\\w+\\s+BY\\s+'(?:[^'\\\\]|\\\\.)*)*(')?`),\n",
 		Replace: "",
 		Checks:  []Check{loggingTests},
 	},
@@ -818,14 +818,24 @@ var Mutants = []Mutant{
 	{
 		Name: "provision-not-checked-at-plan", Breaks: "a runtime whose own data a template refuses fails its plan",
 		File:    "internal/resources/runtime_resource.go",
-		Search:  "\t\tr.checkProvisionAtPlan(ctx, resolved, &plan, req, resp)\n",
+		Search:  "\t\tr.checkProvisionAtPlan(ctx, resolved, &plan, creating, req, resp)\n",
 		Replace: "\t\t_ = req\n",
 		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestThePlanChecksTheProvisionOfTheRuntimesOwnData"}}},
 	},
 	{
+		Name: "replacement-checked-as-update", Breaks: "a replacement's plan is checked as the create it is, in the call whose warnings Terraform shows",
+		File:    "internal/resources/runtime_resource.go",
+		Search:  "\tcreating := stateName == nil || replace || renamed\n",
+		Replace: "\tcreating := stateName == nil || replace\n",
+		Checks: []Check{
+			{Package: "./internal/resources", Tests: []string{"TestThePlanChecksTheProvisionOfTheRuntimesOwnData"}},
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_renamedOntoAHeldNameWarnsThatTheApplyAdoptsIt"}},
+		},
+	},
+	{
 		Name: "unchanged-runtime-checked-at-plan", Breaks: "a plan that changes nothing renders no template",
 		File:    "internal/resources/runtime_resource.go",
-		Search:  "!runtimeDataKnown(plan) || resp.Plan.Raw.Equal(req.State.Raw) {",
+		Search:  "!runtimeDataKnown(plan) || !creating && resp.Plan.Raw.Equal(req.State.Raw) {",
 		Replace: "!runtimeDataKnown(plan) {",
 		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestThePlanChecksTheProvisionOfTheRuntimesOwnData"}}},
 	},

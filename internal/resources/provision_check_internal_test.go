@@ -103,8 +103,15 @@ func TestThePlanChecksTheProvisionOfTheRuntimesOwnData(t *testing.T) {
 	args := provisioner.RuntimeArgs{Slots: 2, OverrideDiskGB: state.DiskGB.ValueInt64()}
 	cpu, mem, _ := provisioner.NewRuntimeSizes(2)
 	state.CPU, state.MemoryGB, state.StorageBytes = types.Int64Value(int64(cpu)), types.Int64Value(int64(mem)), types.Int64Value(args.StorageBytes())
-	if d := planRuntime(t, r, &state, slots(state, 8)); !refused(d) {
-		t.Fatalf("update to 8 slots: want the template's error, got %v", d)
+	if d := planRuntime(t, r, &state, slots(state, 8)); !refused(d) || !strings.Contains(d.Errors()[0].Detail(), "runtime "+state.ID.ValueString()+":") {
+		t.Fatalf("update to 8 slots: want the template's error naming the runtime, got %v", d)
+	}
+	// A new name replaces the runtime. Terraform shows the warnings of this first plan only, not of
+	// the create it plans next with no prior state, so the replacement is checked here, as a create.
+	renamed := slots(state, 8)
+	renamed.Name = types.StringValue("web2")
+	if d := planRuntime(t, r, &state, renamed); !refused(d) || !strings.Contains(d.Errors()[0].Detail(), `the new runtime named "web2":`) {
+		t.Fatalf("renamed with 8 slots: want the template's error naming the new runtime, got %v", d)
 	}
 	before := checker.checks.Load()
 	if d := planRuntime(t, r, &state, state); d.HasError() || checker.checks.Load() != before {

@@ -441,3 +441,30 @@ output "import_ids" {
 	w.Must("destroy", "-auto-approve")
 	w.CheckStateEqualsLedger(ledger, 0)
 }
+
+// A runtime renamed onto a name that another configuration's runtime holds replaces itself with that
+// runtime: the plan says the apply adopts it. Terraform plans a replacement's new instance in a
+// second call without a prior state and shows that call's errors but not its warnings, so the create
+// checks run in the first call; before, the rename's plan warned of nothing.
+func TestAccRuntime_renamedOntoAHeldNameWarnsThatTheApplyAdoptsIt(t *testing.T) {
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
+	header := acctest.CLIHeader(strconv.Quote(ledger), `{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://renamed.test:9091", "slots": 4}]}}}`)
+	named := func(name string) string {
+		return header + "resource \"rill_runtime\" \"rt\" {\n  name  = \"" + name + "\"\n  slots = 1\n}\n"
+	}
+	other, w := acctest.NewWorkspace(t), acctest.NewWorkspace(t)
+	other.Write("main.tf", named("api"))
+	other.Must("apply", "-auto-approve")
+	t.Cleanup(func() { other.Must("destroy", "-auto-approve") })
+	w.Write("main.tf", named("web"))
+	w.Must("apply", "-auto-approve")
+	t.Cleanup(func() { w.Must("destroy", "-auto-approve") })
+	w.Write("main.tf", named("api"))
+	out := w.Must("plan")
+	if !acctest.WordsRegexp(`rill_runtime.rt must be replaced`).MatchString(out) ||
+		!acctest.WordsRegexp(`Named runtime exists already: the apply adopts it`).MatchString(out) ||
+		!acctest.WordsRegexp(`named "api", on host http://renamed.test:9091`).MatchString(out) {
+		t.Fatalf("the plan of the rename should replace rill_runtime.rt and warn that the apply adopts the runtime named \"api\":\n%s", acctest.Tail(out))
+	}
+}

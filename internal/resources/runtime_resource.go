@@ -98,23 +98,29 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if (stateName == nil || replace) && !plan.Name.IsNull() && !plan.Name.IsUnknown() {
 		plan.ID = types.StringValue(provisioner.NamedResourceID(resolved, plan.Name.ValueString()))
 	}
-	if stateName == nil || replace {
+	// A new name (or one not known yet) replaces the runtime (RequiresReplace on name, which this
+	// method is not told of), as a new provisioner does. Terraform then plans the new instance in a
+	// second call with no prior state, and shows that call's errors but not its warnings: a replacement
+	// is checked here as the create it is, or its warnings would be lost.
+	renamed := stateName != nil && !plan.Name.Equal(stateRuntimeName)
+	creating := stateName == nil || replace || renamed
+	if creating {
 		// A kubeconfig that does not load, or a cluster that does not answer, warns once here (a static
 		// pool has no such check: its capacity check reads the ledger); the checks after it would meet
 		// the same failure.
 		if _, p, err := r.client.Resolve(resolved, provisioner.ResourceTypeRuntime); err == nil &&
 			checkCreateAtPlan(ctx, &r.client.capacity, p, resolved, provisioner.ResourceTypeRuntime, runtimeKind, &resp.Diagnostics) &&
 			!plan.Slots.IsUnknown() && !plan.Slots.IsNull() {
-			// A named runtime that is allocated already is adopted: it needs no room.
+			// A named runtime that is allocated already is adopted: it needs no room. A runtime renamed
+			// on its provisioner frees its own slots first (unless create_before_destroy), so the pool's
+			// room as it is now is no measure of it.
 			named := !plan.Name.IsNull() && !plan.Name.IsUnknown()
-			if !named || !warnIfAdopting(ctx, &r.client.capacity, &r.client.named, p, resolved, plan.Name.ValueString(), &resp.Diagnostics) {
+			adopting := named && warnIfAdopting(ctx, &r.client.capacity, &r.client.named, p, resolved, plan.Name.ValueString(), &resp.Diagnostics)
+			if !adopting && (!renamed || replace) {
 				warnIfNoRoom(ctx, &r.client.capacity, p, resolved, slotsOf(plan.Slots), &resp.Diagnostics)
 			}
 		}
 	}
-	// A new name (or one not known yet) replaces the runtime (RequiresReplace on name, which this
-	// method is not told of): its new instance is placed anew, so its old host's room is no matter.
-	renamed := !plan.Name.Equal(stateRuntimeName)
 	if stateName != nil && !replace && !renamed && !plan.Slots.IsUnknown() && !plan.Slots.IsNull() && slotsOf(plan.Slots) > slotsOf(stateSlots) {
 		if _, p, err := r.client.Resolve(resolved, provisioner.ResourceTypeRuntime); err == nil {
 			warnIfNoRoomToGrow(ctx, &r.client.capacity, p, resolved, stateHost.ValueString(), slotsOf(stateSlots), slotsOf(plan.Slots), &resp.Diagnostics)
@@ -142,24 +148,24 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		}
 	}
 	resp.Diagnostics.Append(runtimeCodec.set(ctx, &resp.Plan.Raw, &plan)...)
-	// A replacement is planned again as a create (with no prior state), which checks it then.
-	if !resp.Diagnostics.HasError() && (stateName == nil || !replace && !renamed) {
-		r.checkProvisionAtPlan(ctx, resolved, &plan, req, resp)
+	if !resp.Diagnostics.HasError() {
+		r.checkProvisionAtPlan(ctx, resolved, &plan, creating, req, resp)
 	}
 }
 
 // checkProvisionAtPlan asks a provisioner.ProvisionChecker whether the Provision that this plan leads
-// to (a create, or an update: a plan that differs from the state) would fail on the runtime's own
-// data, once all of it is known: an error fails the plan, as it would fail the apply before its
-// first write; the warnings it would report are the plan's too. Like the other plan-time checks it
-// is off in an apply walk, whose plans the plan walk checked.
-func (r *RuntimeResource) checkProvisionAtPlan(ctx context.Context, name string, plan *runtimeModel, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+// to would fail on the runtime's own data, once all of it is known: a create (creating: also a
+// replacement, which creates the runtime anew), or an update (a plan that differs from the state). An
+// error fails the plan, as it would fail the apply before its first write; the warnings it would
+// report are the plan's. Like the other plan-time checks it is off once the command has applied a
+// change (an apply walk, whose plans the plan walk checked).
+func (r *RuntimeResource) checkProvisionAtPlan(ctx context.Context, name string, plan *runtimeModel, creating bool, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	_, p, err := r.client.Resolve(name, provisioner.ResourceTypeRuntime)
 	if err != nil || r.client.capacity.inApply.Load() {
 		return
 	}
 	pc, ok := p.(provisioner.ProvisionChecker)
-	if !ok || !runtimeDataKnown(plan) || resp.Plan.Raw.Equal(req.State.Raw) {
+	if !ok || !runtimeDataKnown(plan) || !creating && resp.Plan.Raw.Equal(req.State.Raw) {
 		return
 	}
 	opts, diags := r.options(ctx, plan)
@@ -167,27 +173,26 @@ func (r *RuntimeResource) checkProvisionAtPlan(ctx context.Context, name string,
 		return
 	}
 	pr := &provisioner.Resource{Type: provisioner.ResourceTypeRuntime}
-	if !plan.ID.IsUnknown() {
-		pr.ID = plan.ID.ValueString()
-	}
-	if !req.State.Raw.IsNull() {
+	what := "the new runtime"
+	switch {
+	case !creating:
 		state, diags := loadProvisionerState(ctx, req.Private)
 		if diags.HasError() {
 			return // Read reported it
 		}
-		pr.State = state
-	}
-	what := "the new runtime"
-	if pr.ID != "" {
+		pr.ID, pr.State = plan.ID.ValueString(), state
 		what = "runtime " + pr.ID
+	case !plan.Name.IsNull():
+		pr.ID = provisioner.NamedResourceID(name, plan.Name.ValueString())
+		what = fmt.Sprintf("the new runtime named %q", plan.Name.ValueString())
 	}
 	warnings, err := pc.CheckProvision(pr, opts)
 	if err != nil {
 		tflog.Warn(ctx, "the runtime's plan-time provision check failed", map[string]any{"provisioner": name, "error": err.Error()})
 		resp.Diagnostics.AddError("Runtime cannot be provisioned with these arguments",
-			fmt.Sprintf("Provisioner %q, %s: %v\n\nThe apply would fail with this error before it changed anything; the plan stops here. "+
-				"Change the runtime's arguments (name, annotations, slots, environment, version, override_disk_gb, hibernated) or the "+
-				"provisioner's templates.", name, what, err))
+			fmt.Sprintf("Provisioner %q, %s: %v\n\nProvisioning it would fail with this error before it changed anything, so nothing is "+
+				"applied to it. Change the runtime's arguments (name, annotations, slots, environment, version, override_disk_gb, "+
+				"hibernated) or the provisioner's templates.", name, what, err))
 		return
 	}
 	addProvisionerWarnings(&resp.Diagnostics, name, what, warnings)
