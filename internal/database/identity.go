@@ -45,11 +45,21 @@ var LockWait = 15 * time.Second
 type LockedError struct {
 	Location string        // the ledger, redacted
 	Waited   time.Duration // how long the operation waited
+	Lock     string        // what it waited for; "" for the ledger's write lock
 	Cause    error         // the last error from the store, or the context's
 }
 
+// pgOtherLock is what a PostgreSQL statement waited for that the session's lock_timeout ended: not
+// the ledger's write lock (the advisory lock of an allocation or a migration) but a lock on the rows
+// or tables it reads or writes.
+const pgOtherLock = "a row or table lock that another session holds"
+
 func (e *LockedError) Error() string {
-	return fmt.Sprintf("ledger %s is %v: waited %s for its write lock (%v)", e.Location, ErrLocked, e.Waited.Round(100*time.Millisecond), e.Cause)
+	lock := e.Lock
+	if lock == "" {
+		lock = "its write lock"
+	}
+	return fmt.Sprintf("ledger %s is %v: waited %s for %s (%v)", e.Location, ErrLocked, e.Waited.Round(100*time.Millisecond), lock, e.Cause)
 }
 
 // Unwrap returns ErrLocked and the cause.

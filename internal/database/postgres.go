@@ -91,6 +91,13 @@ func openPostgres(ctx context.Context, dsn string, logger *zap.Logger, readOnly 
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = PostgresDefaultConnectTimeout
 	}
+	// Every statement waits LockWait at most for a lock that another session holds (a stuck apply's
+	// rows, a table a migration or a psql session locked), as an allocation waits for the ledger's
+	// write lock: without it, a plan's reads and a destroy's delete queued behind one for the whole
+	// operation's timeout (5 and 10 minutes). A DSN that sets lock_timeout keeps its own.
+	if _, ok := cfg.ConnConfig.RuntimeParams["lock_timeout"]; !ok {
+		cfg.ConnConfig.RuntimeParams["lock_timeout"] = strconv.FormatInt(LockWait.Milliseconds(), 10)
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres ledger %s: %w", name, err)
@@ -118,7 +125,7 @@ func openPostgres(ctx context.Context, dsn string, logger *zap.Logger, readOnly 
 			p.logger.Debug("database has no ledger schema yet; reading it as empty")
 			return &absentDB{driver: DriverPostgres, location: name}, nil
 		}
-	} else if err := p.migrate(ctx); err != nil {
+	} else if err := p.migrate(ctx, start); err != nil {
 		pool.Close()
 		return nil, p.wrap(ctx, start, "migrate", err)
 	}
@@ -152,11 +159,15 @@ func (p *postgresDB) Identity(ctx context.Context) (Identity, error) {
 	})
 }
 
-// lockLedger takes a transaction-scoped advisory lock, waiting at most LockWait (lock_timeout) and
-// as long as ctx allows; giving up is a *LockedError.
-func (p *postgresDB) lockLedger(ctx context.Context, tx pgx.Tx, key int64) error {
-	start := time.Now()
-	_, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL lock_timeout = %d`, LockWait.Milliseconds()))
+// lockLedger takes a transaction-scoped advisory lock, waiting at most what is left of LockWait since
+// the operation's start (lock_timeout) and as long as ctx allows; giving up is a *LockedError saying
+// how long the operation waited in all. An operation that waited for a connection of the pool, all of
+// them busy waiting for the same lock, has spent its wait there: it tries the lock once, and fails at
+// once if it is still held, so that N operations queued behind a stuck writer end after about
+// LockWait, not LockWait per pool-sized wave.
+func (p *postgresDB) lockLedger(ctx context.Context, tx pgx.Tx, key int64, start time.Time) error {
+	wait := max(LockWait-time.Since(start), time.Millisecond) // 0 would mean no timeout at all
+	_, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL lock_timeout = %d`, wait.Milliseconds()))
 	if err == nil {
 		_, err = tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, key)
 	}
@@ -189,10 +200,11 @@ func (p *postgresDB) wrap(ctx context.Context, start time.Time, op string, err e
 	case err == nil:
 		return nil
 	case isLockTimeout(err) && !errors.As(err, &locked):
-		// lockLedger's lock_timeout holds for the rest of its transaction: a statement after the
-		// advisory lock (an allocation's reads and write, a migration's DDL) that waited LockWait for a
-		// table or row lock another session holds gave up on a stuck writer as well.
-		return p.named(op, &LockedError{Location: p.name, Waited: time.Since(start), Cause: err})
+		// The session's lock_timeout (openPostgres), or lockLedger's for the rest of its transaction: a
+		// statement (a read, a delete; an allocation's reads and write after the advisory lock, a
+		// migration's DDL) that waited LockWait for a table or row lock another session holds gave up
+		// on a stuck writer as well.
+		return p.named(op, &LockedError{Location: p.name, Waited: time.Since(start), Lock: pgOtherLock, Cause: err})
 	case ctx.Err() != nil && !errors.As(err, &locked):
 		return newWaitError(ctx, start, p.name, op, "", "", err)
 	}
@@ -211,7 +223,7 @@ func (p *postgresDB) named(op string, err error) error {
 	return fmt.Errorf("postgres ledger %s: %s: %w", p.name, op, err)
 }
 
-func (p *postgresDB) migrate(ctx context.Context) error {
+func (p *postgresDB) migrate(ctx context.Context, start time.Time) error {
 	all, err := loadMigrations(DriverPostgres)
 	if err != nil {
 		return err
@@ -236,7 +248,7 @@ func (p *postgresDB) migrate(ctx context.Context) error {
 	defer pgRollback(ctx, tx)
 	// Taken before anything else, so that even the CREATE TABLE IF NOT EXISTS below (which is not safe
 	// against a concurrent identical CREATE) runs in one process at a time.
-	if err := p.lockLedger(ctx, tx, pgMigrateLockKey); err != nil {
+	if err := p.lockLedger(ctx, tx, pgMigrateLockKey, start); err != nil {
 		return err
 	}
 	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -383,7 +395,7 @@ func (p *postgresDB) Allocate(ctx context.Context, resourceID string, place Plac
 		return nil, p.named("allocate "+strconv.Quote(resourceID), ErrReadOnly)
 	}
 	start := time.Now()
-	stored, placeErr, err := p.allocate(ctx, resourceID, place)
+	stored, placeErr, err := p.allocate(ctx, resourceID, place, start)
 	if placeErr != nil {
 		return nil, placeErr
 	}
@@ -395,14 +407,14 @@ func (p *postgresDB) Allocate(ctx context.Context, resourceID string, place Plac
 
 // allocate runs the Allocate transaction. It returns the error of place separately, so that it
 // reaches the caller unwrapped.
-func (p *postgresDB) allocate(ctx context.Context, resourceID string, place PlaceFunc) (*Allocation, error, error) {
+func (p *postgresDB) allocate(ctx context.Context, resourceID string, place PlaceFunc, start time.Time) (*Allocation, error, error) {
 	tx, err := p.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	if err != nil {
 		return nil, nil, err
 	}
 	defer pgRollback(ctx, tx)
 
-	if err := p.lockLedger(ctx, tx, pgAllocateLockKey); err != nil {
+	if err := p.lockLedger(ctx, tx, pgAllocateLockKey, start); err != nil {
 		return nil, nil, err
 	}
 	// The newest queries: only a handle from Open writes, and Open migrated the store.

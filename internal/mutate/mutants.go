@@ -270,9 +270,23 @@ var Mutants = []Mutant{
 	{
 		Name: "postgres-lock-wait-unbounded", Breaks: "a write waits for a stuck ledger lock at most LockWait, and says so",
 		File:    "internal/database/postgres.go",
-		Search:  "fmt.Sprintf(`SET LOCAL lock_timeout = %d`, LockWait.Milliseconds())",
-		Replace: "fmt.Sprintf(`SET LOCAL lock_timeout = %d`, 0*LockWait.Milliseconds())",
+		Search:  "fmt.Sprintf(`SET LOCAL lock_timeout = %d`, wait.Milliseconds())",
+		Replace: "fmt.Sprintf(`SET LOCAL lock_timeout = %d`, 0*wait.Milliseconds())",
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestAllocateGivesUpOnAStuckWriterAndSaysSo"}}},
+	},
+	{
+		Name: "postgres-session-lock-wait-unbounded", Breaks: "a plan's reads and a destroy's delete wait for a stuck session's lock at most LockWait",
+		File:    "internal/database/postgres.go",
+		Search:  "\t\tcfg.ConnConfig.RuntimeParams[\"lock_timeout\"] = strconv.FormatInt(LockWait.Milliseconds(), 10)\n",
+		Replace: "",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestPostgresReadsAndDeletesGiveUpOnAStuckSessionsLockAfterLockWait"}}},
+	},
+	{
+		Name: "postgres-queued-allocations-wait-each", Breaks: "allocations queued behind a stuck writer share one LockWait",
+		File:    "internal/database/postgres.go",
+		Search:  "\twait := max(LockWait-time.Since(start), time.Millisecond) // 0 would mean no timeout at all\n",
+		Replace: "\twait := LockWait\n",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestPostgresAllocationsQueuedBehindAStuckWriterShareOneWait"}}},
 	},
 	{
 		Name: "sqlite-lock-wait-unbounded", Breaks: "a write waits for a stuck ledger lock at most LockWait, and says so",
