@@ -47,14 +47,20 @@ func TestPostgresLeastPrivilege(t *testing.T) {
 	}
 }
 
-// A ledger call queued behind a lock that another session holds (another terraform apply on another
-// runner, stuck in its transaction) ends at its context's deadline, on the read-only handle a plan
-// uses and on the write handle alike, with an error that says it waited for the ledger, how long, and
-// why it stopped; and the server stops waiting with it: no statement of ours stays queued for the lock.
-func TestPostgresLockedLedgerEndsAtTheDeadline(t *testing.T) {
-	dsn := pgtest.Shared(t)
-	ctx := testContext(t)
-	writer := mustOpen(t, dsn)
+// ledgerCall is a ledger operation of a test, by the name its errors give it.
+type ledgerCall struct {
+	op   string
+	call func(ctx context.Context) error
+}
+
+// lockedLedgerCalls opens a ledger holding one allocation, r1, whose tables another session then
+// locks until the test ends (a stuck transaction on another runner). It returns the write handle and
+// the calls a plan and a destroy make, through a read-only handle and the write handle.
+func lockedLedgerCalls(t *testing.T) (dsn string, ctx context.Context, writer DB, calls []ledgerCall) {
+	t.Helper()
+	dsn = pgtest.Shared(t)
+	ctx = testContext(t)
+	writer = mustOpen(t, dsn)
 	if _, err := writer.Allocate(ctx, "r1", fixed("h1", 1)); err != nil {
 		t.Fatal(err)
 	}
@@ -64,17 +70,21 @@ func TestPostgresLockedLedgerEndsAtTheDeadline(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = reader.Close() })
 	pgtest.LockTables(t, dsn, "allocations", "host_usage")
-
-	calls := []struct {
-		op   string
-		call func(ctx context.Context) error
-	}{
+	return dsn, ctx, writer, []ledgerCall{
 		{"list allocations", func(ctx context.Context) error { _, err := reader.ListAllocations(ctx); return err }},
 		{"used slots", func(ctx context.Context) error { _, err := reader.UsedSlotsByHost(ctx); return err }},
 		{`find allocation "r1"`, func(ctx context.Context) error { _, err := writer.FindAllocation(ctx, "r1"); return err }},
 		{`delete allocation "r1"`, func(ctx context.Context) error { _, err := writer.DeleteAllocation(ctx, "r1"); return err }},
-		{`allocate "r2"`, func(ctx context.Context) error { _, err := writer.Allocate(ctx, "r2", fixed("h1", 1)); return err }},
 	}
+}
+
+// A ledger call queued behind a lock that another session holds (another terraform apply on another
+// runner, stuck in its transaction) ends at its context's deadline, on the read-only handle a plan
+// uses and on the write handle alike, with an error that says it waited for the ledger, how long, and
+// why it stopped; and the server stops waiting with it: no statement of ours stays queued for the lock.
+func TestPostgresLockedLedgerEndsAtTheDeadline(t *testing.T) {
+	dsn, ctx, writer, calls := lockedLedgerCalls(t)
+	calls = append(calls, ledgerCall{`allocate "r2"`, func(ctx context.Context) error { _, err := writer.Allocate(ctx, "r2", fixed("h1", 1)); return err }})
 	for _, c := range calls {
 		t.Run(c.op, func(t *testing.T) {
 			opCtx, cancel := context.WithTimeout(ctx, time.Second)
@@ -124,29 +134,8 @@ func TestPostgresLockedLedgerEndsAtTheDeadline(t *testing.T) {
 // they waited for the operation's timeout (5 minutes for a read, 10 for a delete): a plan of 15
 // runtimes took 600 s to fail.
 func TestPostgresReadsAndDeletesGiveUpOnAStuckSessionsLockAfterLockWait(t *testing.T) {
-	dsn := pgtest.Shared(t)
-	ctx := testContext(t)
 	setLockWait(t, time.Second) // before the handles open: their sessions take it then
-	writer := mustOpen(t, dsn)
-	if _, err := writer.Allocate(ctx, "r1", fixed("h1", 1)); err != nil {
-		t.Fatal(err)
-	}
-	reader, err := OpenReadOnly(ctx, dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = reader.Close() })
-	pgtest.LockTables(t, dsn, "allocations", "host_usage")
-
-	calls := []struct {
-		op   string
-		call func(ctx context.Context) error
-	}{
-		{"list allocations", func(ctx context.Context) error { _, err := reader.ListAllocations(ctx); return err }},
-		{"used slots", func(ctx context.Context) error { _, err := reader.UsedSlotsByHost(ctx); return err }},
-		{`find allocation "r1"`, func(ctx context.Context) error { _, err := writer.FindAllocation(ctx, "r1"); return err }},
-		{`delete allocation "r1"`, func(ctx context.Context) error { _, err := writer.DeleteAllocation(ctx, "r1"); return err }},
-	}
+	dsn, ctx, _, calls := lockedLedgerCalls(t)
 	for _, c := range calls {
 		t.Run(c.op, func(t *testing.T) {
 			err := c.call(ctx) // the test's context: a minute
