@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/gctune"
@@ -65,6 +67,10 @@ func exitWhenTerraformIsGone() {
 		return // not started by Terraform as a plugin
 	}
 	lifeline.Watch(time.Second, func() {
+		// Our stdout and stderr are pipes to the dead Terraform: Go kills a process writing to fd 1 or
+		// 2 after its reader is gone with SIGPIPE, unless the signal is ignored. Without this, the log
+		// line below ended the process before the ledgers were closed.
+		signal.Ignore(syscall.SIGPIPE)
 		log.Print("[ERROR] the Terraform process that started this provider is gone; exiting")
 		closed := make(chan struct{})
 		go func() {

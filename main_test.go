@@ -23,6 +23,7 @@ const (
 var buildDir string
 
 func TestMain(m *testing.M) {
+	runExitTestRole()
 	dir, err := os.MkdirTemp("", "terraform-provider-rill-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

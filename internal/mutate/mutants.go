@@ -868,6 +868,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/clickhouse", Tests: []string{"TestRedactRemovesTheLongerOfTwoOverlappingSecrets"}}},
 	},
 	{
+		Name: "orphan-killed-by-sigpipe", Breaks: "a provider whose terraform is gone closes its ledgers and exits",
+		File:    "main.go",
+		Search:  "\t\tsignal.Ignore(syscall.SIGPIPE)\n",
+		Replace: "\t\t_ = signal.Ignore\n\t\t_ = syscall.SIGPIPE\n",
+		Checks:  []Check{{Package: ".", Tests: []string{"TestAProviderWhoseTerraformIsGoneClosesAndExits"}}},
+	},
+	{
 		Name: "file-not-named-by-base-name", Breaks: "a template calls another file by its base name, as in Rill",
 		File:    "internal/kubernetes/render.go",
 		Search:  "\t\t\t_, _ = root.AddParseTree(base, named[0].tmpl.Tree)",
