@@ -39,7 +39,11 @@ func runExitTestRole() {
 		out, err := cmd.Output()
 		pid, perr := strconv.Atoi(strings.TrimSpace(string(out)))
 		if err != nil || perr != nil {
-			fmt.Println("error: the terraform role:", err, perr, string(out))
+			var stderr []byte
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = ee.Stderr
+			}
+			fmt.Printf("error: the terraform role: %v %v %q; its stderr: %s\n", err, perr, out, stderr)
 			os.Exit(2)
 		}
 		var status syscall.WaitStatus
@@ -91,8 +95,15 @@ func runExitTestRole() {
 // handler's first log line killed it with SIGPIPE, so the ledgers were never closed, and a PostgreSQL
 // ledger's sessions were left to the server to notice (found with strace by a walkthrough).
 func TestAProviderWhoseTerraformIsGoneClosesAndExits(t *testing.T) {
+	// The provider's Unix socket: a path must fit in 108 bytes, which t.TempDir's (or a long TMPDIR)
+	// may not.
+	sockets, err := os.MkdirTemp("/tmp", "rx") //nolint:usetesting // t.TempDir's path is too long for a socket (above)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(sockets) })
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), exitTestRole+"=reaper", "RILL_EXIT_TEST_PROVIDER="+providerBinary(t), "TMPDIR="+t.TempDir())
+	cmd.Env = append(os.Environ(), exitTestRole+"=reaper", "RILL_EXIT_TEST_PROVIDER="+providerBinary(t), "PLUGIN_UNIX_SOCKET_DIR="+sockets)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("reaper: %v\n%s", err, out)

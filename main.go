@@ -66,11 +66,12 @@ func exitWhenTerraformIsGone() {
 	if os.Getenv("TF_PLUGIN_MAGIC_COOKIE") == "" || !lifeline.Supported() {
 		return // not started by Terraform as a plugin
 	}
+	// Our stdout and stderr are pipes to Terraform: once it is gone, Go kills a process that writes to
+	// fd 1 or 2 with SIGPIPE, unless the signal is ignored. Without this, the log line below (or any
+	// line before the watch noticed) ended the process before the ledgers were closed; ignored, such a
+	// write fails, and the watch ends the process as below.
+	signal.Ignore(syscall.SIGPIPE)
 	lifeline.Watch(time.Second, func() {
-		// Our stdout and stderr are pipes to the dead Terraform: Go kills a process writing to fd 1 or
-		// 2 after its reader is gone with SIGPIPE, unless the signal is ignored. Without this, the log
-		// line below ended the process before the ledgers were closed.
-		signal.Ignore(syscall.SIGPIPE)
 		log.Print("[ERROR] the Terraform process that started this provider is gone; exiting")
 		closed := make(chan struct{})
 		go func() {

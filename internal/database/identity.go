@@ -49,7 +49,7 @@ type LockedError struct {
 	Cause    error         // the last error from the store, or the context's
 }
 
-// pgOtherLock is what a PostgreSQL statement waited for that the session's lock_timeout ended: not
+// pgOtherLock is what a PostgreSQL statement waited for that its transaction's lock_timeout ended: not
 // the ledger's write lock (the advisory lock of an allocation or a migration) but a lock on the rows
 // or tables it reads or writes.
 const pgOtherLock = "a row or table lock that another session holds"

@@ -91,13 +91,6 @@ func openPostgres(ctx context.Context, dsn string, logger *zap.Logger, readOnly 
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = PostgresDefaultConnectTimeout
 	}
-	// Every statement waits LockWait at most for a lock that another session holds (a stuck apply's
-	// rows, a table a migration or a psql session locked), as an allocation waits for the ledger's
-	// write lock: without it, a plan's reads and a destroy's delete queued behind one for the whole
-	// operation's timeout (5 and 10 minutes). A DSN that sets lock_timeout keeps its own.
-	if _, ok := cfg.ConnConfig.RuntimeParams["lock_timeout"]; !ok {
-		cfg.ConnConfig.RuntimeParams["lock_timeout"] = strconv.FormatInt(LockWait.Milliseconds(), 10)
-	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres ledger %s: %w", name, err)
@@ -166,8 +159,7 @@ func (p *postgresDB) Identity(ctx context.Context) (Identity, error) {
 // once if it is still held, so that N operations queued behind a stuck writer end after about
 // LockWait, not LockWait per pool-sized wave.
 func (p *postgresDB) lockLedger(ctx context.Context, tx pgx.Tx, key int64, start time.Time) error {
-	wait := max(LockWait-time.Since(start), time.Millisecond) // 0 would mean no timeout at all
-	_, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL lock_timeout = %d`, wait.Milliseconds()))
+	_, err := tx.Exec(ctx, setLockTimeout(start))
 	if err == nil {
 		_, err = tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, key)
 	}
@@ -178,6 +170,34 @@ func (p *postgresDB) lockLedger(ctx context.Context, tx pgx.Tx, key int64, start
 		return &LockedError{Location: p.name, Waited: time.Since(start), Cause: withContextErr(ctx, err)}
 	}
 	return err
+}
+
+// setLockTimeout is the statement that bounds, for the rest of its transaction, how long each
+// statement waits for a lock another session holds: what is left of LockWait since start, the
+// operation's beginning (1 ms at least: 0 would mean no bound at all).
+func setLockTimeout(start time.Time) string {
+	return fmt.Sprintf(`SET LOCAL lock_timeout = %d`, max(LockWait-time.Since(start), time.Millisecond).Milliseconds())
+}
+
+// lockBounded runs f, the statements of an operation begun at start (a plan's read, a destroy's
+// delete), in a transaction that setLockTimeout bounds: one queued behind a lock a stuck session holds
+// (its rows, or a table a migration or a psql session locked) gives up when the operation has waited
+// LockWait, as an allocation does for the ledger's write lock; before, they waited for the
+// operation's timeout (5 and 10 minutes). BEGIN and SET LOCAL go in one round trip, before anything
+// that may wait (pgx prepares a new statement before it runs it, and the prepare waits for the table
+// lock too). A transaction, not a session setting or a lock_timeout startup parameter: behind a
+// transaction-pooling PgBouncer a session's SET reaches other clients' transactions, and PgBouncer
+// refuses startup parameters it does not know.
+func (p *postgresDB) lockBounded(ctx context.Context, start time.Time, f func(tx pgx.Tx) error) error {
+	tx, err := p.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN; " + setLockTimeout(start)})
+	if err != nil {
+		return err
+	}
+	defer pgRollback(ctx, tx)
+	if err := f(tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
 }
 
 func (p *postgresDB) Driver() string { return DriverPostgres }
@@ -200,7 +220,7 @@ func (p *postgresDB) wrap(ctx context.Context, start time.Time, op string, err e
 	case err == nil:
 		return nil
 	case isLockTimeout(err) && !errors.As(err, &locked):
-		// The session's lock_timeout (openPostgres), or lockLedger's for the rest of its transaction: a
+		// The lock_timeout of the statement's transaction (setLockTimeout, by lockBounded or lockLedger): a
 		// statement (a read, a delete; an allocation's reads and write after the advisory lock, a
 		// migration's DDL) that waited LockWait for a table or row lock another session holds gave up
 		// on a stuck writer as well.
@@ -447,7 +467,11 @@ func (p *postgresDB) allocate(ctx context.Context, resourceID string, place Plac
 
 func (p *postgresDB) FindAllocation(ctx context.Context, resourceID string) (*Allocation, error) {
 	start := time.Now()
-	a, err := pgFind(ctx, p.pool, p.reads.find, resourceID)
+	var a *Allocation
+	err := p.lockBounded(ctx, start, func(tx pgx.Tx) (err error) {
+		a, err = pgFind(ctx, tx, p.reads.find, resourceID)
+		return err
+	})
 	if err != nil {
 		return nil, p.wrap(ctx, start, "find allocation "+strconv.Quote(resourceID), err)
 	}
@@ -456,20 +480,23 @@ func (p *postgresDB) FindAllocation(ctx context.Context, resourceID string) (*Al
 
 func (p *postgresDB) ListAllocations(ctx context.Context) ([]*Allocation, error) {
 	start := time.Now()
-	rows, err := p.pool.Query(ctx, p.reads.list)
-	if err != nil {
-		return nil, p.wrap(ctx, start, "list allocations", err)
-	}
-	defer rows.Close()
 	var list []*Allocation
-	for rows.Next() {
-		a, err := scanPGAllocation(rows)
+	err := p.lockBounded(ctx, start, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, p.reads.list)
 		if err != nil {
-			return nil, p.wrap(ctx, start, "list allocations", err)
+			return err
 		}
-		list = append(list, a)
-	}
-	if err := rows.Err(); err != nil {
+		defer rows.Close()
+		for rows.Next() {
+			a, err := scanPGAllocation(rows)
+			if err != nil {
+				return err
+			}
+			list = append(list, a)
+		}
+		return rows.Err()
+	})
+	if err != nil {
 		return nil, p.wrap(ctx, start, "list allocations", err)
 	}
 	return list, nil
@@ -477,7 +504,11 @@ func (p *postgresDB) ListAllocations(ctx context.Context) ([]*Allocation, error)
 
 func (p *postgresDB) UsedSlotsByHost(ctx context.Context) (map[string]int, error) {
 	start := time.Now()
-	used, err := pgUsed(ctx, p.pool, p.reads.used)
+	var used map[string]int
+	err := p.lockBounded(ctx, start, func(tx pgx.Tx) (err error) {
+		used, err = pgUsed(ctx, tx, p.reads.used)
+		return err
+	})
 	if err != nil {
 		return nil, p.wrap(ctx, start, "used slots", err)
 	}
@@ -489,9 +520,14 @@ func (p *postgresDB) DeleteAllocation(ctx context.Context, resourceID string) (b
 		return false, p.named("delete allocation "+strconv.Quote(resourceID), ErrReadOnly)
 	}
 	start := time.Now()
-	tag, err := p.pool.Exec(ctx, pgDeleteQuery, resourceID)
+	var deleted bool
+	err := p.lockBounded(ctx, start, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, pgDeleteQuery, resourceID)
+		deleted = tag.RowsAffected() > 0
+		return err
+	})
 	if err != nil {
 		return false, p.wrap(ctx, start, "delete allocation "+strconv.Quote(resourceID), err)
 	}
-	return tag.RowsAffected() > 0, nil
+	return deleted, nil
 }

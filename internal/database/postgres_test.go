@@ -189,3 +189,23 @@ func TestPostgresAllocationsQueuedBehindAStuckWriterShareOneWait(t *testing.T) {
 		t.Errorf("the last of %d queued allocations returned after %s; want about LockWait (%s), not a LockWait per wave", n, longest, LockWait)
 	}
 }
+
+// The provider's sessions keep the server's (or the role's, or the DSN's) lock_timeout: LockWait is
+// set per transaction (SET LOCAL), never for the session nor as a startup parameter, which PgBouncer
+// refuses ("unsupported startup parameter: lock_timeout", in every pool mode) and which, as a
+// session setting behind a transaction-pooling PgBouncer, would reach other clients' transactions.
+// 47c0026 sent it at startup, found by a review that put PgBouncer 1.18 in front of the ledger.
+func TestPostgresSessionsKeepTheServersLockTimeout(t *testing.T) {
+	dsn := pgtest.Shared(t)
+	ctx := testContext(t)
+	for d, want := range map[string]string{dsn: "0", dsn + "&options=-c%20lock_timeout%3D7s": "7s"} {
+		db := mustOpen(t, d).(*postgresDB)
+		if _, err := db.ListAllocations(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		if err := db.pool.QueryRow(ctx, `SHOW lock_timeout`).Scan(&got); err != nil || got != want {
+			t.Errorf("%s: a session of the pool has lock_timeout %q (%v), want %q", Redact(d), got, err, want)
+		}
+	}
+}

@@ -270,22 +270,22 @@ var Mutants = []Mutant{
 	{
 		Name: "postgres-lock-wait-unbounded", Breaks: "a write waits for a stuck ledger lock at most LockWait, and says so",
 		File:    "internal/database/postgres.go",
-		Search:  "fmt.Sprintf(`SET LOCAL lock_timeout = %d`, wait.Milliseconds())",
-		Replace: "fmt.Sprintf(`SET LOCAL lock_timeout = %d`, 0*wait.Milliseconds())",
+		Search:  "\t_, err := tx.Exec(ctx, setLockTimeout(start))\n",
+		Replace: "\t_, err := tx.Exec(ctx, \"SET LOCAL lock_timeout = 0\")\n",
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestAllocateGivesUpOnAStuckWriterAndSaysSo"}}},
 	},
 	{
-		Name: "postgres-session-lock-wait-unbounded", Breaks: "a plan's reads and a destroy's delete wait for a stuck session's lock at most LockWait",
+		Name: "postgres-read-lock-wait-unbounded", Breaks: "a plan's reads and a destroy's delete wait for a stuck session's lock at most LockWait",
 		File:    "internal/database/postgres.go",
-		Search:  "\t\tcfg.ConnConfig.RuntimeParams[\"lock_timeout\"] = strconv.FormatInt(LockWait.Milliseconds(), 10)\n",
-		Replace: "",
+		Search:  "pgx.TxOptions{BeginQuery: \"BEGIN; \" + setLockTimeout(start)}",
+		Replace: "pgx.TxOptions{}",
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestPostgresReadsAndDeletesGiveUpOnAStuckSessionsLockAfterLockWait"}}},
 	},
 	{
 		Name: "postgres-queued-allocations-wait-each", Breaks: "allocations queued behind a stuck writer share one LockWait",
 		File:    "internal/database/postgres.go",
-		Search:  "\twait := max(LockWait-time.Since(start), time.Millisecond) // 0 would mean no timeout at all\n",
-		Replace: "\twait := LockWait\n",
+		Search:  "max(LockWait-time.Since(start), time.Millisecond)",
+		Replace: "max(LockWait, time.Millisecond)",
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestPostgresAllocationsQueuedBehindAStuckWriterShareOneWait"}}},
 	},
 	{
@@ -870,8 +870,8 @@ var Mutants = []Mutant{
 	{
 		Name: "orphan-killed-by-sigpipe", Breaks: "a provider whose terraform is gone closes its ledgers and exits",
 		File:    "main.go",
-		Search:  "\t\tsignal.Ignore(syscall.SIGPIPE)\n",
-		Replace: "\t\t_ = signal.Ignore\n\t\t_ = syscall.SIGPIPE\n",
+		Search:  "\tsignal.Ignore(syscall.SIGPIPE)\n",
+		Replace: "\t_ = signal.Ignore\n\t_ = syscall.SIGPIPE\n",
 		Checks:  []Check{{Package: ".", Tests: []string{"TestAProviderWhoseTerraformIsGoneClosesAndExits"}}},
 	},
 	{
