@@ -189,7 +189,14 @@ func setLockTimeout(start time.Time) string {
 // transaction-pooling PgBouncer a session's SET reaches other clients' transactions, and PgBouncer
 // refuses startup parameters it does not know.
 func (p *postgresDB) lockBounded(ctx context.Context, start time.Time, f func(tx pgx.Tx) error) error {
-	tx, err := p.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN; " + setLockTimeout(start)})
+	// The connection first: the bound is what is left after the wait for one (the other connections
+	// may all be waiting for the same stuck lock), so the reads of one wave end together.
+	conn, err := p.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN; " + setLockTimeout(start)})
 	if err != nil {
 		return err
 	}

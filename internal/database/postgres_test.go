@@ -152,14 +152,30 @@ func TestPostgresReadsAndDeletesGiveUpOnAStuckSessionsLockAfterLockWait(t *testi
 	}
 }
 
-// Allocations queued behind a stuck writer share one wait: an allocation that waited for a connection
-// of the provider's pool (the others busy waiting for the same lock) waits for the lock only what is
-// left of LockWait, and its error says how long it waited in all. Before, each waited LockWait more
-// once it had a connection, and said so: 10 creates behind a stuck lock took 45 s (three waves of
-// four connections), each saying "waited 15s".
-func TestPostgresAllocationsQueuedBehindAStuckWriterShareOneWait(t *testing.T) {
-	dsn := pgtest.Shared(t)
-	ctx, db := stuckLedger(t, dsn, 2*time.Second)
+// Operations queued behind a stuck lock share one wait: one that waited for a connection of the
+// provider's pool (the others busy waiting for the same lock) waits for the lock only what is left of
+// LockWait, and its error says how long it waited in all. Before, each waited LockWait more once it
+// had a connection, and said so: 10 creates behind a stuck writer's advisory lock took 45 s (three
+// waves of four connections), each saying "waited 15s"; reads behind a table lock did the same.
+func TestPostgresOperationsQueuedBehindAStuckLockShareOneWait(t *testing.T) {
+	t.Run("allocations behind the write lock", func(t *testing.T) {
+		ctx, db := stuckLedger(t, pgtest.Shared(t), 2*time.Second)
+		checkQueuedShareOneWait(t, db, func(i int) error {
+			_, err := db.Allocate(ctx, fmt.Sprintf("q%d", i), fixed("h1", 1))
+			return err
+		})
+	})
+	t.Run("reads behind a table lock", func(t *testing.T) {
+		setLockWait(t, 2*time.Second)
+		_, ctx, db, _ := lockedLedgerCalls(t)
+		checkQueuedShareOneWait(t, db, func(int) error { _, err := db.FindAllocation(ctx, "r1"); return err })
+	})
+}
+
+// checkQueuedShareOneWait runs four times as many calls at once as db's pool has connections, and
+// wants each to fail with a LockedError saying how long it took, the last after about LockWait.
+func checkQueuedShareOneWait(t *testing.T, db DB, call func(i int) error) {
+	t.Helper()
 	n := 4 * int(db.(*postgresDB).pool.Config().MaxConns) // four waves before
 	type result struct {
 		took time.Duration
@@ -169,7 +185,7 @@ func TestPostgresAllocationsQueuedBehindAStuckWriterShareOneWait(t *testing.T) {
 	for i := range n {
 		go func() {
 			start := time.Now()
-			_, err := db.Allocate(ctx, fmt.Sprintf("q%d", i), fixed("h1", 1))
+			err := call(i)
 			results <- result{time.Since(start), err}
 		}()
 	}
@@ -178,15 +194,15 @@ func TestPostgresAllocationsQueuedBehindAStuckWriterShareOneWait(t *testing.T) {
 		r := <-results
 		var locked *LockedError
 		if !errors.As(r.err, &locked) {
-			t.Fatalf("a queued allocation: %v, want a LockedError", r.err)
+			t.Fatalf("a queued call: %v, want a LockedError", r.err)
 		}
 		if d := r.took - locked.Waited; d > time.Second || d < -time.Second {
-			t.Errorf("an allocation took %s and says it waited %s: %v", r.took, locked.Waited, r.err)
+			t.Errorf("a call took %s and says it waited %s: %v", r.took, locked.Waited, r.err)
 		}
 		longest = max(longest, r.took)
 	}
 	if longest > 3*LockWait {
-		t.Errorf("the last of %d queued allocations returned after %s; want about LockWait (%s), not a LockWait per wave", n, longest, LockWait)
+		t.Errorf("the last of %d queued calls returned after %s; want about LockWait (%s), not a LockWait per wave", n, longest, LockWait)
 	}
 }
 

@@ -286,7 +286,7 @@ var Mutants = []Mutant{
 		File:    "internal/database/postgres.go",
 		Search:  "max(LockWait-time.Since(start), time.Millisecond)",
 		Replace: "max(LockWait, time.Millisecond)",
-		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestPostgresAllocationsQueuedBehindAStuckWriterShareOneWait"}}},
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestPostgresOperationsQueuedBehindAStuckLockShareOneWait"}}},
 	},
 	{
 		Name: "sqlite-lock-wait-unbounded", Breaks: "a write waits for a stuck ledger lock at most LockWait, and says so",
