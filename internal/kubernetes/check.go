@@ -156,12 +156,16 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 	}
 
 	data := p.runtimeData(pid, ns, &obs, opts)
-	objs, renderWarnings, err := p.templates.render(data)
-	if err != nil {
-		return nil, err
-	}
-
+	objs, renderWarnings, renderErr := p.templates.render(data)
 	var drift []string
+	if renderErr != nil {
+		// The templates fail with this runtime's data (a guard the platform tightened, a slots
+		// annotation edited by hand): there is nothing to compare the objects with, but the runtime is
+		// there. Reported as drift, the plan is an update, which the plan's own check refuses with the
+		// template's message (or which repairs a hand edit), and a destroy, whose refresh this is,
+		// still deletes it; a failed read failed plan, apply and destroy alike.
+		drift = append(drift, fmt.Sprintf("templates: they do not render with this runtime's data (%v); an apply fails until they do", renderErr))
+	}
 	warnings := renderWarnings
 	var liveChecksum, liveTag string
 	var liveInputs string // AnnotationTemplateInputs of the objects

@@ -1255,3 +1255,24 @@ func TestIntegrationADuplicateKeyOnlyARuntimesDataMakesIsReportedByTheApply(t *t
 		t.Fatalf("labels %v, want the last values kept", svc.Labels)
 	}
 }
+
+// A template that no longer renders with a runtime's data (a guard the platform tightened, a slots
+// annotation edited by hand) is drift of that runtime, not a failed read: the refresh reports the
+// runtime with the failure, so that the plan is an update (which the plan's own check then refuses
+// with the template's message, or which repairs a hand edit) and a destroy, whose refresh this is,
+// still deletes it. Before, the read failed, and plan, apply and destroy failed with it (found by a
+// walkthrough; only destroy -refresh=false got out).
+func TestIntegrationATemplateThatFailsWithTheRuntimesDataIsDriftNotAFailedRead(t *testing.T) {
+	e := newEnv(t, "")
+	r := e.newRuntime()
+	e.provision(e.p, r, args(2, "v1", false))
+	guard := `{{ if gt .Slots 1 }}{{ fail "at most 1 slot on this cluster" }}{{ end }}` + "\n"
+	guarded := e.provisioner(`, "template_paths": {"deployment": "`+writeTemplate(t, "deployment.yaml", guard+defaultDeploymentTemplate(t))+`"}`, zaptest.NewLogger(t))
+	drift := e.driftOf(guarded, r) // the new checksum is drift too
+	if len(drift) == 0 || !strings.HasPrefix(drift[0], "templates: they do not render with this runtime's data (") || !strings.Contains(drift[0], "at most 1 slot on this cluster") {
+		t.Fatalf("drift %q, want the template's failure first", drift)
+	}
+	if err := guarded.Deprovision(e.ctx, r); err != nil {
+		t.Fatalf("Deprovision through the tightened templates: %v", err)
+	}
+}

@@ -875,6 +875,15 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: ".", Tests: []string{"TestAProviderWhoseTerraformIsGoneClosesAndExits"}}},
 	},
 	{
+		Name: "template-failure-fails-the-read", Breaks: "a template an existing runtime's data no longer passes is drift, not a failed refresh",
+		File:    "internal/kubernetes/check.go",
+		Search:  "\tif renderErr != nil {\n",
+		Replace: "\tif renderErr != nil {\n\t\treturn nil, renderErr\n\t}\n\tif renderErr != nil {\n",
+		Checks: []Check{
+			{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationATemplateThatFailsWithTheRuntimesDataIsDriftNotAFailedRead"}},
+		},
+	},
+	{
 		Name: "file-not-named-by-base-name", Breaks: "a template calls another file by its base name, as in Rill",
 		File:    "internal/kubernetes/render.go",
 		Search:  "\t\t\t_, _ = root.AddParseTree(base, named[0].tmpl.Tree)",

@@ -41,3 +41,35 @@ func TestAccRuntimeKubernetes_aTemplateRefusingTheRuntimesDataFailsThePlan(t *te
 		},
 	})
 }
+
+// A platform team tightens its template's guard below what a runtime has: the next plan fails with
+// the template's message (the refresh reports the failure as the runtime's drift, and the update's
+// plan-time check refuses it), and the runtime can still be destroyed under the new templates. Before,
+// the refresh itself failed ("Reading the runtime failed"), and plan, apply and destroy with it (found
+// by a walkthrough; only destroy -refresh=false got out).
+func TestAccRuntimeKubernetes_aGuardTightenedBelowARuntimeFailsItsPlanAndItsDestroyWorks(t *testing.T) {
+	e := acctest.NewKubeEnv(t)
+	tmpl, err := os.ReadFile("../../templates/deployment.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// A file per guard: the provider builds its provisioners once per set, and the test's provider
+	// serves every step (a real terraform command starts its own, which reads the files anew).
+	config := func(most int) string {
+		deployment := filepath.Join(dir, fmt.Sprintf("deployment-%d.yaml", most))
+		g := fmt.Sprintf(`{{ if gt .Slots %d }}{{ fail "at most %d slot(s) on this cluster" }}{{ end }}`+"\n", most, most)
+		if err := os.WriteFile(deployment, append([]byte(g), tmpl...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return e.ProviderConfig(fmt.Sprintf(`, "template_paths": {"deployment": %q}`, deployment)) + acctest.RuntimeBlock("rt", 2)
+	}
+	resource.Test(t, e.TestCase(
+		resource.TestStep{Config: config(4)},
+		resource.TestStep{
+			Config:      config(1),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)Runtime cannot be provisioned with these arguments.*at most 1 slot\(s\) on this\s+cluster`),
+		},
+	)) // the destroy runs under the tightened templates, and must leave nothing (CheckNoObjectLeft)
+}
