@@ -165,7 +165,7 @@ func TestPlanOfAKubernetesRuntimeWhoseKubeconfigDoesNotLoadWarns(t *testing.T) {
 		r := &RuntimeResource{resourceBase{client: &Client{Set: set, Default: "k8s"}}}
 		m := runtimeModels()["fresh plan"]
 		m.Provisioner, m.Name = types.StringNull(), name
-		d := planNewRuntime(t, r, m)
+		d := planRuntime(t, r, nil, m)
 		if d.HasError() || len(d) != 1 || d[0].Summary() != "Provisioner not checked before the create" {
 			t.Fatalf("plan of a new runtime named %s: want one warning, got %v", name, d)
 		}

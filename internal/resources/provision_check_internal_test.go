@@ -1,7 +1,6 @@
 package resources
 
 import (
-	"context"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -10,10 +9,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
@@ -27,28 +23,6 @@ type countingProvisionChecker struct {
 func (c *countingProvisionChecker) CheckProvision(r *provisioner.Resource, opts *provisioner.ResourceOptions) ([]string, error) {
 	c.checks.Add(1)
 	return c.Provisioner.(provisioner.ProvisionChecker).CheckProvision(r, opts)
-}
-
-// planRuntime runs ModifyPlan for a runtime planned from state (a zero model: a create) to plan.
-func planRuntime(t *testing.T, r *RuntimeResource, state *runtimeModel, plan runtimeModel) diag.Diagnostics {
-	t.Helper()
-	ctx := context.Background()
-	s := runtimeSchemaV0(ctx)
-	var planRaw tftypes.Value
-	if d := runtimeCodec.set(ctx, &planRaw, &plan); d.HasError() {
-		t.Fatal(d)
-	}
-	stateRaw := tftypes.NewValue(s.Type().TerraformType(ctx), nil)
-	if state != nil {
-		if d := runtimeCodec.set(ctx, &stateRaw, state); d.HasError() {
-			t.Fatal(d)
-		}
-	}
-	req := resource.ModifyPlanRequest{Plan: tfsdk.Plan{Schema: s, Raw: planRaw}, Config: tfsdk.Config{Schema: s, Raw: planRaw},
-		State: tfsdk.State{Schema: s, Raw: stateRaw}}
-	resp := &resource.ModifyPlanResponse{Plan: req.Plan}
-	r.ModifyPlan(ctx, req, resp)
-	return resp.Diagnostics
 }
 
 // A runtime whose own data a template refuses fails its plan with the template's message, whether it

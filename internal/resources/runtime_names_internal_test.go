@@ -36,7 +36,7 @@ func TestPlanOfANamedRuntimeAllocatedAlreadySaysTheApplyAdoptsIt(t *testing.T) {
 		m := runtimeModels()["fresh plan"]
 		m.Name = types.StringValue(name)
 		var summaries []string
-		for _, d := range planNewRuntime(t, r, m) {
+		for _, d := range planRuntime(t, r, nil, m) {
 			summaries = append(summaries, d.Summary())
 		}
 		return summaries
@@ -56,18 +56,24 @@ func TestPlanOfANamedRuntimeAllocatedAlreadySaysTheApplyAdoptsIt(t *testing.T) {
 	}
 }
 
-// planNewRuntime runs r's ModifyPlan for a new runtime whose configuration and plan are m, and
-// returns its diagnostics.
-func planNewRuntime(t *testing.T, r *RuntimeResource, m runtimeModel) diag.Diagnostics {
+// planRuntime runs r's ModifyPlan for a runtime planned from state (nil: a new runtime) to plan, whose
+// configuration is plan too, and returns its diagnostics.
+func planRuntime(t *testing.T, r *RuntimeResource, state *runtimeModel, plan runtimeModel) diag.Diagnostics {
 	t.Helper()
 	ctx := context.Background()
 	s := runtimeSchemaV0(ctx)
-	var raw tftypes.Value
-	if d := runtimeCodec.set(ctx, &raw, &m); d.HasError() {
+	var planRaw tftypes.Value
+	if d := runtimeCodec.set(ctx, &planRaw, &plan); d.HasError() {
 		t.Fatal(d)
 	}
-	req := resource.ModifyPlanRequest{Plan: tfsdk.Plan{Schema: s, Raw: raw}, Config: tfsdk.Config{Schema: s, Raw: raw},
-		State: tfsdk.State{Schema: s, Raw: tftypes.NewValue(s.Type().TerraformType(ctx), nil)}}
+	stateRaw := tftypes.NewValue(s.Type().TerraformType(ctx), nil)
+	if state != nil {
+		if d := runtimeCodec.set(ctx, &stateRaw, state); d.HasError() {
+			t.Fatal(d)
+		}
+	}
+	req := resource.ModifyPlanRequest{Plan: tfsdk.Plan{Schema: s, Raw: planRaw}, Config: tfsdk.Config{Schema: s, Raw: planRaw},
+		State: tfsdk.State{Schema: s, Raw: stateRaw}}
 	resp := &resource.ModifyPlanResponse{Plan: req.Plan}
 	r.ModifyPlan(ctx, req, resp)
 	return resp.Diagnostics

@@ -19,15 +19,7 @@ import (
 func TestAccRuntimeKubernetes_aTemplateRefusingTheRuntimesDataFailsThePlan(t *testing.T) {
 	acctest.RequireAcc(t)
 	dir := t.TempDir()
-	tmpl, err := os.ReadFile("../../templates/deployment.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deployment := filepath.Join(dir, "deployment.yaml")
-	guard := `{{ if gt .Slots 4 }}{{ fail (printf "%d slots asked, at most 4 on this cluster" .Slots) }}{{ end }}` + "\n"
-	if err := os.WriteFile(deployment, append([]byte(guard), tmpl...), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	deployment := guardedDeployment(t, filepath.Join(dir, "deployment.yaml"), `{{ if gt .Slots 4 }}{{ fail (printf "%d slots asked, at most 4 on this cluster" .Slots) }}{{ end }}`)
 	set := fmt.Sprintf(`{"k8s": {"type": "kubernetes", "spec": {"host": "http://*.rill.test", "kubeconfig_path": %q, "template_paths": {"deployment": %q}}}}`,
 		filepath.Join(dir, "absent-kubeconfig"), deployment)
 	config := func(slots int) string {
@@ -49,19 +41,12 @@ func TestAccRuntimeKubernetes_aTemplateRefusingTheRuntimesDataFailsThePlan(t *te
 // by a walkthrough; only destroy -refresh=false got out).
 func TestAccRuntimeKubernetes_aGuardTightenedBelowARuntimeFailsItsPlanAndItsDestroyWorks(t *testing.T) {
 	e := acctest.NewKubeEnv(t)
-	tmpl, err := os.ReadFile("../../templates/deployment.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	// A file per guard: the provider builds its provisioners once per set, and the test's provider
 	// serves every step (a real terraform command starts its own, which reads the files anew).
 	config := func(most int) string {
-		deployment := filepath.Join(dir, fmt.Sprintf("deployment-%d.yaml", most))
-		g := fmt.Sprintf(`{{ if gt .Slots %d }}{{ fail "at most %d slot(s) on this cluster" }}{{ end }}`+"\n", most, most)
-		if err := os.WriteFile(deployment, append([]byte(g), tmpl...), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		deployment := guardedDeployment(t, filepath.Join(dir, fmt.Sprintf("deployment-%d.yaml", most)),
+			fmt.Sprintf(`{{ if gt .Slots %d }}{{ fail "at most %d slot(s) on this cluster" }}{{ end }}`, most, most))
 		return e.ProviderConfig(fmt.Sprintf(`, "template_paths": {"deployment": %q}`, deployment)) + acctest.RuntimeBlock("rt", 2)
 	}
 	resource.Test(t, e.TestCase(
@@ -72,4 +57,18 @@ func TestAccRuntimeKubernetes_aGuardTightenedBelowARuntimeFailsItsPlanAndItsDest
 			ExpectError: regexp.MustCompile(`(?s)Runtime cannot be provisioned with these arguments.*at most 1 slot\(s\) on this\s+cluster`),
 		},
 	)) // the destroy runs under the tightened templates, and must leave nothing (CheckNoObjectLeft)
+}
+
+// guardedDeployment writes the default deployment template with guard on a line before it to path,
+// and returns path.
+func guardedDeployment(t *testing.T, path, guard string) string {
+	t.Helper()
+	tmpl, err := os.ReadFile("../../templates/deployment.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append([]byte(guard+"\n"), tmpl...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
