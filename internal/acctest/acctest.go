@@ -26,6 +26,7 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/pluginserver"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provider"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ci"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/k8stest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
 )
 
@@ -35,6 +36,7 @@ import (
 func Main(m *testing.M) {
 	dropMissingCLIConfig()
 	pgtest.AtExit(RemoveProviderBinary)
+	pgtest.AtExit(k8stest.StopAtExit) // the Kubernetes tests' control plane, stopped before the binary ends
 	pgtest.Main(m)
 }
 

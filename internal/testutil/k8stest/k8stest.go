@@ -21,8 +21,9 @@
 // group, so Ctrl-C and kill of the test's process group do not reach it) waits for a pipe the
 // test binary holds and stops the control plane, then removes the state dir, once that pipe
 // closes: when Stop is called, or when the binary exits in any way (end of the tests, os.Exit
-// in a TestMain, -timeout panic, SIGKILL). TestMain may call Stop after m.Run to wait for it;
-// without that it happens just after the binary exits.
+// in a TestMain, -timeout panic, SIGKILL). TestMain calls Stop after m.Run (StopAtExit from an
+// exit handler) to wait for it: without that it happens just after the binary exits, when `go test`
+// may have returned, and a CI job that ends then kills the watchdog half-way, leaving the state dir.
 package k8stest
 
 import (
@@ -237,6 +238,24 @@ func Stop() {
 	defer mu.Unlock()
 	stopLocked()
 }
+
+// StopAtExit is Stop for exit handlers, which can run while the first Get is still starting the
+// control plane (Ctrl-C during its 12-minute build): it waits at most exitLockWait for that start
+// rather than until it ends, and leaves the control plane to the watchdog, which stops it once the
+// binary exits.
+func StopAtExit() {
+	for deadline := time.Now().Add(exitLockWait); !mu.TryLock(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			fmt.Fprintln(os.Stderr, "k8stest: a control plane start is in progress; its watchdog stops it when this binary exits")
+			return
+		}
+	}
+	defer mu.Unlock()
+	stopLocked()
+}
+
+// exitLockWait bounds StopAtExit's wait for a start in progress; a variable for its test.
+var exitLockWait = 5 * time.Second
 
 // stopLocked is Stop for callers that hold mu: startPrivate runs under it (get holds mu while the
 // one start runs), so it must not call Stop, which would wait for mu forever.

@@ -68,3 +68,56 @@ exit 2
 	}
 	Stop()
 }
+
+// An exit handler's StopAtExit stops a started control plane and waits for the watchdog, which
+// removes the state dir: a CI job that ends with the test binary finds nothing left (it used to
+// find the state dir of internal/resources' control plane, whose TestMain did not wait). During a
+// start, it gives up after exitLockWait instead of waiting for the start to end.
+func TestStopAtExitWaitsForTheWatchdogButNotForAStartInProgress(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "controlplane.sh")
+	body := `#!/bin/sh
+case "$1" in
+build|stop) exit 0 ;;
+start)
+	mkdir -p "$RILL_CONTROLPLANE_DIR"
+	: >"$RILL_CONTROLPLANE_DIR/kubeconfig"
+	echo "$RILL_CONTROLPLANE_DIR/kubeconfig"
+	exit 0 ;;
+esac
+exit 2
+`
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(EnvKubeconfig, "")
+	savedFinder, savedWait := scriptFinder, exitLockWait
+	scriptFinder = func() (string, error) { return script, nil }
+	t.Cleanup(func() {
+		scriptFinder, exitLockWait = savedFinder, savedWait
+		tried, cluster, startErr = false, nil, nil
+	})
+
+	c, err := get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Dir(filepath.Dir(c.Kubeconfig)) // <base>/controlplane/kubeconfig
+	if _, err := os.Stat(base); err != nil {
+		t.Fatalf("state dir after the start: %v", err)
+	}
+	StopAtExit()
+	if _, err := os.Stat(base); !os.IsNotExist(err) {
+		t.Errorf("state dir %s after StopAtExit: %v, want it removed", base, err)
+	}
+
+	exitLockWait = 200 * time.Millisecond
+	mu.Lock() // a start in progress
+	start := time.Now()
+	StopAtExit()
+	waited := time.Since(start)
+	mu.Unlock()
+	if waited < exitLockWait || waited > exitLockWait+5*time.Second {
+		t.Errorf("StopAtExit during a start returned after %s, want about %s", waited, exitLockWait)
+	}
+}
