@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -90,8 +91,8 @@ func runExitTestRole() {
 	}
 }
 
-// A provider whose Terraform is gone (kill -9) closes its ledgers and exits with status 1 within
-// about a second (exitWhenTerraformIsGone). Its stderr is a pipe nobody reads any more: before, the
+// A provider whose Terraform is gone (kill -9) closes its ledgers, removes its socket file and exits
+// with status 1 within about a second (exitWhenTerraformIsGone). Its stderr is a pipe nobody reads any more: before, the
 // handler's first log line killed it with SIGPIPE, so the ledgers were never closed, and a PostgreSQL
 // ledger's sessions were left to the server to notice (found with strace by a walkthrough).
 func TestAProviderWhoseTerraformIsGoneClosesAndExits(t *testing.T) {
@@ -110,5 +111,9 @@ func TestAProviderWhoseTerraformIsGoneClosesAndExits(t *testing.T) {
 	}
 	if got := strings.TrimSpace(string(out)); got != "exit: 1" {
 		t.Fatalf("the provider whose terraform was gone ended with %q; want \"exit: 1\" (it closed its ledgers, then exited)", got)
+	}
+	// go-plugin's socket file goes with it: each killed terraform used to leave one in /tmp.
+	if left, _ := filepath.Glob(filepath.Join(sockets, "*")); len(left) > 0 {
+		t.Errorf("the provider left %v in its PLUGIN_UNIX_SOCKET_DIR", left)
 	}
 }

@@ -82,6 +82,7 @@ func exitWhenTerraformIsGone() {
 		case <-closed:
 		case <-time.After(2 * time.Second):
 		}
+		lifeline.RemoveListeningSockets() // go-plugin's socket file, which its server never stopped will not remove
 		os.Exit(1)
 	})
 }

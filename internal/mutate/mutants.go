@@ -875,6 +875,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: ".", Tests: []string{"TestAProviderWhoseTerraformIsGoneClosesAndExits"}}},
 	},
 	{
+		Name: "orphan-socket-left", Breaks: "a provider whose terraform is gone removes its socket file",
+		File:    "main.go",
+		Search:  "\t\tlifeline.RemoveListeningSockets()",
+		Replace: "\t\t_ = lifeline.RemoveListeningSockets",
+		Checks:  []Check{{Package: ".", Tests: []string{"TestAProviderWhoseTerraformIsGoneClosesAndExits"}}},
+	},
+	{
 		Name: "template-failure-fails-the-read", Breaks: "a template an existing runtime's data no longer passes is drift, not a failed refresh",
 		File:    "internal/kubernetes/check.go",
 		Search:  "\tif renderErr != nil {\n",
