@@ -46,7 +46,10 @@ type LockedError struct {
 	Location string        // the ledger, redacted
 	Waited   time.Duration // how long the operation waited
 	Lock     string        // what it waited for; "" for the ledger's write lock
-	Cause    error         // the last error from the store, or the context's
+	// Earlier is how long an earlier operation waited for the same kind of lock before it gave up,
+	// which made this one wait only briefly; 0 when it waited its own LockWait.
+	Earlier time.Duration
+	Cause   error // the last error from the store, or the context's
 }
 
 // pgOtherLock is what a PostgreSQL statement waited for that its transaction's lock_timeout ended: not
@@ -58,6 +61,9 @@ func (e *LockedError) Error() string {
 	lock := e.Lock
 	if lock == "" {
 		lock = "its write lock"
+	}
+	if e.Earlier > 0 {
+		lock += fmt.Sprintf(", which an earlier read or delete gave up on after %s", e.Earlier.Round(100*time.Millisecond))
 	}
 	return fmt.Sprintf("ledger %s is %v: waited %s for %s (%v)", e.Location, ErrLocked, e.Waited.Round(100*time.Millisecond), lock, e.Cause)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -45,7 +46,16 @@ type postgresDB struct {
 	reads    readQueries
 	logger   *zap.Logger
 	identity identityCache
+	// gaveUpAfter is how long the last of lockBounded's operations to end waited for another
+	// session's lock before it gave up (lock_timeout); 0 once one ends without. While it is set, the
+	// next ones wait stuckLockRecheck at most (see lockBounded).
+	gaveUpAfter atomic.Int64
 }
+
+// stuckLockRecheck is how long a read or delete waits for a lock that an earlier one gave up on after
+// LockWait: long enough to see that the lock was let go, short enough that Terraform's later waves of
+// -parallelism reads do not wait LockWait each.
+const stuckLockRecheck = 200 * time.Millisecond
 
 // PostgresDefaultConnectTimeout bounds each connection attempt when the DSN sets no connect_timeout: a
 // server that accepts TCP and never answers fails the first operation that needs it within this
@@ -159,7 +169,7 @@ func (p *postgresDB) Identity(ctx context.Context) (Identity, error) {
 // once if it is still held, so that N operations queued behind a stuck writer end after about
 // LockWait, not LockWait per pool-sized wave.
 func (p *postgresDB) lockLedger(ctx context.Context, tx pgx.Tx, key int64, start time.Time) error {
-	_, err := tx.Exec(ctx, setLockTimeout(start))
+	_, err := tx.Exec(ctx, setLockTimeout(lockBound(start)))
 	if err == nil {
 		_, err = tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, key)
 	}
@@ -172,11 +182,16 @@ func (p *postgresDB) lockLedger(ctx context.Context, tx pgx.Tx, key int64, start
 	return err
 }
 
+// lockBound is how long an operation begun at start may still wait for a lock another session
+// holds: what is left of LockWait (1 ms at least: a lock_timeout of 0 would mean no bound at all).
+func lockBound(start time.Time) time.Duration {
+	return max(LockWait-time.Since(start), time.Millisecond)
+}
+
 // setLockTimeout is the statement that bounds, for the rest of its transaction, how long each
-// statement waits for a lock another session holds: what is left of LockWait since start, the
-// operation's beginning (1 ms at least: 0 would mean no bound at all).
-func setLockTimeout(start time.Time) string {
-	return fmt.Sprintf(`SET LOCAL lock_timeout = %d`, max(LockWait-time.Since(start), time.Millisecond).Milliseconds())
+// statement waits for a lock another session holds.
+func setLockTimeout(bound time.Duration) string {
+	return fmt.Sprintf(`SET LOCAL lock_timeout = %d`, bound.Milliseconds())
 }
 
 // lockBounded runs f, the statements of an operation begun at start (a plan's read, a destroy's
@@ -188,6 +203,11 @@ func setLockTimeout(start time.Time) string {
 // lock too). A transaction, not a session setting or a lock_timeout startup parameter: behind a
 // transaction-pooling PgBouncer a session's SET reaches other clients' transactions, and PgBouncer
 // refuses startup parameters it does not know.
+//
+// Once one has given up, the next ones wait stuckLockRecheck at most, until one ends without giving
+// up: Terraform starts a plan's reads -parallelism at a time, and each wave waited LockWait (a plan of
+// 200 runtimes behind a stuck lock failed after 5 minutes); the first wave's failure fails the plan
+// anyway, and a lock let go in the meantime is seen by the next read.
 func (p *postgresDB) lockBounded(ctx context.Context, start time.Time, f func(tx pgx.Tx) error) error {
 	// The connection first: the bound is what is left after the wait for one (the other connections
 	// may all be waiting for the same stuck lock), so the reads of one wave end together.
@@ -196,15 +216,28 @@ func (p *postgresDB) lockBounded(ctx context.Context, start time.Time, f func(tx
 		return err
 	}
 	defer conn.Release()
-	tx, err := conn.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN; " + setLockTimeout(start)})
-	if err != nil {
-		return err
+	bound, earlier := lockBound(start), time.Duration(p.gaveUpAfter.Load())
+	if earlier > 0 {
+		bound = min(bound, stuckLockRecheck)
 	}
-	defer pgRollback(ctx, tx)
-	if err := f(tx); err != nil {
-		return err
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN; " + setLockTimeout(bound)})
+	if err == nil {
+		defer pgRollback(ctx, tx)
+		if err = f(tx); err == nil {
+			err = tx.Commit(ctx)
+		}
 	}
-	return tx.Commit(ctx)
+	switch {
+	case err == nil:
+		p.gaveUpAfter.Store(0)
+	case isLockTimeout(err):
+		waited := time.Since(start)
+		if earlier == 0 {
+			p.gaveUpAfter.Store(int64(waited))
+		}
+		return &LockedError{Location: p.name, Waited: waited, Lock: pgOtherLock, Earlier: earlier, Cause: err}
+	}
+	return err
 }
 
 func (p *postgresDB) Driver() string { return DriverPostgres }

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,6 +51,7 @@ func TestPostgresLeastPrivilege(t *testing.T) {
 // ledgerCall is a ledger operation of a test, by the name its errors give it.
 type ledgerCall struct {
 	op   string
+	db   DB // the handle it goes through
 	call func(ctx context.Context) error
 }
 
@@ -71,10 +73,10 @@ func lockedLedgerCalls(t *testing.T) (dsn string, ctx context.Context, writer DB
 	t.Cleanup(func() { _ = reader.Close() })
 	pgtest.LockTables(t, dsn, "allocations", "host_usage")
 	return dsn, ctx, writer, []ledgerCall{
-		{"list allocations", func(ctx context.Context) error { _, err := reader.ListAllocations(ctx); return err }},
-		{"used slots", func(ctx context.Context) error { _, err := reader.UsedSlotsByHost(ctx); return err }},
-		{`find allocation "r1"`, func(ctx context.Context) error { _, err := writer.FindAllocation(ctx, "r1"); return err }},
-		{`delete allocation "r1"`, func(ctx context.Context) error { _, err := writer.DeleteAllocation(ctx, "r1"); return err }},
+		{"list allocations", reader, func(ctx context.Context) error { _, err := reader.ListAllocations(ctx); return err }},
+		{"used slots", reader, func(ctx context.Context) error { _, err := reader.UsedSlotsByHost(ctx); return err }},
+		{`find allocation "r1"`, writer, func(ctx context.Context) error { _, err := writer.FindAllocation(ctx, "r1"); return err }},
+		{`delete allocation "r1"`, writer, func(ctx context.Context) error { _, err := writer.DeleteAllocation(ctx, "r1"); return err }},
 	}
 }
 
@@ -84,7 +86,7 @@ func lockedLedgerCalls(t *testing.T) (dsn string, ctx context.Context, writer DB
 // why it stopped; and the server stops waiting with it: no statement of ours stays queued for the lock.
 func TestPostgresLockedLedgerEndsAtTheDeadline(t *testing.T) {
 	dsn, ctx, writer, calls := lockedLedgerCalls(t)
-	calls = append(calls, ledgerCall{`allocate "r2"`, func(ctx context.Context) error { _, err := writer.Allocate(ctx, "r2", fixed("h1", 1)); return err }})
+	calls = append(calls, ledgerCall{`allocate "r2"`, writer, func(ctx context.Context) error { _, err := writer.Allocate(ctx, "r2", fixed("h1", 1)); return err }})
 	for _, c := range calls {
 		t.Run(c.op, func(t *testing.T) {
 			opCtx, cancel := context.WithTimeout(ctx, time.Second)
@@ -138,7 +140,8 @@ func TestPostgresReadsAndDeletesGiveUpOnAStuckSessionsLockAfterLockWait(t *testi
 	dsn, ctx, _, calls := lockedLedgerCalls(t)
 	for _, c := range calls {
 		t.Run(c.op, func(t *testing.T) {
-			err := c.call(ctx) // the test's context: a minute
+			c.db.(*postgresDB).gaveUpAfter.Store(0) // the first of its command to meet the lock (see the next test)
+			err := c.call(ctx)                      // the test's context: a minute
 			var locked *LockedError
 			if !errors.As(err, &locked) || !errors.Is(err, ErrLocked) || ctx.Err() != nil {
 				t.Fatalf("%s on a table a stuck session locked: got %v, want a LockedError after LockWait", c.op, err)
@@ -149,6 +152,52 @@ func TestPostgresReadsAndDeletesGiveUpOnAStuckSessionsLockAfterLockWait(t *testi
 				t.Errorf("the error\n%s\ndoes not match\n%s", err, want)
 			}
 		})
+	}
+}
+
+// Once a read has given up on a stuck lock after LockWait, the next reads and deletes through the
+// same handle wait for it only briefly (stuckLockRecheck), saying that an earlier one gave up and
+// after how long; once the lock is let go they get through, and a later stuck lock gets its LockWait
+// again. Before, Terraform's reads, started -parallelism at a time, waited LockWait per wave: a
+// plan of 200 runtimes behind a stuck lock failed after 5 minutes instead of 15 s.
+func TestPostgresReadsAfterOneGaveUpOnAStuckLockRecheckItBriefly(t *testing.T) {
+	setLockWait(t, 2*time.Second)
+	dsn := pgtest.Shared(t)
+	ctx := testContext(t)
+	db := mustOpen(t, dsn)
+	if _, err := db.Allocate(ctx, "r1", fixed("h1", 1)); err != nil {
+		t.Fatal(err)
+	}
+	find := func() (time.Duration, *LockedError) {
+		start := time.Now()
+		_, err := db.FindAllocation(ctx, "r1")
+		var locked *LockedError
+		if err != nil && !errors.As(err, &locked) {
+			t.Fatalf("find on a locked ledger: %v, want a LockedError", err)
+		}
+		return time.Since(start), locked
+	}
+
+	release := pgtest.LockTables(t, dsn, "allocations", "host_usage")
+	if took, locked := find(); locked == nil || locked.Earlier != 0 || took < LockWait-100*time.Millisecond {
+		t.Fatalf("the first read behind the lock: %v after %s; want a LockedError after LockWait (%s)", locked, took, LockWait)
+	}
+	for wave := range 5 {
+		took, locked := find()
+		if locked == nil || took > time.Second || locked.Earlier < LockWait-100*time.Millisecond {
+			t.Fatalf("read %d after one gave up: %v after %s; want a LockedError within a second that names the earlier %s", wave+2, locked, took, LockWait)
+		}
+		if want := "which an earlier read or delete gave up on after 2s"; !strings.Contains(locked.Error(), want) {
+			t.Errorf("the error %q does not say %q", locked, want)
+		}
+	}
+	release()
+	if _, locked := find(); locked != nil {
+		t.Fatalf("a read once the lock was let go: %v", locked)
+	}
+	pgtest.LockTables(t, dsn, "allocations", "host_usage")
+	if took, locked := find(); locked == nil || locked.Earlier != 0 || took < LockWait-100*time.Millisecond {
+		t.Errorf("a read behind a new stuck lock, after one got through: %v after %s; want a LockedError after LockWait again", locked, took)
 	}
 }
 

@@ -270,14 +270,14 @@ var Mutants = []Mutant{
 	{
 		Name: "postgres-lock-wait-unbounded", Breaks: "a write waits for a stuck ledger lock at most LockWait, and says so",
 		File:    "internal/database/postgres.go",
-		Search:  "\t_, err := tx.Exec(ctx, setLockTimeout(start))\n",
+		Search:  "\t_, err := tx.Exec(ctx, setLockTimeout(lockBound(start)))\n",
 		Replace: "\t_, err := tx.Exec(ctx, \"SET LOCAL lock_timeout = 0\")\n",
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestAllocateGivesUpOnAStuckWriterAndSaysSo"}}},
 	},
 	{
 		Name: "postgres-read-lock-wait-unbounded", Breaks: "a plan's reads and a destroy's delete wait for a stuck session's lock at most LockWait",
 		File:    "internal/database/postgres.go",
-		Search:  "pgx.TxOptions{BeginQuery: \"BEGIN; \" + setLockTimeout(start)}",
+		Search:  "pgx.TxOptions{BeginQuery: \"BEGIN; \" + setLockTimeout(bound)}",
 		Replace: "pgx.TxOptions{}",
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestPostgresReadsAndDeletesGiveUpOnAStuckSessionsLockAfterLockWait"}}},
 	},
@@ -287,6 +287,20 @@ var Mutants = []Mutant{
 		Search:  "max(LockWait-time.Since(start), time.Millisecond)",
 		Replace: "max(LockWait, time.Millisecond)",
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestPostgresOperationsQueuedBehindAStuckLockShareOneWait"}}},
+	},
+	{
+		Name: "postgres-later-reads-wait-each", Breaks: "reads after one gave up on a stuck lock wait only briefly for it",
+		File:    "internal/database/postgres.go",
+		Search:  "\t\tbound = min(bound, stuckLockRecheck)\n",
+		Replace: "\t\t_ = stuckLockRecheck\n",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestPostgresReadsAfterOneGaveUpOnAStuckLockRecheckItBriefly"}}},
+	},
+	{
+		Name: "postgres-stuck-lock-never-forgotten", Breaks: "a read that gets through ends the brief waits of reads after a stuck lock",
+		File:    "internal/database/postgres.go",
+		Search:  "\t\tp.gaveUpAfter.Store(0)\n",
+		Replace: "",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestPostgresReadsAfterOneGaveUpOnAStuckLockRecheckItBriefly"}}},
 	},
 	{
 		Name: "sqlite-lock-wait-unbounded", Breaks: "a write waits for a stuck ledger lock at most LockWait, and says so",

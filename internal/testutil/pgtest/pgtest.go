@@ -345,20 +345,23 @@ func Tables(t testing.TB, dsn string) []string {
 }
 
 // LockTables holds ACCESS EXCLUSIVE locks on tables of the database at dsn, in a transaction of a
-// connection of its own, until the test ends: what another session's stuck transaction (a stuck
-// apply on another runner) does to every statement that touches them, reads included.
-func LockTables(t testing.TB, dsn string, tables ...string) {
+// connection of its own, until the test ends or release is called: what another session's stuck
+// transaction (a stuck apply on another runner) does to every statement that touches them, reads
+// included.
+func LockTables(t testing.TB, dsn string, tables ...string) (release func()) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	conn := mustConnect(ctx, t, dsn)
-	t.Cleanup(func() { _ = conn.Close(context.Background()) }) // ends the transaction and its locks
+	release = func() { _ = conn.Close(context.Background()) } // ends the transaction and its locks
+	t.Cleanup(release)
 	if _, err := conn.Exec(ctx, `BEGIN`); err != nil {
 		t.Fatalf("pgtest: begin: %v", err)
 	}
 	if _, err := conn.Exec(ctx, `LOCK TABLE `+strings.Join(tables, ", ")+` IN ACCESS EXCLUSIVE MODE`); err != nil {
 		t.Fatalf("pgtest: lock %v: %v", tables, err)
 	}
+	return release
 }
 
 // mustConnect is connect for the helpers that fail their test when it fails.
