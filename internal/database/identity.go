@@ -46,8 +46,8 @@ type LockedError struct {
 	Location string        // the ledger, redacted
 	Waited   time.Duration // how long the operation waited
 	Lock     string        // what it waited for; "" for the ledger's write lock
-	// Earlier is how long an earlier operation waited for the same kind of lock before it gave up,
-	// which made this one wait only briefly; 0 when it waited its own LockWait.
+	// Earlier is how long an earlier operation of this process waited for the same lock before it gave
+	// up, which made this one try it only briefly; 0 when it waited its own LockWait.
 	Earlier time.Duration
 	Cause   error // the last error from the store, or the context's
 }
@@ -63,7 +63,7 @@ func (e *LockedError) Error() string {
 		lock = "its write lock"
 	}
 	if e.Earlier > 0 {
-		lock += fmt.Sprintf(", which an earlier read or delete gave up on after %s", e.Earlier.Round(100*time.Millisecond))
+		lock += fmt.Sprintf(", which an earlier operation gave up on after %s", e.Earlier.Round(100*time.Millisecond))
 	}
 	return fmt.Sprintf("ledger %s is %v: waited %s for %s (%v)", e.Location, ErrLocked, e.Waited.Round(100*time.Millisecond), lock, e.Cause)
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -297,6 +298,127 @@ func commitEvery(ctx context.Context, db *sqliteDB, tx *sql.Tx, period time.Dura
 	}
 }
 
+// Once an operation has given up on a stuck lock after LockWait, the next ones of the process try it
+// only briefly (PostgreSQL reads and deletes: stuckLockRecheck; SQLite writes: one attempt of its
+// busy handler), saying that an earlier one gave up and after how long; once the lock is let go they
+// get through, and a later stuck lock gets its LockWait again. Before, Terraform's operations,
+// started -parallelism at a time, waited LockWait per wave: a plan of 50 runtimes behind a stuck
+// PostgreSQL lock failed after 90 s instead of 17, a destroy of 20 behind a stuck SQLite writer after
+// 33 s instead of 17 (each wave of its own).
+func TestOperationsAfterOneGaveUpOnAStuckLockTryItBriefly(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		setLockWait(t, 2*time.Second)
+		ctx := testContext(t)
+		db := mustOpen(t, dsn)
+		if _, err := db.Allocate(ctx, "r1", fixed("h1", 1)); err != nil {
+			t.Fatal(err)
+		}
+		// What gets stuck: a plan's reads behind a table lock (PostgreSQL: reads wait for no writer);
+		// SQLite's writes behind a writer holding the file's lock.
+		stick, call := func() (release func()) { return pgtest.LockTables(t, dsn, "allocations", "host_usage") },
+			func(i int) error { _, err := db.FindAllocation(ctx, "r1"); return err }
+		if _, ok := db.(*sqliteDB); ok {
+			stick = func() func() { return holdWriteLock(t, mustOpen(t, dsn)) }
+			call = func(i int) error { _, err := db.Allocate(ctx, fmt.Sprintf("q%d", i), fixed("h1", 1)); return err }
+		}
+		calls := 0
+		try := func() (time.Duration, *LockedError) {
+			calls++
+			start := time.Now()
+			err := call(calls)
+			var locked *LockedError
+			if err != nil && !errors.As(err, &locked) {
+				t.Fatalf("call %d on a locked ledger: %v, want a LockedError", calls, err)
+			}
+			return time.Since(start), locked
+		}
+
+		release := stick()
+		if took, locked := try(); locked == nil || locked.Earlier != 0 || took < LockWait-100*time.Millisecond {
+			t.Fatalf("the first call behind the lock: %v after %s; want a LockedError after LockWait (%s)", locked, took, LockWait)
+		}
+		for range 5 {
+			took, locked := try()
+			if locked == nil || took > time.Second || locked.Earlier < LockWait-100*time.Millisecond {
+				t.Fatalf("call %d after one gave up: %v after %s; want a LockedError within a second that names the earlier %s", calls, locked, took, LockWait)
+			}
+			if want := regexp.MustCompile(`, which an earlier operation gave up on after [2-9](\.[0-9])?s \(`); !want.MatchString(locked.Error()) {
+				t.Errorf("the error %q does not match %q", locked, want)
+			}
+		}
+		release()
+		if _, locked := try(); locked != nil {
+			t.Fatalf("a call once the lock was let go: %v", locked)
+		}
+		stick()
+		if took, locked := try(); locked == nil || locked.Earlier != 0 || took < LockWait-100*time.Millisecond {
+			t.Errorf("a call behind a new stuck lock, after one got through: %v after %s; want a LockedError after LockWait again", locked, took)
+		}
+	})
+}
+
+// Operations queued behind a stuck lock share one wait: one that waited in the provider's own queue
+// (PostgreSQL: for a connection of its pool, the others busy waiting for the same lock; SQLite: its
+// in-process writer queue, the write ahead waiting for the file's lock) waits for the lock only what
+// is left of LockWait, and its error says how long it waited in all. Before, each waited LockWait more
+// once it reached the lock, and said so: 10 creates behind a stuck writer took 45 s on PostgreSQL
+// (three waves of four connections) and 150 s on SQLite (one after the other), each saying "waited
+// 15s"; PostgreSQL's reads behind a table lock did the same.
+func TestOperationsQueuedBehindAStuckLockShareOneWait(t *testing.T) {
+	t.Run("allocations behind the write lock", func(t *testing.T) {
+		forEachBackend(t, func(t *testing.T, dsn string) {
+			ctx, db := stuckLedger(t, dsn, 2*time.Second)
+			checkQueuedShareOneWait(t, db, func(i int) error {
+				_, err := db.Allocate(ctx, fmt.Sprintf("q%d", i), fixed("h1", 1))
+				return err
+			})
+		})
+	})
+	t.Run("postgres reads behind a table lock", func(t *testing.T) {
+		setLockWait(t, 2*time.Second)
+		_, ctx, db, _ := lockedLedgerCalls(t)
+		checkQueuedShareOneWait(t, db, func(int) error { _, err := db.FindAllocation(ctx, "r1"); return err })
+	})
+}
+
+// checkQueuedShareOneWait runs at once four times as many calls as db's PostgreSQL pool has
+// connections (8 on SQLite, whose writes queue one at a time), and wants each to fail with a
+// LockedError saying how long it took, the last after about LockWait.
+func checkQueuedShareOneWait(t *testing.T, db DB, call func(i int) error) {
+	t.Helper()
+	n := 8
+	if p, ok := db.(*postgresDB); ok {
+		n = 4 * int(p.pool.Config().MaxConns) // four waves before
+	}
+	type result struct {
+		took time.Duration
+		err  error
+	}
+	results := make(chan result, n)
+	for i := range n {
+		go func() {
+			start := time.Now()
+			err := call(i)
+			results <- result{time.Since(start), err}
+		}()
+	}
+	var longest time.Duration
+	for range n {
+		r := <-results
+		var locked *LockedError
+		if !errors.As(r.err, &locked) {
+			t.Fatalf("a queued call: %v, want a LockedError", r.err)
+		}
+		if d := r.took - locked.Waited; d > time.Second || d < -time.Second {
+			t.Errorf("a call took %s and says it waited %s: %v", r.took, locked.Waited, r.err)
+		}
+		longest = max(longest, r.took)
+	}
+	if longest > 3*LockWait {
+		t.Errorf("the last of %d queued calls returned after %s; want about LockWait (%s), not a LockWait per wave", n, longest, LockWait)
+	}
+}
+
 // Writes of one process queue behind each other before they meet another process's lock (SQLite:
 // the in-process writer queue; PostgreSQL: the advisory lock). A write queued behind one that waits
 // for a stuck writer's lock (terraform apply -parallelism=10 against a ledger another process holds)
@@ -318,7 +440,7 @@ func TestAWriteQueuedBehindAnotherWaitingForAStuckWriterSaysSo(t *testing.T) {
 		})
 		if s, ok := db.(*sqliteDB); ok {
 			// Until the write ahead holds the queue, this test would test nothing new.
-			for len(s.writeMu) == 0 {
+			for len(s.writers.queue) == 0 {
 				time.Sleep(10 * time.Millisecond)
 			}
 		}
@@ -331,6 +453,64 @@ func TestAWriteQueuedBehindAnotherWaitingForAStuckWriterSaysSo(t *testing.T) {
 			t.Errorf("the error does not say how long it waited: %v", err)
 		}
 	})
+}
+
+// A Ctrl-C reaching a SQLite write queued behind this process's other writes says the operation was
+// interrupted in the queue, not that the ledger is locked: the writes ahead are this apply's own, and
+// "locked by another writer (another terraform apply?)" sent people looking for a process that did
+// not exist (found by a walkthrough that interrupted applies).
+func TestSQLiteWriteInterruptedInTheQueueIsNotBlamedOnAnotherWriter(t *testing.T) {
+	dsn := "sqlite://" + filepath.Join(t.TempDir(), "ledger.db")
+	ctx := testContext(t)
+	db := mustOpen(t, dsn)
+	s := db.(*sqliteDB)
+	s.writers.queue <- struct{}{} // a write of this apply's ahead in the queue
+	t.Cleanup(func() { <-s.writers.queue })
+	interrupted, cancel := context.WithCancel(ctx)
+	time.AfterFunc(100*time.Millisecond, cancel)
+	_, err := db.Allocate(interrupted, "r1", fixed("h1", 1))
+	if err == nil || errors.Is(err, ErrLocked) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("an interrupted queued write: %v; want the interrupt, not ErrLocked", err)
+	}
+	if want := regexp.MustCompile(`allocate "r1": waited [0-9.]+m?s for this process's other writes to the ledger, queued ahead of it, until the operation was canceled`); !want.MatchString(err.Error()) {
+		t.Errorf("the error %q does not match %q", err, want)
+	}
+}
+
+// A delete that an interrupt ends reports what happened to the row: an error only when the row is
+// still there. The delete was an auto-commit statement, and an interrupt that ended it as it
+// committed made it report the context's error for a row that was gone: a destroy kept in its state
+// a runtime the ledger had freed (found by a walkthrough that pressed Ctrl-C during destroys).
+func TestSQLiteDeleteThatAnInterruptEndsReportsWhatHappened(t *testing.T) {
+	db := mustOpen(t, "sqlite://"+filepath.Join(t.TempDir(), "ledger.db"))
+	ctx := testContext(t)
+	mismatches := 0
+	for i := range 300 {
+		id := fmt.Sprintf("r%d", i)
+		if _, err := db.Allocate(ctx, id, fixed("h1", 1)); err != nil {
+			t.Fatal(err)
+		}
+		interrupted, cancel := context.WithCancel(ctx)
+		time.AfterFunc(time.Duration(rand.N(400))*time.Microsecond, cancel)
+		_, err := db.DeleteAllocation(interrupted, id)
+		cancel()
+		_, ferr := db.FindAllocation(ctx, id)
+		if ferr != nil && !errors.Is(ferr, ErrNotFound) {
+			t.Fatal(ferr)
+		}
+		if gone := ferr != nil; gone == (err != nil) {
+			mismatches++
+			t.Logf("delete %d: error %v, row gone: %v", i, err, gone)
+		}
+		if ferr == nil {
+			if _, err := db.DeleteAllocation(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if mismatches > 0 {
+		t.Errorf("%d of 300 interrupted deletes reported the opposite of what they did", mismatches)
+	}
 }
 
 // On PostgreSQL the allocation's statements after the advisory lock queue behind table and row locks
@@ -392,8 +572,8 @@ func checkLocked(t *testing.T, err error, db DB, cause error) {
 }
 
 // holdWriteLock takes the write lock of the ledger behind db, as another process's transaction
-// would, until the test ends.
-func holdWriteLock(t *testing.T, db DB) {
+// would, until the test ends or release is called.
+func holdWriteLock(t *testing.T, db DB) (release func()) {
 	t.Helper()
 	ctx := testContext(t)
 	switch d := db.(type) {
@@ -402,17 +582,20 @@ func holdWriteLock(t *testing.T, db DB) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = tx.Rollback() })
+		release = func() { _ = tx.Rollback() }
 	case *postgresDB:
 		tx, err := d.pool.Begin(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+		release = func() { _ = tx.Rollback(context.Background()) }
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, pgAllocateLockKey); err != nil {
+			release()
 			t.Fatal(err)
 		}
 	}
+	t.Cleanup(release)
+	return release
 }
 
 func mustOpenReadOnly(t testing.TB, dsn string) DB {

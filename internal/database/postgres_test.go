@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"os"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -152,106 +151,6 @@ func TestPostgresReadsAndDeletesGiveUpOnAStuckSessionsLockAfterLockWait(t *testi
 				t.Errorf("the error\n%s\ndoes not match\n%s", err, want)
 			}
 		})
-	}
-}
-
-// Once a read has given up on a stuck lock after LockWait, the next reads and deletes through the
-// same handle wait for it only briefly (stuckLockRecheck), saying that an earlier one gave up and
-// after how long; once the lock is let go they get through, and a later stuck lock gets its LockWait
-// again. Before, Terraform's reads, started -parallelism at a time, waited LockWait per wave: a
-// plan of 200 runtimes behind a stuck lock failed after 5 minutes instead of 15 s.
-func TestPostgresReadsAfterOneGaveUpOnAStuckLockRecheckItBriefly(t *testing.T) {
-	setLockWait(t, 2*time.Second)
-	dsn := pgtest.Shared(t)
-	ctx := testContext(t)
-	db := mustOpen(t, dsn)
-	if _, err := db.Allocate(ctx, "r1", fixed("h1", 1)); err != nil {
-		t.Fatal(err)
-	}
-	find := func() (time.Duration, *LockedError) {
-		start := time.Now()
-		_, err := db.FindAllocation(ctx, "r1")
-		var locked *LockedError
-		if err != nil && !errors.As(err, &locked) {
-			t.Fatalf("find on a locked ledger: %v, want a LockedError", err)
-		}
-		return time.Since(start), locked
-	}
-
-	release := pgtest.LockTables(t, dsn, "allocations", "host_usage")
-	if took, locked := find(); locked == nil || locked.Earlier != 0 || took < LockWait-100*time.Millisecond {
-		t.Fatalf("the first read behind the lock: %v after %s; want a LockedError after LockWait (%s)", locked, took, LockWait)
-	}
-	for wave := range 5 {
-		took, locked := find()
-		if locked == nil || took > time.Second || locked.Earlier < LockWait-100*time.Millisecond {
-			t.Fatalf("read %d after one gave up: %v after %s; want a LockedError within a second that names the earlier %s", wave+2, locked, took, LockWait)
-		}
-		if want := "which an earlier read or delete gave up on after 2s"; !strings.Contains(locked.Error(), want) {
-			t.Errorf("the error %q does not say %q", locked, want)
-		}
-	}
-	release()
-	if _, locked := find(); locked != nil {
-		t.Fatalf("a read once the lock was let go: %v", locked)
-	}
-	pgtest.LockTables(t, dsn, "allocations", "host_usage")
-	if took, locked := find(); locked == nil || locked.Earlier != 0 || took < LockWait-100*time.Millisecond {
-		t.Errorf("a read behind a new stuck lock, after one got through: %v after %s; want a LockedError after LockWait again", locked, took)
-	}
-}
-
-// Operations queued behind a stuck lock share one wait: one that waited for a connection of the
-// provider's pool (the others busy waiting for the same lock) waits for the lock only what is left of
-// LockWait, and its error says how long it waited in all. Before, each waited LockWait more once it
-// had a connection, and said so: 10 creates behind a stuck writer's advisory lock took 45 s (three
-// waves of four connections), each saying "waited 15s"; reads behind a table lock did the same.
-func TestPostgresOperationsQueuedBehindAStuckLockShareOneWait(t *testing.T) {
-	t.Run("allocations behind the write lock", func(t *testing.T) {
-		ctx, db := stuckLedger(t, pgtest.Shared(t), 2*time.Second)
-		checkQueuedShareOneWait(t, db, func(i int) error {
-			_, err := db.Allocate(ctx, fmt.Sprintf("q%d", i), fixed("h1", 1))
-			return err
-		})
-	})
-	t.Run("reads behind a table lock", func(t *testing.T) {
-		setLockWait(t, 2*time.Second)
-		_, ctx, db, _ := lockedLedgerCalls(t)
-		checkQueuedShareOneWait(t, db, func(int) error { _, err := db.FindAllocation(ctx, "r1"); return err })
-	})
-}
-
-// checkQueuedShareOneWait runs four times as many calls at once as db's pool has connections, and
-// wants each to fail with a LockedError saying how long it took, the last after about LockWait.
-func checkQueuedShareOneWait(t *testing.T, db DB, call func(i int) error) {
-	t.Helper()
-	n := 4 * int(db.(*postgresDB).pool.Config().MaxConns) // four waves before
-	type result struct {
-		took time.Duration
-		err  error
-	}
-	results := make(chan result, n)
-	for i := range n {
-		go func() {
-			start := time.Now()
-			err := call(i)
-			results <- result{time.Since(start), err}
-		}()
-	}
-	var longest time.Duration
-	for range n {
-		r := <-results
-		var locked *LockedError
-		if !errors.As(r.err, &locked) {
-			t.Fatalf("a queued call: %v, want a LockedError", r.err)
-		}
-		if d := r.took - locked.Waited; d > time.Second || d < -time.Second {
-			t.Errorf("a call took %s and says it waited %s: %v", r.took, locked.Waited, r.err)
-		}
-		longest = max(longest, r.took)
-	}
-	if longest > 3*LockWait {
-		t.Errorf("the last of %d queued calls returned after %s; want about LockWait (%s), not a LockWait per wave", n, longest, LockWait)
 	}
 }
 

@@ -12,11 +12,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/waits"
 )
 
 // sqliteBusyTimeout is how long SQLite's own busy handler waits for another connection's (or
@@ -56,22 +59,61 @@ type sqliteDB struct {
 	readOnly bool    // from OpenReadOnly: no writes, no migrations
 	reads    readQueries
 	logger   *zap.Logger
-	writeMu  chan struct{}
+	writers  *sqliteWriters
 	identity identityCache
 }
 
 var _ DB = (*sqliteDB)(nil)
 
-// sqliteWriteLocks holds the in-process write lock of each SQLite file, by absolute path, shared by
-// all handles on that file. Entries are never removed: a process opens few ledgers.
-var sqliteWriteLocks sync.Map // string -> chan struct{}
+// sqliteWriters is the in-process writer queue of one SQLite file, shared by all handles on it.
+type sqliteWriters struct {
+	queue chan struct{} // holds a token while a writer of this process has the file (or waits for its lock)
+	// progress is when a writer of this process last saw the file's write lock change hands (its own
+	// commit, or another process's, seen by retryBusy), in Unix nanoseconds. A write queued behind one
+	// that waits for a stuck writer counts from there, its time in the queue included, so the queue
+	// behind a stuck writer ends about LockWait after it stuck, as on PostgreSQL: each queued write
+	// waited a LockWait of its own (a destroy of 40 runtimes behind a sqlite3 shell left in BEGIN
+	// EXCLUSIVE took 10 minutes, each error saying "waited 15s").
+	progress atomic.Int64
+	// stuckSince is set when a write gave up on a stuck writer (no change of hands for LockWait): the
+	// last progress it had seen, in Unix nanoseconds; 0 once the lock changes hands again. While it is
+	// set, a new write tries the lock once (SQLite's busy handler: sqliteBusyTimeout) and gives up,
+	// rather than waiting a LockWait of its own: Terraform starts writes -parallelism at a time, and
+	// each wave waited LockWait (a destroy of 20 runtimes behind a stuck writer took 33 s, not 15).
+	stuckSince  atomic.Int64
+	gaveUpAfter atomic.Int64 // with stuckSince: how long that write had seen no progress (about LockWait)
+}
 
-func sqliteWriteLock(path string) chan struct{} {
-	if path == "" {
-		return make(chan struct{}, 1) // in-memory: private to the handle
+// sawProgress records that the file's write lock changed hands at t.
+func (w *sqliteWriters) sawProgress(t time.Time) {
+	w.progress.Store(t.UnixNano())
+	w.stuckSince.Store(0)
+}
+
+// lastProgressFor is when a write begun at start counts the write lock's last change of hands from:
+// the later of start and the last one seen; or, after a write gave up on a stuck writer, the last one
+// that write had seen, and how long it had waited since (earlier; 0 when none).
+func (w *sqliteWriters) lastProgressFor(start time.Time) (last time.Time, earlier time.Duration) {
+	if stuck := w.stuckSince.Load(); stuck != 0 {
+		return time.Unix(0, stuck), time.Duration(w.gaveUpAfter.Load())
 	}
-	ch, _ := sqliteWriteLocks.LoadOrStore(path, make(chan struct{}, 1))
-	return ch.(chan struct{})
+	if p := time.Unix(0, w.progress.Load()); p.After(start) {
+		return p, 0
+	}
+	return start, 0
+}
+
+// sqliteWriterQueues holds the writer queue of each SQLite file, by absolute path. Entries are never
+// removed: a process opens few ledgers.
+var sqliteWriterQueues sync.Map // string -> *sqliteWriters
+
+func sqliteWriterQueue(path string) *sqliteWriters {
+	fresh := &sqliteWriters{queue: make(chan struct{}, 1)}
+	if path == "" {
+		return fresh // in-memory: private to the handle
+	}
+	w, _ := sqliteWriterQueues.LoadOrStore(path, fresh)
+	return w.(*sqliteWriters)
 }
 
 func openSQLite(ctx context.Context, path string, logger *zap.Logger, readOnly bool) (DB, error) {
@@ -142,7 +184,7 @@ func openSQLite(ctx context.Context, path string, logger *zap.Logger, readOnly b
 	}
 
 	s := &sqliteDB{db: db, name: name, file: file, location: location, readOnly: readOnly, reads: sqliteNewestReads,
-		logger: logger.With(zap.String("ledger", DriverSQLite), zap.String("path", name)), writeMu: sqliteWriteLock(path)}
+		logger: logger.With(zap.String("ledger", DriverSQLite), zap.String("path", name)), writers: sqliteWriterQueue(path)}
 	if snapDSN != "" {
 		if s.snap, err = sql.Open("sqlite", snapDSN); err != nil {
 			_ = db.Close()
@@ -156,7 +198,7 @@ func openSQLite(ctx context.Context, path string, logger *zap.Logger, readOnly b
 	if !readOnly {
 		// A read-only handle's first read (checkSchema) is its ping: a ping of s.db would open the
 		// file with SQLite's locks, which creates -wal and -shm.
-		if err := s.retryBusy(ctx, func() error { return db.PingContext(ctx) }); err != nil {
+		if err := s.retryBusy(ctx, time.Now(), func() error { return db.PingContext(ctx) }); err != nil {
 			_ = db.Close()
 			return nil, s.wrap(ctx, start, "open", err)
 		}
@@ -279,26 +321,39 @@ type saidWhatItWaitedFor struct{ error }
 
 func (e saidWhatItWaitedFor) Unwrap() error { return e.error }
 
-// lockWriter serializes this process's writers to the file; other processes are serialized by SQLite.
-// Giving up is a *LockedError, as in retryBusy: the writer ahead in the queue is itself waiting for
-// the file's lock (or holding it), so what this one waited for is the ledger's write lock too.
-func (s *sqliteDB) lockWriter(ctx context.Context) error {
-	select {
-	case s.writeMu <- struct{}{}:
-		return nil
-	default:
+// write runs op, a write transaction of an operation begun at start, in this process's writer queue
+// (lockWriter) and then under retryBusy, and records a commit as the write lock's progress.
+func (s *sqliteDB) write(ctx context.Context, start time.Time, op func() error) error {
+	if err := s.lockWriter(ctx, start); err != nil {
+		return err
 	}
-	start := time.Now()
+	defer s.unlockWriter()
+	err := s.retryBusy(ctx, start, op)
+	if err == nil {
+		s.writers.sawProgress(time.Now())
+	}
+	return err
+}
+
+// lockWriter serializes this process's writers to the file; other processes are serialized by SQLite.
+// A deadline that ends the wait is a *LockedError, as in retryBusy: the writer ahead in the queue is
+// itself waiting for the file's lock (or holding it), so what this one waited for is the ledger's
+// write lock too. An interrupt (Ctrl-C) is not: the writers ahead may be this apply's own, busy with
+// nothing stuck, and the error blamed "another writer (another terraform apply?)".
+func (s *sqliteDB) lockWriter(ctx context.Context, start time.Time) error {
 	select {
-	case s.writeMu <- struct{}{}:
+	case s.writers.queue <- struct{}{}:
 		return nil
 	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return saidWhatItWaitedFor{waits.Ended(ctx, start, "this process's other writes to the ledger, queued ahead of it")}
+		}
 		return &LockedError{Location: s.location, Waited: time.Since(start),
 			Cause: fmt.Errorf("queued behind this process's other writes to the ledger: %w", ctx.Err())}
 	}
 }
 
-func (s *sqliteDB) unlockWriter() { <-s.writeMu }
+func (s *sqliteDB) unlockWriter() { <-s.writers.queue }
 
 // isSQLiteBusy reports whether err is SQLITE_BUSY or SQLITE_LOCKED (any extended code).
 func isSQLiteBusy(err error) bool {
@@ -319,16 +374,18 @@ func isSQLiteUnique(err error) bool {
 	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
 }
 
-// retryBusy runs op until it returns something other than SQLITE_BUSY/LOCKED, backing off between
-// attempts, for as long as ctx allows (sqliteNoDeadlineCap when it has no deadline) and as long as
-// another writer has committed within LockWait. Giving up on a busy store is a *LockedError.
-func (s *sqliteDB) retryBusy(ctx context.Context, op func() error) error {
-	start := time.Now()
+// retryBusy runs op, of an operation begun at start, until it returns something other than
+// SQLITE_BUSY/LOCKED, backing off between attempts, for as long as ctx allows (sqliteNoDeadlineCap
+// from start when it has no deadline) and as long as another writer has committed within LockWait
+// (counted from start or the writer queue's last progress, whichever is later). Giving up on a busy
+// store is a *LockedError saying how long the operation waited since start.
+func (s *sqliteDB) retryBusy(ctx context.Context, start time.Time, op func() error) error {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = start.Add(sqliteNoDeadlineCap)
 	}
-	lastProgress, mark := start, s.walMark()
+	lastProgress, earlier := s.writers.lastProgressFor(start)
+	mark := s.walMark()
 	backoff := 2 * time.Millisecond
 	sawBusy := false
 	for attempt := 1; ; attempt++ {
@@ -347,11 +404,16 @@ func (s *sqliteDB) retryBusy(ctx context.Context, op func() error) error {
 		now := time.Now()
 		if m := s.walMark(); m != mark {
 			mark, lastProgress = m, now // another writer committed: the lock is not stuck
+			s.writers.sawProgress(now)
 		}
 		sleep := backoff/2 + rand.N(backoff/2+1)
 		switch {
 		case now.Sub(lastProgress) >= LockWait:
-			return &LockedError{Location: s.location, Waited: now.Sub(start), Cause: err}
+			if earlier == 0 {
+				s.writers.gaveUpAfter.Store(int64(now.Sub(lastProgress)))
+				s.writers.stuckSince.Store(lastProgress.UnixNano())
+			}
+			return &LockedError{Location: s.location, Waited: now.Sub(start), Earlier: earlier, Cause: err}
 		case now.Add(sleep).After(deadline):
 			// The next attempt would come after the context's deadline: giving up now is giving up on
 			// the deadline, and the error says so as the other waits' errors do.
@@ -395,7 +457,7 @@ func (s *sqliteDB) migrate(ctx context.Context) error {
 	if _, pending, err := s.schemaState(ctx); err != nil || len(pending) == 0 {
 		return err
 	}
-	return s.retryBusy(ctx, func() error {
+	return s.retryBusy(ctx, time.Now(), func() error {
 		tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: one migrator at a time, across processes
 		if err != nil {
 			return err
@@ -557,14 +619,9 @@ func (s *sqliteDB) Allocate(ctx context.Context, resourceID string, place PlaceF
 	if s.readOnly {
 		return nil, s.wrap(ctx, start, "allocate "+strconv.Quote(resourceID), ErrReadOnly)
 	}
-	if err := s.lockWriter(ctx); err != nil {
-		return nil, s.wrap(ctx, start, "allocate "+strconv.Quote(resourceID), err)
-	}
-	defer s.unlockWriter()
-
 	var stored *Allocation
 	var placeErr error
-	err := s.retryBusy(ctx, func() error {
+	err := s.write(ctx, start, func() error {
 		var err error
 		stored, placeErr, err = s.allocateOnce(ctx, resourceID, place)
 		return err
@@ -674,19 +731,29 @@ func (s *sqliteDB) DeleteAllocation(ctx context.Context, resourceID string) (boo
 	if s.readOnly {
 		return false, s.wrap(ctx, start, "delete allocation "+strconv.Quote(resourceID), ErrReadOnly)
 	}
-	if err := s.lockWriter(ctx); err != nil {
-		return false, s.wrap(ctx, start, "delete allocation "+strconv.Quote(resourceID), err)
-	}
-	defer s.unlockWriter()
 	var deleted bool
-	err := s.retryBusy(ctx, func() error {
-		res, err := s.db.ExecContext(ctx, sqliteDeleteQuery, resourceID)
+	err := s.write(ctx, start, func() error {
+		// A transaction, not an auto-commit statement: an interrupt (Ctrl-C) that ended the statement
+		// as it committed made ExecContext report the context's error for a row that was gone, and
+		// the destroy kept in its state a runtime the ledger had freed. Commit reports what happened.
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = tx.Rollback() }()
+		res, err := tx.ExecContext(ctx, sqliteDeleteQuery, resourceID)
 		if err != nil {
 			return err
 		}
 		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
 		deleted = n > 0
-		return err
+		return nil
 	})
 	if err != nil {
 		return false, s.wrap(ctx, start, "delete allocation "+strconv.Quote(resourceID), err)

@@ -35,7 +35,7 @@ const sqliteSnapshotSettle = 2 * time.Second
 // writer to finish, as for a lock, and then fails saying so.
 func (s *sqliteDB) read(ctx context.Context, op func(q sqlQueryer) error) error {
 	if s.snap == nil {
-		return s.retryBusy(ctx, func() error { return op(s.db) })
+		return s.retryBusy(ctx, time.Now(), func() error { return op(s.db) })
 	}
 	start := time.Now()
 	backoff := 10 * time.Millisecond
@@ -52,7 +52,7 @@ func (s *sqliteDB) read(ctx context.Context, op func(q sqlQueryer) error) error 
 		// moment between the two reads).
 		if refusal != refusedRollbackMode && s.wouldLeaveFiles() {
 			err = errWouldLeaveFiles
-		} else if err = s.retryBusy(ctx, func() error { return op(s.db) }); !isSQLiteReadOnlyOpen(err) {
+		} else if err = s.retryBusy(ctx, time.Now(), func() error { return op(s.db) }); !isSQLiteReadOnlyOpen(err) {
 			return err
 		}
 		// Wait for as long as the file's time takes to settle, or a writer would hold a lock.
