@@ -70,8 +70,11 @@ type diagnosticSummary struct {
 	pattern string // a regular expression
 }
 
-// summaryArg is the index of the summary argument of each diagnostics method.
-var summaryArg = map[string]int{"AddError": 0, "AddWarning": 0, "AddAttributeError": 1, "AddAttributeWarning": 1}
+// summaryArg is the index of the summary argument of each diagnostics method, and of the provider's
+// helpers that forward their callers' summaries to one (their own call is skipped, their callers'
+// calls are scanned).
+var summaryArg = map[string]int{"AddError": 0, "AddWarning": 0, "AddAttributeError": 1, "AddAttributeWarning": 1,
+	"addSecretAttributeError": 2}
 
 func diagnosticSummaries(t *testing.T) []diagnosticSummary {
 	t.Helper()
@@ -105,12 +108,15 @@ func diagnosticSummaries(t *testing.T) []diagnosticSummary {
 				if !ok {
 					return true
 				}
-				sel, ok := call.Fun.(*ast.SelectorExpr)
-				if !ok {
-					return true
+				var name string
+				switch f := call.Fun.(type) {
+				case *ast.SelectorExpr:
+					name = f.Sel.Name
+				case *ast.Ident:
+					name = f.Name
 				}
-				i, ok := summaryArg[sel.Sel.Name]
-				if !ok || len(call.Args) <= i {
+				i, ok := summaryArg[name]
+				if !ok || len(call.Args) <= i || sc.isParam(call.Args[i]) {
 					return true
 				}
 				for _, p := range sc.patterns(call.Args[i], 0) {
@@ -151,6 +157,23 @@ func fieldStrings(files []*ast.File) map[string][]string {
 type summaryScan struct {
 	fields map[string][]string
 	fn     *ast.FuncDecl // the function the expression is in
+}
+
+// isParam reports whether e is a parameter of the function, itself a helper of summaryArg: the
+// summary its callers give, which the scan finds at their calls.
+func (sc summaryScan) isParam(e ast.Expr) bool {
+	id, ok := e.(*ast.Ident)
+	if _, helper := summaryArg[sc.fn.Name.Name]; !ok || !helper {
+		return false
+	}
+	for _, f := range sc.fn.Type.Params.List {
+		for _, n := range f.Names {
+			if n.Name == id.Name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (sc summaryScan) patterns(e ast.Expr, depth int) []string {

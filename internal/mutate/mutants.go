@@ -303,6 +303,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestOperationsAfterOneGaveUpOnAStuckLockTryItBriefly"}}},
 	},
 	{
+		Name: "secret-attribute-diagnostic-shows-its-source", Breaks: "a literal set or ledger DSN is not printed with the diagnostics about it",
+		File:    "internal/provider/provider.go",
+		Search:  "\tdiags.AddError(summary, secretAttributeDetail(attr, detail))\n",
+		Replace: "\tdiags.AddAttributeError(path.Root(attr), summary, secretAttributeDetail(attr, detail))\n",
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAcc_aLiteralSetOrDSNIsNotPrintedWithItsDiagnostics"}}},
+	},
+	{
 		Name: "sqlite-queued-writes-wait-each", Breaks: "SQLite writes queued behind a stuck writer share one LockWait",
 		File:    "internal/database/sqlite.go",
 		Search:  "\tlastProgress, earlier := s.writers.lastProgressFor(start)\n",
@@ -811,8 +818,8 @@ var Mutants = []Mutant{
 	{
 		Name: "set-error-unmasked", Breaks: "a set error, at plan or at apply time, never shows a password",
 		File:    "internal/provider/provider.go",
-		Search:  "diags.AddAttributeError(path.Root(\"provisioner_set_json\"), summary, logging.MaskString(e.Error())+from)",
-		Replace: "diags.AddAttributeError(path.Root(\"provisioner_set_json\"), summary, e.Error()+from)",
+		Search:  "addSecretAttributeError(diags, \"provisioner_set_json\", summary, logging.MaskString(e.Error())+from)",
+		Replace: "addSecretAttributeError(diags, \"provisioner_set_json\", summary, e.Error()+from)",
 		Checks:  []Check{providerSetErrors},
 	},
 	{

@@ -106,7 +106,7 @@ func (p *RillProvider) ValidateConfig(ctx context.Context, req provider.Validate
 	var specs map[string]provisioner.ProvisionerSpec
 	if s := cfg.ProvisionerSetJSON; !s.IsNull() && !s.IsUnknown() {
 		if strings.TrimSpace(s.ValueString()) == "" {
-			resp.Diagnostics.AddAttributeError(path.Root("provisioner_set_json"), "Missing provisioner set",
+			addSecretAttributeError(&resp.Diagnostics, "provisioner_set_json", "Missing provisioner set",
 				"provisioner_set_json is set but empty: give a JSON object of provisioner names to {\"type\": ..., \"spec\": {...}}, or leave the attribute out to use "+envnames.ProvisionerSet+".")
 			return
 		}
@@ -136,18 +136,18 @@ func (p *RillProvider) ValidateConfig(ctx context.Context, req provider.Validate
 		}
 	}
 	if l := cfg.LedgerDSN; !l.IsNull() && !l.IsUnknown() && l.ValueString() == "" {
-		resp.Diagnostics.AddAttributeError(path.Root("ledger_dsn"), "Invalid ledger DSN",
+		addSecretAttributeError(&resp.Diagnostics, "ledger_dsn", "Invalid ledger DSN",
 			"ledger_dsn is set but empty: give a DSN (\"sqlite:///absolute/path/ledger.db\", \"postgres://...\"), or leave the attribute "+
 				"out (null) to use "+envnames.LedgerDSN+", else the default SQLite ledger at $"+database.DefaultSQLitePathEnv+"/"+
 				database.DefaultDataDirName+"/"+database.DefaultSQLiteFileName+".")
 	} else if l := cfg.LedgerDSN; !l.IsNull() && !l.IsUnknown() {
 		if err := database.ValidateDSN(l.ValueString()); err != nil {
-			resp.Diagnostics.AddAttributeError(path.Root("ledger_dsn"), "Invalid ledger DSN", err.Error())
+			addSecretAttributeError(&resp.Diagnostics, "ledger_dsn", "Invalid ledger DSN", err.Error())
 		}
 	}
 }
 
-// addSetError reports err, from parsing or building the set, on provisioner_set_json: one diagnostic per
+// addSetError reports err, from parsing or building the set, about provisioner_set_json: one diagnostic per
 // error it joins (provisioner.SplitErrors), whose summary names the provisioner the error is about, at
 // plan time (ValidateConfig) and at apply time (Configure) alike. The set may hold secrets (a DSN
 // pasted into the wrong field), so the detail is masked.
@@ -158,7 +158,7 @@ func addSetError(diags *diag.Diagnostics, err error, from string) {
 		if errors.As(e, &se) {
 			summary = fmt.Sprintf("Invalid provisioner %q in the provisioner set", se.Provisioner)
 		}
-		diags.AddAttributeError(path.Root("provisioner_set_json"), summary, logging.MaskString(e.Error())+from)
+		addSecretAttributeError(diags, "provisioner_set_json", summary, logging.MaskString(e.Error())+from)
 	}
 }
 
@@ -201,15 +201,14 @@ func (p *RillProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 	setFrom, defaultFrom, ledgerFrom := fromEnv(cfg.ProvisionerSetJSON, envnames.ProvisionerSet),
 		fromEnv(cfg.DefaultProvisioner, envnames.DefaultProvisioner), fromEnv(cfg.LedgerDSN, envnames.LedgerDSN)
 
-	setPath := path.Root("provisioner_set_json")
 	if strings.TrimSpace(setJSON) == "" {
-		resp.Diagnostics.AddAttributeError(setPath, "Missing provisioner set",
+		addSecretAttributeError(&resp.Diagnostics, "provisioner_set_json", "Missing provisioner set",
 			"Set provisioner_set_json in the provider block, or the "+envnames.ProvisionerSet+" environment variable, to a JSON object of provisioner names to {\"type\": ..., \"spec\": {...}}.")
 		return
 	}
 	if ledgerDSN != "" {
 		if err := database.CheckDSN(ledgerDSN); err != nil {
-			resp.Diagnostics.AddAttributeError(path.Root("ledger_dsn"), "Invalid ledger DSN", err.Error()+ledgerFrom)
+			addSecretAttributeError(&resp.Diagnostics, "ledger_dsn", "Invalid ledger DSN", err.Error()+ledgerFrom)
 			return
 		}
 	}
@@ -265,12 +264,30 @@ func (p *RillProvider) DataSources(context.Context) []func() datasource.DataSour
 	}
 }
 
-// addSetWarnings reports the warnings of the set on provisioner_set_json, each naming its provisioner
-// and JSON field in the summary; the detail is masked, as addSetError's is.
+// addSetWarnings reports the warnings of the set, about provisioner_set_json (addSecretAttributeError),
+// each naming its provisioner and JSON field in the summary; the detail is masked, as addSetError's is.
 func addSetWarnings(diags *diag.Diagnostics, warnings []provisioner.SetWarning, from string) {
 	for _, w := range warnings {
-		diags.AddAttributeWarning(path.Root("provisioner_set_json"), fmt.Sprintf("Provisioner %q: %s", w.Provisioner, setWarningSummary(w)), logging.MaskString(w.String())+from)
+		diags.AddWarning(fmt.Sprintf("Provisioner %q: %s", w.Provisioner, setWarningSummary(w)), secretAttributeDetail("provisioner_set_json", logging.MaskString(w.String())+from))
 	}
+}
+
+// addSecretAttributeError reports an error about a sensitive attribute of the provider
+// (provisioner_set_json, ledger_dsn) without an attribute path, naming the attribute in its detail:
+// Terraform prints the source lines of the expression an attribute's diagnostic points at, and a
+// set or DSN written as a literal holds its passwords. A set pasted into the provider block, as the
+// migration guide's readers do with Rill's, showed its ClickHouse admin password 33 times in one
+// plan's output, once per diagnostic (found by a walkthrough).
+func addSecretAttributeError(diags *diag.Diagnostics, attr, summary, detail string) {
+	diags.AddError(summary, secretAttributeDetail(attr, detail))
+}
+
+// secretAttributeDetail is detail, which names attr, or attr and detail.
+func secretAttributeDetail(attr, detail string) string {
+	if strings.Contains(detail, attr) {
+		return detail
+	}
+	return attr + ": " + detail
 }
 
 // setWarningSummary names the JSON field of a warning in its summary, so that each reads on its own.

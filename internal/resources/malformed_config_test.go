@@ -31,7 +31,7 @@ func runtimeWith(attrs string) string {
 var malformedCases = []malformedCase{
 	// The set's JSON.
 	{name: "set is not JSON", set: `{"p": {"type": "static",`, want: acctest.WordsRegexp(`provisioner set is not valid JSON`)},
-	{name: "unknown type lists known ones", set: `{"p": {"type": "statik", "spec": {}}}`, want: regexp.MustCompile(`provisioner "p": type: unknown provisioner type "statik";\s+known\s+types:\s+.*static`)},
+	{name: "unknown type lists known ones", set: `{"p": {"type": "statik", "spec": {}}}`, want: regexp.MustCompile(`provisioner "p": type: unknown provisioner\s+type\s+"statik";\s+known\s+types:\s+.*static`)},
 	// The static spec.
 	{name: "negative slots", set: `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test", "slots": -1}]}}}`, want: acctest.WordsRegexp(`provisioner "p": spec.runtimes[0].slots: must be between 0 (a drained host) and 2147483647, got -1`)},
 	// Other provider attributes.

@@ -3,6 +3,7 @@ package resources_test
 import (
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -147,4 +148,31 @@ func withPassword(t *testing.T, dsn, password string) string {
 	}
 	u.User = url.UserPassword(u.User.Username(), password)
 	return u.String()
+}
+
+// A set or a ledger DSN written as a literal in the provider block is not printed with the
+// diagnostics about it: Terraform prints the source lines of the expression an attribute's
+// diagnostic points at, and a set pasted from Rill's, with its ClickHouse admin password, showed it
+// once per diagnostic (33 times in a walkthrough's plan). The diagnostics still name the attribute.
+func TestAcc_aLiteralSetOrDSNIsNotPrintedWithItsDiagnostics(t *testing.T) {
+	acctest.RequireAcc(t)
+	const secret = "Secr3tPw"
+	for name, tc := range map[string]struct{ ledger, set, want string }{
+		"set": {strconv.Quote(acctest.SQLiteLedger(t)),
+			`{"p": {"type": "static", "spec": {"dsn": "postgres://u:` + secret + `@h.test/db", "runtimes": [{"host": "http://h.test:9091", "slots": -1}]}}}`,
+			`provisioner_set_json: provisioner "p": spec.runtimes[0].slots: must be between`},
+		"ledger_dsn": {strconv.Quote("postgres://u:" + secret + "@127.0.0.1:1/db?sslmode=bogus"), `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://h.test:9091", "slots": 2}]}}}`, `Invalid ledger DSN`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := acctest.NewWorkspace(t)
+			w.Write("main.tf", acctest.CLIHeader(tc.ledger, tc.set)+"resource \"rill_runtime\" \"rt\" {\n  slots = 1\n}\n")
+			out, err := w.Run("plan")
+			if err == nil || !acctest.WordsRegexp(tc.want).MatchString(out) {
+				t.Fatalf("the plan should fail saying %q (err %v):\n%s", tc.want, err, acctest.Tail(out))
+			}
+			if strings.Contains(out, secret) {
+				t.Errorf("the plan's output shows the password:\n%s", out)
+			}
+		})
+	}
 }
