@@ -153,7 +153,7 @@ func (p *postgresDB) Identity(ctx context.Context) (Identity, error) {
 		var exists bool
 		err := p.pool.QueryRow(ctx, `SELECT to_regclass('ledger_meta') IS NOT NULL`).Scan(&exists)
 		if err == nil && exists { // else a ledger from before identities: none yet
-			err = p.pool.QueryRow(ctx, pgIdentityQuery, identityKey).Scan(&id)
+			err = p.pool.QueryRow(ctx, pgMetaQuery, identityKey).Scan(&id)
 		}
 		if errors.Is(err, pgx.ErrNoRows) {
 			err = nil
@@ -406,7 +406,7 @@ const (
 	pgUpsertQuery = `INSERT INTO allocations (resource_id, provisioner, host, slots, created_at, updated_at, name, version, hibernated, environment, annotations)
 		VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8, $9, $10::text::jsonb)
 		` + upsertOnConflict + ` RETURNING ` + pgColumns
-	pgIdentityQuery = `SELECT value FROM ledger_meta WHERE key = $1`
+	pgMetaQuery = `SELECT value FROM ledger_meta WHERE key = $1`
 )
 
 // pgNewestReads are the reads of a store at this binary's schema version.

@@ -271,7 +271,7 @@ func (s *sqliteDB) Identity(ctx context.Context) (Identity, error) {
 				`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ledger_meta'`).Scan(&n); err != nil || n == 0 {
 				return err // a ledger from before identities: none yet
 			}
-			err := q.QueryRowContext(ctx, sqliteIdentityQuery, identityKey).Scan(&id)
+			err := q.QueryRowContext(ctx, sqliteMetaQuery, identityKey).Scan(&id)
 			if errors.Is(err, sql.ErrNoRows) {
 				return nil
 			}
@@ -558,7 +558,7 @@ const (
 	sqliteUpsertQuery = `INSERT INTO allocations (resource_id, provisioner, host, slots, created_at, updated_at, name, version, hibernated, environment, annotations)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		` + upsertOnConflict + ` RETURNING ` + sqliteColumns
-	sqliteIdentityQuery = `SELECT value FROM ledger_meta WHERE key = ?`
+	sqliteMetaQuery = `SELECT value FROM ledger_meta WHERE key = ?`
 )
 
 // sqliteNewestReads are the reads of a store at this binary's schema version.

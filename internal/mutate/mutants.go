@@ -310,6 +310,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAcc_aLiteralSetOrDSNIsNotPrintedWithItsDiagnostics"}}},
 	},
 	{
+		Name: "migrated-runtime-recorded-again", Breaks: "migrate-rill-static does not record again what Terraform freed since an earlier run",
+		File:    "internal/static/import.go",
+		Search:  "\t\t\tif migrated {\n",
+		Replace: "\t\t\tif false && migrated {\n",
+		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestImportDoesNotRecordAgainWhatTerraformFreedSince"}}},
+	},
+	{
 		Name: "sqlite-queued-writes-wait-each", Breaks: "SQLite writes queued behind a stuck writer share one LockWait",
 		File:    "internal/database/sqlite.go",
 		Search:  "\tlastProgress, earlier := s.writers.lastProgressFor(start)\n",

@@ -215,7 +215,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		say(stderr, "Usage: terraform-provider-rill %s -rill-dsn <dsn> -provisioner <name> [-set-json <json>] [-ledger-dsn <dsn>]\n\n"+
 			"Copies Rill's static_runtime_assignments into the ledger of the named static pool. Stop Rill's admin\n"+
-			"service from provisioning on the pool first. Safe to run again: it records only what is new.\n\n"+
+			"service from provisioning on the pool first. Safe to run again: it records only what is new, and not\n"+
+			"again what it recorded before and Terraform has freed since (the ledger remembers what it recorded).\n\n"+
 			"A flag's value is visible to every user of the machine (ps, /proc/<pid>/cmdline), and the set (a\n"+
 			"clickhouse-static dsn) and the DSNs may hold passwords: leave -set-json and -ledger-dsn out, to take\n"+
 			"$%s and $%s, and give Rill's database password in PGPASSWORD\n"+
@@ -251,6 +252,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 		for _, a := range report.Present {
 			say(stdout, "already in the ledger %s: %d slot(s) on %s\n", a.ResourceID, a.Slots, a.Host)
+		}
+		for _, a := range report.Released {
+			say(stdout, "not recorded again %s: %d slot(s) on %s, recorded by an earlier run and freed since (a terraform destroy)\n",
+				a.ResourceID, a.Slots, a.Host)
 		}
 		for _, a := range report.OtherPool {
 			say(stdout, "skipped %s: %d slot(s) on %s, a host of static pool %q (run the command with -provisioner %s for it)\n",

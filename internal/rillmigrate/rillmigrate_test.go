@@ -102,6 +102,21 @@ func TestMigrateStaticAssignmentsFromRillAdmin(t *testing.T) {
 	if !errors.Is(err, static.ErrInsufficientCapacity) {
 		t.Fatalf("2 more slots: %v, want no room (a has 1 free, b none)", err)
 	}
+
+	// Terraform destroys r1; a third run does not record it again, though Rill's table still lists it.
+	if _, err := ledger.DeleteAllocation(ctx, r1); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	code = Main([]string{"-rill-dsn", rillDSN, "-provisioner", "pool", "-set-json", setJSON, "-ledger-dsn", ledgerDSN}, &out, &errOut)
+	if code != 1 || !strings.Contains(out.String(), "not recorded again "+r1+": 2 slot(s) on http://a.test:9091, recorded by an earlier run and freed since") {
+		t.Fatalf("run after a destroy: exit %d, stdout %q", code, out.String())
+	}
+	delete(want, r1)
+	want["new-2"] = "http://b.test:9091 2" // placed above
+	if got := ledgerContents(t, ledger); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("ledger after the run that followed a destroy %v, want %v", got, want)
+	}
 }
 
 func TestMainRefusesMissingFlags(t *testing.T) {

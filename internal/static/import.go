@@ -22,7 +22,14 @@ type Assignment struct {
 type ImportReport struct {
 	Imported []Assignment // recorded in the ledger now
 	Present  []Assignment // already in the ledger on the same host (an earlier import, say)
+	// Released were recorded by an earlier run and are no longer in the ledger (a terraform destroy
+	// freed them): not recorded again (database.MigrationMarks).
+	Released []Assignment
 }
+
+// errReleased is what Import's placement returns for an assignment that an earlier run recorded and
+// that is no longer in the ledger.
+var errReleased = errors.New("released since it was migrated")
 
 // ErrHostNotInSpec is wrapped by Import's error for an assignment whose host is not in the pool's spec.
 var ErrHostNotInSpec = errors.New("is not in the static pool's spec")
@@ -33,25 +40,38 @@ var ErrHostNotInSpec = errors.New("is not in the static pool's spec")
 // placement), and none double-books a host: an assignment whose host is not in this pool's spec,
 // whose host has no room left for it, or whose resource is already allocated on another host is not
 // recorded, and is reported in the error (the others still are). Running it again records only what
-// is new.
+// is new: each recorded (or present) assignment is marked in the ledger when it supports marks
+// (database.MigrationMarks), and one marked but no longer allocated is reported as Released.
 func (p *Provisioner) Import(ctx context.Context, assignments []Assignment) (*ImportReport, error) {
 	report := &ImportReport{}
 	var errs []error
+	marks, _ := p.db.(database.MigrationMarks)
 	for _, a := range assignments {
+		migrated := false
+		if marks != nil {
+			var err error
+			if migrated, err = marks.Migrated(ctx, a.ResourceID); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
 		// The pool's spec names its hosts in canonical form (hosturl.Canonical, as ParseSpec does), and
 		// so do the ledger's rows after its migration: an assignment spelled "http://H1:9091/" is that
 		// host, counted against its slots and recorded under the spec's spelling. A host that does not
 		// parse is kept as given, and is then not in the spec.
 		a.Host = canonicalHost(a.Host)
-		present := false
+		present, ledgerSlots := false, 0
 		_, err := p.db.Allocate(ctx, a.ResourceID, func(current *database.Allocation, used map[string]int) (*database.Allocation, error) {
 			present = false
 			if current != nil {
 				if canonicalHost(current.Host) != a.Host {
 					return nil, fmt.Errorf("runtime %s: the ledger has it on host %s, the assignment on %s", a.ResourceID, current.Host, a.Host)
 				}
-				present = true
+				present, ledgerSlots = true, current.Slots
 				return current, nil
+			}
+			if migrated {
+				return nil, errReleased
 			}
 			rt := p.spec.host(a.Host)
 			if rt == nil {
@@ -68,13 +88,25 @@ func (p *Provisioner) Import(ctx context.Context, assignments []Assignment) (*Im
 			return &database.Allocation{ResourceID: a.ResourceID, Provisioner: p.NameInSet(), Host: rt.Host, Slots: a.Slots}, nil
 		})
 		switch {
+		case errors.Is(err, errReleased):
+			report.Released = append(report.Released, a)
+			continue
 		case err != nil:
 			errs = append(errs, err)
+			continue
 		case present:
+			a.Slots = ledgerSlots // the ledger's, which Terraform may have resized since
 			report.Present = append(report.Present, a)
 		default:
 			report.Imported = append(report.Imported, a)
 			p.logger.Info("imported runtime assignment", zap.String("resource_id", a.ResourceID), zap.String("host", a.Host), zap.Int("slots", a.Slots))
+		}
+		if marks != nil && !migrated {
+			// After the allocation: a run stopped between the two leaves it unmarked, and the next run
+			// finds it present and marks it.
+			if err := marks.MarkMigrated(ctx, a.ResourceID); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	if len(errs) > 0 {

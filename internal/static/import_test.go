@@ -42,3 +42,40 @@ func TestImportCountsAndRecordsHostsInTheSpecsSpelling(t *testing.T) {
 		t.Fatalf("capacity %+v, want 3 of 3 slots in use on one host", hosts)
 	}
 }
+
+// A re-run records only what is new, also after Terraform freed what an earlier run recorded: a
+// runtime destroyed since is reported as released, not recorded again (Rill's table, which nothing
+// updates any more, still lists it; a re-run brought back the slots of destroyed runtimes, held by
+// nothing in any state). One recorded by a run before marks existed is marked by the next run that
+// finds it present. A present runtime is reported with the ledger's slots, which Terraform may have
+// changed since.
+func TestImportDoesNotRecordAgainWhatTerraformFreedSince(t *testing.T) {
+	ctx := context.Background()
+	p, db, _ := newPool(t, `{"runtimes": [{"host": "http://h1:9091", "slots": 8}]}`)
+	rows := []Assignment{{ResourceID: "r1", Host: "http://h1:9091", Slots: 2}, {ResourceID: "old", Host: "http://h1:9091", Slots: 1}}
+	if _, err := provision(t, p, "old", 1); err != nil { // recorded before marks existed
+		t.Fatal(err)
+	}
+	if report, err := p.Import(ctx, rows); err != nil || len(report.Imported) != 1 || len(report.Present) != 1 {
+		t.Fatalf("first run: %+v, %v; want r1 imported and old present", report, err)
+	}
+	if _, err := provision(t, p, "r1", 3); err != nil { // terraform apply resizes r1
+		t.Fatal(err)
+	}
+	report, err := p.Import(ctx, rows)
+	if err != nil || len(report.Present) != 2 || report.Present[0].Slots != 3 || len(report.Imported)+len(report.Released) != 0 {
+		t.Fatalf("second run: %+v, %v; want both present, r1 with the ledger's 3 slots", report, err)
+	}
+	for _, id := range []string{"r1", "old"} { // terraform destroy
+		if _, err := db.DeleteAllocation(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	report, err = p.Import(ctx, rows)
+	if err != nil || len(report.Released) != 2 || len(report.Imported)+len(report.Present) != 0 {
+		t.Fatalf("run after the destroy: %+v, %v; want both released, nothing recorded", report, err)
+	}
+	if all, err := db.ListAllocations(ctx); err != nil || len(all) != 0 {
+		t.Fatalf("ledger after the run: %v, %v; want it empty", all, err)
+	}
+}
