@@ -23,7 +23,8 @@ import (
 // internal/testutil/chdbtest): `terraform import` adopts the existing user and database by name and
 // leaves the dsn null (ClickHouse keeps only a hash of the password); the next plan is an in-place
 // update that says the user gets a new password, and writes nothing; an ID with nothing behind it
-// cannot be imported. chDB cannot store users by SQL, so the apply that would set the password is
+// cannot be imported, and the error says where to look (it was Terraform's bare "Cannot import
+// non-existent remote object"). chDB cannot store users by SQL, so the apply that would set the password is
 // refused before any statement, with the reason, and the state is kept. No password appears in
 // TF_LOG=trace output or in the plan.
 func TestAccClickHouse_importAdoptsTheUserAndDatabaseAndPlansANewPassword(t *testing.T) {
@@ -42,8 +43,9 @@ func TestAccClickHouse_importAdoptsTheUserAndDatabaseAndPlansANewPassword(t *tes
 	set := fmt.Sprintf(`{"ch": {"type": "clickhouse-static", "spec": {"dsn": %q}}}`, srv.AdminDSN)
 	tf := cliWorkspace(t, set, clickhouseBlock).Run
 
-	// Nothing behind the ID: refused.
-	if out, err := tf("import", "-no-color", "rill_clickhouse.db", "ch/"+uuid.NewString()); err == nil || !strings.Contains(out, "Cannot import non-existent remote object") {
+	// Nothing behind the ID: refused, saying what was looked for and where to look.
+	if out, err := tf("import", "-no-color", "rill_clickhouse.db", "ch/"+uuid.NewString()); err == nil ||
+		!acctest.WordsRegexp(`ClickHouse database to import was not found`).MatchString(out) || !acctest.WordsRegexp(`provisioner_resources table`).MatchString(out) {
 		t.Fatalf("import of an ID with nothing behind it: err %v\n%s", err, acctest.Tail(out))
 	}
 

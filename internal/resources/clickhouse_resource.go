@@ -219,6 +219,8 @@ func (r *ClickHouseResource) Read(ctx context.Context, req resource.ReadRequest,
 	if !readFound(ctx, c, clickhouseKind, state.ID.ValueString(), err, resp) {
 		return
 	}
+	_, diags := takeImportMark(ctx, req.Private, resp.Private) // found: the import's Read is done with it
+	resp.Diagnostics.Append(diags...)
 	// What differs from what Provision would make (a password changed by hand, a missing user or
 	// database) is planned as an update; say what, since the plan's diff alone cannot name it.
 	for _, d := range provisioner.NewRuntimeObservation(res.State).Drift {
@@ -284,7 +286,11 @@ func (r *ClickHouseResource) Delete(ctx context.Context, req resource.DeleteRequ
 // and leaves dsn and write_dsn null, and the next plan shows an update that sets a new password (see
 // ModifyPlan).
 func (r *ClickHouseResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importByID(ctx, r.client, provisioner.ResourceTypeClickHouse, req, resp, "clickhouse/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11")
+	if importByID(ctx, r.client, provisioner.ResourceTypeClickHouse, req, resp, "clickhouse/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11") {
+		// So that the Read that follows says why nothing is at the ID (readFound), rather than
+		// Terraform's bare "Cannot import non-existent remote object".
+		resp.Diagnostics.Append(setImportMark(ctx, resp.Private)...)
+	}
 }
 
 // options are the provisioner's options for m; password, when not empty, is the user's password

@@ -213,12 +213,28 @@ type resourceKind struct {
 	typeName string // "rill_runtime"
 	title    string // "Runtime", as a diagnostic's summary starts
 	noun     string // "runtime", inside a sentence
+	// whereToLook is what to check when an import finds nothing at an ID.
+	whereToLook string
 }
 
 var (
-	runtimeKind    = resourceKind{typeName: "rill_runtime", title: "Runtime", noun: "runtime"}
-	clickhouseKind = resourceKind{typeName: "rill_clickhouse", title: "ClickHouse database", noun: "ClickHouse database"}
+	runtimeKind = resourceKind{typeName: "rill_runtime", title: "Runtime", noun: "runtime",
+		whereToLook: "Check the ID (the rill_allocations data source lists a pool's runtimes with their import_id), and that ledger_dsn " +
+			"(or RILL_LEDGER_DSN, or the kubeconfig) reaches where the runtime lives. A runtime that Rill's admin service placed on a " +
+			"static pool is in the ledger once migrate-rill-static has copied it there (see the guide Migrating from Rill's admin service)."}
+	clickhouseKind = resourceKind{typeName: "rill_clickhouse", title: "ClickHouse database", noun: "ClickHouse database",
+		whereToLook: "Check the ID (the Rill resource's ID, as Rill's provisioner_resources table lists it, or this provider's), and that the " +
+			"provisioner's dsn (or dsn_env) reaches the server that holds the database."}
 )
+
+// importHint is what to check when an import finds nothing at id.
+func (k resourceKind) importHint(id string) string {
+	hint := k.whereToLook
+	if lower := strings.ToLower(id); lower != id {
+		hint += fmt.Sprintf(" IDs are lower case: try %q.", lower)
+	}
+	return hint
+}
 
 // readFound applies the refresh rule of every resource to CheckResource's error, and reports whether
 // Read may go on: a resource that no longer exists is removed from state with a warning, so that
@@ -228,10 +244,9 @@ var (
 // ledger is elsewhere), which Terraform's own "Cannot import non-existent remote object" leaves out:
 // it drops the warning.
 func readFound(ctx context.Context, c *call, kind resourceKind, id string, err error, resp *resource.ReadResponse) bool {
-	if errors.Is(err, provisioner.ErrResourceNotFound) && importMarked(ctx, resp.Private) { // only rill_runtime marks its imports
-		resp.Diagnostics.AddError("Runtime to import was not found",
-			fmt.Sprintf("Provisioner %q found no %s to import at ID %s: %v. Check the ID (the rill_allocations data source lists a pool's runtimes "+
-				"with their import_id), and that ledger_dsn (or RILL_LEDGER_DSN, or the kubeconfig) reaches where the runtime lives.", c.name, kind.noun, id, err))
+	if errors.Is(err, provisioner.ErrResourceNotFound) && importMarked(ctx, resp.Private) {
+		resp.Diagnostics.AddError(kind.title+" to import was not found",
+			fmt.Sprintf("Provisioner %q found no %s to import at ID %s: %v. %s", c.name, kind.noun, id, err, kind.importHint(id)))
 		return false
 	}
 	if errors.Is(err, provisioner.ErrResourceNotFound) {

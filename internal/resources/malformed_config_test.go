@@ -110,6 +110,7 @@ func TestAccRuntime_importOfABadIDFails(t *testing.T) {
 	for id, want := range map[string]*regexp.Regexp{
 		"3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11":   acctest.WordsRegexp(`Expected "<provisioner>/<id>"`),
 		"p/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11": regexp.MustCompile(`(?s)Runtime to import was not found.*does\s+not\s+exist.*rill_allocations`),
+		"p/3F1C2A9E-0A4B-4D1E-9B7A-2F8F1C9D0E11": regexp.MustCompile(`(?s)Runtime to import was not found.*IDs\s+are\s+lower\s+case:\s+try\s+"3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11"`),
 		"q/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11": regexp.MustCompile(`(?s)Invalid provisioner in import ID.*provisioner "q" is not in the provider's provisioner\s+set`),
 	} {
 		steps = append(steps, resource.TestStep{Config: config, ResourceName: "rill_runtime.rt", ImportState: true, ImportStateId: id, ExpectError: want})

@@ -60,22 +60,27 @@ type RuntimeSpec struct {
 func ParseSpec(specJSON []byte) (*Spec, error) {
 	spec := &Spec{}
 	warnings, err := provisioner.DecodeSpecCompat(specJSON, spec)
-	if err != nil {
-		// The decoder reports every field of the wrong type; a slots too large to decode is against
-		// the slots' range, which its error says rather than the decoder's.
-		errs := provisioner.SplitErrors(err)
-		for i, e := range errs {
-			var fe *provisioner.FieldError
-			var oor *provisioner.OutOfRangeError
-			if errors.As(e, &fe) && errors.As(e, &oor) && strings.HasPrefix(fe.Path, "runtimes[") && strings.HasSuffix(fe.Path, "].slots") {
-				errs[i] = provisioner.Errorf(fe.Path, slotsRange, MaxHostSlots, oor.Number)
-			}
-		}
-		return nil, provisioner.WithWarnings(errors.Join(errs...), warnings)
-	}
 	spec.warnings = warnings
-	// Every error is collected, so that one run reports them all.
+	// Every error is collected, so that one run reports them all: the decoder's (every field of the
+	// wrong type, left at its zero value) and then the checks of every other field. failed holds the
+	// paths the decoder refused, which the checks skip (a host of the wrong type is not also
+	// "required"); a spec or runtimes list that did not decode at all stops here.
 	var errs []error
+	failed := map[string]bool{}
+	for _, e := range provisioner.SplitErrors(err) {
+		var fe *provisioner.FieldError
+		if !errors.As(e, &fe) || fe.Path == "" || fe.Path == "runtimes" {
+			return nil, provisioner.WithWarnings(err, warnings)
+		}
+		// A slots too large to decode is against the slots' range, which its error says rather than
+		// the decoder's.
+		var oor *provisioner.OutOfRangeError
+		if errors.As(e, &oor) && strings.HasPrefix(fe.Path, "runtimes[") && strings.HasSuffix(fe.Path, "].slots") {
+			e = provisioner.Errorf(fe.Path, slotsRange, MaxHostSlots, oor.Number)
+		}
+		failed[fe.Path] = true
+		errs = append(errs, e)
+	}
 	switch spec.Placement {
 	case "":
 		spec.Placement = PlacementSpread
@@ -93,11 +98,14 @@ func ParseSpec(specJSON []byte) (*Spec, error) {
 		rt := &spec.Runtimes[i]
 		path := func(field string) string { return "runtimes[" + strconv.Itoa(i) + "]." + field }
 		written := strings.TrimRight(strings.TrimSpace(rt.Host), "/")
-		if written == "" {
+		canonical, hostErr := hosturl.Canonical(rt.Host)
+		switch {
+		case failed[path("host")]: // the decoder's error says it
+		case written == "":
 			errs = append(errs, provisioner.Errorf(path("host"), "is required (the runtime's base URL, e.g. \"http://localhost:9091\")"))
-		} else if canonical, err := hosturl.Canonical(rt.Host); err != nil {
+		case hostErr != nil:
 			errs = append(errs, provisioner.Errorf(path("host"), "%v", &urlError{rt.Host}))
-		} else {
+		default:
 			// The error shows the host as the user wrote it (the canonical form may not appear in the
 			// set at all), and the canonical form that makes it a duplicate.
 			asWritten := rt.Host
@@ -108,7 +116,7 @@ func ParseSpec(specJSON []byte) (*Spec, error) {
 				seen[rt.Host] = i
 			}
 		}
-		if i < len(unset) && unset[i] != "" {
+		if i < len(unset) && unset[i] != "" && !failed[path("slots")] {
 			spec.warnings = append(spec.warnings, provisioner.FieldWarning{Path: path("slots"), Message: "is " + unset[i] +
 				": the host offers 0 slots, so no runtime is placed on it, as on a drained host (Rill's admin service reads it as 0 too); " +
 				"give the host's capacity, or 0 to drain it"})

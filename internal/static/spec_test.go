@@ -118,6 +118,19 @@ func TestParseSpecReportsEveryTypeError(t *testing.T) {
 	}
 }
 
+// A value of the wrong type does not hide the other fields' errors: they come in the same run, and
+// the field in error is not reported twice (a host of the wrong type is not "required" as well).
+// Before, the decoder's errors ended the checks, and the bad host of a second entry showed only
+// once the first entry's slots were fixed (found by a walkthrough of the migration guide).
+func TestParseSpecReportsTypeErrorsWithTheOtherFieldsErrors(t *testing.T) {
+	_, err := ParseSpec([]byte(`{"runtimes": [{"host": "http://r1:9091", "slots": "50"}, {"host": "r2:9091", "slots": 5}, {"host": 5, "slots": -1}, {"host": "http://R1:9091"}]}`))
+	got := seterrors.Paths(t, err)
+	want := "runtimes[0].slots runtimes[2].host runtimes[1].host runtimes[2].slots runtimes[3].host"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("errors on %q, want %q (%v)", strings.Join(got, " "), want, err)
+	}
+}
+
 // A host given 0 slots on purpose is drained without a warning; one whose slots are missing or null
 // is warned about (TestParseSpecErrorsAndWarningsNameTheField).
 func TestExplicitZeroSlotsIsNoWarning(t *testing.T) {
