@@ -317,6 +317,20 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestImportDoesNotRecordAgainWhatTerraformFreedSince"}}},
 	},
 	{
+		Name: "unknown-provisioner-planned-as-update", Breaks: "a provisioner_name unknown at plan replaces a runtime in state",
+		File:    "internal/resources/common.go",
+		Search:  "\tif inState {\n\t\tresp.RequiresReplace",
+		Replace: "\tif false && inState {\n\t\tresp.RequiresReplace",
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_provisionerChangeReplaces"}}},
+	},
+	{
+		Name: "unknown-environment-conflicts", Breaks: "an environment unknown at plan is checked against the annotation once known",
+		File:    "internal/resources/runtime_resource.go",
+		Search:  " && !environment.IsNull() && !environment.IsUnknown() {",
+		Replace: " && !environment.IsNull() {",
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_anEnvironmentUnknownAtPlanIsCheckedOnceKnown"}}},
+	},
+	{
 		Name: "sqlite-queued-writes-wait-each", Breaks: "SQLite writes queued behind a stuck writer share one LockWait",
 		File:    "internal/database/sqlite.go",
 		Search:  "\tlastProgress, earlier := s.writers.lastProgressFor(start)\n",

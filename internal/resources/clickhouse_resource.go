@@ -66,7 +66,7 @@ func (r *ClickHouseResource) ModifyPlan(ctx context.Context, req resource.Modify
 		state = &clickhouseModel{}
 		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
 	}
-	if resp.Diagnostics.HasError() || config.Provisioner.IsUnknown() {
+	if resp.Diagnostics.HasError() || unknownProvisioner(config.Provisioner, state != nil, resp) {
 		return
 	}
 	var stateName *string

@@ -80,6 +80,20 @@ func planProvisioner(client *Client, rt provisioner.ResourceType, configured typ
 	return resolved, false
 }
 
+// unknownProvisioner reports whether the configured provisioner_name is unknown at plan time (another
+// resource's attribute), when ModifyPlan can resolve nothing. A resource in state is then replaced, as
+// the framework's RequiresReplace does for an unknown value: planned as an update, the apply found
+// another provisioner, and Terraform failed it ("Provider produced inconsistent final plan").
+func unknownProvisioner(configured types.String, inState bool, resp *resource.ModifyPlanResponse) bool {
+	if !configured.IsUnknown() {
+		return false
+	}
+	if inState {
+		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("provisioner_name"))
+	}
+	return true
+}
+
 // invalidProvisioner is the detail of "Invalid provisioner": err, from Resolve(name). For a resource in
 // state whose recorded provisioner the set does not have (an entry renamed or removed), it also says
 // why nothing else can be done with it and what can: a resource stays with the provisioner that made it

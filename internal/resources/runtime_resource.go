@@ -54,7 +54,9 @@ func (r *RuntimeResource) ValidateConfig(ctx context.Context, req resource.Valid
 	if resp.Diagnostics.HasError() || annotations.IsNull() || annotations.IsUnknown() {
 		return
 	}
-	if _, clash := annotations.Elements()[provisioner.AnnotationEnvironment]; clash && !environment.IsNull() {
+	// An environment unknown here (another resource's attribute) may turn out null: it is checked
+	// again once known, in the apply's validation.
+	if _, clash := annotations.Elements()[provisioner.AnnotationEnvironment]; clash && !environment.IsNull() && !environment.IsUnknown() {
 		resp.Diagnostics.AddAttributeError(path.Root("annotations").AtMapKey(provisioner.AnnotationEnvironment), "Conflicting environment",
 			"The \"environment\" annotation is set from the `environment` attribute; set one of them, not both.")
 	}
@@ -87,7 +89,7 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		n := name.ValueString()
 		stateName = &n
 	}
-	if resp.Diagnostics.HasError() || configName.IsUnknown() {
+	if resp.Diagnostics.HasError() || unknownProvisioner(configName, stateName != nil, resp) {
 		return
 	}
 	resolved, replace := planProvisioner(r.client, provisioner.ResourceTypeRuntime, configName, stateName, resp)

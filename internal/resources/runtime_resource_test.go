@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -121,19 +122,24 @@ func TestAccRuntime_staticPoolLifecycle(t *testing.T) {
 	}))
 }
 
-// Changing a runtime's provisioner replaces it: the new pool allocates, the old one is freed.
+// Changing a runtime's provisioner replaces it: the new pool allocates, the old one is freed. So
+// does a provisioner_name that is unknown at plan time (another resource's attribute): planned as an
+// update, the apply found another provisioner and Terraform failed it ("Provider produced
+// inconsistent final plan", found by a walkthrough driving provisioner_name from terraform_data).
 func TestAccRuntime_provisionerChangeReplaces(t *testing.T) {
 	acctest.RequireAcc(t)
 	ledger := acctest.SQLiteLedger(t)
 	poolOne := acctest.Pool("pool-one", acctest.Host{URL: "http://one.test:9091", Slots: 2})
 	poolTwo := acctest.Pool("pool-two", acctest.Host{URL: "http://two.test:9091", Slots: 2})
-	cfg := func(name string) string {
-		return acctest.ProviderBlock(ledger, "pool-one", poolOne, poolTwo) + fmt.Sprintf(`
+	var cfgExpr func(expr, extra string) string
+	cfg := func(name string) string { return cfgExpr(strconv.Quote(name), "") }
+	cfgExpr = func(expr, extra string) string {
+		return acctest.ProviderBlock(ledger, "pool-one", poolOne, poolTwo) + extra + fmt.Sprintf(`
 resource "rill_runtime" "rt" {
-  provisioner_name = %q
+  provisioner_name = %s
   slots            = 1
 }
-`, name)
+`, expr)
 	}
 	resource.Test(t, acctest.LedgerTestCase(ledger, []resource.TestStep{
 		{
@@ -152,6 +158,46 @@ resource "rill_runtime" "rt" {
 				resource.TestCheckResourceAttr("rill_runtime.rt", "host", "http://two.test:9091"),
 				acctest.CheckLedgerMatchesState(ledger),
 			),
+		},
+		{
+			Config: cfgExpr("terraform_data.pool.output", "resource \"terraform_data\" \"pool\" {\n  input = \"pool-one\"\n}\n"),
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("rill_runtime.rt", plancheck.ResourceActionDestroyBeforeCreate)},
+			},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("rill_runtime.rt", "host", "http://one.test:9091"),
+				acctest.CheckLedgerMatchesState(ledger),
+			),
+		},
+	}))
+}
+
+// An environment that is unknown at plan time (another resource's attribute) beside an "environment"
+// annotation is checked once it is known: null passes; a value is the conflict it is, at apply. It
+// failed the plan whatever it turned out to be (found by a walkthrough).
+func TestAccRuntime_anEnvironmentUnknownAtPlanIsCheckedOnceKnown(t *testing.T) {
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
+	cfg := func(env string) string {
+		return acctest.ProviderBlock(ledger, "", acctest.Pool("p", acctest.Host{URL: "http://env.test:9091", Slots: 2})) + fmt.Sprintf(`
+resource "terraform_data" "env" {
+  input = %s
+}
+resource "rill_runtime" "rt" {
+  slots       = 1
+  environment = terraform_data.env.output
+  annotations = { environment = "dev" }
+}
+`, env)
+	}
+	resource.Test(t, acctest.LedgerTestCase(ledger, []resource.TestStep{
+		{
+			Config: cfg("null"),
+			Check:  resource.TestCheckResourceAttr("rill_runtime.rt", "annotations.environment", "dev"),
+		},
+		{
+			Config:      cfg(`"prod"`),
+			ExpectError: acctest.WordsRegexp(`Conflicting environment`),
 		},
 	}))
 }
