@@ -118,6 +118,11 @@ func secretsOfDSN(dsn string) []string {
 	if p := u.Query().Get("password"); p != "" {
 		secrets = append(secrets, p, url.QueryEscape(p))
 	}
+	if proxy, err := url.Parse(u.Query().Get("http_proxy")); err == nil && proxy.User != nil {
+		if p, ok := proxy.User.Password(); ok && p != "" {
+			secrets = append(secrets, p, url.QueryEscape(p), url.PathEscape(p))
+		}
+	}
 	return secrets
 }
 

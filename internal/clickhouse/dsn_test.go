@@ -112,10 +112,10 @@ func TestParseDSNErrorsNeverQuoteTheDSN(t *testing.T) {
 }
 
 func TestRedactRemovesDSNAndPasswordForms(t *testing.T) {
-	dsn := "clickhouse://admin:p%40ss%2Fword@host:9000?password=q%26pw"
-	msg := "failed: " + dsn + " / p@ss/word / p%40ss%2Fword / q&pw"
+	dsn := "clickhouse://admin:p%40ss%2Fword@host:9000?password=q%26pw&http_proxy=http%3A%2F%2Fpu%3AProxy%2BS3cret%40proxy%3A3128"
+	msg := "failed: " + dsn + " / p@ss/word / p%40ss%2Fword / q&pw / proxy Proxy+S3cret"
 	got := redact(msg, secretsOfDSN(dsn)...)
-	for _, leak := range []string{"p@ss/word", "p%40ss%2Fword", "q&pw", dsn} {
+	for _, leak := range []string{"p@ss/word", "p%40ss%2Fword", "q&pw", "Proxy+S3cret", dsn} {
 		if strings.Contains(got, leak) {
 			t.Fatalf("redacted message %q still contains %q", got, leak)
 		}

@@ -331,6 +331,20 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_anEnvironmentUnknownAtPlanIsCheckedOnceKnown"}}},
 	},
 	{
+		Name: "clickhouse-update-plans-the-states-dsns", Breaks: "an update of rill_clickhouse plans its DSNs unknown: the server may have moved",
+		File:    "internal/resources/clickhouse_resource.go",
+		Search:  "(state.DSNWithoutPassword.IsNull() || !resp.Plan.Raw.Equal(req.State.Raw))",
+		Replace: "state.DSNWithoutPassword.IsNull()",
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccClickHouse_anUpdateAfterTheServerMovedHandsOutItsNewAddress"}}},
+	},
+	{
+		Name: "proxy-password-kept", Breaks: "dsn_without_password holds no proxy password",
+		File:    "internal/provisioner/resources.go",
+		Search:  "\t\t\tcase key == proxyParam:\n",
+		Replace: "\t\t\tcase false && key == proxyParam:\n",
+		Checks:  []Check{{Package: "./internal/provisioner", Tests: []string{"TestClickhouseConfigDSNWithoutPassword"}}},
+	},
+	{
 		Name: "sqlite-queued-writes-wait-each", Breaks: "SQLite writes queued behind a stuck writer share one LockWait",
 		File:    "internal/database/sqlite.go",
 		Search:  "\tlastProgress, earlier := s.writers.lastProgressFor(start)\n",

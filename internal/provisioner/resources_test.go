@@ -162,13 +162,15 @@ func TestClickhouseConfigAndArgsLeaveOutEmptyOptionalFields(t *testing.T) {
 
 func TestClickhouseConfigDSNWithoutPassword(t *testing.T) {
 	for in, want := range map[string]string{
-		"clickhouse://rill_x:S3cr%40t@h:9000/db?secure=true":              "clickhouse://rill_x@h:9000/db?secure=true",
-		"clickhouse://rill_x:pw@h1:9000,h2:9000/db":                       "clickhouse://rill_x@h1:9000,h2:9000/db",
-		"tcp://h:9000?username=u&password=pw&database=db&dial_timeout=1s": "tcp://h:9000?username=u&database=db&dial_timeout=1s",
-		"http://u:p:with:colons@h:8123":                                   "http://u@h:8123",
-		"https://h:8443/db":                                               "https://h:8443/db",
-		"":                                                                "",
-		"not a dsn":                                                       "",
+		"clickhouse://rill_x:S3cr%40t@h:9000/db?secure=true":                                         "clickhouse://rill_x@h:9000/db?secure=true",
+		"clickhouse://rill_x:pw@h1:9000,h2:9000/db":                                                  "clickhouse://rill_x@h1:9000,h2:9000/db",
+		"tcp://h:9000?username=u&password=pw&database=db&dial_timeout=1s":                            "tcp://h:9000?username=u&database=db&dial_timeout=1s",
+		"http://u:p:with:colons@h:8123":                                                              "http://u@h:8123",
+		"https://h:8443/db":                                                                          "https://h:8443/db",
+		"http://u:pw@h:8123/db?http_proxy=http%3A%2F%2Fpu%3AProxyS3cret%40proxy%3A3128&compress=lz4": "http://u@h:8123/db?http_proxy=http%3A%2F%2Fpu%40proxy%3A3128&compress=lz4",
+		"http://u:pw@h:8123/db?http_proxy=http%3A%2F%2Fproxy%3A3128":                                 "http://u@h:8123/db?http_proxy=http%3A%2F%2Fproxy%3A3128",
+		"":          "",
+		"not a dsn": "",
 	} {
 		if got := (&ClickhouseConfig{DSN: in, WriteDSN: in}); got.DSNWithoutPassword() != want || got.WriteDSNWithoutPassword() != want {
 			t.Errorf("%q without password: %q, want %q", in, got.DSNWithoutPassword(), want)

@@ -84,12 +84,6 @@ func (r *ClickHouseResource) ModifyPlan(ctx context.Context, req resource.Modify
 			}
 		}
 	}
-	if state != nil && state.DSNWithoutPassword.IsNull() && !replace {
-		// Imported and not applied since (the only way to have none): the apply sets it, and
-		// UseStateForUnknown would plan the state's null.
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("dsn_without_password"), types.StringUnknown())...)
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("write_dsn_without_password"), types.StringUnknown())...)
-	}
 	if state != nil && !replace {
 		// The user or the database alone is on the server: an import adopted the half that is left,
 		// or the refresh found the other half missing (dropped by hand, or a destroy killed between
@@ -110,6 +104,21 @@ func (r *ClickHouseResource) ModifyPlan(ctx context.Context, req resource.Modify
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("dsn"), types.StringUnknown())...)
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("write_dsn"), types.StringUnknown())...)
 		resp.Diagnostics.AddWarning("The ClickHouse user gets a new password", newPasswordReason(state))
+	}
+	if state != nil && !replace && (state.DSNWithoutPassword.IsNull() || !resp.Plan.Raw.Equal(req.State.Raw)) {
+		// An update (what the plan above changes included: a new password, a missing half), or an
+		// import not applied since (none: UseStateForUnknown would plan the state's null): its
+		// Provision builds the DSNs from the provisioner's spec as it is now, whose dsn may have moved
+		// to another host, port or options since they were made. Planned as the state's, such an
+		// apply failed ("Provider produced inconsistent result after apply").
+		for _, attr := range []string{"dsn_without_password", "write_dsn_without_password"} {
+			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(attr), types.StringUnknown())...)
+		}
+		if !config.writeOnly() {
+			for _, attr := range []string{"dsn", "write_dsn"} {
+				resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(attr), types.StringUnknown())...)
+			}
+		}
 	}
 }
 

@@ -1,0 +1,47 @@
+package resources_test
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
+)
+
+// The provisioner's dsn moved (another host and port) and then an update ran statements (the
+// password was changed outside Terraform, so the apply sets a new one): the apply hands out DSNs for
+// the server's new address, as its plan said it might. The plan kept the state's dsn_without_password
+// (UseStateForUnknown) while the apply built it from the spec as it is now, and Terraform failed the
+// apply ("Provider produced inconsistent result after apply"; found by a walkthrough on the stand-in).
+func TestAccClickHouse_anUpdateAfterTheServerMovedHandsOutItsNewAddress(t *testing.T) {
+	acctest.RequireAcc(t)
+	const adminPassword = "M0ved-Adm1n-Pa55"
+	set, standIn := acctest.FakeClickHouseSet(t, adminPassword, false)
+	w := cliWorkspace(t, set, clickhouseBlock+"output \"dsn_without_password\" {\n  value = rill_clickhouse.db.dsn_without_password\n}\n")
+	if out, err := w.Run("apply", "-auto-approve", "-no-color"); err != nil {
+		t.Fatalf("apply: %v\n%s", err, acctest.Tail(out))
+	}
+	t.Cleanup(func() { _, _ = w.Run("destroy", "-auto-approve", "-no-color") })
+
+	moved := strings.Replace(set, "ch.fake:9000", "ch-new.fake:9440", 1)
+	w.Write("main.tf", acctest.CLIHeader(strconv.Quote("sqlite://"+filepath.Join(w.Dir, "ledger.db")), moved)+clickhouseBlock+
+		"output \"dsn_without_password\" {\n  value = rill_clickhouse.db.dsn_without_password\n}\n")
+	fake, err := readFakeServer(standIn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for user := range fake.Users {
+		if strings.HasPrefix(user, "rill_") {
+			fake.Users[user] = []string{"Changed-By-Hand-0"}
+		}
+	}
+	writeFakeServer(t, standIn, fake)
+
+	if out, err := w.Run("apply", "-auto-approve", "-no-color"); err != nil || !strings.Contains(out, "@ch-new.fake:9440/") {
+		t.Fatalf("the apply after the move: %v\n%s", err, acctest.Tail(out))
+	}
+	if out, err := w.Run("plan", "-detailed-exitcode", "-no-color"); err != nil {
+		t.Fatalf("the plan after it is not empty: %v\n%s", err, acctest.Tail(out))
+	}
+}
