@@ -62,7 +62,7 @@ func clickhouseSchemaV0(ctx context.Context) schema.Schema {
 			"provisioner_name": schema.StringAttribute{
 				Optional: true, Computed: true, PlanModifiers: stable,
 				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
-				MarkdownDescription: "Name of a `clickhouse-static` provisioner in the provider's set; defaults to the default provisioner. Changing it re-creates the database, as does a value known only at apply (another resource's attribute).",
+				MarkdownDescription: "Name of a `clickhouse-static` provisioner in the provider's set; defaults to the default provisioner. Changing it re-creates the database (its data is dropped), as does a value known only at apply (another resource's attribute: the plan says `# forces replacement`), as with any attribute that forces replacement; give it a known value to keep the database.",
 			},
 			"annotations": schema.MapAttribute{
 				Optional: true, ElementType: types.StringType,
