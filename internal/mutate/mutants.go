@@ -345,6 +345,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/provisioner", Tests: []string{"TestClickhouseConfigDSNWithoutPassword"}}},
 	},
 	{
+		Name: "timeouts-change-provisions", Breaks: "a change of a runtime's timeouts alone calls no provisioner",
+		File:    "internal/resources/runtime_resource.go",
+		Search:  "\tif onlyTimeoutsChange(ctx, plan, state) {\n",
+		Replace: "\tif false && onlyTimeoutsChange(ctx, plan, state) {\n",
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_aChangeOfTimeoutsAloneCallsNoProvisioner"}}},
+	},
+	{
 		Name: "sqlite-queued-writes-wait-each", Breaks: "SQLite writes queued behind a stuck writer share one LockWait",
 		File:    "internal/database/sqlite.go",
 		Search:  "\tlastProgress, earlier := s.writers.lastProgressFor(start)\n",

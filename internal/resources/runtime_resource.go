@@ -357,6 +357,13 @@ func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if onlyTimeoutsChange(ctx, plan, state) {
+		// Nothing to provision: the new timeouts are the state's. It provisioned again and waited for
+		// readiness up to the update timeout (10 minutes for a Kubernetes runtime that was not ready).
+		tflog.Debug(ctx, "only the timeouts changed; no provisioner call")
+		resp.Diagnostics.Append(runtimeCodec.set(ctx, &resp.State.Raw, &plan)...)
+		return
+	}
 	timeout := resourceTimeout(ctx, plan.Timeouts, "update")
 	c := startCall(ctx, r.client, provisioner.ResourceTypeRuntime, state.Provisioner.ValueString(), state.ID.ValueString(), timeout, req.Private, &resp.Diagnostics)
 	if c == nil {
@@ -395,6 +402,18 @@ func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest
 		}
 		resp.Diagnostics.AddError("Runtime did not become ready after the update", fmt.Sprintf("Runtime %s from provisioner %q: %v", state.ID.ValueString(), c.name, err))
 	}
+}
+
+// onlyTimeoutsChange reports whether plan differs from state in its timeouts block alone (found by a
+// walkthrough: Terraform plans an update for it).
+func onlyTimeoutsChange(ctx context.Context, plan, state runtimeModel) bool {
+	if plan.Timeouts.Equal(state.Timeouts) {
+		return false
+	}
+	state.Timeouts = plan.Timeouts
+	p, pd := runtimeCodec.value(ctx, &plan)
+	s, sd := runtimeCodec.value(ctx, &state)
+	return !pd.HasError() && !sd.HasError() && p.Equal(s)
 }
 
 // Delete deprovisions the runtime; one that is already gone is deleted.

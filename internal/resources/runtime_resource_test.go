@@ -382,3 +382,26 @@ func TestAccRuntime_staticRuntimeVersionIsRecordedAsGivenNotFromRillVersion(t *t
 		},
 	}))
 }
+
+// A change of the timeouts block alone, which Terraform plans as an update, calls no provisioner: it
+// provisioned the runtime again and waited for it to be ready, up to the update timeout (10 minutes
+// for a Kubernetes runtime that was not ready; found by a walkthrough). The next plan is empty.
+func TestAccRuntime_aChangeOfTimeoutsAloneCallsNoProvisioner(t *testing.T) {
+	acctest.RequireAcc(t)
+	w, ledger := acctest.NewWorkspace(t, acctest.TraceLog), acctest.SQLiteLedger(t)
+	main := func(create string) string {
+		return acctest.CLIHeader(strconv.Quote(ledger), `{"p": {"type": "static", "spec": {"runtimes": [{"host": "http://timeouts.test:9091", "slots": 2}]}}}`) +
+			"resource \"rill_runtime\" \"rt\" {\n  slots = 1\n  timeouts {\n    create = \"" + create + "\"\n  }\n}\n"
+	}
+	w.Write("main.tf", main("10m"))
+	w.Must("apply", "-auto-approve", "-no-color")
+	t.Cleanup(func() { w.Must("destroy", "-auto-approve", "-no-color") })
+	w.Write("main.tf", main("5m"))
+	out := w.Must("apply", "-auto-approve", "-no-color")
+	if !strings.Contains(out, "only the timeouts changed; no provisioner call") || strings.Contains(out, "updating runtime") {
+		t.Fatalf("the apply of a timeouts change called the provisioner:\n%s", acctest.Tail(out))
+	}
+	if out, err := w.Run("plan", "-detailed-exitcode", "-no-color"); err != nil {
+		t.Fatalf("the plan after it is not empty: %v\n%s", err, acctest.Tail(out))
+	}
+}
