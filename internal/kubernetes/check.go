@@ -245,6 +245,7 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 			// an Ingress's paths): the apply replaces it (ownedList). Templates or inputs that changed
 			// render other lists anyway, and their drift above already plans the update.
 			drift = append(drift, listsDrift(u, ro.obj)...)
+			drift = append(drift, labelsDrift(u, ro.obj)...)
 		}
 	}
 
@@ -480,4 +481,23 @@ func splitImage(image string) (repo, tag string) {
 		return image[:i], image[i+1:]
 	}
 	return image, ""
+}
+
+// labelsDrift says which labels the templates render that the live object lacks or holds with
+// another value: a label removed by hand (kubectl label ... app.kubernetes.io/managed-by-) took the
+// runtime out of what lists a cluster's runtimes (rill_allocations, the recovery guide's kubectl
+// query) while its plan stayed empty (found by a walkthrough). Labels others add are not drift.
+func labelsDrift(live, rendered *unstructured.Unstructured) []string {
+	have, want := live.GetLabels(), rendered.GetLabels()
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		v, ok := have[k]
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("%s %s/%s: label %s is missing, want %q", rendered.GetKind(), live.GetNamespace(), live.GetName(), k, want[k]))
+		case v != want[k]:
+			out = append(out, fmt.Sprintf("%s %s/%s: label %s is %q, want %q", rendered.GetKind(), live.GetNamespace(), live.GetName(), k, v, want[k]))
+		}
+	}
+	return out
 }

@@ -561,6 +561,34 @@ func TestIntegrationServicePortEditedByHandIsDrift(t *testing.T) {
 	}
 }
 
+// A provider label removed by hand is drift, and the apply puts it back: without it the runtime
+// dropped out of what lists a cluster's runtimes (rill_allocations, the recovery guide's kubectl
+// query) while its plan stayed empty (found by a walkthrough).
+func TestIntegrationALabelRemovedByHandIsDriftAndRepairedByTheApply(t *testing.T) {
+	e := newEnv(t, "")
+	r := e.newRuntime()
+	e.provision(e.p, r, args(1, "v1", false))
+	name := "runtime-" + pidOf(r)
+	patch := []byte(`{"metadata": {"labels": {"app.kubernetes.io/managed-by": null}}}`)
+	if _, err := e.core.Services(e.ns).Patch(e.ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.p.ForgetReads()
+	checked, err := e.p.CheckResource(e.ctx, r, args(1, "v1", false))
+	if err != nil {
+		t.Fatalf("CheckResource: %v", err)
+	}
+	want := fmt.Sprintf("Service %s/%s: label %s is missing, want %q", e.ns, name, LabelManagedBy, ManagedByValue)
+	if drift := checked.State[StateDrift].([]string); len(drift) != 1 || drift[0] != want {
+		t.Fatalf("drift %q, want [%q]", drift, want)
+	}
+	e.provision(e.p, checked, args(1, "v1", false))
+	e.p.ForgetReads()
+	if checked, err = e.p.CheckResource(e.ctx, r, args(1, "v1", false)); err != nil || len(checked.State[StateDrift].([]string)) != 0 {
+		t.Fatalf("after the apply: drift %v, %v", checked.State[StateDrift], err)
+	}
+}
+
 // The drift above is what the apply repairs: server-side apply alone merges spec.ports by (port,
 // protocol) and keeps the entry kubectl's field manager changed beside the rendered one, both named
 // "http", which the API server refused ("spec.ports[1].name: Duplicate value"); Provision replaces
@@ -708,6 +736,8 @@ func TestIntegrationChecksShareOneSnapshot(t *testing.T) {
 	if _, err := e.core.Services(e.ns).Patch(e.ctx, edited, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Found, and the edit is drift (TestIntegrationALabelRemovedByHandIsDriftAndRepairedByTheApply).
+	want[0][StateDrift] = []string{fmt.Sprintf("Service %s/%s: label %s is %q, want %q", e.ns, edited, LabelManagedBy, "edited-by-hand", ManagedByValue)}
 
 	p, log := e.recordingProvisioner("")
 	p.reads.pageSize = page

@@ -352,6 +352,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_aChangeOfTimeoutsAloneCallsNoProvisioner"}}},
 	},
 	{
+		Name: "label-removal-not-drift", Breaks: "a label the templates render, removed or changed by hand, is drift",
+		File:    "internal/kubernetes/check.go",
+		Search:  "\t\t\tdrift = append(drift, labelsDrift(u, ro.obj)...)\n",
+		Replace: "\t\t\t_ = labelsDrift\n",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationALabelRemovedByHandIsDriftAndRepairedByTheApply"}}},
+	},
+	{
 		Name: "sqlite-queued-writes-wait-each", Breaks: "SQLite writes queued behind a stuck writer share one LockWait",
 		File:    "internal/database/sqlite.go",
 		Search:  "\tlastProgress, earlier := s.writers.lastProgressFor(start)\n",
