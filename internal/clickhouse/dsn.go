@@ -10,6 +10,8 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/churl"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
 
 // DSNs look like the ones clickhouse-go accepts:
@@ -118,7 +120,7 @@ func secretsOfDSN(dsn string) []string {
 	if p := u.Query().Get("password"); p != "" {
 		secrets = append(secrets, p, url.QueryEscape(p))
 	}
-	if proxy, err := url.Parse(u.Query().Get("http_proxy")); err == nil && proxy.User != nil {
+	if proxy, err := url.Parse(u.Query().Get(provisioner.DSNProxyParam)); err == nil && proxy.User != nil {
 		if p, ok := proxy.User.Password(); ok && p != "" {
 			secrets = append(secrets, p, url.QueryEscape(p), url.PathEscape(p))
 		}

@@ -573,19 +573,13 @@ func TestIntegrationALabelRemovedByHandIsDriftAndRepairedByTheApply(t *testing.T
 	if _, err := e.core.Services(e.ns).Patch(e.ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e.p.ForgetReads()
-	checked, err := e.p.CheckResource(e.ctx, r, args(1, "v1", false))
-	if err != nil {
-		t.Fatalf("CheckResource: %v", err)
-	}
 	want := fmt.Sprintf("Service %s/%s: label %s is missing, want %q", e.ns, name, LabelManagedBy, ManagedByValue)
-	if drift := checked.State[StateDrift].([]string); len(drift) != 1 || drift[0] != want {
+	if drift := e.driftOf(e.p, r); len(drift) != 1 || drift[0] != want {
 		t.Fatalf("drift %q, want [%q]", drift, want)
 	}
-	e.provision(e.p, checked, args(1, "v1", false))
-	e.p.ForgetReads()
-	if checked, err = e.p.CheckResource(e.ctx, r, args(1, "v1", false)); err != nil || len(checked.State[StateDrift].([]string)) != 0 {
-		t.Fatalf("after the apply: drift %v, %v", checked.State[StateDrift], err)
+	e.provision(e.p, r, args(1, "v1", false))
+	if drift := e.driftOf(e.p, r); len(drift) != 0 {
+		t.Fatalf("after the apply: drift %q", drift)
 	}
 }
 

@@ -340,8 +340,8 @@ var Mutants = []Mutant{
 	{
 		Name: "proxy-password-kept", Breaks: "dsn_without_password holds no proxy password",
 		File:    "internal/provisioner/resources.go",
-		Search:  "\t\t\tcase key == proxyParam:\n",
-		Replace: "\t\t\tcase false && key == proxyParam:\n",
+		Search:  "\t\t\tcase key == DSNProxyParam:\n",
+		Replace: "\t\t\tcase false && key == DSNProxyParam:\n",
 		Checks:  []Check{{Package: "./internal/provisioner", Tests: []string{"TestClickhouseConfigDSNWithoutPassword"}}},
 	},
 	{

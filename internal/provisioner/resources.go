@@ -206,10 +206,10 @@ func (r *ClickhouseConfig) DSNWithoutPassword() string { return withoutPassword(
 // WriteDSNWithoutPassword is DSNWithoutPassword for WriteDSN.
 func (r *ClickhouseConfig) WriteDSNWithoutPassword() string { return withoutPassword(r.WriteDSN) }
 
-// proxyParam is clickhouse-go's DSN parameter naming an HTTP proxy (http_proxy=http://u:p@proxy:3128,
+// DSNProxyParam is clickhouse-go's DSN parameter naming an HTTP proxy (http_proxy=http://u:p@proxy:3128,
 // escaped), whose password withoutPassword removes too: it showed in dsn_without_password, an
 // attribute that is not sensitive (found by a walkthrough).
-const proxyParam = "http_proxy"
+const DSNProxyParam = "http_proxy"
 
 // withoutPassword works on the text rather than through net/url, which refuses the multi-host form
 // (clickhouse://u:p@host1:9000,host2:9000/db) that ClickHouse clients accept.
@@ -234,7 +234,7 @@ func withoutPassword(dsn string) string {
 			key, value, _ := strings.Cut(pair, "=")
 			switch {
 			case pair == "" || key == "password":
-			case key == proxyParam:
+			case key == DSNProxyParam:
 				// clickhouse-go's proxy URL, whose user info may hold the proxy's password.
 				if proxy, err := url.QueryUnescape(value); err == nil && strings.Contains(proxy, "@") {
 					if bare := withoutPassword(proxy); bare != "" {

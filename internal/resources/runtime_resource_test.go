@@ -131,9 +131,7 @@ func TestAccRuntime_provisionerChangeReplaces(t *testing.T) {
 	ledger := acctest.SQLiteLedger(t)
 	poolOne := acctest.Pool("pool-one", acctest.Host{URL: "http://one.test:9091", Slots: 2})
 	poolTwo := acctest.Pool("pool-two", acctest.Host{URL: "http://two.test:9091", Slots: 2})
-	var cfgExpr func(expr, extra string) string
-	cfg := func(name string) string { return cfgExpr(strconv.Quote(name), "") }
-	cfgExpr = func(expr, extra string) string {
+	cfgExpr := func(expr, extra string) string {
 		return acctest.ProviderBlock(ledger, "pool-one", poolOne, poolTwo) + extra + fmt.Sprintf(`
 resource "rill_runtime" "rt" {
   provisioner_name = %s
@@ -141,6 +139,7 @@ resource "rill_runtime" "rt" {
 }
 `, expr)
 	}
+	cfg := func(name string) string { return cfgExpr(strconv.Quote(name), "") }
 	resource.Test(t, acctest.LedgerTestCase(ledger, []resource.TestStep{
 		{
 			Config: cfg("pool-one"),
