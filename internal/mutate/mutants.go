@@ -352,6 +352,20 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_aChangeOfTimeoutsAloneCallsNoProvisioner"}}},
 	},
 	{
+		Name: "interrupted-create-not-marked", Breaks: "a runtime whose create was interrupted while it waited is planned as an update that waits again",
+		File:    "internal/resources/runtime_resource.go",
+		Search:  "\t\t\tresp.Diagnostics.Append(markReadiness(ctx, resp.Private, false)...)\n",
+		Replace: "\t\t\t_ = markReadiness\n",
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_keptWithoutItsReadinessSeenIsPlannedAsAnUpdateThatWaitsAgain"}}},
+	},
+	{
+		Name: "failed-update-wait-confirms-readiness", Breaks: "an update whose wait failed keeps the runtime marked as not confirmed ready",
+		File:    "internal/resources/runtime_resource.go",
+		Search:  "\tresp.Diagnostics.Append(markReadiness(ctx, resp.Private, err == nil)...)\n",
+		Replace: "\tresp.Diagnostics.Append(markReadiness(ctx, resp.Private, true)...)\n",
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_keptWithoutItsReadinessSeenIsPlannedAsAnUpdateThatWaitsAgain"}}},
+	},
+	{
 		Name: "label-removal-not-drift", Breaks: "a label the templates render, removed or changed by hand, is drift",
 		File:    "internal/kubernetes/check.go",
 		Search:  "\t\t\tdrift = append(drift, labelsDrift(u, ro.obj)...)\n",

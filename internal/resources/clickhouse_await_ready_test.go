@@ -19,35 +19,47 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
 
-// fakeSlowToReadyProvisioner is a fake clickhouse provisioner: Provision hands out a DSN at once, and
-// AwaitReady waits until its context ends unless ready is set, calling interrupt first when set (the
-// interrupt then arrives while it waits). CheckResource finds what Provision made and Deprovision
-// has not removed. No ClickHouse that can create users runs in this process (the stand-in is in the
-// provider's test build only), and no real server lets a test choose when it becomes ready.
+// fakeSlowToReadyProvisioner is a fake provisioner of ClickHouse databases and runtimes: Provision
+// hands out a DSN or a host at once, and AwaitReady waits until its context ends unless ready is set,
+// calling interrupt first when set (the interrupt then arrives while it waits); awaits counts its
+// calls. CheckResource finds what Provision made and Deprovision has not removed. No ClickHouse that
+// can create users runs in this process (the stand-in is in the provider's test build only), and no
+// real server or runtime lets a test choose when it becomes ready.
 type fakeSlowToReadyProvisioner struct {
 	provisioner.Provisioner
 	mu        sync.Mutex
 	made      map[string]bool
 	ready     bool
 	interrupt context.CancelFunc
+	awaits    int
 }
 
 func (f *fakeSlowToReadyProvisioner) Type() string { return "fake-slow-to-ready" }
 func (f *fakeSlowToReadyProvisioner) Close() error { return nil }
 func (f *fakeSlowToReadyProvisioner) Supports(rt provisioner.ResourceType) bool {
-	return rt == provisioner.ResourceTypeClickHouse
+	return rt == provisioner.ResourceTypeClickHouse || rt == provisioner.ResourceTypeRuntime
 }
 
-func (f *fakeSlowToReadyProvisioner) Provision(_ context.Context, r *provisioner.Resource, _ *provisioner.ResourceOptions) (*provisioner.Resource, error) {
+func (f *fakeSlowToReadyProvisioner) Provision(_ context.Context, r *provisioner.Resource, opts *provisioner.ResourceOptions) (*provisioner.Resource, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.made[r.ID] = true
+	if r.Type == provisioner.ResourceTypeRuntime {
+		args, err := provisioner.NewRuntimeArgs(opts.Args)
+		if err != nil {
+			return nil, err
+		}
+		cpu, memoryGB, _ := provisioner.NewRuntimeSizes(args.Slots)
+		cfg := provisioner.RuntimeConfig{Host: "http://runtime-" + r.ID + ".fake:8080", Audience: "runtime-" + r.ID, CPU: cpu, MemoryGB: memoryGB, StorageBytes: args.StorageBytes()}
+		return &provisioner.Resource{ID: r.ID, Type: r.Type, Config: cfg.AsMap()}, nil
+	}
 	cfg := provisioner.ClickhouseConfig{DSN: "clickhouse://u_" + r.ID + ":pw@ch.fake:9000/db_" + r.ID, Database: "db_" + r.ID, User: "u_" + r.ID}
 	return &provisioner.Resource{ID: r.ID, Type: r.Type, Config: cfg.AsMap()}, nil
 }
 
 func (f *fakeSlowToReadyProvisioner) AwaitReady(ctx context.Context, _ *provisioner.Resource) error {
 	f.mu.Lock()
+	f.awaits++
 	ready, interrupt := f.ready, f.interrupt
 	f.mu.Unlock()
 	if ready {

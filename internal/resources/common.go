@@ -303,11 +303,9 @@ func interrupted(ctx context.Context, diags *diag.Diagnostics, kind resourceKind
 	tflog.Warn(ctx, "interrupted while waiting for the "+kind.noun+" to be ready; keeping it in state")
 	next := "The next plan refreshes it."
 	if kind == runtimeKind {
-		// A runtime's refresh reads its allocation or objects, not whether it answers: after this,
-		// the next plan is empty even when the runtime never became ready (seen on Kubernetes, with a
-		// host that did not answer), so "refreshes it" alone read as "checks it".
-		next = "The next plan refreshes it but does not check that it is ready, so a plan without changes does not " +
-			"mean it serves: check that it answers at its host (on Kubernetes, `kubectl rollout status` of its Deployment)."
+		// A runtime's refresh reads its allocation or objects, not whether it answers, so the caller
+		// marks it (readinessUnconfirmedKey) and its refresh reports that as drift.
+		next = "The next plan shows an update of it (its drift says it is not confirmed ready) that waits for it to be ready again."
 	}
 	diags.AddWarning("Interrupted before the "+kind.noun+" was ready",
 		fmt.Sprintf("%s %s was provisioned and is kept in state, but Terraform was interrupted before it was ready. %s",

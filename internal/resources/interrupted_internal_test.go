@@ -8,11 +8,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 )
 
-// The warning of an apply interrupted while a runtime was not yet ready says that the next plan does
-// not check readiness: on Kubernetes, after a Ctrl-C during the wait for a host that never answered,
-// the next plan was empty and the warning's "The next plan refreshes it" read as a check. A ClickHouse
-// database's refresh logs in with its DSN, so its warning keeps the short form.
-func TestInterruptedWarningSaysTheNextPlanDoesNotCheckARuntimesReadiness(t *testing.T) {
+// The warning of an apply interrupted while a runtime was not yet ready says that the next plan shows
+// an update that waits for it (a runtime's refresh does not check that it serves: the caller marks
+// it). A ClickHouse database's refresh logs in with its DSN, so its warning keeps the short form.
+func TestInterruptedWarningSaysTheNextPlanWaitsForARuntimeAgain(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, tc := range []struct {
@@ -26,8 +25,8 @@ func TestInterruptedWarningSaysTheNextPlanDoesNotCheckARuntimesReadiness(t *test
 		if len(diags) != 1 || diags[0].Severity() != diag.SeverityWarning {
 			t.Fatalf("%s: diagnostics %v, want one warning", tc.kind.typeName, diags)
 		}
-		if got := strings.Contains(diags[0].Detail(), "does not check that it is ready"); got != tc.want {
-			t.Errorf("%s: %q says the plan does not check readiness: %v, want %v", tc.kind.typeName, diags[0].Detail(), got, tc.want)
+		if got := strings.Contains(diags[0].Detail(), "waits for it to be ready again"); got != tc.want {
+			t.Errorf("%s: %q says the next plan waits again: %v, want %v", tc.kind.typeName, diags[0].Detail(), got, tc.want)
 		}
 	}
 	var diags diag.Diagnostics

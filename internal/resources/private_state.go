@@ -77,3 +77,40 @@ func stateOf(r *provisioner.Resource) map[string]any {
 	}
 	return r.State
 }
+
+// readinessUnconfirmedKey is a private-state key that rill_runtime sets when an apply kept it in state
+// without AwaitReady's success (interrupted by Ctrl-C, or an update whose wait failed: neither taints
+// it) and clears when an apply's AwaitReady returns. A runtime's refresh reads its allocation or its
+// objects, not whether it serves, so without the mark the next plan was empty for a runtime that
+// never became ready (seen on Kubernetes, after a Ctrl-C during the wait for a host that did not
+// answer). With it, the refresh reports readinessUnconfirmedDrift, and the update that repairs drift
+// waits for readiness again.
+const readinessUnconfirmedKey = "readiness_unconfirmed"
+
+// readinessUnconfirmedDrift is the drift a refresh reports for a runtime with readinessUnconfirmedKey.
+const readinessUnconfirmedDrift = "not confirmed ready: the apply that provisioned it ended before the runtime was ready, so the next apply waits for it again"
+
+// markReadiness records whether an apply saw the resource ready (confirmed) or kept it without that.
+func markReadiness(ctx context.Context, private privateState, confirmed bool) diag.Diagnostics {
+	if private == nil {
+		return nil
+	}
+	if confirmed {
+		return private.SetKey(ctx, readinessUnconfirmedKey, nil)
+	}
+	return private.SetKey(ctx, readinessUnconfirmedKey, []byte("true"))
+}
+
+// readinessUnconfirmed reports whether the last apply kept the resource without seeing it ready.
+func readinessUnconfirmed(ctx context.Context, private privateState) bool {
+	return marked(ctx, private, readinessUnconfirmedKey)
+}
+
+// marked reports whether private state holds key (a mark: its value says nothing more).
+func marked(ctx context.Context, private privateState, key string) bool {
+	if private == nil {
+		return false
+	}
+	raw, diags := private.GetKey(ctx, key)
+	return !diags.HasError() && len(raw) > 0
+}

@@ -61,11 +61,7 @@ func setImportMark(ctx context.Context, private privateState) diag.Diagnostics {
 
 // importMarked reports whether this Read follows an import, leaving the mark in place.
 func importMarked(ctx context.Context, private privateState) bool {
-	if private == nil {
-		return false
-	}
-	raw, diags := private.GetKey(ctx, importMarkKey)
-	return !diags.HasError() && len(raw) > 0
+	return marked(ctx, private, importMarkKey)
 }
 
 // takeImportMark reports whether this Read follows an import, and clears the mark.

@@ -278,6 +278,7 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 	tflog.Info(c.ctx, "waiting for the runtime to be ready", map[string]any{"host": plan.Host.ValueString()})
 	if err := c.p.AwaitReady(c.ctx, res); err != nil {
 		if interrupted(ctx, &resp.Diagnostics, runtimeKind, id) {
+			resp.Diagnostics.Append(markReadiness(ctx, resp.Private, false)...)
 			return // kept in state, not tainted
 		}
 		// The state is already saved: Terraform marks the resource tainted and replaces it next time.
@@ -344,6 +345,10 @@ func (r *RuntimeResource) Read(ctx context.Context, req resource.ReadRequest, re
 		state.Annotations = noAnnotations
 	}
 	resp.Diagnostics.Append(r.applyResult(c.ctx, &state, c.name, res, resp.Private)...)
+	if readinessUnconfirmed(ctx, resp.Private) && !state.Hibernated.ValueBool() {
+		tflog.Info(c.ctx, "the last apply ended before the runtime was ready; planning an update that waits for it")
+		state.Drift = types.ListValueMust(types.StringType, append(state.Drift.Elements(), types.StringValue(readinessUnconfirmedDrift)))
+	}
 	resp.Diagnostics.Append(runtimeCodec.set(ctx, &resp.State.Raw, &state)...)
 }
 
@@ -393,14 +398,24 @@ func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest
 	resp.Diagnostics.Append(r.applyResult(c.ctx, &plan, c.name, res, resp.Private)...)
 	plan.Drift = types.ListValueMust(types.StringType, nil) // Provision applied the desired objects
 	resp.Diagnostics.Append(runtimeCodec.set(ctx, &resp.State.Raw, &plan)...)
-	if resp.Diagnostics.HasError() || plan.Hibernated.ValueBool() {
+	if resp.Diagnostics.HasError() {
 		return
 	}
-	if err := c.p.AwaitReady(c.ctx, res); err != nil {
+	if plan.Hibernated.ValueBool() {
+		// A hibernated runtime serves nothing, so there is no readiness to confirm; waking it waits.
+		resp.Diagnostics.Append(markReadiness(ctx, resp.Private, true)...)
+		return
+	}
+	err = c.p.AwaitReady(c.ctx, res)
+	// An update is never tainted: kept without its readiness seen, the runtime is marked so that the
+	// next plan shows the update that waits for it again.
+	resp.Diagnostics.Append(markReadiness(ctx, resp.Private, err == nil)...)
+	if err != nil {
 		if interrupted(ctx, &resp.Diagnostics, runtimeKind, state.ID.ValueString()) {
 			return
 		}
-		resp.Diagnostics.AddError("Runtime did not become ready after the update", fmt.Sprintf("Runtime %s from provisioner %q: %v", state.ID.ValueString(), c.name, err))
+		resp.Diagnostics.AddError("Runtime did not become ready after the update", fmt.Sprintf("Runtime %s from provisioner %q: %v. "+
+			"The update is saved; the next plan shows an update that waits for the runtime again.", state.ID.ValueString(), c.name, err))
 	}
 }
 

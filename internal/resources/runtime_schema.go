@@ -191,8 +191,9 @@ func runtimeSchemaV0(ctx context.Context) schema.Schema {
 				ElementType: types.StringType,
 				MarkdownDescription: "How the live runtime differed from what the provisioner would apply, as found by the last " +
 					"refresh (for example templates changed on disk, an image edited by hand, or a Kubernetes Deployment deleted by " +
-					"hand while its volume remains). A non-empty list is planned as an in-place update that repairs it under the " +
-					"same ID; after apply it is empty.",
+					"hand while its volume remains), or that the last apply ended before the runtime was ready (interrupted, or an " +
+					"update's wait that failed). A non-empty list is planned as an in-place update that repairs it under the " +
+					"same ID and waits for the runtime to be ready; after apply it is empty.",
 			},
 		},
 		Blocks: map[string]schema.Block{

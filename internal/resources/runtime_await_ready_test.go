@@ -1,0 +1,92 @@
+package resources_test
+
+import (
+	"fmt"
+	"regexp"
+	"sync/atomic"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"go.uber.org/zap"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+)
+
+// A runtime kept in state without its readiness seen (an apply interrupted while it waited, or an
+// update whose wait failed; neither is tainted) is planned as an update that waits for it again, until
+// an apply sees it ready. A runtime's refresh reads its allocation or objects, not whether it serves:
+// the plan after such an apply was empty for a runtime that never became ready (seen on Kubernetes).
+func TestAccRuntime_keptWithoutItsReadinessSeenIsPlannedAsAnUpdateThatWaitsAgain(t *testing.T) {
+	acctest.RequireAcc(t)
+	fake := &fakeSlowToReadyProvisioner{made: map[string]bool{}}
+	provisioner.Initializers[fake.Type()] = func([]byte, database.DB, *zap.Logger) (provisioner.Provisioner, error) { return fake, nil }
+	t.Cleanup(func() { delete(provisioner.Initializers, fake.Type()) })
+	var interrupting atomic.Bool
+	interrupting.Store(true)
+	var diags []*tfprotov6.Diagnostic
+	factories := map[string]func() (tfprotov6.ProviderServer, error){
+		"rill": func() (tfprotov6.ProviderServer, error) {
+			srv, err := acctest.ProviderFactories["rill"]()
+			return interruptingServer{ProviderServer: srv, fake: fake, on: &interrupting, diags: &diags}, err
+		},
+	}
+	config := fmt.Sprintf("provider \"rill\" {\n  ledger_dsn = %q\n  provisioner_set_json = %q\n}\n"+
+		"resource \"rill_runtime\" \"one\" {\n  provisioner_name = \"rt\"\n  slots = 2\n  timeouts {\n    update = \"2s\"\n  }\n}\n",
+		acctest.SQLiteLedger(t), `{"rt": {"type": "fake-slow-to-ready", "spec": {}}}`)
+	awaits := func(want int) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			fake.mu.Lock()
+			defer fake.mu.Unlock()
+			if fake.awaits != want {
+				return fmt.Errorf("%d waits for readiness, want %d", fake.awaits, want)
+			}
+			return nil
+		}
+	}
+	unconfirmed := []plancheck.PlanCheck{
+		plancheck.ExpectResourceAction("rill_runtime.one", plancheck.ResourceActionUpdate),
+		acctest.ExpectPriorDrift{Addr: "rill_runtime.one", Substr: "not confirmed ready"},
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		Steps: []resource.TestStep{
+			{
+				// The create is interrupted while it waits: kept untainted, and the plan after it
+				// shows the update that waits again.
+				Config:             config,
+				ExpectNonEmptyPlan: true,
+				ConfigPlanChecks:   resource.ConfigPlanChecks{PostApplyPostRefresh: unconfirmed},
+				Check:              awaits(1),
+			},
+			{
+				// That update, interrupted too: still not confirmed.
+				Config:             config,
+				ExpectNonEmptyPlan: true,
+				ConfigPlanChecks:   resource.ConfigPlanChecks{PreApply: unconfirmed, PostApplyPostRefresh: unconfirmed},
+				Check:              awaits(2),
+			},
+			{
+				// Not ready within the update timeout: an error that says the next plan waits again.
+				PreConfig:   func() { interrupting.Store(false) },
+				Config:      config,
+				ExpectError: regexp.MustCompile(`(?s)Runtime did not become ready after the update.*next plan shows an update that waits`),
+			},
+			{
+				// Ready now: that update confirms it, and the plan after it is empty.
+				PreConfig: func() {
+					fake.mu.Lock()
+					fake.ready = true
+					fake.mu.Unlock()
+				},
+				Config:           config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: unconfirmed},
+				Check:            awaits(4),
+			},
+		},
+	})
+}
