@@ -16,7 +16,9 @@ import (
 )
 
 // Advisory lock keys (pg_advisory_xact_lock, 64-bit key space shared by every application on the
-// database). Fixed, arbitrary constants: the ASCII of "rill-alc" and "rill-mig".
+// database). Fixed, arbitrary constants: the ASCII of "rill-alc" and "rill-mig". The troubleshooting
+// guide's query for the holder of a stuck write lock names the first
+// (TestTroubleshootingQueryListsOnlyTheHolderOfTheLedgersWriteLock runs it).
 const (
 	pgAllocateLockKey int64 = 0x72696c6c2d616c63
 	pgMigrateLockKey  int64 = 0x72696c6c2d6d6967

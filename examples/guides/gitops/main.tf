@@ -23,6 +23,13 @@ provider "rill" {
   default_provisioner = "static-pool"
 }
 
+# The team that owns this repository. Runtime names are identities in the pool, shared by every
+# repository and workspace that draws from it, so they carry the team and the workspace.
+variable "team" {
+  type    = string
+  default = "analytics"
+}
+
 # One entry per project: a pull request that adds a line plans one more runtime.
 variable "projects" {
   type = map(object({
@@ -39,6 +46,10 @@ variable "projects" {
 resource "rill_runtime" "project" {
   for_each = var.projects
 
+  # A name makes a run killed mid-apply (a runner's hard timeout) harmless: the next run finds the
+  # runtime at the name's ID and adopts it. A killed run's unnamed runtimes are in no state, and no
+  # plan shows them (docs: guides/recovering-orphaned-runtimes).
+  name        = "${var.team}-${terraform.workspace}-${each.key}"
   slots       = each.value.slots
   environment = each.value.environment
   annotations = {
