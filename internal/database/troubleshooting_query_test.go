@@ -47,7 +47,12 @@ func TestTroubleshootingQueryListsOnlyTheHolderOfTheLedgersWriteLock(t *testing.
 		_, err := db.Allocate(waiting, "r1", fixed("h1", 1))
 		done <- err
 	}()
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		if err := <-done; err == nil {
+			t.Error("the allocation went through while another session held the ledger's write lock")
+		}
+	}()
 	reader := mustConnectPG(ctx, t, dsn)
 	for n := 0; n == 0; time.Sleep(100 * time.Millisecond) { // until the allocation waits: the query must leave it out
 		if err := reader.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`).Scan(&n); err != nil {
