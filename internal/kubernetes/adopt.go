@@ -54,7 +54,8 @@ func liveImageTag(dep *appsv1.Deployment, image string) string {
 }
 
 // slotsFromObjects finds the slots a runtime was applied with when its Deployment does not say (no
-// rill.provisioner/slots annotation: Rill's admin service does not write one). The candidates are
+// rill.provisioner/slots annotation: Rill's admin service does not write one; or one edited by hand,
+// see annotationEditedByHand). The candidates are
 // what the live CPU, memory and volume correspond to at 1 CPU, 4 GiB and 40 GiB per slot; the first
 // for which the templates render exactly the live container resources wins. It returns 0 when none
 // does (the templates size runtimes differently): the caller keeps what it had, and the resource

@@ -179,9 +179,9 @@ func (b *snapshotReader) fill(ctx context.Context, c *clients, key batchKey, s *
 }
 
 // list returns the managed objects of a resource in a namespace by name, paging through the LIST.
-// Their managed fields are dropped but for the entries that own a field of an owned list beside
-// this provisioner's applies (listOwners, usually none), which CheckResource's list drift reads: the
-// rest are most of an object's size.
+// Their managed fields are dropped but for the entries that own a field of an owned list or the slots
+// annotation beside this provisioner's applies (checkedOwners, usually none), which CheckResource's
+// list drift and observed slots read: the rest are most of an object's size.
 func (b *snapshotReader) list(ctx context.Context, c *clients, key batchKey) (map[string]*unstructured.Unstructured, error) {
 	sel, err := managedSelector()
 	if err != nil {
@@ -199,7 +199,7 @@ func (b *snapshotReader) list(ctx context.Context, c *clients, key batchKey) (ma
 			return fmt.Errorf("unexpected item type %T", obj)
 		}
 		u = u.DeepCopy()
-		u.SetManagedFields(listOwners(u))
+		u.SetManagedFields(checkedOwners(u))
 		out[u.GetName()] = u
 		return nil
 	})

@@ -85,9 +85,10 @@ func serverVersion(ctx context.Context, c *clients) error {
 //     drift, so Terraform plans an update that re-creates the Deployment under the same name, next to
 //     the volume that still holds the runtime's data. Reporting it as gone instead would plan a new
 //     runtime under a new ID and leave the old volume, Service and Ingresses behind.
-//   - State slots and hibernated are observed (slots annotation, spec.replicas == 0); version is the
-//     args' version unless the image runs another tag than Provision would apply, in which case it is
-//     that tag (so it differs from the args and Terraform plans an update).
+//   - State slots and hibernated are observed (the slots annotation, or the objects' sizes when it is
+//     missing or was edited by hand; spec.replicas == 0); version is the args' version unless the
+//     image runs another tag than Provision would apply, in which case it is that tag (so it differs
+//     from the args and Terraform plans an update).
 //   - State drift lists every other difference from what Provision would apply now (see StateDrift);
 //     warnings are as Provision reports them (see StateWarnings).
 //   - Config storage_bytes is the volume's live requested size.
@@ -145,10 +146,11 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 	obs := *want
 	if dep != nil {
 		obs.Hibernated = dep.Spec.Replicas != nil && *dep.Spec.Replicas == 0
-		if n, err := strconv.Atoi(dep.Annotations[AnnotationSlots]); err == nil && n >= 1 {
+		if n, err := strconv.Atoi(dep.Annotations[AnnotationSlots]); err == nil && n >= 1 && !annotationEditedByHand(dep.ManagedFields, AnnotationSlots) {
 			obs.Slots = n
 		} else {
-			// No slots annotation (a runtime of Rill's admin service): the objects' sizes say.
+			// No slots annotation (a runtime of Rill's admin service), or one edited by hand, which
+			// says nothing of what was applied (annotationsDrift reports it): the objects' sizes say.
 			if n := p.slotsFromObjects(dep, live["pvc"], p.runtimeData(pid, ns, &obs, opts)); n > 0 {
 				obs.Slots = n
 			}
@@ -159,11 +161,11 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 	objs, renderWarnings, renderErr := p.templates.render(data)
 	var drift []string
 	if renderErr != nil {
-		// The templates fail with this runtime's data (a guard the platform tightened, a slots
-		// annotation edited by hand): there is nothing to compare the objects with, but the runtime is
-		// there. Reported as drift, the plan is an update, which the plan's own check refuses with the
-		// template's message (or which repairs a hand edit), and a destroy, whose refresh this is,
-		// still deletes it; a failed read failed plan, apply and destroy alike.
+		// The templates fail with this runtime's data (a guard the platform tightened): there is
+		// nothing to compare the objects with, but the runtime is there. Reported as drift, the plan
+		// is an update, which the plan's own check refuses with the template's message (or which
+		// repairs a hand edit), and a destroy, whose refresh this is, still deletes it; a failed read
+		// failed plan, apply and destroy alike.
 		drift = append(drift, fmt.Sprintf("templates: they do not render with this runtime's data (%v); an apply fails until they do", renderErr))
 	}
 	warnings := renderWarnings
@@ -193,6 +195,16 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 	}
 	drift = append(drift, inputsDrift(liveInputs, templateInputs(data))...)
 	rerendered := len(drift) > 0 // the templates, their inputs or the field manager changed
+	// The provisioner's record as the apply writes it (the args'), and as it says what is there: the
+	// slots and hibernated observed, the tag the image runs.
+	wantRecord := provisionerAnnotations(p.runtimeData(pid, ns, want, opts), p.templates.checksum)
+	observed := *data
+	if dep != nil {
+		if tag := liveImageTag(dep, p.spec.Image); tag != "" {
+			observed.ImageTag = tag
+		}
+	}
+	observedRecord := provisionerAnnotations(&observed, p.templates.checksum)
 
 	var storageBytes int64
 	for _, ro := range objs {
@@ -246,6 +258,7 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 			// render other lists anyway, and their drift above already plans the update.
 			drift = append(drift, listsDrift(u, ro.obj)...)
 			drift = append(drift, labelsDrift(u, ro.obj)...)
+			drift = append(drift, annotationsDrift(u, ro.obj.GetKind(), wantRecord, observedRecord)...)
 		}
 	}
 
@@ -500,4 +513,44 @@ func labelsDrift(live, rendered *unstructured.Unstructured) []string {
 		}
 	}
 	return out
+}
+
+// annotationsDrift says which of the provisioner's annotations (provisionerAnnotations) the live
+// object, of kind, lacks or holds with a value that is neither want, what the apply writes (the
+// args'), nor observed, what the record says of what is there (the slots and hibernated
+// CheckResource observed, the tag the image runs). They are the provisioner's record of what it
+// applied, which an import, rill_allocations and the recovery guide read back: one edited or removed
+// by hand (kubectl annotate, edit) left the plan empty while the objects no longer said what was
+// applied. A record that says what is there is no drift: a runtime resized, hibernated or moved to
+// another tag outside this configuration plans its update through the state's slots, hibernated or
+// version, and the drift would blame the record. The template inputs are inputsDrift's (their
+// absence is no drift there). Annotations others add (kubectl's, a controller's) are not drift.
+func annotationsDrift(live *unstructured.Unstructured, kind string, want, observed map[string]string) []string {
+	have := live.GetAnnotations()
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		v, ok := have[k]
+		switch {
+		case k == AnnotationTemplateInputs:
+		case !ok:
+			out = append(out, fmt.Sprintf("%s %s/%s: annotation %s is missing, want %q", kind, live.GetNamespace(), live.GetName(), k, want[k]))
+		case v != want[k] && v != observed[k]:
+			out = append(out, fmt.Sprintf("%s %s/%s: annotation %s is %q, want %q", kind, live.GetNamespace(), live.GetName(), k, v, want[k]))
+		}
+	}
+	return out
+}
+
+// annotationEditedByHand says whether a field manager other than this provisioner's owns an object's
+// annotation key: an update (kubectl annotate, edit or patch) takes over the fields whose values it
+// changes. This provisioner's own updates (a create's before the claim folds it into the apply's
+// entry, a lists repair's) are not hand edits: they wrote what the apply writes.
+func annotationEditedByHand(managed []metav1.ManagedFieldsEntry, key string) bool {
+	var others []metav1.ManagedFieldsEntry
+	for _, mf := range managed {
+		if mf.Manager != FieldManager {
+			others = append(others, mf)
+		}
+	}
+	return ownedByAnother(others, "f:metadata", "f:annotations", "f:"+key)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -576,6 +577,76 @@ func TestIntegrationALabelRemovedByHandIsDriftAndRepairedByTheApply(t *testing.T
 	want := fmt.Sprintf("Service %s/%s: label %s is missing, want %q", e.ns, name, LabelManagedBy, ManagedByValue)
 	if drift := e.driftOf(e.p, r); len(drift) != 1 || drift[0] != want {
 		t.Fatalf("drift %q, want [%q]", drift, want)
+	}
+	e.provision(e.p, r, args(1, "v1", false))
+	if drift := e.driftOf(e.p, r); len(drift) != 0 {
+		t.Fatalf("after the apply: drift %q", drift)
+	}
+}
+
+// The provisioner's annotations are its record of what it applied, which an import, rill_allocations
+// and the recovery guide read back: one edited or removed by hand is drift, and the apply writes it
+// again. Before, the plan stayed empty (the version is observed from the image, hibernated from the
+// replicas, so nothing else differed). What others annotate (kubectl, a controller) is no drift, and
+// the apply leaves it.
+func TestIntegrationAProvisionerAnnotationEditedByHandIsDriftAndRepairedByTheApply(t *testing.T) {
+	e := newEnv(t, "")
+	r := e.newRuntime()
+	e.provision(e.p, r, args(1, "v1", false))
+	name := "runtime-" + pidOf(r)
+	// The Deployment also carries the deployment controller's deployment.kubernetes.io/revision.
+	edit, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+		AnnotationVersion: "v9", "kubectl.kubernetes.io/last-applied-configuration": "{}",
+	}}})
+	if _, err := e.apps.Deployments(e.ns).Patch(e.ctx, name, types.MergePatchType, edit, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	remove := []byte(`{"metadata": {"annotations": {"` + AnnotationHibernated + `": null}}}`)
+	if _, err := e.core.Services(e.ns).Patch(e.ctx, name, types.MergePatchType, remove, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		fmt.Sprintf("Deployment %s/%s: annotation %s is %q, want %q", e.ns, name, AnnotationVersion, "v9", "v1"),
+		fmt.Sprintf("Service %s/%s: annotation %s is missing, want %q", e.ns, name, AnnotationHibernated, "false"),
+	}
+	if drift := e.driftOf(e.p, r); !reflect.DeepEqual(drift, want) {
+		t.Fatalf("drift %q, want %q", drift, want)
+	}
+	e.provision(e.p, r, args(1, "v1", false))
+	if drift := e.driftOf(e.p, r); len(drift) != 0 {
+		t.Fatalf("after the apply: drift %q", drift)
+	}
+	dep, err := e.apps.Deployments(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := dep.Annotations; a[AnnotationVersion] != "v1" || a["kubectl.kubernetes.io/last-applied-configuration"] != "{}" {
+		t.Fatalf("after the apply: annotations %v, want %s v1 and kubectl's left as it was", a, AnnotationVersion)
+	}
+}
+
+// A slots annotation edited by hand is not the runtime's size: the objects' sizes say (the
+// annotation's field belongs to kubectl's field manager then, not to the provisioner's apply), and
+// the edit is drift, which the apply repairs. Before, the runtime was reported at the edited size,
+// and the drift blamed its volume and containers for being too small.
+func TestIntegrationASlotsAnnotationEditedByHandIsDriftNotTheRuntimesSize(t *testing.T) {
+	e := newEnv(t, "")
+	r := e.newRuntime()
+	e.provision(e.p, r, args(1, "v1", false))
+	name := "runtime-" + pidOf(r)
+	patch := []byte(`{"metadata": {"annotations": {"` + AnnotationSlots + `": "3"}}}`)
+	// As kubectl annotate --overwrite patches it (the test's client would patch as the provisioner).
+	if _, err := e.apps.Deployments(e.ns).Patch(e.ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-annotate"}); err != nil {
+		t.Fatal(err)
+	}
+	e.p.ForgetReads()
+	checked, err := e.p.CheckResource(e.ctx, r, args(1, "v1", false))
+	if err != nil {
+		t.Fatalf("CheckResource: %v", err)
+	}
+	want := []string{fmt.Sprintf("Deployment %s/%s: annotation %s is %q, want %q", e.ns, name, AnnotationSlots, "3", "1")}
+	if slots, drift := checked.State[StateSlots], checked.State[StateDrift].([]string); slots != 1 || !reflect.DeepEqual(drift, want) {
+		t.Fatalf("slots %v, drift %q; want 1, %q", slots, drift, want)
 	}
 	e.provision(e.p, r, args(1, "v1", false))
 	if drift := e.driftOf(e.p, r); len(drift) != 0 {

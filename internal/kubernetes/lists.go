@@ -702,21 +702,23 @@ func setPath(m map[string]any, path []string, v any) {
 	m[path[len(path)-1]] = v
 }
 
-// listOwners are the entries of an object's managedFields that editedByAnother reads (those of
-// other field managers, or of our own updates, that own a field of one of its owned lists), for the
+// checkedOwners are the entries of an object's managedFields that CheckResource reads: those that
+// editedByAnother reads (of other field managers, or of our own updates, that own a field of one of
+// its owned lists), and those that own its slots annotation (annotationEditedByHand), for the
 // snapshots, which drop the rest: usually none, and this provisioner's Apply entry is most of an
 // object's size.
-func listOwners(u *unstructured.Unstructured) []metav1.ManagedFieldsEntry {
+func checkedOwners(u *unstructured.Unstructured) []metav1.ManagedFieldsEntry {
 	lists := listsOf(u)
 	var out []metav1.ManagedFieldsEntry
 	for _, mf := range u.GetManagedFields() {
 		probe := &unstructured.Unstructured{Object: map[string]any{}}
 		probe.SetManagedFields([]metav1.ManagedFieldsEntry{mf})
+		read := annotationEditedByHand([]metav1.ManagedFieldsEntry{mf}, AnnotationSlots)
 		for _, l := range lists {
-			if editedByAnother(probe, l.path) {
-				out = append(out, mf)
-				break
-			}
+			read = read || editedByAnother(probe, l.path)
+		}
+		if read {
+			out = append(out, mf)
 		}
 	}
 	return out

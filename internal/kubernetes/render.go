@@ -514,6 +514,22 @@ func stampMetadata(obj *unstructured.Unstructured, slot templateSlot, data *Temp
 	obj.SetName(slot.name(data.Names))
 	obj.SetNamespace(data.Namespace)
 	ours := map[string]string{LabelManagedBy: ManagedByValue, LabelInstance: data.ProvisionID}
+	if data.Name != "" {
+		ours[LabelNameHash] = NameHash(data.Name)
+	}
+	obj.SetLabels(merge(obj.GetLabels(), ours))
+	obj.SetAnnotations(merge(obj.GetAnnotations(), provisionerAnnotations(data, checksum)))
+	if slot.field == "deployment" {
+		_ = unstructured.SetNestedField(obj.Object, int64(data.Replicas), "spec", "replicas")
+		podLabels, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "template", "metadata", "labels")
+		_ = unstructured.SetNestedStringMap(obj.Object, merge(podLabels, ours), "spec", "template", "metadata", "labels")
+	}
+}
+
+// provisionerAnnotations are the annotations the provisioner puts on every object of a runtime with
+// data, whose templates have checksum: its record of what it applied, which CheckResource compares
+// with the live objects (annotationsDrift).
+func provisionerAnnotations(data *TemplateData, checksum string) map[string]string {
 	annotations := map[string]string{
 		AnnotationTemplatesChecksum: checksum,
 		AnnotationSlots:             strconv.Itoa(data.Slots),
@@ -523,7 +539,6 @@ func stampMetadata(obj *unstructured.Unstructured, slot templateSlot, data *Temp
 	b, _ := json.Marshal(templateInputs(data)) // a map of strings always encodes; the keys come out sorted
 	annotations[AnnotationTemplateInputs] = string(b)
 	if data.Name != "" {
-		ours[LabelNameHash] = NameHash(data.Name)
 		annotations[AnnotationName] = data.Name
 	}
 	if data.Provisioner != "" {
@@ -538,13 +553,7 @@ func stampMetadata(obj *unstructured.Unstructured, slot templateSlot, data *Temp
 		b, _ := json.Marshal(data.Annotations) // a map of strings always encodes; the keys come out sorted
 		annotations[AnnotationProjectAnnotations] = string(b)
 	}
-	obj.SetLabels(merge(obj.GetLabels(), ours))
-	obj.SetAnnotations(merge(obj.GetAnnotations(), annotations))
-	if slot.field == "deployment" {
-		_ = unstructured.SetNestedField(obj.Object, int64(data.Replicas), "spec", "replicas")
-		podLabels, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "template", "metadata", "labels")
-		_ = unstructured.SetNestedStringMap(obj.Object, merge(podLabels, ours), "spec", "template", "metadata", "labels")
-	}
+	return annotations
 }
 
 // templateInputs are the spec fields that feed the templates as data, keyed by spec field, with the

@@ -17,7 +17,8 @@ const (
 	// StateProvisionID is the resource ID without dashes, used in object names and the host.
 	StateProvisionID = "provision_id"
 	// StateSlots is the number of slots (observed from the Deployment's rill.provisioner/slots
-	// annotation by CheckResource).
+	// annotation by CheckResource, or from the objects' sizes when it is missing or was edited by
+	// hand).
 	StateSlots = provisioner.StateKeySlots
 	// StateVersion is the runtime's version as the args asked for it (possibly "", meaning "follow
 	// the Rill version"). CheckResource reports the live image tag here instead when the image does

@@ -373,6 +373,36 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationALabelRemovedByHandIsDriftAndRepairedByTheApply"}}},
 	},
 	{
+		Name: "annotation-edit-not-drift", Breaks: "a provisioner's annotation, edited or removed by hand, is drift",
+		File:    "internal/kubernetes/check.go",
+		Search:  "\t\t\tdrift = append(drift, annotationsDrift(u, ro.obj.GetKind(), wantRecord, observedRecord)...)\n",
+		Replace: "\t\t\t_, _, _ = annotationsDrift, wantRecord, observedRecord\n",
+		Checks: []Check{{Package: "./internal/kubernetes", Tests: []string{
+			"TestIntegrationAProvisionerAnnotationEditedByHandIsDriftAndRepairedByTheApply", "TestIntegrationASlotsAnnotationEditedByHandIsDriftNotTheRuntimesSize",
+		}}},
+	},
+	{
+		Name: "hand-edited-slots-observed", Breaks: "a slots annotation edited by hand is not the runtime's observed size",
+		File:    "internal/kubernetes/check.go",
+		Search:  " && !annotationEditedByHand(dep.ManagedFields, AnnotationSlots) {",
+		Replace: " {",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationASlotsAnnotationEditedByHandIsDriftNotTheRuntimesSize"}}},
+	},
+	{
+		Name: "snapshot-drops-slots-owners", Breaks: "the snapshots keep the managed-fields entries that own the slots annotation",
+		File:    "internal/kubernetes/lists.go",
+		Search:  "\t\tread := annotationEditedByHand([]metav1.ManagedFieldsEntry{mf}, AnnotationSlots)\n",
+		Replace: "\t\tread := false\n",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationASlotsAnnotationEditedByHandIsDriftNotTheRuntimesSize"}}},
+	},
+	{
+		Name: "annotation-saying-what-is-there-is-drift", Breaks: "a record that says what is there (a runtime resized outside this configuration) is no drift",
+		File:    "internal/kubernetes/check.go",
+		Search:  "\t\tcase v != want[k] && v != observed[k]:\n",
+		Replace: "\t\tcase v != want[k]:\n",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestAnnotationsDrift"}}},
+	},
+	{
 		Name: "sqlite-queued-writes-wait-each", Breaks: "SQLite writes queued behind a stuck writer share one LockWait",
 		File:    "internal/database/sqlite.go",
 		Search:  "\tlastProgress, earlier := s.writers.lastProgressFor(start)\n",
