@@ -114,35 +114,43 @@ func (s interruptingServer) ApplyResourceChange(ctx context.Context, req *tfprot
 	return resp, err
 }
 
+// slowToReady registers a fakeSlowToReadyProvisioner (type "fake-slow-to-ready") for the test and
+// returns it with the provider factories that serve it through interruptingServer: interrupting
+// (initially set) says whether an apply's AwaitReady is interrupted, and diags collects the applies'
+// diagnostics.
+func slowToReady(t *testing.T) (fake *fakeSlowToReadyProvisioner, interrupting *atomic.Bool, diags *[]*tfprotov6.Diagnostic, factories map[string]func() (tfprotov6.ProviderServer, error)) {
+	fake = &fakeSlowToReadyProvisioner{made: map[string]bool{}}
+	provisioner.Initializers[fake.Type()] = func([]byte, database.DB, *zap.Logger) (provisioner.Provisioner, error) { return fake, nil }
+	t.Cleanup(func() { delete(provisioner.Initializers, fake.Type()) })
+	interrupting, diags = new(atomic.Bool), new([]*tfprotov6.Diagnostic)
+	interrupting.Store(true)
+	factories = map[string]func() (tfprotov6.ProviderServer, error){
+		"rill": func() (tfprotov6.ProviderServer, error) {
+			srv, err := acctest.ProviderFactories["rill"]()
+			return interruptingServer{ProviderServer: srv, fake: fake, on: interrupting, diags: diags}, err
+		},
+	}
+	return fake, interrupting, diags, factories
+}
+
 // rill_clickhouse's AwaitReady, as rill_runtime's: interrupted while it waits (Ctrl-C), the database
 // stays in state untainted, with a warning, and the next plan (which refreshes it) is empty; failing
 // otherwise (here, its create timeout), it stays in state tainted, the error says so, and the next
 // apply replaces it.
 func TestAccClickHouse_awaitReadyInterruptedKeepsItUntaintedAndFailedTaintsIt(t *testing.T) {
 	acctest.RequireAcc(t)
-	fake := &fakeSlowToReadyProvisioner{made: map[string]bool{}}
-	provisioner.Initializers[fake.Type()] = func([]byte, database.DB, *zap.Logger) (provisioner.Provisioner, error) { return fake, nil }
-	t.Cleanup(func() { delete(provisioner.Initializers, fake.Type()) })
-	var interrupting atomic.Bool
-	interrupting.Store(true)
-	var diags []*tfprotov6.Diagnostic
-	factories := map[string]func() (tfprotov6.ProviderServer, error){
-		"rill": func() (tfprotov6.ProviderServer, error) {
-			srv, err := acctest.ProviderFactories["rill"]()
-			return interruptingServer{ProviderServer: srv, fake: fake, on: &interrupting, diags: &diags}, err
-		},
-	}
+	fake, interrupting, diags, factories := slowToReady(t)
 	provider := fmt.Sprintf("provider \"rill\" {\n  ledger_dsn = %q\n  provisioner_set_json = %q\n}\n",
 		acctest.SQLiteLedger(t), `{"ch": {"type": "fake-slow-to-ready", "spec": {}}}`)
 	one := provider + "resource \"rill_clickhouse\" \"one\" {\n  provisioner_name = \"ch\"\n}\n"
 	two := one + "resource \"rill_clickhouse\" \"two\" {\n  provisioner_name = \"ch\"\n  timeouts {\n    create = \"2s\"\n  }\n}\n"
 	warned := func(summary string) error {
-		for _, d := range diags {
+		for _, d := range *diags {
 			if d.Severity == tfprotov6.DiagnosticSeverityWarning && d.Summary == summary {
 				return nil
 			}
 		}
-		return fmt.Errorf("no warning %q among %d diagnostics", summary, len(diags))
+		return fmt.Errorf("no warning %q among %d diagnostics", summary, len(*diags))
 	}
 	tainted := func(address string, want bool) resource.TestCheckFunc {
 		return func(s *terraform.State) error {
@@ -187,7 +195,7 @@ func TestAccClickHouse_awaitReadyInterruptedKeepsItUntaintedAndFailedTaintsIt(t 
 		},
 	})
 	failed := 0
-	for _, d := range diags {
+	for _, d := range *diags {
 		if d.Severity == tfprotov6.DiagnosticSeverityError && d.Summary == "ClickHouse database did not become ready" {
 			failed++
 			if !strings.Contains(d.Detail, "kept in state as tainted: the next apply destroys it and creates it again") {

@@ -3,18 +3,13 @@ package resources_test
 import (
 	"fmt"
 	"regexp"
-	"sync/atomic"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
-	"go.uber.org/zap"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
-	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
-	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
 
 // A runtime kept in state without its readiness seen (an apply interrupted while it waited, or an
@@ -23,18 +18,7 @@ import (
 // the plan after such an apply was empty for a runtime that never became ready (seen on Kubernetes).
 func TestAccRuntime_keptWithoutItsReadinessSeenIsPlannedAsAnUpdateThatWaitsAgain(t *testing.T) {
 	acctest.RequireAcc(t)
-	fake := &fakeSlowToReadyProvisioner{made: map[string]bool{}}
-	provisioner.Initializers[fake.Type()] = func([]byte, database.DB, *zap.Logger) (provisioner.Provisioner, error) { return fake, nil }
-	t.Cleanup(func() { delete(provisioner.Initializers, fake.Type()) })
-	var interrupting atomic.Bool
-	interrupting.Store(true)
-	var diags []*tfprotov6.Diagnostic
-	factories := map[string]func() (tfprotov6.ProviderServer, error){
-		"rill": func() (tfprotov6.ProviderServer, error) {
-			srv, err := acctest.ProviderFactories["rill"]()
-			return interruptingServer{ProviderServer: srv, fake: fake, on: &interrupting, diags: &diags}, err
-		},
-	}
+	fake, interrupting, _, factories := slowToReady(t)
 	config := fmt.Sprintf("provider \"rill\" {\n  ledger_dsn = %q\n  provisioner_set_json = %q\n}\n"+
 		"resource \"rill_runtime\" \"one\" {\n  provisioner_name = \"rt\"\n  slots = 2\n  timeouts {\n    update = \"2s\"\n  }\n}\n",
 		acctest.SQLiteLedger(t), `{"rt": {"type": "fake-slow-to-ready", "spec": {}}}`)
