@@ -354,8 +354,8 @@ var Mutants = []Mutant{
 	{
 		Name: "interrupted-create-not-marked", Breaks: "a runtime whose create was interrupted while it waited is planned as an update that waits again",
 		File:    "internal/resources/runtime_resource.go",
-		Search:  "\t\t\tresp.Diagnostics.Append(markReadiness(ctx, resp.Private, false)...)\n",
-		Replace: "\t\t\t_ = markReadiness\n",
+		Search:  "\t\t\tresp.Diagnostics.Append(markReadiness(ctx, resp.Private, false)...)\n\t\t\treturn // kept in state, not tainted\n",
+		Replace: "\t\t\treturn // kept in state, not tainted\n",
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_keptWithoutItsReadinessSeenIsPlannedAsAnUpdateThatWaitsAgain"}}},
 	},
 	{
@@ -363,6 +363,13 @@ var Mutants = []Mutant{
 		File:    "internal/resources/runtime_resource.go",
 		Search:  "\tresp.Diagnostics.Append(markReadiness(ctx, resp.Private, err == nil)...)\n",
 		Replace: "\tresp.Diagnostics.Append(markReadiness(ctx, resp.Private, true)...)\n",
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_keptWithoutItsReadinessSeenIsPlannedAsAnUpdateThatWaitsAgain"}}},
+	},
+	{
+		Name: "partly-applied-update-not-marked", Breaks: "an update that failed after it applied objects is planned again, and waits for the runtime",
+		File:    "internal/resources/runtime_resource.go",
+		Search:  "\t\t\tresp.Diagnostics.Append(markReadiness(ctx, resp.Private, false)...)\n\t\t}\n\t\tresp.Diagnostics.AddError(\"Updating the runtime failed\"",
+		Replace: "\t\t}\n\t\tresp.Diagnostics.AddError(\"Updating the runtime failed\"",
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_keptWithoutItsReadinessSeenIsPlannedAsAnUpdateThatWaitsAgain"}}},
 	},
 	{

@@ -2,6 +2,7 @@ package resources_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -22,16 +23,21 @@ import (
 // fakeSlowToReadyProvisioner is a fake provisioner of ClickHouse databases and runtimes: Provision
 // hands out a DSN or a host at once, and AwaitReady waits until its context ends unless ready is set,
 // calling interrupt first when set (the interrupt then arrives while it waits); awaits counts its
-// calls. CheckResource finds what Provision made and Deprovision has not removed. No ClickHouse that
-// can create users runs in this process (the stand-in is in the provider's test build only), and no
-// real server or runtime lets a test choose when it becomes ready.
+// calls. CheckResource finds what Provision made and Deprovision has not removed, and reports a
+// runtime as it was applied last (its slots observed, as Kubernetes' objects say them). With
+// failAfterApply, a runtime's Provision applies and then fails, as a Kubernetes update refused after
+// it applied some objects. No ClickHouse that can create users runs in this process (the stand-in is
+// in the provider's test build only), and no real server or runtime lets a test choose when it
+// becomes ready.
 type fakeSlowToReadyProvisioner struct {
 	provisioner.Provisioner
-	mu        sync.Mutex
-	made      map[string]bool
-	ready     bool
-	interrupt context.CancelFunc
-	awaits    int
+	mu             sync.Mutex
+	made           map[string]bool
+	applied        map[string]*provisioner.Resource // runtimes, as Provision applied them last
+	ready          bool
+	failAfterApply bool
+	interrupt      context.CancelFunc
+	awaits         int
 }
 
 func (f *fakeSlowToReadyProvisioner) Type() string { return "fake-slow-to-ready" }
@@ -51,7 +57,12 @@ func (f *fakeSlowToReadyProvisioner) Provision(_ context.Context, r *provisioner
 		}
 		cpu, memoryGB, _ := provisioner.NewRuntimeSizes(args.Slots)
 		cfg := provisioner.RuntimeConfig{Host: "http://runtime-" + r.ID + ".fake:8080", Audience: "runtime-" + r.ID, CPU: cpu, MemoryGB: memoryGB, StorageBytes: args.StorageBytes()}
-		return &provisioner.Resource{ID: r.ID, Type: r.Type, Config: cfg.AsMap()}, nil
+		res := &provisioner.Resource{ID: r.ID, Type: r.Type, Config: cfg.AsMap(), State: map[string]any{provisioner.StateKeySlots: args.Slots}}
+		f.applied[r.ID] = res
+		if f.failAfterApply {
+			return res, errors.New("the fake applied the runtime, then failed")
+		}
+		return res, nil
 	}
 	cfg := provisioner.ClickhouseConfig{DSN: "clickhouse://u_" + r.ID + ":pw@ch.fake:9000/db_" + r.ID, Database: "db_" + r.ID, User: "u_" + r.ID}
 	return &provisioner.Resource{ID: r.ID, Type: r.Type, Config: cfg.AsMap()}, nil
@@ -77,6 +88,9 @@ func (f *fakeSlowToReadyProvisioner) CheckResource(_ context.Context, r *provisi
 	defer f.mu.Unlock()
 	if !f.made[r.ID] {
 		return nil, fmt.Errorf("fake resource %s: %w", r.ID, provisioner.ErrResourceNotFound)
+	}
+	if applied := f.applied[r.ID]; applied != nil {
+		return applied, nil
 	}
 	return r, nil
 }
@@ -119,7 +133,7 @@ func (s interruptingServer) ApplyResourceChange(ctx context.Context, req *tfprot
 // (initially set) says whether an apply's AwaitReady is interrupted, and diags collects the applies'
 // diagnostics.
 func slowToReady(t *testing.T) (fake *fakeSlowToReadyProvisioner, interrupting *atomic.Bool, diags *[]*tfprotov6.Diagnostic, factories map[string]func() (tfprotov6.ProviderServer, error)) {
-	fake = &fakeSlowToReadyProvisioner{made: map[string]bool{}}
+	fake = &fakeSlowToReadyProvisioner{made: map[string]bool{}, applied: map[string]*provisioner.Resource{}}
 	provisioner.Initializers[fake.Type()] = func([]byte, database.DB, *zap.Logger) (provisioner.Provisioner, error) { return fake, nil }
 	t.Cleanup(func() { delete(provisioner.Initializers, fake.Type()) })
 	interrupting, diags = new(atomic.Bool), new([]*tfprotov6.Diagnostic)

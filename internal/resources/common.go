@@ -305,7 +305,7 @@ func interrupted(ctx context.Context, diags *diag.Diagnostics, kind resourceKind
 	if kind == runtimeKind {
 		// A runtime's refresh reads its allocation or objects, not whether it answers, so the caller
 		// marks it (readinessUnconfirmedKey) and its refresh reports that as drift.
-		next = "The next plan shows an update of it (its drift says it is not confirmed ready) that waits for it to be ready again."
+		next = "The next plan that refreshes it (not one with -refresh=false) shows an update of it, its drift saying it is not confirmed ready, that waits for it to be ready again."
 	}
 	diags.AddWarning("Interrupted before the "+kind.noun+" was ready",
 		fmt.Sprintf("%s %s was provisioned and is kept in state, but Terraform was interrupted before it was ready. %s",

@@ -15,13 +15,18 @@ import (
 // A runtime kept in state without its readiness seen (an apply interrupted while it waited, or an
 // update whose wait failed; neither is tainted) is planned as an update that waits for it again, until
 // an apply sees it ready. A runtime's refresh reads its allocation or objects, not whether it serves:
-// the plan after such an apply was empty for a runtime that never became ready (seen on Kubernetes).
+// the plan after such an apply was empty for a runtime that never became ready (seen on Kubernetes),
+// and after an update that failed once it had applied the new settings (a review's finding).
 func TestAccRuntime_keptWithoutItsReadinessSeenIsPlannedAsAnUpdateThatWaitsAgain(t *testing.T) {
 	acctest.RequireAcc(t)
 	fake, interrupting, _, factories := slowToReady(t)
-	config := fmt.Sprintf("provider \"rill\" {\n  ledger_dsn = %q\n  provisioner_set_json = %q\n}\n"+
-		"resource \"rill_runtime\" \"one\" {\n  provisioner_name = \"rt\"\n  slots = 2\n  timeouts {\n    update = \"2s\"\n  }\n}\n",
-		acctest.SQLiteLedger(t), `{"rt": {"type": "fake-slow-to-ready", "spec": {}}}`)
+	ledger := acctest.SQLiteLedger(t)
+	withSlots := func(slots int) string {
+		return fmt.Sprintf("provider \"rill\" {\n  ledger_dsn = %q\n  provisioner_set_json = %q\n}\n"+
+			"resource \"rill_runtime\" \"one\" {\n  provisioner_name = \"rt\"\n  slots = %d\n  timeouts {\n    update = \"2s\"\n  }\n}\n",
+			ledger, `{"rt": {"type": "fake-slow-to-ready", "spec": {}}}`, slots)
+	}
+	config := withSlots(2)
 	awaits := func(want int) resource.TestCheckFunc {
 		return func(*terraform.State) error {
 			fake.mu.Lock()
@@ -58,7 +63,7 @@ func TestAccRuntime_keptWithoutItsReadinessSeenIsPlannedAsAnUpdateThatWaitsAgain
 				// Not ready within the update timeout: an error that says the next plan waits again.
 				PreConfig:   func() { interrupting.Store(false) },
 				Config:      config,
-				ExpectError: regexp.MustCompile(`(?s)Runtime did not become ready after the update.*next plan shows an update that waits`),
+				ExpectError: regexp.MustCompile(`(?s)Runtime did not become ready after the update.*next\s+plan\s+shows\s+an\s+update\s+that\s+waits`),
 			},
 			{
 				// Ready now: that update confirms it, and the plan after it is empty.
@@ -70,6 +75,27 @@ func TestAccRuntime_keptWithoutItsReadinessSeenIsPlannedAsAnUpdateThatWaitsAgain
 				Config:           config,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: unconfirmed},
 				Check:            awaits(4),
+			},
+			{
+				// An update that fails after it applied (the state keeps the old slots, which the
+				// refresh then finds matching the configuration): not waited for, so not confirmed.
+				PreConfig: func() {
+					fake.mu.Lock()
+					fake.failAfterApply = true
+					fake.mu.Unlock()
+				},
+				Config:      withSlots(3),
+				ExpectError: regexp.MustCompile(`(?s)Updating the runtime failed.*partly\s+updated.*next\s+plan\s+shows\s+an\s+update`),
+			},
+			{
+				PreConfig: func() {
+					fake.mu.Lock()
+					fake.failAfterApply = false
+					fake.mu.Unlock()
+				},
+				Config:           withSlots(3),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: unconfirmed},
+				Check:            awaits(5),
 			},
 		},
 	})

@@ -541,7 +541,7 @@ func TestAccRuntimeKubernetes_failedUpdateSaysWhetherItChangedAnything(t *testin
 				lift = e.ForbidServices()
 			},
 			Config:      e.ProviderConfig("") + acctest.RuntimeBlock("rt", 2),
-			ExpectError: regexp.MustCompile(`Updating the runtime failed(.|\n)*\(partly\s+updated:\s+some\s+of\s+its\s+objects\s+were\s+applied\s+before\s+the\s+error\)(.|\n)*applying\s+Service`),
+			ExpectError: regexp.MustCompile(`Updating the runtime failed(.|\n)*\(partly\s+updated:\s+some\s+of\s+its\s+objects\s+were\s+applied\s+before\s+the\s+error;\s+the\s+next\s+plan\s+shows\s+an\s+update(.|\n)*applying\s+Service`),
 		},
 		resource.TestStep{
 			PreConfig: func() {

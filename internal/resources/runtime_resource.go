@@ -390,7 +390,10 @@ func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest
 		// provisioner.Provisioner.Provision); one that returns nothing changed nothing.
 		outcome := "unchanged"
 		if res != nil {
-			outcome = "partly updated: some of its objects were applied before the error"
+			// What was applied has not been waited for, and the state keeps the old settings, which a
+			// refresh may find matching the live objects (an empty plan): the mark keeps the update.
+			outcome = "partly updated: some of its objects were applied before the error; the next plan shows an update that applies them again and waits for the runtime"
+			resp.Diagnostics.Append(markReadiness(ctx, resp.Private, false)...)
 		}
 		resp.Diagnostics.AddError("Updating the runtime failed", fmt.Sprintf("Provisioner %q, runtime %s (%s): %v", c.name, state.ID.ValueString(), outcome, err))
 		return

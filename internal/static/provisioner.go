@@ -255,9 +255,11 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 	return nil
 }
 
-// AwaitReady returns at once: the hosts of a static pool are already running.
-func (p *Provisioner) AwaitReady(ctx context.Context, r *provisioner.Resource) error {
-	return ctx.Err()
+// AwaitReady returns at once, as Rill's does: the hosts of a static pool are already running, so
+// there is nothing to wait for, even for a caller that was interrupted (it returned ctx.Err(), and a
+// Ctrl-C just after the allocation left the runtime marked as not confirmed ready).
+func (p *Provisioner) AwaitReady(context.Context, *provisioner.Resource) error {
+	return nil
 }
 
 // Check reaches the ledger and reports the pool's use; it logs a warning for each host at or above
