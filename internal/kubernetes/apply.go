@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -57,6 +58,21 @@ func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*rendered
 		obj := ro.obj
 		if ro.slot.field == "pvc" {
 			size, grows, warning, err := keepLargerVolume(ctx, c, obj, at != freshID, log)
+			var deleting *volumeBeingDeleted
+			if errors.As(err, &deleting) {
+				// A claim being deleted is gone for the runtime (keepLargerVolume); when only the
+				// runtime's own pods hold it, the apply stops them, waits until it goes, and goes
+				// on to create it again, else it refuses and names what holds it. The rendered
+				// claim's instance label is the runtime's provision ID (stampMetadata).
+				var wrote bool
+				wrote, err = p.freeVolume(ctx, c, deleting.claim, obj.GetLabels()[LabelInstance], renderedDeployment(objs), liveDeployment, log)
+				if wrote {
+					res.applied++
+				}
+				if err == nil {
+					size, grows, warning, err = keepLargerVolume(ctx, c, obj, true, log)
+				}
+			}
 			if err != nil {
 				return res, err
 			}
@@ -166,8 +182,9 @@ func keepLargerVolume(ctx context.Context, c *clients, obj *unstructured.Unstruc
 	if u.GetDeletionTimestamp() != nil {
 		// A claim being deleted (a destroy or a kubectl delete that a finalizer holds up) is gone
 		// for the runtime: applied over, it stays Terminating, and a pod that mounts it is never
-		// scheduled, so the readiness wait would run to its timeout. Nothing is applied.
-		return 0, false, "", fmt.Errorf("%s: nothing was applied: wait until it is gone (or remove what holds it up), then plan again", terminatingVolume(u))
+		// scheduled, so the readiness wait would run to its timeout. Nothing is applied over it
+		// (see freeVolume).
+		return 0, false, "", &volumeBeingDeleted{claim: u}
 	}
 	live, err := fromUnstructured[corev1.PersistentVolumeClaim](u)
 	if err != nil {
@@ -184,6 +201,23 @@ func keepLargerVolume(ctx context.Context, c *clients, obj *unstructured.Unstruc
 		return 0, false, "", err
 	}
 	return have.Value(), false, warning, nil
+}
+
+// volumeBeingDeleted is keepLargerVolume's error for a claim that is being deleted.
+type volumeBeingDeleted struct{ claim *unstructured.Unstructured }
+
+func (e *volumeBeingDeleted) Error() string {
+	return terminatingVolume(e.claim) + ": nothing was applied"
+}
+
+// renderedDeployment is the rendered Deployment among objs, nil when the templates have none.
+func renderedDeployment(objs []*renderedObject) *unstructured.Unstructured {
+	for _, ro := range objs {
+		if ro.slot.field == "deployment" {
+			return ro.obj
+		}
+	}
+	return nil
 }
 
 // terminatingVolume describes a claim that is being deleted, with what holds it up.

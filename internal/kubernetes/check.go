@@ -226,8 +226,13 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 			drift = append(drift, fmt.Sprintf("%s %s/%s is missing", ro.obj.GetKind(), ns, ro.obj.GetName()))
 		case ro.slot.field == "pvc" && u.GetDeletionTimestamp() != nil:
 			// What a destroy that a finalizer held up leaves, or a kubectl delete of the claim: the
-			// apply refuses it (keepLargerVolume), so the plan says so rather than promising it.
-			drift = append(drift, terminatingVolume(u)+": apply fails until it is gone")
+			// apply stops the runtime's pods when only they hold it, and refuses it otherwise
+			// (freeVolume), so the plan says which rather than promising what it cannot do.
+			h, err := readVolumeHold(ctx, c, u, pid, live["deployment"])
+			if err != nil {
+				return nil, err
+			}
+			drift = append(drift, h.drift())
 		case ro.obj.GetKind() == "Ingress":
 			// The host is a template input, not a template: a spec whose host changed renders other
 			// Ingress hosts under the same checksum, and the runtime's host attribute follows the spec.

@@ -1053,4 +1053,11 @@ var Mutants = []Mutant{
 		Replace: "if seen[key]++; false {",
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationADuplicateKeyOnlyARuntimesDataMakesIsReportedByTheApply"}}},
 	},
+	{
+		Name: "others-pods-stopped-for-a-volume", Breaks: "a claim being deleted that a pod of something else mounts is refused, not freed by stopping the runtime",
+		File:    "internal/kubernetes/volumehold.go",
+		Search:  "return len(h.foreignFinalizers()) == 0 && len(h.others) == 0 && !h.podsUnread",
+		Replace: "return len(h.foreignFinalizers()) == 0 && !h.podsUnread",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationAVolumeBeingDeletedThatAnotherPodMountsIsRefusedNamingThePod"}}},
+	},
 }
