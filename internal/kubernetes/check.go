@@ -546,16 +546,30 @@ func annotationsDrift(live *unstructured.Unstructured, kind string, want, observ
 	return out
 }
 
-// annotationEditedByHand says whether a field manager other than this provisioner's owns an object's
-// annotation key: an update (kubectl annotate, edit or patch) takes over the fields whose values it
-// changes. This provisioner's own updates (a create's before the claim folds it into the apply's
-// entry, a lists repair's) are not hand edits: they wrote what the apply writes.
+// annotationEditedByHand says whether an object's annotation key holds a value that someone other
+// than this provisioner wrote: another field manager owns it (an update, kubectl annotate, edit or
+// patch, takes over the fields whose values it changes) and this provisioner's Apply entry does not.
+// An update that writes the value the apply wrote (kubectl annotate --overwrite with the right
+// value, a restore of the object) shares the field with the Apply entry instead, and so does every
+// apply after it: that value is the apply's, and taking it for a hand edit forever would let the
+// objects' sizes, not the record, say the slots (wrong for templates that do not size by slots).
+// This provisioner's own updates (a create's before the claim folds it into the apply's entry, a
+// lists repair's) are not hand edits: they wrote what the apply writes.
 func annotationEditedByHand(managed []metav1.ManagedFieldsEntry, key string) bool {
+	keys := []string{"f:metadata", "f:annotations", "f:" + key}
 	var others []metav1.ManagedFieldsEntry
 	for _, mf := range managed {
 		if mf.Manager != FieldManager {
 			others = append(others, mf)
 		}
 	}
-	return ownedByAnother(others, "f:metadata", "f:annotations", "f:"+key)
+	if !ownedByAnother(others, keys...) {
+		return false // the usual case: our Apply entry, the largest, is not parsed
+	}
+	for _, mf := range managed {
+		if mf.Manager == FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply && fieldsAt(mf, keys...) != nil {
+			return false
+		}
+	}
+	return true
 }

@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
@@ -130,8 +131,14 @@ func (e *env) provision(p *Provisioner, r *provisioner.Resource, opts *provision
 // which starts with ForgetReads, sees it), for a runtime of args(1, "v1", false).
 func (e *env) driftOf(p *Provisioner, r *provisioner.Resource) []string {
 	e.t.Helper()
+	return e.driftWith(p, r, args(1, "v1", false))
+}
+
+// driftWith is driftOf for a runtime of opts.
+func (e *env) driftWith(p *Provisioner, r *provisioner.Resource, opts *provisioner.ResourceOptions) []string {
+	e.t.Helper()
 	p.ForgetReads()
-	checked, err := p.CheckResource(e.ctx, r, args(1, "v1", false))
+	checked, err := p.CheckResource(e.ctx, r, opts)
 	if err != nil {
 		e.t.Fatalf("CheckResource: %v", err)
 	}
@@ -650,6 +657,83 @@ func TestIntegrationASlotsAnnotationEditedByHandIsDriftNotTheRuntimesSize(t *tes
 	}
 	e.provision(e.p, r, args(1, "v1", false))
 	if drift := e.driftOf(e.p, r); len(drift) != 0 {
+		t.Fatalf("after the apply: drift %q", drift)
+	}
+
+	// Edited, then set back by hand to the value the apply writes, before the apply: server-side
+	// apply then shares the field between kubectl's manager and the apply, and keeps it shared. That
+	// value is the apply's, no hand edit; taking it for one made the objects' sizes say the slots at
+	// every refresh (wrong for templates that do not size by slots: a plan never empty).
+	for _, v := range []string{"3", "1"} {
+		patch := []byte(`{"metadata": {"annotations": {"` + AnnotationSlots + `": "` + v + `"}}}`)
+		if _, err := e.apps.Deployments(e.ns).Patch(e.ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-annotate"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.provision(e.p, r, args(1, "v1", false))
+	dep, err := e.apps.Deployments(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kubectlOwns bool
+	for _, mf := range dep.ManagedFields {
+		kubectlOwns = kubectlOwns || mf.Manager == "kubectl-annotate" && fieldsAt(mf, "f:metadata", "f:annotations", "f:"+AnnotationSlots) != nil
+	}
+	if !kubectlOwns {
+		t.Fatalf("kubectl's manager does not share the slots annotation with the apply (%v): this test proves nothing", dep.ManagedFields)
+	}
+	if annotationEditedByHand(dep.ManagedFields, AnnotationSlots) {
+		t.Fatal("a slots annotation that holds the apply's value, shared with kubectl's manager, is taken for a hand edit")
+	}
+	live, err := runtime.DefaultUnstructuredConverter.ToUnstructured(dep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept := checkedOwners(&unstructured.Unstructured{Object: live}); len(kept) != 0 {
+		t.Fatalf("the snapshot keeps %d managed-fields entries, want none (the slots annotation holds the apply's value)", len(kept))
+	}
+}
+
+// A runtime applied with other args than the refresh is given (resized, hibernated and moved to
+// another tag by another configuration or an apply this state did not record): its record says what
+// is there, which is no drift; the observed slots, version and hibernated plan the update.
+func TestIntegrationARecordThatSaysWhatIsThereIsNoDrift(t *testing.T) {
+	e := newEnv(t, "")
+	r := e.newRuntime()
+	e.provision(e.p, r, args(2, "v2", true))
+	e.p.ForgetReads()
+	checked, err := e.p.CheckResource(e.ctx, r, args(1, "v1", false))
+	if err != nil {
+		t.Fatalf("CheckResource: %v", err)
+	}
+	st := checked.State
+	if drift := st[StateDrift].([]string); len(drift) != 0 || st[StateSlots] != 2 || st[StateVersion] != "v2" || st[StateHibernated] != true {
+		t.Fatalf("drift %q, slots %v, version %v, hibernated %v; want no drift, 2, v2, true", drift, st[StateSlots], st[StateVersion], st[StateHibernated])
+	}
+}
+
+// A named runtime's name annotation removed by hand is drift, which the apply repairs: the objects
+// still say by their name-hash label which name they were made for. Before, the apply refused them
+// as another runtime's ("carries the name \"\", not \"orders\""), and every plan showed the drift.
+func TestIntegrationANamedRuntimesNameAnnotationRemovedByHandIsRepairedByTheApply(t *testing.T) {
+	e := newEnv(t, "")
+	e.p.SetName("k8s")
+	r := &provisioner.Resource{ID: provisioner.NamedResourceID("k8s", "orders"), Type: provisioner.ResourceTypeRuntime}
+	t.Cleanup(func() { _ = e.p.Deprovision(e.ctx, r) })
+	opts := args(1, "v1", false)
+	opts.Name = "orders"
+	e.provision(e.p, r, opts)
+	name := "runtime-" + pidOf(r)
+	remove := []byte(`{"metadata": {"annotations": {"` + AnnotationName + `": null}}}`)
+	if _, err := e.core.Services(e.ns).Patch(e.ctx, name, types.MergePatchType, remove, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("Service %s/%s: annotation %s is missing, want %q", e.ns, name, AnnotationName, "orders")
+	if drift := e.driftWith(e.p, r, opts); len(drift) != 1 || drift[0] != want {
+		t.Fatalf("drift %q, want [%q]", drift, want)
+	}
+	e.provision(e.p, r, opts)
+	if drift := e.driftWith(e.p, r, opts); len(drift) != 0 {
 		t.Fatalf("after the apply: drift %q", drift)
 	}
 }

@@ -608,24 +608,32 @@ func ownedByAnother(managed []metav1.ManagedFieldsEntry, keys ...string) bool {
 func othersOwning(managed []metav1.ManagedFieldsEntry, keys ...string) owners {
 	var out owners
 	for _, mf := range managed {
-		ours := mf.Manager == FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply
-		if ours || mf.Subresource != "" || mf.FieldsV1 == nil {
+		if mf.Manager == FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply {
 			continue
 		}
-		var at map[string]any
-		if json.Unmarshal(mf.FieldsV1.Raw, &at) != nil {
-			continue
-		}
-		for _, k := range keys {
-			if at, _ = at[k].(map[string]any); at == nil {
-				break
-			}
-		}
-		if at != nil {
+		if at := fieldsAt(mf, keys...); at != nil {
 			out = append(out, at)
 		}
 	}
 	return out
+}
+
+// fieldsAt is the set of fields that a managedFields entry (of the object itself, not of a
+// subresource) owns at or under the field set's keys, or nil when it owns none there.
+func fieldsAt(mf metav1.ManagedFieldsEntry, keys ...string) map[string]any {
+	if mf.Subresource != "" || mf.FieldsV1 == nil {
+		return nil
+	}
+	var at map[string]any
+	if json.Unmarshal(mf.FieldsV1.Raw, &at) != nil {
+		return nil
+	}
+	for _, k := range keys {
+		if at, _ = at[k].(map[string]any); at == nil {
+			return nil
+		}
+	}
+	return at
 }
 
 // repairedEntries is the managedFieldsRewrite after a repair of the lists at paths: our create's or
@@ -704,16 +712,17 @@ func setPath(m map[string]any, path []string, v any) {
 
 // checkedOwners are the entries of an object's managedFields that CheckResource reads: those that
 // editedByAnother reads (of other field managers, or of our own updates, that own a field of one of
-// its owned lists), and those that own its slots annotation (annotationEditedByHand), for the
-// snapshots, which drop the rest: usually none, and this provisioner's Apply entry is most of an
-// object's size.
+// its owned lists), and, when its slots annotation was edited by hand (annotationEditedByHand, which
+// needs our Apply entry to tell), the other managers' that own it, for the snapshots, which drop the
+// rest: usually none, and this provisioner's Apply entry is most of an object's size.
 func checkedOwners(u *unstructured.Unstructured) []metav1.ManagedFieldsEntry {
 	lists := listsOf(u)
+	slotsEdited := annotationEditedByHand(u.GetManagedFields(), AnnotationSlots)
 	var out []metav1.ManagedFieldsEntry
 	for _, mf := range u.GetManagedFields() {
 		probe := &unstructured.Unstructured{Object: map[string]any{}}
 		probe.SetManagedFields([]metav1.ManagedFieldsEntry{mf})
-		read := annotationEditedByHand([]metav1.ManagedFieldsEntry{mf}, AnnotationSlots)
+		read := slotsEdited && mf.Manager != FieldManager && fieldsAt(mf, "f:metadata", "f:annotations", "f:"+AnnotationSlots) != nil
 		for _, l := range lists {
 			read = read || editedByAnother(probe, l.path)
 		}

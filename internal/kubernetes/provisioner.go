@@ -336,7 +336,10 @@ func (p *Provisioner) checkAdoptable(ctx context.Context, c *clients, ns, id, pi
 		switch {
 		case owner != "" && a[AnnotationProvisioner] != "" && a[AnnotationProvisioner] != owner:
 			conflict.Reason = fmt.Sprintf("%s %s/%s belongs to provisioner %q, not %q", u.GetKind(), ns, u.GetName(), a[AnnotationProvisioner], owner)
-		case a[AnnotationName] != name:
+		case a[AnnotationName] != name && u.GetLabels()[LabelNameHash] != NameHash(name):
+			// The name-hash label says the object was made for this name when only the annotation
+			// was removed or edited by hand: drift, which this apply repairs (it refused, and every
+			// plan showed the drift that no apply could repair).
 			conflict.Reason = fmt.Sprintf("%s %s/%s carries the name %q, not %q", u.GetKind(), ns, u.GetName(), a[AnnotationName], name)
 		default:
 			continue

@@ -398,16 +398,30 @@ var Mutants = []Mutant{
 	{
 		Name: "snapshot-drops-slots-owners", Breaks: "the snapshots keep the managed-fields entries that own the slots annotation",
 		File:    "internal/kubernetes/lists.go",
-		Search:  "\t\tread := annotationEditedByHand([]metav1.ManagedFieldsEntry{mf}, AnnotationSlots)\n",
-		Replace: "\t\tread := false\n",
+		Search:  "\t\tread := slotsEdited && mf.Manager != FieldManager && fieldsAt(mf, \"f:metadata\", \"f:annotations\", \"f:\"+AnnotationSlots) != nil\n",
+		Replace: "\t\tread := false && slotsEdited\n",
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationASlotsAnnotationEditedByHandIsDriftNotTheRuntimesSize"}}},
+	},
+	{
+		Name: "slots-shared-with-the-apply-edited", Breaks: "a slots annotation whose value the apply wrote (shared with another manager) is not a hand edit",
+		File:    "internal/kubernetes/check.go",
+		Search:  "\t\tif mf.Manager == FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply && fieldsAt(mf, keys...) != nil {\n",
+		Replace: "\t\tif false && fieldsAt(mf, keys...) != nil {\n",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationASlotsAnnotationEditedByHandIsDriftNotTheRuntimesSize"}}},
+	},
+	{
+		Name: "name-annotation-removed-refused", Breaks: "a named runtime whose name annotation was removed by hand is repaired, not refused as another runtime's",
+		File:    "internal/kubernetes/provisioner.go",
+		Search:  "\t\tcase a[AnnotationName] != name && u.GetLabels()[LabelNameHash] != NameHash(name):\n",
+		Replace: "\t\tcase a[AnnotationName] != name:\n",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationANamedRuntimesNameAnnotationRemovedByHandIsRepairedByTheApply"}}},
 	},
 	{
 		Name: "annotation-saying-what-is-there-is-drift", Breaks: "a record that says what is there (a runtime resized outside this configuration) is no drift",
 		File:    "internal/kubernetes/check.go",
 		Search:  "\t\tcase v != want[k] && v != observed[k]:\n",
 		Replace: "\t\tcase v != want[k]:\n",
-		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestAnnotationsDrift"}}},
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestAnnotationsDrift", "TestIntegrationARecordThatSaysWhatIsThereIsNoDrift"}}},
 	},
 	{
 		Name: "sqlite-queued-writes-wait-each", Breaks: "SQLite writes queued behind a stuck writer share one LockWait",
@@ -648,8 +662,8 @@ var Mutants = []Mutant{
 	{
 		Name: "list-repair-ignores-own-update", Breaks: "a list repaired once by the apply still follows the templates (a new data_dir moves its mount)",
 		File:    "internal/kubernetes/lists.go",
-		Search:  "ours := mf.Manager == FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply",
-		Replace: "ours := mf.Manager == FieldManager",
+		Search:  "\t\tif mf.Manager == FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply {\n\t\t\tcontinue\n",
+		Replace: "\t\tif mf.Manager == FieldManager {\n\t\t\tcontinue\n",
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestListDiffOwnUpdateLeftByARepairStillEdits", "TestIntegrationRepairedListFollowsTheTemplatesAfter"}}},
 	},
 	{
