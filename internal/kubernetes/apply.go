@@ -44,7 +44,9 @@ const (
 // runtime's objects may exist (objectsMayExist) a list edited by hand is replaced before its object
 // is applied (see repairLists); at a fresh ID nothing is read (no Deployment whose
 // selector to keep, no claim that is larger or being deleted), which saves a create two requests.
-func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*renderedObject, live map[string]*unstructured.Unstructured, at liveObjects, log *zap.Logger) (*applyResult, error) {
+// creating is set for a create (no recorded state), which does not stop a runtime it finds running
+// (freeVolume).
+func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*renderedObject, live map[string]*unstructured.Unstructured, at liveObjects, creating bool, log *zap.Logger) (*applyResult, error) {
 	res := &applyResult{}
 	var liveDeployment *unstructured.Unstructured
 	volumeGrows := false
@@ -61,11 +63,10 @@ func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*rendered
 			var deleting *volumeBeingDeleted
 			if errors.As(err, &deleting) {
 				// A claim being deleted is gone for the runtime (keepLargerVolume); when only the
-				// runtime's own pods hold it, the apply stops them, waits until it goes, and goes
-				// on to create it again, else it refuses and names what holds it. The rendered
-				// claim's instance label is the runtime's provision ID (stampMetadata).
+				// runtime's own pods hold it, an update stops them, waits until it goes, and goes
+				// on to create it again, else it refuses and names what holds it.
 				var wrote bool
-				wrote, err = p.freeVolume(ctx, c, deleting.claim, obj.GetLabels()[LabelInstance], renderedDeployment(objs), liveDeployment, log)
+				wrote, err = p.freeVolume(ctx, c, deleting.claim, renderedDeployment(objs), creating, log)
 				if wrote {
 					res.applied++
 				}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"go.uber.org/zap"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -228,9 +229,12 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 			// What a destroy that a finalizer held up leaves, or a kubectl delete of the claim: the
 			// apply stops the runtime's pods when only they hold it, and refuses it otherwise
 			// (freeVolume), so the plan says which rather than promising what it cannot do.
-			h, err := readVolumeHold(ctx, c, u, pid, live["deployment"])
+			h, err := readVolumeHold(ctx, c, u, live["deployment"])
 			if err != nil {
-				return nil, err
+				// Who mounts it is detail: the refresh (and a destroy's plan) does not fail for it.
+				p.logger.Warn("could not read the pods that mount the volume being deleted", zap.String("volume", ns+"/"+u.GetName()), zap.Error(err))
+				drift = append(drift, terminatingVolume(u)+": the apply stops this runtime's pods if only they hold it, else fails until it is gone")
+				break
 			}
 			drift = append(drift, h.drift())
 		case ro.obj.GetKind() == "Ingress":

@@ -209,7 +209,7 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 	case creating && len(live) == 0:
 		at = nothingFound
 	}
-	res, err := p.applyAll(ctx, c, objs, live, at, log)
+	res, err := p.applyAll(ctx, c, objs, live, at, creating, log)
 	if err != nil {
 		if res.applied == 0 && !claimed && !prev.Adopting {
 			// Refused before its first write (credentials that may not write in the namespace, a

@@ -34,7 +34,7 @@ const (
 //	  "namespace": "rill",                       // default "default"
 //	  "image": "rilldata/rill",                  // default "rilldata/rill"; the tag comes from the runtime's version
 //	  "data_dir": "/data",                       // default "/data"; where the PVC is mounted
-//	  "timeout_seconds": 600,                    // default 600; bounds AwaitReady and Deprovision
+//	  "timeout_seconds": 600,                    // default 600; bounds each wait: AwaitReady, Deprovision, an update's wait for a claim being deleted (awaitVolumeGone)
 //	  "kubeconfig_path": "~/.kube/config",       // default "" = in-cluster service account
 //	  "kubeconfig_context": "prod",              // default "" = the kubeconfig's current context
 //	  "qps": 50, "burst": 100,                   // client-side rate limits
