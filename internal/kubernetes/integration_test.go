@@ -127,6 +127,19 @@ func (e *env) provision(p *Provisioner, r *provisioner.Resource, opts *provision
 	return out
 }
 
+// namedRuntime provisions a runtime of args(1, "v1", false) named name, of e.p named "k8s" in the
+// set, deprovisioned at the test's end, and returns it with its options.
+func (e *env) namedRuntime(name string) (*provisioner.Resource, *provisioner.ResourceOptions) {
+	e.t.Helper()
+	e.p.SetName("k8s")
+	r := &provisioner.Resource{ID: provisioner.NamedResourceID("k8s", name), Type: provisioner.ResourceTypeRuntime}
+	e.t.Cleanup(func() { _ = e.p.Deprovision(e.ctx, r) })
+	opts := args(1, "v1", false)
+	opts.Name = name
+	e.provision(e.p, r, opts)
+	return r, opts
+}
+
 // driftOf is the drift a fresh CheckResource of r through p reports (as the next Terraform command,
 // which starts with ForgetReads, sees it), for a runtime of args(1, "v1", false).
 func (e *env) driftOf(p *Provisioner, r *provisioner.Resource) []string {
@@ -717,12 +730,7 @@ func TestIntegrationARecordThatSaysWhatIsThereIsNoDrift(t *testing.T) {
 // as another runtime's ("carries the name \"\", not \"orders\""), and every plan showed the drift.
 func TestIntegrationANamedRuntimesNameAnnotationRemovedByHandIsRepairedByTheApply(t *testing.T) {
 	e := newEnv(t, "")
-	e.p.SetName("k8s")
-	r := &provisioner.Resource{ID: provisioner.NamedResourceID("k8s", "orders"), Type: provisioner.ResourceTypeRuntime}
-	t.Cleanup(func() { _ = e.p.Deprovision(e.ctx, r) })
-	opts := args(1, "v1", false)
-	opts.Name = "orders"
-	e.provision(e.p, r, opts)
+	r, opts := e.namedRuntime("orders")
 	name := "runtime-" + pidOf(r)
 	remove := []byte(`{"metadata": {"annotations": {"` + AnnotationName + `": null}}}`)
 	if _, err := e.core.Services(e.ns).Patch(e.ctx, name, types.MergePatchType, remove, metav1.PatchOptions{}); err != nil {
@@ -1069,6 +1077,16 @@ func (e *env) recordingProvisioner(extraSpec string) (*Provisioner, *requestLog)
 // observedProvisioner returns a provisioner for the env's namespace that calls observe with each of
 // its requests to the API server before sending it.
 func (e *env) observedProvisioner(extraSpec string, observe func(*http.Request)) *Provisioner {
+	return e.interceptingProvisioner(extraSpec, func(req *http.Request) error {
+		observe(req)
+		return nil
+	})
+}
+
+// interceptingProvisioner returns a provisioner for the env's namespace that calls intercept with
+// each of its requests to the API server, and fails the request with intercept's error instead of
+// sending it when there is one.
+func (e *env) interceptingProvisioner(extraSpec string, intercept func(*http.Request) error) *Provisioner {
 	p := e.provisioner(extraSpec, zaptest.NewLogger(e.t))
 	p.clients.build = func(spec *Spec) (*clients, error) {
 		cfg, err := restConfig(spec)
@@ -1077,7 +1095,9 @@ func (e *env) observedProvisioner(extraSpec string, observe func(*http.Request))
 		}
 		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 			return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-				observe(req)
+				if err := intercept(req); err != nil {
+					return nil, err
+				}
 				return rt.RoundTrip(req)
 			})
 		})

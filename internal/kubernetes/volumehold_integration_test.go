@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -33,10 +32,7 @@ import (
 // and again after any wait.
 func TestIntegrationAVolumeDeletedUnderItsRunningRuntimeIsCreatedAgainByOneApply(t *testing.T) {
 	e := newEnv(t, "")
-	r := e.newRuntime()
-	e.provision(e.p, r, args(1, "v1", false))
-	e.awaitReady(r)
-	name := "runtime-" + pidOf(r)
+	r, name := e.readyRuntime()
 	pvcs := e.core.PersistentVolumeClaims(e.ns)
 	before, err := pvcs.Get(e.ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -81,10 +77,7 @@ func TestIntegrationAVolumeDeletedUnderItsRunningRuntimeIsCreatedAgainByOneApply
 // and the apply's error name that pod and what to do, and the apply writes nothing.
 func TestIntegrationAVolumeBeingDeletedThatAnotherPodMountsIsRefusedNamingThePod(t *testing.T) {
 	e := newEnv(t, "")
-	r := e.newRuntime()
-	e.provision(e.p, r, args(1, "v1", false))
-	e.awaitReady(r)
-	name := "runtime-" + pidOf(r)
+	r, name := e.readyRuntime()
 	dep, err := e.apps.Deployments(e.ns).Get(e.ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -98,33 +91,7 @@ func TestIntegrationAVolumeBeingDeletedThatAnotherPodMountsIsRefusedNamingThePod
 	t.Cleanup(func() { // before the runtime's Deprovision, which waits for the claim
 		_ = e.core.Pods(e.ns).Delete(context.Background(), other.Name, metav1.DeleteOptions{})
 	})
-	pvcs := e.core.PersistentVolumeClaims(e.ns)
-	if err := pvcs.Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	e.claimStaysHeld(name, time.Second)
-	mounting := e.podsMounting(name)
-	if len(mounting) != 2 || !slices.Contains(mounting, other.Name) {
-		t.Fatalf("pods mounting the claim: %v, want the runtime's and %s", mounting, other.Name)
-	}
-
-	being := regexp.QuoteMeta(fmt.Sprintf("volume %s/%s is being deleted (finalizers: %s), mounted by pods %s", e.ns, name, pvcProtectionFinalizer, strings.Join(mounting, ", ")))
-	drift := e.driftOf(e.p, r)
-	if len(drift) != 1 || !regexp.MustCompile("^"+being+": apply fails until it is gone$").MatchString(drift[0]) {
-		t.Fatalf("drift %q, want [%s: apply fails until it is gone]", drift, being)
-	}
-	out, err := e.p.Provision(e.ctx, r, args(1, "v1", false))
-	wantErr := "^" + being + ": nothing was applied: pod " + regexp.QuoteMeta(other.Name) + ", which this runtime's Deployment does not run, mounts it, and the apply does not stop it: delete it .*, then plan again$"
-	if err == nil || !regexp.MustCompile(wantErr).MatchString(err.Error()) {
-		t.Fatalf("Provision: %v, want an error matching %q", err, wantErr)
-	}
-	t.Logf("refused: %v", err)
-	if out != nil {
-		t.Errorf("Provision returned %v with its error: nothing was written", out)
-	}
-	if dep, err := e.apps.Deployments(e.ns).Get(e.ctx, name, metav1.GetOptions{}); err != nil || *dep.Spec.Replicas != 1 {
-		t.Errorf("the runtime's Deployment was changed: %v, err %v", dep.Spec.Replicas, err)
-	}
+	e.refusesToStopForAStranger(r, name, other.Name)
 }
 
 // A pod with the runtime's labels that its Deployment does not run (made by hand, as kubectl debug
@@ -134,14 +101,8 @@ func TestIntegrationAVolumeBeingDeletedThatAnotherPodMountsIsRefusedNamingThePod
 // instance label, scaled the Deployment to 0 and waited in vain.
 func TestIntegrationAPodWithTheRuntimesLabelsMadeByHandIsRefusedBeforeAnyWrite(t *testing.T) {
 	e := newEnv(t, "")
-	r := e.newRuntime()
-	e.provision(e.p, r, args(1, "v1", false))
-	e.awaitReady(r)
-	name := "runtime-" + pidOf(r)
-	own := e.podsMounting(name)
-	if len(own) != 1 {
-		t.Fatalf("pods mounting the claim: %v, want the runtime's one", own)
-	}
+	r, name := e.readyRuntime()
+	own := e.ownPodMounting(name)
 	pod, err := e.core.Pods(e.ns).Get(e.ctx, own[0], metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -159,33 +120,26 @@ func TestIntegrationAPodWithTheRuntimesLabelsMadeByHandIsRefusedBeforeAnyWrite(t
 	t.Cleanup(func() {
 		_ = e.core.Pods(e.ns).Delete(context.Background(), copied.Name, metav1.DeleteOptions{})
 	})
-	if err := e.core.PersistentVolumeClaims(e.ns).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	e.claimStaysHeld(name, time.Second)
-	mounting := e.podsMounting(name)
-	if len(mounting) != 2 {
-		t.Fatalf("pods mounting the claim: %v, want the runtime's and %s", mounting, copied.Name)
-	}
+	e.refusesToStopForAStranger(r, name, copied.Name)
+}
 
+// refusesToStopForAStranger deletes the runtime r's claim (name) that its own pod and the pod
+// stranger mount, and checks that the refresh and the apply name both pods, that the apply refuses
+// before any write naming stranger, and that the runtime's Deployment keeps its replica.
+func (e *env) refusesToStopForAStranger(r *provisioner.Resource, name, stranger string) {
+	t := e.t
+	t.Helper()
+	e.deleteHeldClaim(name)
+	mounting := e.podsMounting(name)
+	if len(mounting) != 2 || !slices.Contains(mounting, stranger) {
+		t.Fatalf("pods mounting the claim: %v, want the runtime's and %s", mounting, stranger)
+	}
 	being := regexp.QuoteMeta(fmt.Sprintf("volume %s/%s is being deleted (finalizers: %s), mounted by pods %s", e.ns, name, pvcProtectionFinalizer, strings.Join(mounting, ", ")))
 	if drift := e.driftOf(e.p, r); len(drift) != 1 || !regexp.MustCompile("^"+being+": apply fails until it is gone$").MatchString(drift[0]) {
 		t.Fatalf("drift %q, want [%s: apply fails until it is gone]", drift, being)
 	}
-	ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
-	defer cancel()
-	out, err := e.p.Provision(ctx, r, args(1, "v1", false))
-	wantErr := "^" + being + ": nothing was applied: pod " + regexp.QuoteMeta(copied.Name) + ", which this runtime's Deployment does not run, mounts it, and the apply does not stop it: delete it .*, then plan again$"
-	if err == nil || !regexp.MustCompile(wantErr).MatchString(err.Error()) {
-		t.Fatalf("Provision: %v, want an error matching %q", err, wantErr)
-	}
-	t.Logf("refused: %v", err)
-	if out != nil {
-		t.Errorf("Provision returned %v with its error: nothing was written", out)
-	}
-	if dep, err := e.apps.Deployments(e.ns).Get(e.ctx, name, metav1.GetOptions{}); err != nil || *dep.Spec.Replicas != 1 {
-		t.Errorf("the runtime's Deployment was changed: %v, err %v", dep.Spec.Replicas, err)
-	}
+	e.refusedBeforeAnyWrite(e.p, r, "^"+being+": nothing was applied: pod "+regexp.QuoteMeta(stranger)+", which this runtime's Deployment does not run, mounts it, and the apply does not stop it: delete it .*, then plan again$")
+	e.keepsItsReplica(name)
 }
 
 // The runtime's own pod that outlives the stop (a finalizer of something else holds it, as a
@@ -195,19 +149,10 @@ func TestIntegrationAPodWithTheRuntimesLabelsMadeByHandIsRefusedBeforeAnyWrite(t
 // polls the claim alone: the pods are listed to decide (once) and for the error, not at each poll.
 func TestIntegrationAVolumeTheStopDoesNotFreeEndsTheWaitNamingWhatHoldsIt(t *testing.T) {
 	e := newEnv(t, "")
-	r := e.newRuntime()
-	e.provision(e.p, r, args(1, "v1", false))
-	e.awaitReady(r)
-	name := "runtime-" + pidOf(r)
-	own := e.podsMounting(name)
-	if len(own) != 1 {
-		t.Fatalf("pods mounting the claim: %v, want the runtime's one", own)
-	}
+	r, name := e.readyRuntime()
+	own := e.ownPodMounting(name)
 	e.holdPod(own[0])
-	if err := e.core.PersistentVolumeClaims(e.ns).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	e.claimStaysHeld(name, time.Second)
+	e.deleteHeldClaim(name)
 
 	p, requests := e.countingProvisioner()
 	ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
@@ -245,18 +190,10 @@ func TestIntegrationAVolumeTheStopDoesNotFreeEndsTheWaitNamingWhatHoldsIt(t *tes
 // scaled the running runtime to 0.
 func TestIntegrationACreateThatFindsItsRuntimeOnAVolumeBeingDeletedDoesNotStopIt(t *testing.T) {
 	e := newEnv(t, "")
-	e.p.SetName("k8s")
-	r := &provisioner.Resource{ID: provisioner.NamedResourceID("k8s", "orders"), Type: provisioner.ResourceTypeRuntime}
-	t.Cleanup(func() { _ = e.p.Deprovision(e.ctx, r) })
-	opts := args(1, "v1", false)
-	opts.Name = "orders"
-	e.provision(e.p, r, opts)
+	r, opts := e.namedRuntime("orders")
 	e.awaitReady(r)
 	name := "runtime-" + pidOf(r)
-	if err := e.core.PersistentVolumeClaims(e.ns).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	e.claimStaysHeld(name, time.Second)
+	e.deleteHeldClaim(name)
 
 	ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
 	defer cancel()
@@ -269,9 +206,7 @@ func TestIntegrationACreateThatFindsItsRuntimeOnAVolumeBeingDeletedDoesNotStopIt
 	if out != nil || created {
 		t.Errorf("the create returned %v, created=%t: nothing was written", out, created)
 	}
-	if dep, err := e.apps.Deployments(e.ns).Get(e.ctx, name, metav1.GetOptions{}); err != nil || *dep.Spec.Replicas != 1 {
-		t.Errorf("the runtime's Deployment was changed: %v, err %v", dep.Spec.Replicas, err)
-	}
+	e.keepsItsReplica(name)
 	// The update of the runtime this state holds repairs it.
 	e.provision(e.p, r, opts)
 	e.awaitReady(r)
@@ -283,32 +218,13 @@ func TestIntegrationACreateThatFindsItsRuntimeOnAVolumeBeingDeletedDoesNotStopIt
 // new Deployment at 0 replicas and waited in vain.
 func TestIntegrationAVolumeBeingDeletedUnderADeletedDeploymentIsRefused(t *testing.T) {
 	e := newEnv(t, "")
-	r := e.newRuntime()
-	e.provision(e.p, r, args(1, "v1", false))
-	e.awaitReady(r)
-	name := "runtime-" + pidOf(r)
-	own := e.podsMounting(name)
-	if len(own) != 1 {
-		t.Fatalf("pods mounting the claim: %v, want the runtime's one", own)
-	}
+	r, name := e.readyRuntime()
+	own := e.ownPodMounting(name)
 	e.holdPod(own[0])
-	if err := e.core.PersistentVolumeClaims(e.ns).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	e.claimStaysHeld(name, time.Second)
+	e.deleteHeldClaim(name)
 	e.deleteAndWait(deploymentsResource, name)
 
-	ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
-	defer cancel()
-	out, err := e.p.Provision(ctx, r, args(1, "v1", false))
-	wantErr := "^" + regexp.QuoteMeta(fmt.Sprintf("volume %s/%s is being deleted (finalizers: %s), mounted by pod %s: nothing was applied: pod %s, which this runtime's Deployment does not run, mounts it", e.ns, name, pvcProtectionFinalizer, own[0], own[0]))
-	if err == nil || !regexp.MustCompile(wantErr).MatchString(err.Error()) {
-		t.Fatalf("Provision: %v, want an error matching %q", err, wantErr)
-	}
-	t.Logf("refused: %v", err)
-	if out != nil {
-		t.Errorf("Provision returned %v with its error: nothing was written", out)
-	}
+	e.refusedBeforeAnyWrite(e.p, r, "^"+regexp.QuoteMeta(fmt.Sprintf("volume %s/%s is being deleted (finalizers: %s), mounted by pod %s: nothing was applied: pod %s, which this runtime's Deployment does not run, mounts it", e.ns, name, pvcProtectionFinalizer, own[0], own[0])))
 	if _, err := e.apps.Deployments(e.ns).Get(e.ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a Deployment was made (err %v): want none", err)
 	}
@@ -318,10 +234,7 @@ func TestIntegrationAVolumeBeingDeletedUnderADeletedDeploymentIsRefused(t *testi
 // which a finalizer holds up) is refused before any write: stopping the pods would fight the destroy.
 func TestIntegrationAVolumeBeingDeletedWithItsDeploymentIsRefused(t *testing.T) {
 	e := newEnv(t, "")
-	r := e.newRuntime()
-	e.provision(e.p, r, args(1, "v1", false))
-	e.awaitReady(r)
-	name := "runtime-" + pidOf(r)
+	r, name := e.readyRuntime()
 	hold := []byte(`{"metadata": {"finalizers": ["rill.test/hold"]}}`)
 	if _, err := e.apps.Deployments(e.ns).Patch(e.ctx, name, types.MergePatchType, hold, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
@@ -333,52 +246,69 @@ func TestIntegrationAVolumeBeingDeletedWithItsDeploymentIsRefused(t *testing.T) 
 	if err := e.apps.Deployments(e.ns).Delete(e.ctx, name, metav1.DeleteOptions{PropagationPolicy: &background}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.core.PersistentVolumeClaims(e.ns).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	e.claimStaysHeld(name, time.Second)
+	e.deleteHeldClaim(name)
 
-	ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
-	defer cancel()
-	out, err := e.p.Provision(ctx, r, args(1, "v1", false))
-	wantErr := `: nothing was applied: ` + regexp.QuoteMeta(fmt.Sprintf("Deployment %s/%s is being deleted too", e.ns, name))
-	if err == nil || !regexp.MustCompile(wantErr).MatchString(err.Error()) {
-		t.Fatalf("Provision: %v, want an error matching %q", err, wantErr)
-	}
-	t.Logf("refused: %v", err)
-	if out != nil {
-		t.Errorf("Provision returned %v with its error: nothing was written", out)
-	}
-	if dep, err := e.apps.Deployments(e.ns).Get(e.ctx, name, metav1.GetOptions{}); err != nil || *dep.Spec.Replicas != 1 {
-		t.Errorf("the runtime's Deployment was changed: %v, err %v", dep.Spec.Replicas, err)
-	}
+	e.refusedBeforeAnyWrite(e.p, r, `: nothing was applied: `+regexp.QuoteMeta(fmt.Sprintf("Deployment %s/%s is being deleted too", e.ns, name)))
+	e.keepsItsReplica(name)
 }
 
 // Credentials that may not list pods cannot tell who mounts a claim being deleted: the refresh and
 // the apply say so, and the apply writes nothing (it does not wait in vain either).
 func TestIntegrationAVolumeBeingDeletedIsRefusedToCredentialsThatMayNotListPods(t *testing.T) {
 	e := newEnv(t, "")
-	r := e.newRuntime()
-	e.provision(e.p, r, args(1, "v1", false))
-	e.awaitReady(r)
-	name := "runtime-" + pidOf(r)
+	r, name := e.readyRuntime()
 	e.applyExampleRBAC(func(verb string) bool { return verb != "list" })
 	e.waitUntilAllowedOn("rill-provisioner", "get", "", "namespaces", identityNamespace, true)
 	e.waitUntilAllowed("rill-provisioner", "list", "", "pods", false)
 	p := e.provisionerAs("rill-provisioner")
-	if err := e.core.PersistentVolumeClaims(e.ns).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	e.claimStaysHeld(name, time.Second)
+	e.deleteHeldClaim(name)
 
 	being := regexp.QuoteMeta(fmt.Sprintf("volume %s/%s is being deleted (finalizers: %s)", e.ns, name, pvcProtectionFinalizer))
 	if drift := e.driftOf(p, r); len(drift) != 1 || !regexp.MustCompile("^"+being+": apply fails until it is gone$").MatchString(drift[0]) {
 		t.Fatalf("drift %q, want [%s: apply fails until it is gone]", drift, being)
 	}
+	e.refusedBeforeAnyWrite(p, r, "^"+being+": nothing was applied: the credentials may not list pods, ")
+	e.keepsItsReplica(name)
+}
+
+// readyRuntime provisions a runtime of args(1, "v1", false), waits until it is ready, and returns it
+// with its objects' name.
+func (e *env) readyRuntime() (*provisioner.Resource, string) {
+	e.t.Helper()
+	r := e.newRuntime()
+	e.provision(e.p, r, args(1, "v1", false))
+	e.awaitReady(r)
+	return r, "runtime-" + pidOf(r)
+}
+
+// ownPodMounting is the runtime's one pod that mounts its claim (name), as a one-element list.
+func (e *env) ownPodMounting(name string) []string {
+	e.t.Helper()
+	own := e.podsMounting(name)
+	if len(own) != 1 {
+		e.t.Fatalf("pods mounting the claim: %v, want the runtime's one", own)
+	}
+	return own
+}
+
+// deleteHeldClaim deletes the claim name while a pod mounts it, and checks that pvc-protection holds
+// it (Terminating) as on a real cluster.
+func (e *env) deleteHeldClaim(name string) {
+	e.t.Helper()
+	if err := e.core.PersistentVolumeClaims(e.ns).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.claimStaysHeld(name, time.Second)
+}
+
+// refusedBeforeAnyWrite checks that Provision of r through p fails at once (within 5 s: a wait would
+// be a failure) with an error matching wantErr, and returns nothing, having written nothing.
+func (e *env) refusedBeforeAnyWrite(p *Provisioner, r *provisioner.Resource, wantErr string) {
+	t := e.t
+	t.Helper()
 	ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
 	defer cancel()
 	out, err := p.Provision(ctx, r, args(1, "v1", false))
-	wantErr := "^" + being + ": nothing was applied: the credentials may not list pods, "
 	if err == nil || !regexp.MustCompile(wantErr).MatchString(err.Error()) {
 		t.Fatalf("Provision: %v, want an error matching %q", err, wantErr)
 	}
@@ -386,8 +316,13 @@ func TestIntegrationAVolumeBeingDeletedIsRefusedToCredentialsThatMayNotListPods(
 	if out != nil {
 		t.Errorf("Provision returned %v with its error: nothing was written", out)
 	}
+}
+
+// keepsItsReplica checks that the runtime's Deployment (name) still runs its one replica.
+func (e *env) keepsItsReplica(name string) {
+	e.t.Helper()
 	if dep, err := e.apps.Deployments(e.ns).Get(e.ctx, name, metav1.GetOptions{}); err != nil || *dep.Spec.Replicas != 1 {
-		t.Errorf("the runtime's Deployment was changed: %v, err %v", dep.Spec.Replicas, err)
+		e.t.Errorf("the runtime's Deployment was changed: %v, err %v", dep.Spec.Replicas, err)
 	}
 }
 
@@ -450,10 +385,7 @@ func (e *env) podsMounting(claim string) []string {
 // it fail too. Without them, server-side apply wrote over the change and created the Deployment.
 func TestIntegrationTheStopOfADeploymentChangedSinceItWasReadFails(t *testing.T) {
 	e := newEnv(t, "")
-	r := e.newRuntime()
-	e.provision(e.p, r, args(1, "v1", false))
-	e.awaitReady(r)
-	name := "runtime-" + pidOf(r)
+	_, name := e.readyRuntime()
 	claim, err := e.c.core.Resource(pvcsResource).Namespace(e.ns).Get(e.ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -503,31 +435,15 @@ func TestIntegrationTheStopOfADeploymentChangedSinceItWasReadFails(t *testing.T)
 // refresh failed, and with it the plan of a destroy.
 func TestIntegrationARefreshThatCannotListThePodsStillReportsTheVolumeBeingDeleted(t *testing.T) {
 	e := newEnv(t, "")
-	r := e.newRuntime()
-	e.provision(e.p, r, args(1, "v1", false))
-	e.awaitReady(r)
-	name := "runtime-" + pidOf(r)
-	if err := e.core.PersistentVolumeClaims(e.ns).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	e.claimStaysHeld(name, time.Second)
+	r, name := e.readyRuntime()
+	e.deleteHeldClaim(name)
 
-	p := e.provisioner("", zaptest.NewLogger(t))
-	p.clients.build = func(spec *Spec) (*clients, error) {
-		cfg, err := restConfig(spec)
-		if err != nil {
-			return nil, err
+	p := e.interceptingProvisioner("", func(req *http.Request) error {
+		if kind, _ := requestKind(req, e.ns); kind == "list pods" {
+			return errors.New("injected: the pods cannot be listed")
 		}
-		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-			return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-				if kind, _ := requestKind(req, e.ns); kind == "list pods" {
-					return nil, errors.New("injected: the pods cannot be listed")
-				}
-				return rt.RoundTrip(req)
-			})
-		})
-		return clientsFor(cfg)
-	}
+		return nil
+	})
 	want := fmt.Sprintf("volume %s/%s is being deleted (finalizers: %s): the apply stops this runtime's pods if only they hold it, else fails until it is gone", e.ns, name, pvcProtectionFinalizer)
 	if drift := e.driftOf(p, r); len(drift) != 1 || drift[0] != want {
 		t.Fatalf("drift %q, want [%q]", drift, want)

@@ -79,12 +79,13 @@ func stateOf(r *provisioner.Resource) map[string]any {
 }
 
 // readinessUnconfirmedKey is a private-state key that rill_runtime sets when an apply kept it in state
-// without AwaitReady's success (interrupted by Ctrl-C, or an update whose wait failed: neither taints
-// it) and clears when an apply's AwaitReady returns. A runtime's refresh reads its allocation or its
-// objects, not whether it serves, so without the mark the next plan was empty for a runtime that
-// never became ready (seen on Kubernetes, after a Ctrl-C during the wait for a host that did not
-// answer). With it, the refresh reports readinessUnconfirmedDrift, and the update that repairs drift
-// waits for readiness again.
+// without AwaitReady's success (interrupted by Ctrl-C, an update whose wait failed, or an update whose
+// Provision failed after it applied some objects: none taints it) and clears when an apply's
+// AwaitReady returns (or hibernation leaves nothing to wait for). A runtime's refresh reads its
+// allocation or its objects, not whether it serves, so without the mark the next plan was empty for a
+// runtime that never became ready (seen on Kubernetes, after a Ctrl-C during the wait for a host that
+// did not answer). With it, the refresh reports readinessUnconfirmedDrift, and the update that repairs
+// drift waits for readiness again.
 const readinessUnconfirmedKey = "readiness_unconfirmed"
 
 // readinessUnconfirmedDrift is the drift a refresh reports for a runtime with readinessUnconfirmedKey.
