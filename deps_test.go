@@ -61,6 +61,7 @@ func TestLayersImportWhatDesignAllows(t *testing.T) {
 	imports, _ := importGraph(t, "./internal/...")
 	const (
 		resources   = module + "/internal/resources"
+		functions   = module + "/internal/functions" // the provider's functions: the Terraform layer, as resources
 		provider    = module + "/internal/provider"
 		contract    = module + "/internal/provisioner"
 		static      = module + "/internal/static"
@@ -119,7 +120,8 @@ func TestLayersImportWhatDesignAllows(t *testing.T) {
 		}
 	}
 	direct(resources, []string{contract, waits}, append(backends, "go.uber.org/zap")...)
-	direct(provider, append([]string{contract, resources, database, envnames, logging, waits}, provisioners...), backends...)
+	direct(functions, []string{contract}, append(backends, "go.uber.org/zap")...)
+	direct(provider, append([]string{contract, resources, functions, database, envnames, logging, waits}, provisioners...), backends...)
 	direct(waits, nil, "go.uber.org/zap", "github.com/hashicorp/")
 
 	// Each backend's client library lives in its own package: Kubernetes in internal/kubernetes,

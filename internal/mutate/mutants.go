@@ -345,6 +345,27 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/provisioner", Tests: []string{"TestClickhouseConfigDSNWithoutPassword"}}},
 	},
 	{
+		Name: "dsn-password-unescaped", Breaks: "dsn_with_password escapes the password for the DSN's user info",
+		File:    "internal/provisioner/resources.go",
+		Search:  `authority = user + url.UserPassword("", password).String() + authority[at:]`,
+		Replace: `authority = user + ":" + password + authority[at:]`,
+		Checks:  []Check{{Package: "./internal/provisioner", Tests: []string{"TestDSNWithPasswordIsWhatTheClickHouseClientReads"}}},
+	},
+	{
+		Name: "dsn-old-password-param-kept", Breaks: "dsn_with_password replaces a password parameter already in the DSN",
+		File:    "internal/provisioner/resources.go",
+		Search:  "\t\tcase pair == \"\" || key == \"password\":\n\t\t\tcontinue\n",
+		Replace: "\t\tcase pair == \"\":\n\t\t\tcontinue\n",
+		Checks:  []Check{{Package: "./internal/provisioner", Tests: []string{"TestDSNWithPasswordIsWhatTheClickHouseClientReads"}}},
+	},
+	{
+		Name: "dsn-empty-password-blames-the-dsn", Breaks: "dsn_with_password's error for an empty password names the password argument",
+		File:    "internal/functions/dsn_with_password.go",
+		Search:  "\t\t\targument = 1\n",
+		Replace: "\t\t\targument = 0\n",
+		Checks:  []Check{{Package: "./internal/functions", Tests: []string{"TestDSNWithPasswordNamesTheArgumentAtFault"}}},
+	},
+	{
 		Name: "timeouts-change-provisions", Breaks: "a change of a runtime's timeouts alone calls no provisioner",
 		File:    "internal/resources/runtime_resource.go",
 		Search:  "\tif onlyTimeoutsChange(ctx, plan, state) {\n",

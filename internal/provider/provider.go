@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/envnames"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/functions"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/logging"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/resources"
@@ -36,6 +38,7 @@ import (
 var (
 	_ provider.Provider                   = (*RillProvider)(nil)
 	_ provider.ProviderWithValidateConfig = (*RillProvider)(nil)
+	_ provider.ProviderWithFunctions      = (*RillProvider)(nil)
 )
 
 // RillProvider is the provider implementation.
@@ -263,6 +266,9 @@ func (p *RillProvider) DataSources(context.Context) []func() datasource.DataSour
 		resources.NewAllocationsDataSource,
 	}
 }
+
+// Functions implements provider.ProviderWithFunctions.
+func (p *RillProvider) Functions(context.Context) []func() function.Function { return functions.List() }
 
 // addSetWarnings reports the warnings of the set, about provisioner_set_json (addSecretAttributeError),
 // each naming its provisioner and JSON field in the summary; the detail is masked, as addSetError's is.

@@ -1,6 +1,7 @@
 package provisioner
 
 import (
+	"errors"
 	"math"
 	"net/url"
 	"strings"
@@ -256,6 +257,64 @@ func withoutPassword(dsn string) string {
 		}
 	}
 	return scheme + "://" + authority + tail
+}
+
+// ErrEmptyDSNPassword is DSNWithPassword's error for an empty password.
+var ErrEmptyDSNPassword = errors.New("password is empty")
+
+// DSNWithPassword returns dsn with password as its user's password: the inverse of
+// DSNWithoutPassword, for a client that holds the password it chose (ClickhouseArgs.Password, which
+// the provider never stores) and has only the DSN without it. The password goes where the user is
+// named: into the user info (clickhouse://user:password@host:9000/db), escaped for it, or, when the
+// user is a username query parameter, as a password parameter beside it; a password already in dsn
+// is replaced. Like withoutPassword it works on the text, so the multi-host form is kept as written.
+// Errors never quote dsn or password.
+func DSNWithPassword(dsn, password string) (string, error) {
+	if password == "" {
+		return "", ErrEmptyDSNPassword
+	}
+	scheme, rest, ok := strings.Cut(dsn, "://")
+	if !ok || scheme == "" {
+		return "", errors.New("dsn is not a URL (expected clickhouse://user@host:9000/database)")
+	}
+	rest, fragment, hasFragment := strings.Cut(rest, "#")
+	end := strings.IndexAny(rest, "/?")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority, tail := rest[:end], rest[end:]
+	path, query, _ := strings.Cut(tail, "?")
+	var params []string
+	userParam := false
+	for _, pair := range strings.Split(query, "&") {
+		switch key, _, _ := strings.Cut(pair, "="); {
+		case pair == "" || key == "password":
+			continue
+		case key == "username":
+			userParam = true
+		}
+		params = append(params, pair)
+	}
+	switch at := strings.LastIndex(authority, "@"); {
+	case at >= 0:
+		user, _, _ := strings.Cut(authority[:at], ":")
+		if user == "" {
+			return "", errors.New("dsn has no user name before its @")
+		}
+		authority = user + url.UserPassword("", password).String() + authority[at:]
+	case userParam:
+		params = append(params, "password="+url.QueryEscape(password))
+	default:
+		return "", errors.New("dsn names no user (expected clickhouse://user@host:9000/database, or a username parameter)")
+	}
+	out := scheme + "://" + authority + path
+	if len(params) > 0 {
+		out += "?" + strings.Join(params, "&")
+	}
+	if hasFragment {
+		out += "#" + fragment
+	}
+	return out, nil
 }
 
 // ClickhouseArgs are the arguments for provisioning a ClickHouse resource (an addition to Rill's

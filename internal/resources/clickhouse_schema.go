@@ -55,8 +55,9 @@ func clickhouseSchemaV0(ctx context.Context) schema.Schema {
 			"`clickhouse-static` provisioner. By default the provider generates the user's password and `dsn` carries it, " +
 			"so it is in the state; with `password_wo` (Terraform 1.11 or newer, OpenTofu 1.11 or newer) you choose the " +
 			"password, it is never stored, `dsn` and `write_dsn` stay null, and clients combine `dsn_without_password` " +
-			"with the password they already have. Import adopts an existing database and user; since ClickHouse keeps only " +
-			"a hash of the password, the first apply after an import sets a new one.",
+			"with the password they already have (the function `provider::rill::dsn_with_password` does it). Import " +
+			"adopts an existing database and user; since ClickHouse keeps only a hash of the password, the first apply " +
+			"after an import sets a new one.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{Computed: true, PlanModifiers: stable, MarkdownDescription: "Resource ID (a UUID chosen at creation)."},
 			"provisioner_name": schema.StringAttribute{

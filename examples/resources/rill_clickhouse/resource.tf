@@ -27,7 +27,8 @@ output "analytics_clickhouse_dsn" {
 
 # Write-only password (Terraform 1.11+, OpenTofu 1.11+): you choose it, e.g. from a secrets manager
 # through an ephemeral variable or resource; it is never stored in state or plan. `dsn` stays null:
-# clients combine `dsn_without_password` with the password they already have. Bump the version to
+# clients combine `dsn_without_password` with the password they already have (the function
+# `provider::rill::dsn_with_password` does it, in an ephemeral value). Bump the version to
 # rotate: the apply adds the new password, checks it logs in, then removes the old one.
 variable "reporting_clickhouse_password" {
   type      = string
