@@ -35,9 +35,10 @@ func (DSNWithPassword) Definition(_ context.Context, _ function.DefinitionReques
 		Summary: "A ClickHouse DSN with a password put in",
 		MarkdownDescription: "Returns `dsn` with `password` as its user's password: the DSN a client needs, from a " +
 			"`rill_clickhouse`'s `dsn_without_password` and the password its configuration gives in `password_wo` (which " +
-			"the provider never stores). The password goes where the user is named, escaped: into the user info " +
-			"(`clickhouse://user:password@host:9000/database`), or beside a `username` query parameter; a password already " +
-			"in `dsn` is replaced, and the rest (hosts, database, options) is kept as written. Terraform carries the " +
+			"the provider never stores). The password goes, escaped, where the ClickHouse client reads the user from: beside " +
+			"a `username` query parameter (which wins over the user info), else into the user info " +
+			"(`clickhouse://user:password@host:9000/database`); every password already in `dsn` is removed, and the rest " +
+			"(hosts, database, options) is kept as written. Terraform carries the " +
 			"arguments' marks to the result: from a sensitive password it is sensitive, from an ephemeral one ephemeral " +
 			"(usable in write-only arguments and ephemeral resources). Needs Terraform 1.8 or newer, or OpenTofu 1.7 or newer.",
 		Parameters: []function.Parameter{
@@ -46,8 +47,9 @@ func (DSNWithPassword) Definition(_ context.Context, _ function.DefinitionReques
 				MarkdownDescription: "A ClickHouse DSN that names its user, such as `rill_clickhouse`'s `dsn_without_password` or `write_dsn_without_password`.",
 			},
 			function.StringParameter{
-				Name:                "password",
-				MarkdownDescription: "The user's password (not empty).",
+				Name: "password",
+				MarkdownDescription: "The user's password (not empty). Give it as a sensitive or ephemeral value: when a call " +
+					"fails, Terraform's error shows the values of the call's arguments that are neither.",
 			},
 		},
 		Return: function.StringReturn{},

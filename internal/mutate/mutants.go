@@ -359,6 +359,14 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/provisioner", Tests: []string{"TestDSNWithPasswordIsWhatTheClickHouseClientReads"}}},
 	},
 	{
+		Name: "escaped-password-key-kept", Breaks: "a DSN's password parameter with an escaped key (pass%77ord) is its password to the client",
+		File:    "internal/provisioner/resources.go",
+		Search:  "\tif k, err := url.QueryUnescape(key); err == nil {\n\t\tkey = k\n",
+		Replace: "\tif k, err := url.QueryUnescape(key); err == nil {\n\t\t_ = k\n",
+		Checks: []Check{{Package: "./internal/provisioner", Tests: []string{"TestClickhouseConfigDSNWithoutPassword",
+			"TestDSNWithPasswordIsWhatTheClickHouseClientReads"}}},
+	},
+	{
 		Name: "dsn-empty-password-blames-the-dsn", Breaks: "dsn_with_password's error for an empty password names the password argument",
 		File:    "internal/functions/dsn_with_password.go",
 		Search:  "\t\t\targument = 1\n",

@@ -26,6 +26,20 @@ func TestDSNWithPasswordIsWhatTheClickHouseClientReads(t *testing.T) {
 			"tcp://h:9000?username=rill_u&database=rill_db&dial_timeout=1s&password=p%40ss%3Aw%2Frd%3F%23%26%3D%25+%C3%A9%2B", "rill_u", "rill_db"},
 		{"tcp://h:9000?username=rill_u&password=old-one&database=rill_db",
 			"tcp://h:9000?username=rill_u&database=rill_db&password=p%40ss%3Aw%2Frd%3F%23%26%3D%25+%C3%A9%2B", "rill_u", "rill_db"},
+		// A password parameter with an escaped key is one to the client (url.ParseQuery), and wins
+		// over the user info: it goes; an escaped username parameter names the user.
+		{"clickhouse://rill_u@h:9000/rill_db?pass%77ord=old-one",
+			"clickhouse://rill_u:p%40ss%3Aw%2Frd%3F%23&=%25%20%C3%A9+@h:9000/rill_db", "rill_u", "rill_db"},
+		{"tcp://h:9000?user%6Eame=rill_u&%70assword=old-one&database=rill_db",
+			"tcp://h:9000?user%6Eame=rill_u&database=rill_db&password=p%40ss%3Aw%2Frd%3F%23%26%3D%25+%C3%A9%2B", "rill_u", "rill_db"},
+		// The username parameter wins over the user info: the password goes beside it, and the user
+		// info loses its old one.
+		{"clickhouse://other:old-one@h:9000/rill_db?username=rill_u",
+			"clickhouse://other@h:9000/rill_db?username=rill_u&password=p%40ss%3Aw%2Frd%3F%23%26%3D%25+%C3%A9%2B", "rill_u", "rill_db"},
+		{"clickhouse://:old-one@h:9000/rill_db?username=rill_u",
+			"clickhouse://@h:9000/rill_db?username=rill_u&password=p%40ss%3Aw%2Frd%3F%23%26%3D%25+%C3%A9%2B", "rill_u", "rill_db"},
+		{"clickhouse://rill_u@[::1]:9000,[::2]:9000/rill_db#frag",
+			"clickhouse://rill_u:p%40ss%3Aw%2Frd%3F%23&=%25%20%C3%A9+@[::1]:9000,[::2]:9000/rill_db#frag", "rill_u", "rill_db"},
 	} {
 		got, err := DSNWithPassword(c.in, password)
 		if err != nil || got != c.want {
@@ -50,9 +64,11 @@ func TestDSNWithPasswordIsWhatTheClickHouseClientReads(t *testing.T) {
 func TestDSNWithPasswordRefusesWhatNamesNoUser(t *testing.T) {
 	for in, want := range map[string]string{
 		"https://h:8443/rill_db":         "names no user",
-		"clickhouse://:x@h:9000/rill_db": "no user name",
-		"h:9000/rill_db":                 "not a URL",
-		"":                               "not a URL",
+		"clickhouse://:x@h:9000/rill_db": "names no user",
+		// clickhouse-go reads an empty username parameter as the user "", whatever the user info says.
+		"clickhouse://rill_u@h:9000/rill_db?username=": "empty username parameter",
+		"h:9000/rill_db": "not a URL",
+		"":               "not a URL",
 	} {
 		_, err := DSNWithPassword(in, "Pa55-w0rd")
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -232,7 +232,7 @@ func withoutPassword(dsn string) string {
 		query, fragment, hasFragment := strings.Cut(query, "#")
 		var kept []string
 		for _, pair := range strings.Split(query, "&") {
-			key, value, _ := strings.Cut(pair, "=")
+			key, value := queryParam(pair)
 			switch {
 			case pair == "" || key == "password":
 			case key == DSNProxyParam:
@@ -259,16 +259,26 @@ func withoutPassword(dsn string) string {
 	return scheme + "://" + authority + tail
 }
 
+// queryParam splits a pair of a DSN's query into its key and value, the key unescaped as
+// clickhouse-go reads it (url.ParseQuery: pass%77ord is its password parameter).
+func queryParam(pair string) (key, value string) {
+	key, value, _ = strings.Cut(pair, "=")
+	if k, err := url.QueryUnescape(key); err == nil {
+		key = k
+	}
+	return key, value
+}
+
 // ErrEmptyDSNPassword is DSNWithPassword's error for an empty password.
 var ErrEmptyDSNPassword = errors.New("password is empty")
 
 // DSNWithPassword returns dsn with password as its user's password: the inverse of
 // DSNWithoutPassword, for a client that holds the password it chose (ClickhouseArgs.Password, which
-// the provider never stores) and has only the DSN without it. The password goes where the user is
-// named: into the user info (clickhouse://user:password@host:9000/db), escaped for it, or, when the
-// user is a username query parameter, as a password parameter beside it; a password already in dsn
-// is replaced. Like withoutPassword it works on the text, so the multi-host form is kept as written.
-// Errors never quote dsn or password.
+// the provider never stores) and has only the DSN without it. The password goes where clickhouse-go
+// reads the user from: beside a username query parameter (which wins over the user info), else
+// into the user info (clickhouse://user:password@host:9000/db), escaped for it. Every password
+// already in dsn is removed. Like withoutPassword it works on the text, so the multi-host form is
+// kept as written. Errors never quote dsn or password.
 func DSNWithPassword(dsn, password string) (string, error) {
 	if password == "" {
 		return "", ErrEmptyDSNPassword
@@ -287,23 +297,31 @@ func DSNWithPassword(dsn, password string) (string, error) {
 	var params []string
 	userParam := false
 	for _, pair := range strings.Split(query, "&") {
-		switch key, _, _ := strings.Cut(pair, "="); {
+		switch key, value := queryParam(pair); {
 		case pair == "" || key == "password":
 			continue
 		case key == "username":
+			if value == "" {
+				// clickhouse-go takes it for the user "" (the server's default user), whatever the user info says.
+				return "", errors.New("dsn has an empty username parameter")
+			}
 			userParam = true
 		}
 		params = append(params, pair)
 	}
-	switch at := strings.LastIndex(authority, "@"); {
-	case at >= 0:
-		user, _, _ := strings.Cut(authority[:at], ":")
-		if user == "" {
-			return "", errors.New("dsn has no user name before its @")
-		}
-		authority = user + url.UserPassword("", password).String() + authority[at:]
+	at := strings.LastIndex(authority, "@")
+	user := ""
+	if at >= 0 {
+		user, _, _ = strings.Cut(authority[:at], ":")
+	}
+	switch {
 	case userParam:
 		params = append(params, "password="+url.QueryEscape(password))
+		if at >= 0 {
+			authority = user + authority[at:]
+		}
+	case user != "":
+		authority = user + url.UserPassword("", password).String() + authority[at:]
 	default:
 		return "", errors.New("dsn names no user (expected clickhouse://user@host:9000/database, or a username parameter)")
 	}

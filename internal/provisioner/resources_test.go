@@ -169,6 +169,8 @@ func TestClickhouseConfigDSNWithoutPassword(t *testing.T) {
 		"https://h:8443/db":                                                                          "https://h:8443/db",
 		"http://u:pw@h:8123/db?http_proxy=http%3A%2F%2Fpu%3AProxyS3cret%40proxy%3A3128&compress=lz4": "http://u@h:8123/db?http_proxy=http%3A%2F%2Fpu%40proxy%3A3128&compress=lz4",
 		"http://u:pw@h:8123/db?http_proxy=http%3A%2F%2Fproxy%3A3128":                                 "http://u@h:8123/db?http_proxy=http%3A%2F%2Fproxy%3A3128",
+		// An escaped key is the client's password parameter all the same (url.ParseQuery).
+		"clickhouse://rill_x@h:9000/db?pass%77ord=S3cr%40t&secure=true": "clickhouse://rill_x@h:9000/db?secure=true",
 		"":          "",
 		"not a dsn": "",
 	} {
