@@ -24,7 +24,11 @@ var SecretFieldKeys = []string{"password", "dsn", "write_dsn", "token", "secret"
 // literals of a ClickHouse user statement (IDENTIFIED [WITH <type>] BY '...'[, <type> BY '...']...,
 // escapes and all), which a server's error may quote back; the clickhouse-static provisioner removes
 // the passwords it knows from its errors too, and this catches what one it does not know leaves.
+// A URL's password is masked to the last "@" before a space or quote (an "@" in the password,
+// unescaped, left the rest of it shown; a path with an "@" is masked too, which leaks nothing); the
+// second pattern catches a password with a quote in it.
 var secretValuePatterns = []*regexp.Regexp{
+	regexp.MustCompile(`(?i)(://[^:/@\s]*:)[^\s"']*(@)`),
 	regexp.MustCompile(`(?i)(://[^:/@\s]*:)[^@\s]+(@)`),
 	regexp.MustCompile(`(?i)(password=)[^&\s]+`),
 	regexp.MustCompile(`(?i)(IDENTIFIED(?:\s+WITH\s+\w+)?\s+BY\s+')(?:[^'\\]|\\.)*(?:'\s*,\s*\w+\s+BY\s+'(?:[^'\\]|\\.)*)*(')?`),

@@ -18,6 +18,9 @@ const DuplicateKeyMessage = "duplicate key: the last value is used, as Rill's ad
 // checkSetText, so the recursion is too.
 func duplicateKeyWarnings(std []byte) []SetWarning {
 	dec := json.NewDecoder(bytes.NewReader(std))
+	// Numbers as text: one too large for a float64 (1e400, which Rill's admin service accepts in a
+	// field it ignores) ended the walk, and the duplicates after it went unreported.
+	dec.UseNumber()
 	var out []SetWarning
 	var walk func(top bool, provisioner, field string) bool
 	walk = func(top bool, provisioner, field string) bool {

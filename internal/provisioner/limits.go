@@ -77,9 +77,16 @@ func scanString(s string, start int) (int, error) {
 		case '"':
 			return i + 1, nil
 		case '\\':
+			if i+1 < len(s) && !strings.ContainsRune(`"\\/bfnrtu`, rune(s[i+1])) {
+				return 0, fmt.Errorf("provisioner set has an escape JSON does not allow inside a string at %s: "+
+					"a backslash must be followed by one of \" \\ / b f n r t u (write a backslash as \\\\)", position(s, i))
+			}
 			if i+1 < len(s) && s[i+1] == 'u' {
 				r, ok := hex4(s, i+2)
-				if ok && r >= 0xD800 && r <= 0xDBFF {
+				if !ok {
+					return 0, fmt.Errorf("provisioner set has \\u without four hex digits inside a string at %s", position(s, i))
+				}
+				if r >= 0xD800 && r <= 0xDBFF {
 					// A high surrogate must be followed by an escaped low one.
 					if lo, ok2 := hex4(s, i+8); i+7 < len(s) && s[i+6] == '\\' && s[i+7] == 'u' && ok2 && lo >= 0xDC00 && lo <= 0xDFFF {
 						i += 12
@@ -87,12 +94,19 @@ func scanString(s string, start int) (int, error) {
 					}
 					return 0, fmt.Errorf("provisioner set is not valid UTF-8 at %s: %s is half of a surrogate pair", position(s, i), s[i:i+6])
 				}
-				if ok && r >= 0xDC00 && r <= 0xDFFF {
+				if r >= 0xDC00 && r <= 0xDFFF {
 					return 0, fmt.Errorf("provisioner set is not valid UTF-8 at %s: %s is half of a surrogate pair", position(s, i), s[i:i+6])
 				}
 			}
 			i += 2
 		default:
+			// The parser would refuse it too, quoting the whole string: a password that file() read
+			// with its trailing newline, which the masking of a URL's password stops at.
+			if s[i] < 0x20 {
+				return 0, fmt.Errorf("provisioner set has a control character (byte 0x%02x) inside a string at %s: JSON strings "+
+					"cannot hold one as it is (write a newline as \\n); a value read with file() may end with a newline: trimspace() it",
+					s[i], position(s, i))
+			}
 			i++
 		}
 	}

@@ -10,7 +10,11 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 )
 
-// The set's size, depth and encoding are refused before any parser sees them, saying where.
+// setSecret stands for a password inside a set that is not valid JSON.
+const setSecret = "Pr0v1der-S3cret"
+
+// The set's size, depth and encoding are refused before any parser sees them, saying where, and
+// without showing the set's text.
 func TestParseSetRefusesHostileTextBeforeParsing(t *testing.T) {
 	registerFuzzType()
 	deep := strings.Repeat("[", 1_000_000)
@@ -23,12 +27,26 @@ func TestParseSetRefusesHostileTextBeforeParsing(t *testing.T) {
 		{"raw invalid UTF-8 in a comment", "{// caf\xe9\n}", "not valid UTF-8 at line 1, column 8 (byte 7) (byte 0xe9)"},
 		{"lone high surrogate", `{"a": {"type": "fuzz", "spec": {"host": "http://h\ud8001"}}}`, `not valid UTF-8 at line 1, column 50 (byte 49): \ud800 is half of a surrogate pair`},
 		{"lone low surrogate", `{"a": {"type": "fuzz", "spec": {"host": "\uDC00"}}}`, `\uDC00 is half of a surrogate pair`},
+		// A DSN built with file(), whose trailing newline ends up inside the string: the parser's
+		// error quoted the whole string, password and all, and a URL's masking stops at a newline.
+		{"newline inside a string", "{\"a\": {\"type\": \"fuzz\", \"spec\": {\"dsn\": \"clickhouse://admin:" + setSecret + "\n@ch:9000\"}}}",
+			"provisioner set has a control character (byte 0x0a) inside a string at line 1, column 75 (byte 74)"},
+		{"bad escape", `{"a": {"type": "fuzz", "spec": {"dsn": "clickhouse://admin:` + setSecret + `\x@ch:9000"}}}`,
+			"provisioner set has an escape JSON does not allow inside a string at line 1, column 75 (byte 74)"},
+		{"short unicode escape", `{"a": {"type": "fuzz", "spec": {"dsn": "clickhouse://admin:` + setSecret + `\u12@ch:9000"}}}`,
+			"provisioner set has \\u without four hex digits inside a string at line 1, column 75 (byte 74)"},
+		// A bare word hujson refuses is not shown either (an unquoted password pasted in).
+		{"bare word", `{"a": {"type": "fuzz", "spec": {"password": ` + setSecret + `}}}`,
+			"provisioner set is not valid JSON: hujson: line 1, column 45: invalid literal (a bare word"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseSet(tc.set)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("want an error containing %q, got %v", tc.want, err)
+			}
+			if strings.Contains(err.Error(), setSecret) {
+				t.Fatalf("the error shows the set's secret: %v", err)
 			}
 		})
 	}
@@ -162,7 +180,7 @@ func TestParseSetWarnsAboutDuplicateKeys(t *testing.T) {
 	specs, warnings, err := ParseSetWithWarnings(`{
 		"p": {"type": "fuzz", "spec": {"hosts": 1}},
 		"p": {"type": "fuzz", "spec": {"hosts": 1, "hosts": 2, "runtimes": [{"slots": 1}, {"slots": 1, "slots": 2, "slots": 3}]}},
-		"q": {"type": "fuzz", "type": "fuzz", "spec": {"a": {"b": 1, "b": 2}}}
+		"q": {"type": "fuzz", "type": "fuzz", "spec": {"n": 1e400, "a": {"b": 1, "b": 2}}}
 	}`)
 	if err != nil {
 		t.Fatal(err)

@@ -92,6 +92,17 @@ func ParseSetWithWarnings(setSpecJSON string) (map[string]ProvisionerSpec, []Set
 	return specs, warnings, nil
 }
 
+// withoutLiteral cuts the value out of hujson's "invalid literal: <value>": a bare word that is not
+// JSON (an unquoted password pasted into the set, say) is shown nowhere. checkSetText has refused
+// the strings hujson would quote so.
+func withoutLiteral(msg string) string {
+	const literal = "invalid literal"
+	if i := strings.Index(msg, literal); i >= 0 {
+		return msg[:i] + literal + " (a bare word that is not true, false, null or a number: strings need double quotes)"
+	}
+	return msg
+}
+
 // parseSet is ParseSetWithWarnings that goes on past an entry in error, so that every error of the set
 // is reported in one run: it returns the entries that parsed, and a *SetError for each that did not,
 // in the order of their names. err is for the set as a whole (not JSON, not an object): then nothing
@@ -102,7 +113,7 @@ func parseSet(setSpecJSON string) (specs map[string]ProvisionerSpec, warnings []
 	}
 	std, err := hujson.Standardize([]byte(setSpecJSON))
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("provisioner set is not valid JSON: %w", err)
+		return nil, nil, nil, fmt.Errorf("provisioner set is not valid JSON: %s", withoutLiteral(err.Error()))
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(std, &raw); err != nil {

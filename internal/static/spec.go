@@ -96,6 +96,11 @@ func ParseSpec(specJSON []byte) (*Spec, error) {
 	seen := make(map[string]int, len(spec.Runtimes))
 	for i := range spec.Runtimes {
 		rt := &spec.Runtimes[i]
+		if failed["runtimes["+strconv.Itoa(i)+"]"] {
+			// Not an object ("runtimes": ["http://h:9091"]): its error says so, and it has no host
+			// or slots to be missing.
+			continue
+		}
 		path := func(field string) string { return "runtimes[" + strconv.Itoa(i) + "]." + field }
 		written := strings.TrimRight(strings.TrimSpace(rt.Host), "/")
 		canonical, hostErr := hosturl.Canonical(rt.Host)

@@ -69,6 +69,12 @@ func TestParseSpecErrorsAndWarningsNameTheField(t *testing.T) {
 				if !errors.As(err, &fe) || fe.Path != tc.field || !strings.Contains(err.Error(), tc.text) {
 					t.Fatalf("want an error on %s containing %q, got %v", tc.field, tc.text, err)
 				}
+				// That error alone: an entry that is not an object had "host is required" and "slots
+				// is missing" besides.
+				var sw provisioner.SpecWarner
+				if n := len(provisioner.SplitErrors(err)); n != 1 || errors.As(err, &sw) && len(sw.SpecWarnings()) > 0 {
+					t.Fatalf("want only the error on %s, got %d errors (%v) and warnings %v", tc.field, n, err, sw)
+				}
 				return
 			}
 			if err != nil {
