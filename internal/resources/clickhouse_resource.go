@@ -195,7 +195,7 @@ func (r *ClickHouseResource) Create(ctx context.Context, req resource.CreateRequ
 		})
 		return
 	}
-	r.applyResult(c.ctx, &plan, c.name, res, resp.Private, &resp.Diagnostics)
+	r.applyResult(c, &plan, res, resp.Private, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -239,7 +239,7 @@ func (r *ClickHouseResource) Read(ctx context.Context, req resource.ReadRequest,
 	// Conditions the provisioner reports without failing, such as what the apply after an import of a
 	// resource made by Rill's admin service does to the password Rill's deployment uses.
 	addProvisionerWarnings(&resp.Diagnostics, c.name, clickhouseKind.typeName+" "+state.ID.ValueString(), provisioner.NewRuntimeObservation(res.State).Warnings)
-	r.applyResult(c.ctx, &state, c.name, res, resp.Private, &resp.Diagnostics)
+	r.applyResult(c, &state, res, resp.Private, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -267,7 +267,7 @@ func (r *ClickHouseResource) Update(ctx context.Context, req resource.UpdateRequ
 		resp.Diagnostics.AddError("Updating the ClickHouse database failed", fmt.Sprintf("Provisioner %q, resource %s (unchanged): %v", c.name, state.ID.ValueString(), err))
 		return
 	}
-	r.applyResult(c.ctx, &plan, c.name, res, resp.Private, &resp.Diagnostics)
+	r.applyResult(c, &plan, res, resp.Private, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
@@ -340,8 +340,10 @@ func (r *ClickHouseResource) resource(m *clickhouseModel, privState map[string]a
 }
 
 // applyResult copies what the provisioner reports into the model: everything from its config (the
-// contract's ClickhouseConfig); its State goes, opaque, into private state.
-func (r *ClickHouseResource) applyResult(ctx context.Context, m *clickhouseModel, name string, res *provisioner.Resource, private privateState, diags *diag.Diagnostics) {
+// contract's ClickhouseConfig); its State goes, opaque, into private state, with c's provisioner's
+// type.
+func (r *ClickHouseResource) applyResult(c *call, m *clickhouseModel, res *provisioner.Resource, private privateState, diags *diag.Diagnostics) {
+	name := c.name
 	cfg, err := provisioner.NewClickhouseConfig(res.Config)
 	if err != nil {
 		diags.AddError("Provisioner returned an invalid ClickHouse config", fmt.Sprintf("Provisioner %q: %v; this is a bug in the provisioner", name, err))
@@ -363,5 +365,5 @@ func (r *ClickHouseResource) applyResult(ctx context.Context, m *clickhouseModel
 		m.DSNWithoutPassword, m.WriteDSNWithoutPassword = types.StringValue(cfg.DSNWithoutPassword()), types.StringValue(cfg.WriteDSNWithoutPassword())
 	}
 	m.Database, m.User, m.Cluster = types.StringValue(cfg.Database), types.StringValue(cfg.User), types.StringValue(cfg.Cluster)
-	diags.Append(saveProvisionerState(ctx, private, res.State)...)
+	diags.Append(saveProvisionerState(c.ctx, private, c.p.Type(), res.State)...)
 }

@@ -109,6 +109,12 @@ func invalidProvisioner(client *Client, name string, inState bool, err error) st
 		"To forget it, `terraform state rm` it; what it holds stays where it is (`rill_allocations` lists a static pool's).", err, name, name, name)
 }
 
+// addProvisionerTypeChanged reports a *ProvisionerTypeMismatchError (checkProvisionerType) on
+// provisioner_name, which names the entry whose type changed.
+func addProvisionerTypeChanged(diags *diag.Diagnostics, err error) {
+	diags.AddAttributeError(path.Root("provisioner_name"), "Provisioner type changed", err.Error()+".")
+}
+
 // call is what a CRUD method needs to call a provisioner: a context bounded by the operation's timeout
 // and carrying the log fields, the resolved provisioner, and the resource's stored provisioner state.
 type call struct {
@@ -142,6 +148,12 @@ func startCall(ctx context.Context, client *Client, rt provisioner.ResourceType,
 	}
 	var privState map[string]any
 	if private != nil {
+		// Before any call: a provisioner handed another type's state takes it for an old state of
+		// its own, finds nothing where it would have put the resource, and reports it gone.
+		if err := checkProvisionerType(ctx, private, rt, id, name, p); err != nil {
+			addProvisionerTypeChanged(diags, err)
+			return nil
+		}
 		var d diag.Diagnostics
 		privState, d = loadProvisionerState(ctx, private)
 		diags.Append(d...)
@@ -361,7 +373,7 @@ func failCreate(ctx context.Context, c *call, kind resourceKind, r *provisioner.
 		undoErr = undoFailedCreate(c, r.Type, r.ID, partial)
 	}
 	if undoErr != nil {
-		resp.Diagnostics.Append(keepFailedCreate(ctx, resp.Private, partial)...)
+		resp.Diagnostics.Append(keepFailedCreate(ctx, resp.Private, c.p.Type(), partial)...)
 		resp.Diagnostics.Append(keep()...)
 	}
 	addCreateFailed(&resp.Diagnostics, kind, c.name, r.ID, err, undoErr)

@@ -350,6 +350,23 @@ func TestAccRuntimeKubernetes_anotherOrUnreachableClusterIsAnErrorNeverGone(t *t
 // each instance of each resource of type typ in a local state file, and writes back what edit left.
 func editProvisionerStates(t *testing.T, statePath, typ string, edit func(ps map[string]any)) {
 	t.Helper()
+	editPrivateStates(t, statePath, typ, func(keys map[string][]byte) {
+		var ps map[string]any
+		if err := json.Unmarshal(keys["provisioner_state"], &ps); err != nil {
+			t.Fatal(err)
+		}
+		edit(ps)
+		var err error
+		if keys["provisioner_state"], err = json.Marshal(ps); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// editPrivateStates calls edit with the private state (key -> JSON value) of each instance of each
+// resource of type typ in a local state file, and writes back what edit left.
+func editPrivateStates(t *testing.T, statePath, typ string, edit func(keys map[string][]byte)) {
+	t.Helper()
 	raw, err := os.ReadFile(statePath)
 	if err != nil {
 		t.Fatal(err)
@@ -375,14 +392,7 @@ func editProvisionerStates(t *testing.T, statePath, typ string, edit func(ps map
 			if err := json.Unmarshal(private, &keys); err != nil {
 				t.Fatal(err)
 			}
-			var ps map[string]any
-			if err := json.Unmarshal(keys["provisioner_state"], &ps); err != nil {
-				t.Fatal(err)
-			}
-			edit(ps)
-			if keys["provisioner_state"], err = json.Marshal(ps); err != nil {
-				t.Fatal(err)
-			}
+			edit(keys)
 			if private, err = json.Marshal(keys); err != nil {
 				t.Fatal(err)
 			}

@@ -38,23 +38,110 @@ func loadProvisionerState(ctx context.Context, private privateState) (map[string
 	return state, diags
 }
 
-// saveProvisionerState stores a provisioner's state for its next call on the resource. The keys
-// through which it reports what it observed are left out: their values are in the resource's
-// attributes already (slots, version, hibernated, drift), were shown once (warnings), or matter
-// only to an import (owner, name, environment, annotations). Terraform rewrites the whole state
-// file after every resource an apply completes, so each byte kept here is written N times in an
-// apply of N runtimes; left in, they were a fifth of a static runtime's state.
-func saveProvisionerState(ctx context.Context, private privateState, state map[string]any) diag.Diagnostics {
+// saveProvisionerState stores a provisioner's state for its next call on the resource, with the type
+// of the provisioner that returned it (provisionerTypeKey). The keys through which it reports what it
+// observed are left out: their values are in the resource's attributes already (slots, version,
+// hibernated, drift), were shown once (warnings), or matter only to an import (owner, name,
+// environment, annotations). Terraform rewrites the whole state file after every resource an apply
+// completes, so each byte kept here is written N times in an apply of N runtimes; left in, they were
+// a fifth of a static runtime's state.
+func saveProvisionerState(ctx context.Context, private privateState, provisionerType string, state map[string]any) diag.Diagnostics {
 	if private == nil {
 		return nil
 	}
+	var diags diag.Diagnostics
 	raw, err := json.Marshal(provisioner.WithoutObservations(state))
 	if err != nil {
+		diags.AddError("Cannot store the provisioner state", err.Error())
+		return diags
+	}
+	diags.Append(private.SetKey(ctx, privateStateKey, raw)...)
+	diags.Append(recordProvisionerType(ctx, private, provisionerType)...)
+	return diags
+}
+
+// provisionerTypeKey is the private-state key holding the type (provisioner.Provisioner.Type) of the
+// provisioner whose state privateStateKey holds: the type that made the resource. A set entry
+// keeps its name when its type is edited in place (kubernetes to static, say), and each type reads
+// another's state as one of its own from before it recorded where it works (no ledger_id, no
+// cluster_id): it looks where it would have put the resource, finds nothing, and the refresh
+// reported the resource gone, planned it anew and left the old one running with no state to free it.
+// Types differ in what they can read, so the Terraform layer compares them (checkProvisionerType)
+// before any call, where no provisioner can.
+//
+// It is written with every provisioner state, that is after a call of that provisioner succeeded on
+// the resource (a create, an update, a refresh that found it): only then is the type the set has
+// now known to be the one whose state is kept. A state from before the key gains it on its next such
+// refresh; a refresh through another type fails or finds nothing first, so it records nothing.
+const provisionerTypeKey = "provisioner_type"
+
+// recordProvisionerType stores the type of the provisioner whose state was just saved.
+func recordProvisionerType(ctx context.Context, private privateState, provisionerType string) diag.Diagnostics {
+	if provisionerType == "" {
+		return nil
+	}
+	raw, err := json.Marshal(provisionerType)
+	if err != nil { // a string always marshals; kept for the error's sake
 		var diags diag.Diagnostics
 		diags.AddError("Cannot store the provisioner state", err.Error())
 		return diags
 	}
-	return private.SetKey(ctx, privateStateKey, raw)
+	return private.SetKey(ctx, provisionerTypeKey, raw)
+}
+
+// recordedProvisionerType is the type stored by recordProvisionerType, or "" when there is none (a
+// state from before the key, an import, the destroy half of a tainted resource's replacement) or
+// it is not a JSON string (a hand edit: the check it serves is then skipped, as for no record).
+func recordedProvisionerType(ctx context.Context, private privateState) string {
+	if private == nil {
+		return ""
+	}
+	raw, diags := private.GetKey(ctx, provisionerTypeKey)
+	if diags.HasError() || len(raw) == 0 {
+		return ""
+	}
+	var t string
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return ""
+	}
+	return t
+}
+
+// ProvisionerTypeMismatchError says that a resource was made by a provisioner of another type than
+// the one its set entry (same name) has now. It wraps provisioner.ErrIdentityMismatch, never
+// provisioner.ErrResourceNotFound: the resource may well exist where the old type made it.
+type ProvisionerTypeMismatchError struct {
+	ResourceType provisioner.ResourceType
+	ResourceID   string
+	Provisioner  string // the set entry's name
+	Recorded     string // the type that made the resource
+	Current      string // the type the entry has now
+}
+
+func (e *ProvisionerTypeMismatchError) Error() string {
+	return fmt.Sprintf("%s %s was provisioned by %q when that entry of the provisioner set had type %q, but %q now has type %q. "+
+		"A resource stays with the provisioner that made it, and a %s provisioner cannot read, update or free what a %s one made: "+
+		"not treating the %s as deleted, and changing nothing. Put `\"type\": %q` (and its spec) back on %q to refresh, update or "+
+		"destroy it. To move it to a %s provisioner, add a new entry of that type beside %q and set the resource's provisioner_name "+
+		"to the new entry while %q still has type %q (the resource is replaced: freed through the old entry, created through the "+
+		"new one). To forget it, `terraform state rm` it; what it holds stays where it was made",
+		e.ResourceType, e.ResourceID, e.Provisioner, e.Recorded, e.Provisioner, e.Current,
+		e.Current, e.Recorded, e.ResourceType,
+		e.Recorded, e.Provisioner, e.Current, e.Provisioner, e.Provisioner, e.Recorded)
+}
+
+// Unwrap returns provisioner.ErrIdentityMismatch.
+func (e *ProvisionerTypeMismatchError) Unwrap() error { return provisioner.ErrIdentityMismatch }
+
+// checkProvisionerType compares the type recorded for a resource in state (private) with the type of
+// the provisioner p that the set now has under its name, and returns a *ProvisionerTypeMismatchError
+// when they differ; nil when they agree or nothing is recorded.
+func checkProvisionerType(ctx context.Context, private privateState, rt provisioner.ResourceType, id, name string, p provisioner.Provisioner) error {
+	recorded := recordedProvisionerType(ctx, private)
+	if recorded == "" || recorded == p.Type() {
+		return nil
+	}
+	return &ProvisionerTypeMismatchError{ResourceType: rt, ResourceID: id, Provisioner: name, Recorded: recorded, Current: p.Type()}
 }
 
 // keepFailedCreate records, on a resource that a failed Create keeps in state (tainted) because its
@@ -63,9 +150,9 @@ func saveProvisionerState(ctx context.Context, private privateState, state map[s
 // deletes there. Terraform gives the destroy half of a tainted resource's replacement no private
 // state (it plans the new object from nothing), so that delete falls back to what the provisioner's
 // spec names by then (DESIGN.md, the Create row of "Mapping Terraform to the contract").
-func keepFailedCreate(ctx context.Context, private privateState, partial *provisioner.Resource) diag.Diagnostics {
+func keepFailedCreate(ctx context.Context, private privateState, provisionerType string, partial *provisioner.Resource) diag.Diagnostics {
 	if state := stateOf(partial); len(state) > 0 {
-		return saveProvisionerState(ctx, private, state)
+		return saveProvisionerState(ctx, private, provisionerType, state)
 	}
 	return nil
 }

@@ -96,6 +96,18 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if stateName != nil && !replace {
+		// A plan with -refresh=false has had no Read to refuse a runtime whose entry changed type; its
+		// apply would hand the old type's state to the new one (Provision, Deprovision).
+		if _, p, err := r.client.Resolve(resolved, provisioner.ResourceTypeRuntime); err == nil {
+			var id types.String
+			resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("id"), &id)...)
+			if err := checkProvisionerType(ctx, req.Private, provisioner.ResourceTypeRuntime, id.ValueString(), resolved, p); err != nil {
+				addProvisionerTypeChanged(&resp.Diagnostics, err)
+				return
+			}
+		}
+	}
 	plan.Provisioner = types.StringValue(resolved)
 	if (stateName == nil || replace) && !plan.Name.IsNull() && !plan.Name.IsUnknown() {
 		plan.ID = types.StringValue(provisioner.NamedResourceID(resolved, plan.Name.ValueString()))
@@ -269,7 +281,7 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 		})
 		return
 	}
-	resp.Diagnostics.Append(r.applyResult(c.ctx, &plan, c.name, res, resp.Private)...)
+	resp.Diagnostics.Append(r.applyResult(c, &plan, res, resp.Private)...)
 	plan.Drift = types.ListValueMust(types.StringType, nil) // Provision applied the desired objects
 	resp.Diagnostics.Append(runtimeCodec.set(ctx, &resp.State.Raw, &plan)...)
 	if resp.Diagnostics.HasError() || plan.Hibernated.ValueBool() {
@@ -344,7 +356,7 @@ func (r *RuntimeResource) Read(ctx context.Context, req resource.ReadRequest, re
 	if state.Annotations.IsNull() { // an import without annotations, or a state written before their default
 		state.Annotations = noAnnotations
 	}
-	resp.Diagnostics.Append(r.applyResult(c.ctx, &state, c.name, res, resp.Private)...)
+	resp.Diagnostics.Append(r.applyResult(c, &state, res, resp.Private)...)
 	if readinessUnconfirmed(ctx, resp.Private) && !state.Hibernated.ValueBool() {
 		tflog.Info(c.ctx, "the last apply ended before the runtime was ready; planning an update that waits for it")
 		state.Drift = types.ListValueMust(types.StringType, append(state.Drift.Elements(), types.StringValue(readinessUnconfirmedDrift)))
@@ -398,7 +410,7 @@ func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest
 		resp.Diagnostics.AddError("Updating the runtime failed", fmt.Sprintf("Provisioner %q, runtime %s (%s): %v", c.name, state.ID.ValueString(), outcome, err))
 		return
 	}
-	resp.Diagnostics.Append(r.applyResult(c.ctx, &plan, c.name, res, resp.Private)...)
+	resp.Diagnostics.Append(r.applyResult(c, &plan, res, resp.Private)...)
 	plan.Drift = types.ListValueMust(types.StringType, nil) // Provision applied the desired objects
 	resp.Diagnostics.Append(runtimeCodec.set(ctx, &resp.State.Raw, &plan)...)
 	if resp.Diagnostics.HasError() {
@@ -496,9 +508,10 @@ func (r *RuntimeResource) options(ctx context.Context, m *runtimeModel) (*provis
 	return &provisioner.ResourceOptions{Args: args.AsMap(), Annotations: annotations, RillVersion: r.client.RillVersion, Name: m.Name.ValueString()}, diags
 }
 
-// applyResult copies what a provisioner returned into the model and private state, and surfaces the
-// provisioner's warnings.
-func (r *RuntimeResource) applyResult(ctx context.Context, m *runtimeModel, name string, res *provisioner.Resource, private privateState) diag.Diagnostics {
+// applyResult copies what c's provisioner returned into the model and private state (with the
+// provisioner's type), and surfaces the provisioner's warnings.
+func (r *RuntimeResource) applyResult(c *call, m *runtimeModel, res *provisioner.Resource, private privateState) diag.Diagnostics {
+	ctx, name := c.ctx, c.name
 	var diags diag.Diagnostics
 	cfg, err := provisioner.NewRuntimeConfig(res.Config)
 	if err != nil {
@@ -535,7 +548,7 @@ func (r *RuntimeResource) applyResult(ctx context.Context, m *runtimeModel, name
 		tflog.Info(ctx, "runtime drifted from its desired objects; planning an update", map[string]any{"drift": observed.Drift})
 	}
 	addProvisionerWarnings(&diags, name, "runtime "+res.ID, observed.Warnings)
-	diags.Append(saveProvisionerState(ctx, private, res.State)...)
+	diags.Append(saveProvisionerState(ctx, private, c.p.Type(), res.State)...)
 	return diags
 }
 

@@ -1,0 +1,99 @@
+package resources_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
+)
+
+// A set entry whose type is edited in place, keeping its name: runtime "rt" was allocated by static
+// pool "default", which then becomes a kubernetes provisioner (whose kubeconfig does not exist, so
+// any call of it would fail). Its refresh (plan, apply -refresh-only), a plan with -refresh=false that
+// changes it, and a destroy with -refresh=false each fail with "Provisioner type changed", naming both
+// types and what to do, before any call of the kubernetes provisioner; none reads the runtime as gone,
+// and the state file and the ledger's allocation stay as they were. With the type put back the plan
+// is empty. A state from before the type was recorded gains it on its next refresh through the type
+// that made it. Before, nothing recorded the type: each type reads another's state as an old one of
+// its own, and a Kubernetes runtime refreshed through a static pool was reported "removed outside
+// Terraform" and planned anew, its Deployment left to nobody.
+func TestAccRuntime_aSetEntryThatChangedTypeIsRefusedNeverGone(t *testing.T) {
+	acctest.RequireAcc(t)
+	static := `{"default": {"type": "static", "spec": {"runtimes": [{"host": "http://runtime-a.test:9091", "slots": 4}]}}}`
+	w := cliWorkspace(t, static, acctest.RuntimeBlock("rt", 1))
+	main := w.Read("main.tf")
+	w.Must("apply", "-no-color", "-auto-approve")
+	t.Cleanup(func() { w.Write("main.tf", main); _, _ = w.Run("destroy", "-no-color", "-auto-approve") })
+	if got := w.PrivateStateWithout(nil)["rill_runtime.rt"]["provisioner_type"]; got != `"static"` {
+		t.Fatalf("the created runtime records provisioner type %s, want \"static\"", got)
+	}
+	ledger := "sqlite://" + filepath.Join(w.Dir, "ledger.db")
+	statePath := filepath.Join(w.Dir, "terraform.tfstate")
+	before, err := os.ReadFile(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	kubernetes := `{"default": {"type": "kubernetes", "spec": {"host": "http://*.rill.test", "namespace": "rill", "kubeconfig_path": "` +
+		filepath.Join(w.Dir, "no.kubeconfig") + `"}}}`
+	changed := strings.Replace(main, strconvQuoteInner(static), strconvQuoteInner(kubernetes), 1)
+	if changed == main {
+		t.Fatalf("could not change the entry's type in:\n%s", main)
+	}
+	w.Write("main.tf", changed)
+	resized := strings.Replace(changed, "slots = 1", "slots = 2", 1)
+	for _, step := range []struct {
+		config string
+		args   []string
+	}{
+		{changed, []string{"plan", "-no-color"}},
+		{changed, []string{"apply", "-refresh-only", "-auto-approve", "-no-color"}},
+		{resized, []string{"plan", "-refresh=false", "-no-color"}},
+		{changed, []string{"destroy", "-refresh=false", "-auto-approve", "-no-color"}},
+	} {
+		w.Write("main.tf", step.config)
+		cmd := strings.Join(step.args, " ")
+		out, err := w.Run(step.args...)
+		if err == nil {
+			t.Fatalf("%s after the entry changed type succeeded:\n%s", cmd, acctest.Tail(out))
+		}
+		for _, want := range []string{"Provisioner type changed", `type "static"`, `type "kubernetes"`, "terraform state rm"} {
+			if !acctest.WordsRegexp(want).MatchString(out) {
+				t.Errorf("%s: the output lacks %q:\n%s", cmd, want, acctest.Tail(out))
+			}
+		}
+		for _, wrong := range []string{"removed outside Terraform", "Reading the runtime failed", "no.kubeconfig"} {
+			if strings.Contains(out, wrong) {
+				t.Errorf("%s: the output has %q (the kubernetes provisioner was called):\n%s", cmd, wrong, acctest.Tail(out))
+			}
+		}
+		if after, err := os.ReadFile(statePath); err != nil || !bytes.Equal(before, after) {
+			t.Errorf("%s changed the state file (%v)", cmd, err)
+		}
+		if allocs, err := acctest.LedgerAllocations(ledger); err != nil || len(allocs) != 1 {
+			t.Errorf("after %s the ledger holds %v (%v), want the runtime's allocation", cmd, allocs, err)
+		}
+	}
+
+	w.Write("main.tf", main)
+	if out := w.Must("plan", "-no-color"); !strings.Contains(out, "No changes.") {
+		t.Errorf("plan with the entry's type put back:\n%s", acctest.Tail(out))
+	}
+
+	// A state from before the key: the refresh through the type that made it records it.
+	editPrivateStates(t, statePath, "rill_runtime", func(keys map[string][]byte) { delete(keys, "provisioner_type") })
+	w.Must("apply", "-refresh-only", "-auto-approve", "-no-color")
+	if got := w.PrivateStateWithout(nil)["rill_runtime.rt"]["provisioner_type"]; got != `"static"` {
+		t.Errorf("after a refresh of a state without it the runtime records provisioner type %s, want \"static\"", got)
+	}
+}
+
+// strconvQuoteInner is s as it appears inside a quoted HCL string (CLIHeader quotes the set).
+func strconvQuoteInner(s string) string {
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
+}
