@@ -166,18 +166,20 @@ func resolveDSN(inline, envName, field, envField string, required bool) (string,
 	dsn, where := inline, field
 	if envName != "" {
 		where = envField
+		// What the variable holds is the environment's, not the set's: `terraform validate` may run
+		// where the apply's secrets are not (provisioner.ErrFromEnvironment).
 		v, ok := os.LookupEnv(envName)
 		if !ok {
-			return "", provisioner.Errorf(envField, "environment variable %q is not set", envName)
+			return "", provisioner.EnvironmentErrorf(envField, "environment variable %q is not set", envName)
 		}
 		if strings.TrimSpace(v) == "" {
-			return "", provisioner.Errorf(envField, "environment variable %q is empty", envName)
+			return "", provisioner.EnvironmentErrorf(envField, "environment variable %q is empty", envName)
 		}
 		dsn = strings.TrimSpace(v)
 	}
 	if _, err := parseDSN(dsn); err != nil {
 		if envName != "" {
-			return "", provisioner.Errorf(where, "the DSN in environment variable %q %s", envName, err.Error())
+			return "", provisioner.EnvironmentErrorf(where, "the DSN in environment variable %q %s", envName, err.Error())
 		}
 		return "", provisioner.Errorf(where, "%s", err.Error())
 	}

@@ -230,7 +230,9 @@ func loadTemplates(paths TemplatePaths, spec *Spec) (*templateSet, error) {
 		if p := *slot.path(&paths); p != "" {
 			b, err := os.ReadFile(p)
 			if err != nil {
-				errs = append(errs, provisioner.Errorf("template_paths."+slot.field, "cannot read template: %v", err))
+				// Whether the file is there is the machine's (provisioner.ErrFromEnvironment): a path may name
+				// a file only the apply's runner has.
+				errs = append(errs, provisioner.EnvironmentErrorf("template_paths."+slot.field, "cannot read template: %v", err))
 				continue
 			}
 			text, source = b, p

@@ -151,7 +151,7 @@ func (s *Spec) applyDefaultsAndValidate() error {
 
 	if s.KubeconfigPath != "" {
 		if p, err := expandHome(s.KubeconfigPath); err != nil {
-			errs = append(errs, provisioner.Errorf("kubeconfig_path", "%v", err))
+			errs = append(errs, &provisioner.FieldError{Path: "kubeconfig_path", Err: err})
 		} else {
 			s.KubeconfigPath = p
 		}
@@ -189,7 +189,7 @@ func (s *Spec) applyDefaultsAndValidate() error {
 			continue
 		}
 		if exp, err := expandHome(*p); err != nil {
-			errs = append(errs, provisioner.Errorf("template_paths."+slot.field, "%v", err))
+			errs = append(errs, &provisioner.FieldError{Path: "template_paths." + slot.field, Err: err})
 			*p = "" // not read below: its error is this one
 		} else {
 			*p = exp
@@ -255,7 +255,8 @@ func expandHome(p string) (string, error) {
 	if p == "~" || strings.HasPrefix(p, "~/") {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return "", fmt.Errorf("cannot expand ~ in %q: %w", p, err)
+			// The home directory is the machine's, not the spec's (provisioner.ErrFromEnvironment).
+			return "", provisioner.FromEnvironment(fmt.Errorf("cannot expand ~ in %q: %w", p, err))
 		}
 		return filepath.Join(home, strings.TrimPrefix(p, "~")), nil
 	}

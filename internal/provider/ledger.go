@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/envnames"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/waits"
 )
 
@@ -22,14 +23,19 @@ import (
 // migrates nothing, so `terraform plan` writes nothing), until the first write opens the ledger for
 // writing (database.Open: create and migrate); from then on everything uses that handle.
 //
+// The default ledger (no DSN given) is located on the first open too (defaultLedgerDSN): only a static
+// pool keeps anything in the ledger, so a set without one configures on a machine where the default
+// has no location (a container run as a user ID without a home), and a pool's use fails naming
+// ledger_dsn.
+//
 // Each handle is opened once per process: concurrent callers wait for the one attempt in progress
 // (each no longer than its own context allows), and a failed attempt is remembered, so that an
 // unreachable ledger costs a plan of many runtimes one connect timeout, not one per runtime. Only an
 // attempt cut short by its caller's context (an operation's timeout, Ctrl-C) is tried again.
 type lazyLedger struct {
-	dsn      string
-	location string // redacted
-	logger   *zap.Logger
+	// dsn is the DSN given, else the default ledger's, located once, on the first call.
+	dsn    func() (string, error)
+	logger *zap.Logger
 
 	read  onceOpener
 	write onceOpener
@@ -37,18 +43,54 @@ type lazyLedger struct {
 
 var _ database.DB = (*lazyLedger)(nil)
 
+// defaultLedgerDSN locates the default ledger (a variable so that a test can stand for a machine where
+// it has no location: the test's user has a home in /etc/passwd whatever $HOME says).
+var defaultLedgerDSN = database.DefaultDSN
+
+// newLazyLedger returns the ledger at dsn, or at the default location when dsn is "".
 func newLazyLedger(dsn string, logger *zap.Logger) *lazyLedger {
-	l := &lazyLedger{dsn: dsn, location: database.Redact(dsn), logger: logger}
-	l.read.open = func(ctx context.Context) (database.DB, error) { return database.OpenReadOnly(ctx, dsn, logger) }
-	l.write.open = func(ctx context.Context) (database.DB, error) { return database.Open(ctx, dsn, logger) }
+	l := &lazyLedger{logger: logger, dsn: func() (string, error) { return dsn, nil }}
+	if dsn == "" {
+		l.dsn = sync.OnceValues(func() (string, error) {
+			d, err := defaultLedgerDSN()
+			if err != nil {
+				return "", fmt.Errorf("ledger_dsn is not set (nor %s), and the default SQLite ledger has no location: %w; "+
+					"set ledger_dsn, or HOME or %s to a writable directory", envnames.LedgerDSN, err, database.DefaultSQLitePathEnv)
+			}
+			return d, nil
+		})
+	}
+	l.read.open = func(ctx context.Context) (database.DB, error) {
+		dsn, err := l.dsn()
+		if err != nil {
+			return nil, err
+		}
+		return database.OpenReadOnly(ctx, dsn, logger)
+	}
+	l.write.open = func(ctx context.Context) (database.DB, error) {
+		dsn, err := l.dsn()
+		if err != nil {
+			return nil, err
+		}
+		return database.Open(ctx, dsn, logger)
+	}
 	l.read.location, l.write.location = l.location, l.location
 	return l
+}
+
+// location names the ledger in errors: its DSN, redacted.
+func (l *lazyLedger) location() string {
+	dsn, err := l.dsn()
+	if err != nil {
+		return "(the default, which has no location here)"
+	}
+	return database.Redact(dsn)
 }
 
 // onceOpener opens one handle once per process.
 type onceOpener struct {
 	open     func(ctx context.Context) (database.DB, error)
-	location string
+	location func() string
 
 	mu      sync.Mutex
 	attempt *openAttempt
@@ -83,12 +125,12 @@ func (o *onceOpener) get(ctx context.Context) (database.DB, error) {
 		start := time.Now()
 		if ctx.Err() != nil {
 			// Out of time before the wait: the other attempt held nothing up, and is not named.
-			return nil, waits.Ended(ctx, start, fmt.Sprintf("the ledger %s to open", o.location))
+			return nil, waits.Ended(ctx, start, fmt.Sprintf("the ledger %s to open", o.location()))
 		}
 		select {
 		case <-a.done:
 		case <-ctx.Done():
-			return nil, waits.Ended(ctx, start, fmt.Sprintf("the ledger %s to open (another operation of this run is opening it)", o.location))
+			return nil, waits.Ended(ctx, start, fmt.Sprintf("the ledger %s to open (another operation of this run is opening it)", o.location()))
 		}
 		switch {
 		case a.err == nil:
@@ -163,7 +205,7 @@ func (l *lazyLedger) Ping(ctx context.Context) error {
 func (l *lazyLedger) Identity(ctx context.Context) (database.Identity, error) {
 	db, err := l.reader(ctx)
 	if err != nil {
-		return database.Identity{Location: l.location}, err
+		return database.Identity{Location: l.location()}, err
 	}
 	return db.Identity(ctx)
 }

@@ -89,7 +89,8 @@ func (p *RillProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp 
 				MarkdownDescription: "Where provisioners keep their bookkeeping (the static pool's slot allocations): `sqlite:///absolute/path/ledger.db`, " +
 					"`sqlite://relative/path.db`, or `postgres://user:password@host:5432/db` when several pipelines share one pool. Defaults to `" +
 					envnames.LedgerDSN + "`, then to an SQLite file at `$XDG_DATA_HOME/terraform-provider-rill/ledger.db` " +
-					"(`~/.local/share/terraform-provider-rill/ledger.db`). The ledger is opened on first use, not during configuration.",
+					"(`~/.local/share/terraform-provider-rill/ledger.db`). The ledger is opened, and the default located, on first use, not during " +
+					"configuration: a set without a `static` provisioner uses no ledger.",
 			},
 			"rill_version": schema.StringAttribute{
 				Optional:            true,
@@ -169,17 +170,35 @@ func addSetError(diags *diag.Diagnostics, err error, from string) {
 // own, and those of building the entries that parsed, with the set's warnings. An error in
 // ValidateConfig stops the plan before Configure would build the set, so without them a set with an
 // unknown type in one entry and a wrong field in another took two plans to show both, and its
-// warnings (a key given twice) showed only once the errors were fixed. The initializers touch
-// nothing (no network, no ledger: the ledger handed to them is never opened); when the set parses,
-// ValidateConfig builds nothing, so that `terraform validate` needs none of what building may read
-// (dsn_env's variable).
+// warnings (a key given twice) showed only once the errors were fixed. When the set parses,
+// ValidateConfig builds nothing. Either way `terraform validate` depends on none of what building
+// reads from the environment (dsn_env's variable, a template file: provisioner.ErrFromEnvironment),
+// which it may run without: those errors are dropped here, and Configure reports them.
 func setErrorsOfAPlanThatStops(setJSON string, parseErr error) ([]provisioner.SetWarning, error) {
+	_, warnings, err := checkSet(setJSON)
+	var kept []error
+	for _, e := range provisioner.SplitErrors(err) {
+		if !errors.Is(e, provisioner.ErrFromEnvironment) {
+			kept = append(kept, e)
+		}
+	}
+	if len(kept) == 0 {
+		return warnings, parseErr // not reached: the set's errors are parseErr's and more
+	}
+	return warnings, errors.Join(kept...)
+}
+
+// checkSet builds setJSON on a ledger that is never opened, and closes what it built, for the names of
+// the set's provisioners, its warnings and its errors: what a plan can know of a set without the
+// ledger it will use. The initializers touch nothing (no network, no ledger).
+func checkSet(setJSON string) (names []string, warnings []provisioner.SetWarning, err error) {
 	ledger := newLazyLedger("", zap.NewNop())
 	defer func() { _ = ledger.Close() }()
-	if _, warnings, err := provisioner.NewSetWithWarnings(setJSON, ledger, zap.NewNop()); err != nil {
-		return warnings, err
+	set, warnings, err := provisioner.NewSetWithWarnings(setJSON, ledger, zap.NewNop())
+	for _, p := range set {
+		_ = p.Close()
 	}
-	return nil, parseErr // not reached: the set NewSetWithWarnings parses is the one ParseSet refused
+	return slices.Sorted(maps.Keys(set)), warnings, err
 }
 
 // Configure builds the provisioner set (once per provider process for a given configuration) and hands
@@ -190,13 +209,19 @@ func (p *RillProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if cfg.ProvisionerSetJSON.IsUnknown() || cfg.DefaultProvisioner.IsUnknown() || cfg.LedgerDSN.IsUnknown() || cfg.RillVersion.IsUnknown() {
-		// Values that depend on resources not yet applied: resources learn the set in a later run.
-		tflog.Info(ctx, "provider configuration not fully known yet; provisioners will be built once it is")
-		client := &resources.Client{Unknown: true}
-		resp.ResourceData, resp.DataSourceData = client, client
+	unknown := &resources.Client{Unknown: true}
+	if cfg.ProvisionerSetJSON.IsUnknown() {
+		// A set that depends on resources not yet applied: resources learn it in a later run.
+		tflog.Info(ctx, "provisioner set not known yet; provisioners will be built once it is")
+		resp.ResourceData, resp.DataSourceData = unknown, unknown
 		return
 	}
+	// Another value that depends on resources not yet applied (a ledger_dsn built from a database
+	// resource): the set is built once all are known, but checked now, on a ledger that is never
+	// opened, since rill_runtime's plan checks nothing while the client is unknown and the set's
+	// errors showed only at apply.
+	later := cfg.DefaultProvisioner.IsUnknown() || cfg.LedgerDSN.IsUnknown() || cfg.RillVersion.IsUnknown()
+	// An unknown value reads as "" (and from no environment variable): not checked.
 	setJSON := valueOrEnv(cfg.ProvisionerSetJSON, envnames.ProvisionerSet)
 	defaultName := valueOrEnv(cfg.DefaultProvisioner, envnames.DefaultProvisioner)
 	ledgerDSN := valueOrEnv(cfg.LedgerDSN, envnames.LedgerDSN)
@@ -217,15 +242,42 @@ func (p *RillProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 	}
 
 	ctx = logging.WithMasking(ctx)
-	built, warnings, err := sets.get(ctx, setJSON, ledgerDSN)
+	var (
+		built    *builtSet
+		names    []string
+		warnings []provisioner.SetWarning
+		err      error
+	)
+	if later {
+		names, warnings, err = checkSet(setJSON)
+	} else if built, warnings, err = sets.get(ctx, setJSON, ledgerDSN); err == nil {
+		names = slices.Sorted(maps.Keys(built.set))
+	}
 	// Shown with the set's errors too: a key given twice is worth seeing while fixing them.
 	addSetWarnings(&resp.Diagnostics, warnings, setFrom)
 	if err != nil {
 		addSetError(&resp.Diagnostics, err, setFrom)
 		return
 	}
-	if len(built.set) == 0 {
+	if len(names) == 0 {
 		addSetError(&resp.Diagnostics, provisioner.ErrEmptySet, setFrom)
+		return
+	}
+	var defaultProvisioner string
+	switch {
+	case defaultName != "":
+		if !slices.Contains(names, defaultName) {
+			resp.Diagnostics.AddAttributeError(path.Root("default_provisioner"), "Unknown default provisioner",
+				fmt.Sprintf("default provisioner %q is not in the provisioner set; known provisioners: %s", defaultName, strings.Join(names, ", "))+defaultFrom)
+			return
+		}
+		defaultProvisioner = defaultName
+	case len(names) == 1:
+		defaultProvisioner = names[0]
+	}
+	if later {
+		tflog.Info(ctx, "provider configuration not fully known yet; provisioners will be built once it is")
+		resp.ResourceData, resp.DataSourceData = unknown, unknown
 		return
 	}
 	// A new command: reads cached during the previous one may be out of date (an object deleted by
@@ -235,19 +287,8 @@ func (p *RillProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 			rc.ForgetReads()
 		}
 	}
-	client := &resources.Client{Set: built.set, Types: built.types, RillVersion: rillVersion}
-	switch {
-	case defaultName != "":
-		if _, ok := built.set[defaultName]; !ok {
-			resp.Diagnostics.AddAttributeError(path.Root("default_provisioner"), "Unknown default provisioner",
-				fmt.Sprintf("default provisioner %q is not in the provisioner set; known provisioners: %s", defaultName, strings.Join(client.Names(), ", "))+defaultFrom)
-			return
-		}
-		client.Default = defaultName
-	case len(built.set) == 1:
-		client.Default = client.Names()[0]
-	}
-	tflog.Debug(ctx, "provisioner set ready", map[string]any{"provisioners": client.Names(), "default": client.Default, "ledger": built.ledgerRedacted})
+	client := &resources.Client{Set: built.set, Types: built.types, Default: defaultProvisioner, RillVersion: rillVersion}
+	tflog.Debug(ctx, "provisioner set ready", map[string]any{"provisioners": names, "default": client.Default, "ledger": built.ledgerRedacted})
 	resp.ResourceData, resp.DataSourceData = client, client
 }
 

@@ -2,6 +2,8 @@ package provider
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -367,4 +369,137 @@ func TestSetWarningsAreShownWithItsErrors(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A provider block whose ledger_dsn, rill_version or default_provisioner is known only at apply (a
+// ledger_dsn built from a database resource of the same configuration) still has a set that is known
+// checked at plan, from the block or from the environment: rill_runtime's plan checks nothing while
+// the client is unknown, so the set's errors showed only when the apply configured the provider. The
+// set is built on a ledger that is never opened (the default ledger's file is not created), and the
+// client stays unknown.
+func TestConfigureChecksAKnownSetWhileAnotherAttributeIsUnknown(t *testing.T) {
+	const bad = `{"pool":{"type":"static","spec":{"runtimes":[{"host":"localhost:9091","slots":"50"}]}}}`
+	const warned = `{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://h", "slots": 1, "slot": 2}]}}}`
+	dataHome := t.TempDir()
+	t.Setenv(database.DefaultSQLitePathEnv, dataHome)
+	for _, unknown := range []string{"ledger_dsn", "rill_version", "default_provisioner"} {
+		for _, fromEnv := range []bool{false, true} {
+			name := unknown + " unknown, the set in the block"
+			if fromEnv {
+				name = unknown + " unknown, the set from " + envnames.ProvisionerSet
+			}
+			t.Run(name, func(t *testing.T) {
+				withSet := func(set string) map[string]any {
+					attrs := map[string]any{unknown: tftypes.UnknownValue}
+					if fromEnv {
+						t.Setenv(envnames.ProvisionerSet, set)
+					} else {
+						attrs["provisioner_set_json"] = set
+					}
+					return attrs
+				}
+				client, diags := configure(t, withSet(bad))
+				var got []string
+				for _, d := range diags.Errors() {
+					if !isAbout(d, "provisioner_set_json") || strings.Contains(d.Detail(), "environment variable "+envnames.ProvisionerSet) != fromEnv {
+						t.Errorf("%q is not about provisioner_set_json, or names the variable wrongly: %s", d.Summary(), d.Detail())
+					}
+					got = append(got, strings.TrimPrefix(setErrorField(d), `provisioner "pool": `))
+				}
+				if want := "spec.runtimes[0].host|spec.runtimes[0].slots"; strings.Join(slices.Sorted(slices.Values(got)), "|") != want || client != nil {
+					t.Errorf("got errors %q and client %+v; want errors on %s and no client", got, client, want)
+				}
+
+				client, diags = configure(t, withSet(warned))
+				if diags.HasError() || len(diags.Warnings()) != 1 || diags.Warnings()[0].Summary() != `Provisioner "pool": spec.runtimes[0].slot` {
+					t.Errorf("want the set's warning alone, got %v", diags)
+				}
+				if client == nil || !client.Unknown || client.Set != nil {
+					t.Errorf("want the unknown client, got %+v", client)
+				}
+			})
+		}
+	}
+	// What Configure checks of a known set it checks with an unknown ledger too.
+	attrs := map[string]any{"ledger_dsn": tftypes.UnknownValue, "provisioner_set_json": warned, "default_provisioner": "nope"}
+	_, diags := configure(t, attrs)
+	onlyError(t, diags, "default_provisioner")
+	_, diags = configure(t, map[string]any{"ledger_dsn": tftypes.UnknownValue, "provisioner_set_json": `{}`})
+	onlyError(t, diags, "provisioner_set_json")
+
+	if entries, err := os.ReadDir(dataHome); err != nil || len(entries) != 0 {
+		t.Fatalf("the plan created %v in the default ledger's data home (%v)", entries, err)
+	}
+}
+
+// Only a static pool keeps anything in the ledger, so the default ledger's location is looked up when
+// the ledger is first opened: a set of kubernetes or clickhouse-static provisioners configures on a
+// machine where there is none (a container run as a user ID without a home), and a static pool's use
+// fails saying to set ledger_dsn. Before, every such set failed to configure, with an error about
+// provisioner_set_json.
+func TestTheDefaultLedgerIsLocatedOnlyWhenAPoolUsesIt(t *testing.T) {
+	const noHome = "default ledger path: neither $XDG_DATA_HOME nor $HOME is set to an absolute path, and the current user has no home directory"
+	located := 0
+	locate := defaultLedgerDSN
+	defaultLedgerDSN = func() (string, error) { located++; return "", errors.New(noHome) }
+	t.Cleanup(func() { defaultLedgerDSN = locate })
+
+	for _, set := range []string{
+		`{"k8s": {"type": "kubernetes", "spec": {"host": "https://*.rt.test"}}}`,
+		`{"ch": {"type": "clickhouse-static", "spec": {"dsn": "clickhouse://admin@ch.test:9000"}}}`,
+	} {
+		client, diags := configure(t, map[string]any{"provisioner_set_json": set})
+		if diags.HasError() || client == nil || len(client.Set) != 1 {
+			t.Errorf("%s: %v", set, diags)
+		}
+	}
+	client, diags := configure(t, map[string]any{"provisioner_set_json": `{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://h", "slots": 1}]}}}`})
+	if diags.HasError() || client == nil || located != 0 {
+		t.Fatalf("configure of a static pool: %v (the default ledger located %d times)", diags, located)
+	}
+	_, err := client.Set["pool"].(provisioner.CapacityReporter).Capacity(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "ledger_dsn") || !strings.Contains(err.Error(), envnames.LedgerDSN) ||
+		!strings.Contains(err.Error(), noHome) || strings.Contains(err.Error(), "provisioner_set_json") {
+		t.Fatalf("the pool's read: %v; want an error that names ledger_dsn and %s and says why there is no default", err, envnames.LedgerDSN)
+	}
+}
+
+// `terraform validate` reports a set's errors when one entry is in error (ValidateConfig builds the
+// others, see setErrorsOfAPlanThatStops), but not those of what only the apply's environment may hold:
+// a variable named by dsn_env, a template file, the home directory a "~" stands for. Their errors
+// still come from Configure, which builds the set where it runs.
+func TestValidateDoesNotDependOnTheEnvironment(t *testing.T) {
+	t.Setenv("HOME", "")
+	const (
+		ch   = `"ch": {"type": "clickhouse-static", "spec": {"dsn_env": "CH_ADMIN_DSN_ONLY_SET_AT_APPLY", "write_dsn_env": "CH_WRITE_DSN_BAD_HERE"}}`
+		k8s  = `"k8s": {"type": "kubernetes", "spec": {"host": "https://*.rt.test", "kubeconfig_path": "~/.kube/config", "template_paths": {"pvc": "/only/on/the/apply/runner/pvc.yaml"}}}`
+		pool = `"pool": {"type": "%s", "spec": {"runtimes": [{"host": "http://h", "slots": 1}]}}`
+	)
+	t.Setenv("CH_WRITE_DSN_BAD_HERE", "mysql://h")
+	set := `{` + ch + `, ` + k8s + `, ` + fmt.Sprintf(pool, "statc") + `}`
+	d := onlyError(t, validate(t, map[string]any{"provisioner_set_json": set}), "provisioner_set_json")
+	if !strings.Contains(d.Detail(), `provisioner "pool": type: unknown provisioner type "statc"`) {
+		t.Errorf("want the typo's error, got %s", d.Detail())
+	}
+	// An error of the spec's own text is still reported with the typo's.
+	withClusterError := strings.Replace(set, `"dsn_env"`, `"cluster": " ", "dsn_env"`, 1)
+	if diags := validate(t, map[string]any{"provisioner_set_json": withClusterError}); diags.ErrorsCount() != 2 ||
+		!strings.Contains(diags.Errors()[0].Detail(), `provisioner "ch": spec.cluster`) {
+		t.Errorf("want ch's cluster error and the typo's, got %v", diags)
+	}
+
+	_, diags := configure(t, map[string]any{"provisioner_set_json": `{` + ch + `, ` + k8s + `, ` + fmt.Sprintf(pool, "static") + `}`, "ledger_dsn": tftypes.UnknownValue})
+	var got []string
+	for _, d := range diags.Errors() {
+		got = append(got, setErrorField(d))
+	}
+	if want := `provisioner "ch": spec.dsn_env|provisioner "ch": spec.write_dsn_env|provisioner "k8s": spec.kubeconfig_path|provisioner "k8s": spec.template_paths.pvc`; strings.Join(got, "|") != want {
+		t.Errorf("Configure: got errors %q, want %q", got, want)
+	}
+}
+
+// setErrorField is the provisioner and field a set's error diagnostic names: `provisioner "p": spec.x`.
+func setErrorField(d diag.Diagnostic) string {
+	parts := strings.SplitN(strings.TrimPrefix(d.Detail(), "provisioner_set_json: "), ": ", 3)
+	return strings.Join(parts[:min(2, len(parts))], ": ")
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"sync"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
@@ -48,14 +47,7 @@ func (c *setCache) get(ctx context.Context, setJSON, ledgerDSN string) (*builtSe
 	}
 	bridge := logging.NewBridge(ctx)
 	logger := bridge.Logger()
-	dsn := ledgerDSN
-	if dsn == "" {
-		var err error
-		if dsn, err = database.DefaultDSN(); err != nil {
-			return nil, nil, fmt.Errorf("no ledger_dsn given and no default ledger location: %w", err)
-		}
-	}
-	ledger := newLazyLedger(dsn, logger.Named("ledger"))
+	ledger := newLazyLedger(ledgerDSN, logger.Named("ledger"))
 	set, warnings, err := provisioner.NewSetWithWarnings(setJSON, ledger, logger)
 	if err != nil {
 		_ = ledger.Close()
@@ -66,7 +58,11 @@ func (c *setCache) get(ctx context.Context, setJSON, ledgerDSN string) (*builtSe
 	for name, s := range specs {
 		types[name] = s.Type
 	}
-	b := &builtSet{set: set, types: types, ledger: ledger, ledgerRedacted: database.Redact(dsn), bridge: bridge, warnings: warnings}
+	ledgerRedacted := "the default SQLite ledger, located on first use"
+	if ledgerDSN != "" {
+		ledgerRedacted = database.Redact(ledgerDSN)
+	}
+	b := &builtSet{set: set, types: types, ledger: ledger, ledgerRedacted: ledgerRedacted, bridge: bridge, warnings: warnings}
 	c.built[key] = b
 	return b, warnings, nil
 }
