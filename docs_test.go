@@ -354,6 +354,8 @@ func TestDocsQuoteTheCodesFigures(t *testing.T) {
 		{"database.LockWait", `(\d+) ?s(?:econds)? without (?:progress|committing)`, int64(database.LockWait / time.Second)},
 		{"database.LockWait", "(\\d+) s `(?:database\\.)?LockWait`", int64(database.LockWait / time.Second)},
 		{"database.LockWait", "`(?:database\\.)?LockWait` \\((\\d+) s", int64(database.LockWait / time.Second)},
+		{"database.PostgresIdleTimeout", `(\d+) s after its last statement`, int64(database.PostgresIdleTimeout() / time.Second)},
+		{"database.PostgresIdleTimeout", "PostgresIdleTimeout` \\((\\d+) s, four times", int64(database.PostgresIdleTimeout() / time.Second)},
 		{"database.PostgresDefaultConnectTimeout", "`connect_timeout`[^.;]{0,40}?default (\\d+) s", int64(database.PostgresDefaultConnectTimeout / time.Second)},
 	}
 	docs := readDocs(t)

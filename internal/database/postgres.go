@@ -171,7 +171,7 @@ func (p *postgresDB) Identity(ctx context.Context) (Identity, error) {
 // once if it is still held, so that N operations queued behind a stuck writer end after about
 // LockWait, not LockWait per pool-sized wave.
 func (p *postgresDB) lockLedger(ctx context.Context, tx pgx.Tx, key int64, start time.Time) error {
-	_, err := tx.Exec(ctx, setLockTimeout(lockBound(start)))
+	_, err := tx.Exec(ctx, setLocalTimeouts(lockBound(start)))
 	if err == nil {
 		_, err = tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, key)
 	}
@@ -190,14 +190,39 @@ func lockBound(start time.Time) time.Duration {
 	return max(LockWait-time.Since(start), time.Millisecond)
 }
 
-// setLockTimeout is the statement that bounds, for the rest of its transaction, how long each
-// statement waits for a lock another session holds.
-func setLockTimeout(bound time.Duration) string {
-	return fmt.Sprintf(`SET LOCAL lock_timeout = %d`, bound.Milliseconds())
+// setLocalTimeouts is the statements (one round trip: pgx sends a text without arguments in the simple
+// protocol) that bound, for the rest of their transaction, how long each statement waits for a lock
+// another session holds (lock_timeout), and how long the transaction may sit idle between statements
+// before the server ends the session (idle_in_transaction_session_timeout: PostgresIdleTimeout).
+// Every transaction of the ledger's writes and reads sets both: the ones that hold the ledger's write
+// lock (the advisory lock of an allocation or a migration) and the ones whose rows block an
+// allocation (a delete holds its row's and its host_usage row's locks until it commits).
+func setLocalTimeouts(bound time.Duration) string {
+	return fmt.Sprintf(`SET LOCAL lock_timeout = %d; SET LOCAL idle_in_transaction_session_timeout = %d`,
+		bound.Milliseconds(), PostgresIdleTimeout().Milliseconds())
+}
+
+// PostgresIdleTimeout is how long a transaction of the provider may sit idle (the server waiting for
+// its next statement) before the server ends its session, rolling the transaction back and letting
+// go of its locks. A runner that vanishes mid-transaction (a preempted VM, a SIGSTOPped process, a
+// cut network) sends no FIN: without it, its session held the ledger's write lock until TCP
+// keepalive noticed (about 2 hours by default), every apply on the ledger failed with a LockedError
+// after LockWait, and no re-apply recovered. The rollback loses nothing: a transaction that did not
+// commit wrote nothing, and its runner, if it wakes, fails its next statement or its COMMIT.
+//
+// Four times LockWait (1 minute by default): a ledger transaction idles for milliseconds between its
+// statements, and longer than LockWait means the server ends only a session that every writer queued
+// behind it has already given up on as stuck, with room for a live runner that paused (a loaded CI
+// machine, a slow network) to go on; short enough that the next apply a minute later succeeds. A SET
+// LOCAL, as lock_timeout is (see lockBounded), so that it works behind a transaction-pooling
+// PgBouncer and leaves the session's own setting alone. Exported for the test that holds the docs to
+// it (TestDocsQuoteTheCodesFigures).
+func PostgresIdleTimeout() time.Duration {
+	return 4 * LockWait
 }
 
 // lockBounded runs f, the statements of an operation begun at start (a plan's read, a destroy's
-// delete), in a transaction that setLockTimeout bounds: one queued behind a lock a stuck session holds
+// delete), in a transaction that setLocalTimeouts bounds: one queued behind a lock a stuck session holds
 // (its rows, or a table a migration or a psql session locked) gives up when the operation has waited
 // LockWait, as an allocation does for the ledger's write lock; before, they waited for the
 // operation's timeout (5 and 10 minutes). BEGIN and SET LOCAL go in one round trip, before anything
@@ -222,7 +247,7 @@ func (p *postgresDB) lockBounded(ctx context.Context, start time.Time, f func(tx
 	if earlier > 0 {
 		bound = min(bound, stuckLockRecheck)
 	}
-	tx, err := conn.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN; " + setLockTimeout(bound)})
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN; " + setLocalTimeouts(bound)})
 	if err == nil {
 		defer pgRollback(ctx, tx)
 		if err = f(tx); err == nil {
@@ -262,15 +287,27 @@ func (p *postgresDB) wrap(ctx context.Context, start time.Time, op string, err e
 	case err == nil:
 		return nil
 	case isLockTimeout(err) && !errors.As(err, &locked):
-		// The lock_timeout of the statement's transaction (setLockTimeout, by lockBounded or lockLedger): a
+		// The lock_timeout of the statement's transaction (setLocalTimeouts, by lockBounded or lockLedger): a
 		// statement (a read, a delete; an allocation's reads and write after the advisory lock, a
 		// migration's DDL) that waited LockWait for a table or row lock another session holds gave up
 		// on a stuck writer as well.
 		return p.named(op, &LockedError{Location: p.name, Waited: time.Since(start), Lock: pgOtherLock, Cause: err})
 	case ctx.Err() != nil && !errors.As(err, &locked):
 		return newWaitError(ctx, start, p.name, op, "", "", err)
+	case isIdleTimeout(err):
+		return p.named(op, fmt.Errorf("the server ended the session after its transaction sat idle for %s "+
+			"(idle_in_transaction_session_timeout, which frees the ledger's locks from a writer that vanished): this process "+
+			"paused or stalled between two statements (a suspended process or machine, an overloaded runner). The transaction "+
+			"was rolled back, so nothing was written: re-run: %w", PostgresIdleTimeout(), err))
 	}
 	return p.named(op, err)
+}
+
+// isIdleTimeout reports whether err is PostgreSQL's idle_in_transaction_session_timeout (25P03):
+// the server ended a session whose transaction sat idle for PostgresIdleTimeout.
+func isIdleTimeout(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "25P03"
 }
 
 // isLockTimeout reports whether err is PostgreSQL's lock_not_available (55P03): a lock_timeout ended

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -171,5 +173,70 @@ func TestPostgresSessionsKeepTheServersLockTimeout(t *testing.T) {
 		if err := db.pool.QueryRow(ctx, `SHOW lock_timeout`).Scan(&got); err != nil || got != want {
 			t.Errorf("%s: a session of the pool has lock_timeout %q (%v), want %q", Redact(d), got, err, want)
 		}
+	}
+}
+
+// A runner that vanishes while it holds the ledger's write lock (a preempted VM, a SIGSTOPped
+// process: no FIN reaches the server), here an Allocate whose place does not return, leaves its
+// transaction idle on the server. The server ends that session after PostgresIdleTimeout, so the lock
+// is free again: another Allocate succeeds, and the vanished writer's allocation was never written
+// (its own Allocate fails when it wakes). Before, the session held the lock until TCP keepalive
+// noticed (about 2 hours): every Allocate failed with a LockedError after LockWait.
+func TestPostgresAVanishedWritersLockIsFreedAfterTheIdleTimeout(t *testing.T) {
+	setLockWait(t, 500*time.Millisecond) // an idle timeout of 2 s
+	dsn := pgtest.Shared(t)
+	ctx := testContext(t)
+	frozen, other := mustOpen(t, dsn), mustOpen(t, dsn)
+	place := func(id string) PlaceFunc {
+		return func(*Allocation, map[string]int) (*Allocation, error) {
+			return &Allocation{ResourceID: id, Host: "http://a", Slots: 1}, nil
+		}
+	}
+	held, wake, frozenErr := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	var woken sync.Once
+	wakeUp := func() { woken.Do(func() { close(wake) }) }
+	t.Cleanup(wakeUp) // before the handles close (cleanups run last first): Close waits for its connection
+	go func() {
+		_, err := frozen.Allocate(ctx, "frozen", func(current *Allocation, used map[string]int) (*Allocation, error) {
+			close(held) // the advisory lock is held: place runs inside the transaction
+			<-wake
+			return place("frozen")(current, used)
+		})
+		frozenErr <- err
+	}()
+	<-held
+	start := time.Now()
+	tries := 0
+	for {
+		tries++
+		_, err := other.Allocate(ctx, "other", place("other"))
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ErrLocked) {
+			t.Fatalf("Allocate behind a vanished writer: %v; want a LockedError until the server frees the lock", err)
+		}
+		if time.Since(start) > PostgresIdleTimeout()+10*time.Second {
+			t.Fatalf("Allocate behind a vanished writer still fails %s after it vanished (idle timeout %s): %v", time.Since(start), PostgresIdleTimeout(), err)
+		}
+	}
+	t.Logf("Allocate succeeded %s after the writer vanished, at try %d", time.Since(start).Round(100*time.Millisecond), tries)
+	if tries == 1 {
+		t.Fatalf("the first Allocate got the lock: the vanished writer did not hold it")
+	}
+	if took := time.Since(start); took < PostgresIdleTimeout()-LockWait {
+		t.Errorf("the lock was free %s after the writer vanished, before the idle timeout %s", took, PostgresIdleTimeout())
+	}
+	wakeUp()
+	err := <-frozenErr
+	if err == nil {
+		t.Fatalf("the vanished writer's Allocate succeeded after the server ended its session")
+	}
+	t.Logf("the vanished writer's error: %v", err)
+	if want := "nothing was written: re-run"; !strings.Contains(err.Error(), want) {
+		t.Errorf("the vanished writer's error lacks %q: %v", want, err)
+	}
+	if a, err := other.FindAllocation(ctx, "frozen"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the vanished writer's allocation = %+v, %v; want none", a, err)
 	}
 }

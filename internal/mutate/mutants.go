@@ -270,16 +270,23 @@ var Mutants = []Mutant{
 	{
 		Name: "postgres-lock-wait-unbounded", Breaks: "a write waits for a stuck ledger lock at most LockWait, and says so",
 		File:    "internal/database/postgres.go",
-		Search:  "\t_, err := tx.Exec(ctx, setLockTimeout(lockBound(start)))\n",
+		Search:  "\t_, err := tx.Exec(ctx, setLocalTimeouts(lockBound(start)))\n",
 		Replace: "\t_, err := tx.Exec(ctx, \"SET LOCAL lock_timeout = 0\")\n",
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestAllocateGivesUpOnAStuckWriterAndSaysSo"}}},
 	},
 	{
 		Name: "postgres-read-lock-wait-unbounded", Breaks: "a plan's reads and a destroy's delete wait for a stuck session's lock at most LockWait",
 		File:    "internal/database/postgres.go",
-		Search:  "pgx.TxOptions{BeginQuery: \"BEGIN; \" + setLockTimeout(bound)}",
+		Search:  "pgx.TxOptions{BeginQuery: \"BEGIN; \" + setLocalTimeouts(bound)}",
 		Replace: "pgx.TxOptions{}",
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestPostgresReadsAndDeletesGiveUpOnAStuckSessionsLockAfterLockWait"}}},
+	},
+	{
+		Name: "postgres-stuck-holder-kept", Breaks: "the server frees the ledger's lock from a transaction left idle (a runner that vanished mid-transaction)",
+		File:    "internal/database/postgres.go",
+		Search:  "bound.Milliseconds(), PostgresIdleTimeout().Milliseconds())",
+		Replace: "bound.Milliseconds(), 0)",
+		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestPostgresAVanishedWritersLockIsFreedAfterTheIdleTimeout"}}},
 	},
 	{
 		Name: "postgres-queued-allocations-wait-each", Breaks: "allocations queued behind a stuck writer share one LockWait",

@@ -23,30 +23,18 @@ const (
 	stateLedger = "ledger"
 )
 
-// ledgerCheck says what an operation needs from the ledger it reaches.
-type ledgerCheck int
-
-const (
-	// mustExist: the runtime must be in this ledger (refresh: a missing ledger cannot hold it).
-	mustExist ledgerCheck = iota
-	// mayBeMissing: a missing ledger holds nothing of a runtime that recorded no ledger (a cleanup).
-	mayBeMissing
-)
-
 // checkLedger compares the ledger the runtime was allocated in, as recorded in r.State, with the one
 // the provisioner reaches now. It reads only, so a missing ledger stays missing. A runtime recorded
 // before ledgers had identities (no ledger_id) is taken to be in the current ledger, which it then
 // records (see DESIGN.md, "Ledger and cluster identity"). It returns the current identity; exists is
-// false for a missing ledger that check allows, or when r records nothing at all (an import).
-func (p *Provisioner) checkLedger(ctx context.Context, r *provisioner.Resource, check ledgerCheck) (cur database.Identity, exists bool, err error) {
+// false for a missing ledger when r records no allocation at all (recordsAllocation).
+func (p *Provisioner) checkLedger(ctx context.Context, r *provisioner.Resource) (cur database.Identity, exists bool, err error) {
 	recorded, _ := r.State[stateLedgerID].(string)
 	recordedAt, _ := r.State[stateLedger].(string)
 	cur, err = p.db.Identity(ctx)
 	switch {
 	case errors.Is(err, database.ErrNoLedger):
-		// Nothing recorded at all is an import or a create's cleanup: nothing can be in a ledger
-		// that does not exist. A state from before identities was allocated in a ledger that did.
-		if recorded == "" && (check == mayBeMissing || len(r.State) == 0) {
+		if !recordsAllocation(r) {
 			return cur, false, nil
 		}
 		return cur, false, &LedgerMismatchError{ResourceID: r.ID, Recorded: recorded, RecordedLocation: recordedAt, Current: cur, Missing: true}
@@ -56,6 +44,19 @@ func (p *Provisioner) checkLedger(ctx context.Context, r *provisioner.Resource, 
 		return cur, true, &LedgerMismatchError{ResourceID: r.ID, Recorded: recorded, RecordedLocation: recordedAt, Current: cur}
 	}
 	return cur, true, nil
+}
+
+// recordsAllocation reports whether r is a runtime that a completed create allocated: its state, or
+// its host (which Terraform keeps in the resource's attributes), says so. Only a runtime that records
+// nothing, an import or the undo of a failed create (whose Provision returned nothing), can have
+// nothing in a ledger that does not exist. A state from before ledgers had identities has no
+// ledger_id, and its private state may be empty (the Terraform layer keeps no observed keys), but it
+// was allocated in a ledger that existed: before, its destroy read a missing ledger as "nothing to
+// free" (the runtime left state, its slots stayed booked in the real ledger) and its update
+// allocated in a new ledger.
+func recordsAllocation(r *provisioner.Resource) bool {
+	host, _ := r.Config["host"].(string)
+	return len(r.State) > 0 || host != ""
 }
 
 // LedgerMismatchError says that a runtime was allocated in another ledger than the one the provider

@@ -208,3 +208,53 @@ func provisionedIn(t *testing.T, dsn string) (*Provisioner, *provisioner.Resourc
 	}
 	return p.(*Provisioner), r, id
 }
+
+// A runtime from before ledgers had identities (no ledger_id in its state) was allocated in a ledger
+// that existed: on a runner whose ledger is missing, its update and destroy are refused as its
+// refresh is, whether its private state still holds keys or holds nothing (the Terraform layer keeps
+// no observed keys) and only its host says it was allocated. Before, a destroy with -refresh=false
+// read the missing ledger as "nothing to free" (its slots stayed booked in the real ledger), and an
+// update allocated it in a new ledger. The undo of a failed create (nothing recorded) still succeeds.
+func TestARuntimeWithoutARecordedLedgerNeedsItsLedgerToUpdateOrDestroy(t *testing.T) {
+	ctx := context.Background()
+	p, db, _ := newPool(t, twoHosts)
+	r, err := provision(t, p, "rt-1", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	preIdentity := &provisioner.Resource{ID: r.ID, Type: r.Type, State: maps.Clone(r.State), Config: r.Config}
+	delete(preIdentity.State, stateLedgerID)
+	delete(preIdentity.State, stateLedger)
+	hostOnly := &provisioner.Resource{ID: r.ID, Type: r.Type, State: provisioner.WithoutObservations(preIdentity.State), Config: r.Config}
+
+	missingPath := filepath.Join(t.TempDir(), "new-runner", "ledger.db")
+	ro, err := database.OpenReadOnly(ctx, "sqlite://"+missingPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp, _ := New([]byte(twoHosts), ro, nil)
+	missing := mp.(*Provisioner)
+	for name, rt := range map[string]*provisioner.Resource{"state without ledger_id": preIdentity, "host alone": hostOnly} {
+		t.Run(name, func(t *testing.T) {
+			_, errCheck := missing.CheckResource(ctx, rt, runtimeOpts(1))
+			_, errUpdate := missing.Provision(ctx, rt, runtimeOpts(2))
+			errDelete := missing.Deprovision(ctx, rt)
+			for op, err := range map[string]error{"CheckResource": errCheck, "Provision": errUpdate, "Deprovision": errDelete} {
+				var me *LedgerMismatchError
+				if !errors.As(err, &me) || !me.Missing || errors.Is(err, provisioner.ErrResourceNotFound) {
+					t.Errorf("%s on a missing ledger: %v; want a LedgerMismatchError saying the ledger is missing", op, err)
+				}
+			}
+		})
+	}
+	// The undo of a failed create: the failed Provision returned nothing, so nothing is recorded.
+	if err := missing.Deprovision(ctx, &provisioner.Resource{ID: "rt-2", Type: provisioner.ResourceTypeRuntime}); err != nil {
+		t.Errorf("Deprovision of a failed create's runtime on a missing ledger: %v; want nil", err)
+	}
+	if _, err := os.Stat(filepath.Dir(missingPath)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the missing ledger's directory was created: %v", err)
+	}
+	if got, err := db.FindAllocation(ctx, "rt-1"); err != nil || got.Slots != 1 {
+		t.Errorf("allocation in the runtime's own ledger = %+v, %v; want it kept, 1 slot", got, err)
+	}
+}

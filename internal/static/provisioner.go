@@ -102,12 +102,16 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 		return nil, false, fmt.Errorf("runtime args: %w", err)
 	}
 	log := p.logger.With(zap.String("resource_id", r.ID), zap.Int("slots", args.Slots))
-	if _, recorded := r.State[stateLedgerID]; recorded {
-		// An update: the runtime must be in the ledger it was allocated in, or an allocation in
-		// another one would be made for it.
-		if _, _, err := p.checkLedger(ctx, r, mustExist); err != nil {
+	update := recordsAllocation(r)
+	var ledgerAt string
+	if update {
+		// The runtime must be in the ledger it was allocated in, or an allocation in another one
+		// (a new one, created by this write) would be made for it.
+		cur, _, err := p.checkLedger(ctx, r)
+		if err != nil {
 			return nil, false, err
 		}
+		ledgerAt = cur.Location
 	}
 
 	name := nameOf(opts)
@@ -131,6 +135,11 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 				return nil, err
 			}
 			next = *placed
+		} else if update {
+			// Placing it anew would move it to whichever host choose picks (a static runtime never
+			// moves: its host is in the state and the plan), and Terraform would fail the apply with
+			// an inconsistent result for host. Its re-creation is for a plan to show.
+			return nil, &AllocationGoneError{ResourceID: r.ID, Ledger: ledgerAt}
 		} else {
 			host, why, err := choose(p.spec, used, args.Slots)
 			if err != nil {
@@ -157,7 +166,16 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 	if err != nil {
 		return nil, claimed, fmt.Errorf("runtime %s was allocated, but the identity of the ledger cannot be read: %w", r.ID, err)
 	}
-	return p.resource(r, alloc, args, ledger), claimed, nil
+	res := p.resource(r, alloc, args, ledger)
+	if recordedAudience, _ := r.Config["audience"].(string); update && recordedAudience != "" && res.Config["host"] == r.Config["host"] {
+		// An update returns the audience its plan has (Terraform's plan keeps the state's: the
+		// audience is computed): an audience_url changed in the spec since the state was refreshed
+		// (an apply with -refresh=false, or a saved plan) is the next refresh's to report (CheckResource
+		// reads the spec), as drift of the state. Returning it here failed the apply with
+		// "Provider produced inconsistent result after apply" for audience.
+		res.Config["audience"] = recordedAudience
+	}
+	return res, claimed, nil
 }
 
 // adoptable reports, as an *provisioner.IDConflictError, an existing allocation at a resource's ID that
@@ -233,12 +251,14 @@ func (p *Provisioner) resize(log *zap.Logger, current *database.Allocation, used
 
 // Deprovision frees the runtime's slots. A runtime without an allocation is already gone: success.
 // A runtime allocated in another ledger than the provider's is an error (freeing nothing here would
-// leak its slots there); a ledger that does not exist is not created to find nothing in it.
+// leak its slots there), and so is a ledger that does not exist, unless the runtime records no
+// allocation at all (recordsAllocation: an import, or the undo of a failed create): that ledger is
+// not created to find nothing in it.
 func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) error {
 	if err := checkRuntime(r); err != nil {
 		return err
 	}
-	if _, exists, err := p.checkLedger(ctx, r, mayBeMissing); err != nil || !exists {
+	if _, exists, err := p.checkLedger(ctx, r); err != nil || !exists {
 		return err
 	}
 	// Look before deleting: reads never wait for the write lock, so undoing a create that allocated
@@ -340,7 +360,7 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 	if err := checkRuntime(r); err != nil {
 		return nil, err
 	}
-	ledger, exists, err := p.checkLedger(ctx, r, mustExist)
+	ledger, exists, err := p.checkLedger(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -425,6 +445,25 @@ func (p *Provisioner) resource(r *provisioner.Resource, alloc *database.Allocati
 	}
 	return &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeRuntime, State: state, Config: cfg.AsMap()}
 }
+
+// AllocationGoneError says that an update's runtime has no allocation in its ledger any more: it was
+// freed (destroyed through another state or configuration, or deleted by hand) after the state was
+// last refreshed, and the update was applied from a plan that did not see it (a saved plan, or
+// -refresh=false). It wraps provisioner.ErrResourceNotFound. Nothing was written.
+type AllocationGoneError struct {
+	ResourceID string
+	Ledger     string // the ledger's location, redacted
+}
+
+func (e *AllocationGoneError) Error() string {
+	return fmt.Sprintf("runtime %s is no longer in the ledger %s: its allocation was freed after the plan was made "+
+		"(the plan did not refresh it: a saved plan, or -refresh=false). Nothing was changed, and it is not placed anew, "+
+		"which could move it to another host. Run `terraform plan` or `terraform apply` without -refresh=false: "+
+		"the refresh finds it gone and plans its re-creation", e.ResourceID, e.Ledger)
+}
+
+// Unwrap returns provisioner.ErrResourceNotFound.
+func (e *AllocationGoneError) Unwrap() error { return provisioner.ErrResourceNotFound }
 
 // HostRemovedError says that a runtime's allocation is on a host that is no longer in the pool's spec:
 // it cannot be resized there. (CheckResource reports such a runtime with a warning, not as gone: it

@@ -331,3 +331,66 @@ func TestOverrideDiskGBIsTheReportedStorage(t *testing.T) {
 		t.Fatalf("allocation %+v, %v: want 1 slot", a, err)
 	}
 }
+
+// An update whose allocation was freed after the plan (a saved plan, or -refresh=false) fails before
+// it writes anything and says how to get the re-creation planned; it does not place the runtime anew.
+// Before, it went through choose as a create and could move the runtime to another host, and
+// Terraform failed the apply with an inconsistent result for host. Also for a state from before
+// ledgers had identities, which only its host marks as an update.
+func TestAnUpdateWhoseAllocationWasFreedFailsAndPlacesNothing(t *testing.T) {
+	ctx := context.Background()
+	p, db, _ := newPool(t, twoHosts)
+	r, err := provision(t, p, "rt-1", 1) // on a: the least used share, then spec order
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := provision(t, p, "rt-2", 1); err != nil { // on b; a is now the less used share
+		t.Fatal(err)
+	}
+	preIdentity := &provisioner.Resource{ID: r.ID, Type: r.Type, State: provisioner.WithoutObservations(r.State), Config: r.Config}
+	delete(preIdentity.State, stateLedgerID)
+	delete(preIdentity.State, stateLedger)
+	for name, rt := range map[string]*provisioner.Resource{"recorded ledger": r, "host alone": preIdentity} {
+		t.Run(name, func(t *testing.T) {
+			if err := p.Deprovision(ctx, r); err != nil { // freed since the plan
+				t.Fatal(err)
+			}
+			got, err := p.Provision(ctx, rt, runtimeOpts(2))
+			var gone *AllocationGoneError
+			if !errors.As(err, &gone) || !errors.Is(err, provisioner.ErrResourceNotFound) {
+				t.Fatalf("update of a freed runtime = %+v, %v; want an AllocationGoneError", got, err)
+			}
+			for _, w := range []string{"rt-1", "no longer in the ledger", "-refresh=false", "terraform plan", "re-creation"} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q: %v", w, err)
+				}
+			}
+			if a, err := db.FindAllocation(ctx, "rt-1"); !errors.Is(err, database.ErrNotFound) {
+				t.Errorf("the failed update allocated %+v, %v; want nothing", a, err)
+			}
+		})
+	}
+}
+
+// An update returns the audience its plan has (the state's): an audience_url edited in the spec since
+// the last refresh is reported by the next refresh, not by an update applied with -refresh=false,
+// which Terraform failed as an inconsistent result for audience.
+func TestAnUpdateKeepsTheAudienceOfItsState(t *testing.T) {
+	ctx := context.Background()
+	p, db, _ := newPool(t, `{"runtimes": [{"host": "http://a", "slots": 4, "audience_url": "https://old"}]}`)
+	r, err := provision(t, p, "rt-1", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited, err := New([]byte(`{"runtimes": [{"host": "http://a", "slots": 4, "audience_url": "https://new"}]}`), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := edited.Provision(ctx, r, runtimeOpts(2))
+	if err != nil || got.Config["audience"] != "https://old" || got.State[stateSlots] != 2 {
+		t.Fatalf("update after the spec's audience_url changed = %+v, %v; want the state's audience https://old, 2 slots", got, err)
+	}
+	if got, err := edited.CheckResource(ctx, got, runtimeOpts(2)); err != nil || got.Config["audience"] != "https://new" {
+		t.Fatalf("refresh after the spec's audience_url changed = %+v, %v; want https://new", got, err)
+	}
+}
