@@ -352,6 +352,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/provisioner", Tests: []string{"TestClickhouseConfigDSNWithoutPassword"}}},
 	},
 	{
+		Name: "named-create-plans-the-slots-volume", Breaks: "a named create leaves storage_bytes to the apply (it may adopt a larger volume)",
+		File:    "internal/resources/runtime_resource.go",
+		Search:  "\t\tif creating && !plan.Name.IsNull() {\n",
+		Replace: "\t\tif false {\n",
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_aNamedRuntimeAdoptedWithALargerVolumeKeepsIt"}}},
+	},
+	{
 		Name: "dsn-password-unescaped", Breaks: "dsn_with_password escapes the password for the DSN's user info",
 		File:    "internal/provisioner/resources.go",
 		Search:  `authority = user + url.UserPassword("", password).String() + authority[at:]`,

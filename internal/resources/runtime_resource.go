@@ -154,7 +154,13 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		// (Kubernetes never shrinks one): below the size in state, the plan keeps that size while the
 		// slots and the override stay, and leaves it to the apply when either changes.
 		plan.StorageBytes = types.Int64Value(storage)
-		if stateName != nil && !replace && !stateStorage.IsNull() && !stateStorage.IsUnknown() && stateStorage.ValueInt64() > storage {
+		if creating && !plan.Name.IsNull() {
+			// A named runtime's create adopts what is at its ID (a killed create's leftover, a runtime
+			// `terraform state rm` forgot), volume and all: its size is the apply's to report. Planned
+			// as the slots' size, a larger kept volume failed the apply as an inconsistent result and
+			// tainted the runtime, whose next apply then destroyed it and its volume.
+			plan.StorageBytes = types.Int64Unknown()
+		} else if stateName != nil && !replace && !stateStorage.IsNull() && !stateStorage.IsUnknown() && stateStorage.ValueInt64() > storage {
 			plan.StorageBytes = types.Int64Unknown()
 			if stateSlots.Equal(plan.Slots) && stateDiskGB.Equal(plan.DiskGB) {
 				plan.StorageBytes = stateStorage

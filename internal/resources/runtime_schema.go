@@ -184,7 +184,8 @@ func runtimeSchemaV0(ctx context.Context) schema.Schema {
 			"storage_bytes": schema.Int64Attribute{
 				Computed: true,
 				MarkdownDescription: fmt.Sprintf("Storage granted, in bytes (%d GiB per slot). ", provisioner.StorageBytesPerSlot>>30) + "A Kubernetes volume never shrinks: after a " +
-					"resize down it keeps its larger size, and this shows the size it really has.",
+					"resize down it keeps its larger size, and this shows the size it really has; so does the create of a named " +
+					"runtime, which adopts what is at its name (its plan leaves this to the apply).",
 			},
 			"drift": schema.ListAttribute{
 				Computed:    true,
