@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"go.uber.org/zap"
@@ -251,6 +252,18 @@ func sizeText(b int64) string {
 		}
 	}
 	return fmt.Sprintf("%d bytes", b)
+}
+
+// quantityText gives a quantity as written and, when it is a whole number of bytes, its bytes
+// ("100Gi (107374182400 bytes)").
+func quantityText(q resource.Quantity) string {
+	if b, ok := q.AsInt64(); ok {
+		if s := q.String(); s != strconv.FormatInt(b, 10) {
+			return fmt.Sprintf("%s (%d bytes)", s, b)
+		}
+		return sizeText(b)
+	}
+	return q.String()
 }
 
 // renderedStorage reads spec.resources.requests.storage of a rendered claim.

@@ -147,6 +147,16 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 	ns := p.namespaceOf(prev)
 	log := p.logger.With(zap.String("resource_id", r.ID), zap.String("namespace", ns), zap.String("provision_id", pid))
 	creating := len(r.State) == 0
+	// Rendered (and checked as CheckProvision checks it) before the cluster is contacted: what the
+	// templates refuse with this runtime's data, or render wrong for it, fails before any read or write.
+	data := p.runtimeData(pid, ns, args, opts)
+	objs, renderWarnings, err := p.renderRuntime(data)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, w := range renderWarnings {
+		log.Warn("this runtime's data rendered a template with a warning: " + w)
+	}
 
 	c, err := p.clients.get(ctx)
 	if err != nil {
@@ -167,14 +177,6 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 		if live, err = p.checkAdoptable(ctx, c, ns, r.ID, pid, opts.Name); err != nil {
 			return nil, false, err
 		}
-	}
-	data := p.runtimeData(pid, ns, args, opts)
-	objs, renderWarnings, err := p.templates.render(data)
-	if err != nil {
-		return nil, false, err
-	}
-	for _, w := range renderWarnings {
-		log.Warn("this runtime's data rendered a template with a warning: " + w)
 	}
 	created := creating && opts.Name == ""
 	claimed := false // the claim below created the first object
@@ -266,8 +268,42 @@ func (p *Provisioner) CheckProvision(r *provisioner.Resource, opts *provisioner.
 			return nil, err
 		}
 	}
-	_, warnings, err := p.templates.render(p.runtimeData(pid, p.namespaceOf(parseState(r.State)), args, opts))
+	_, warnings, err := p.renderRuntime(p.runtimeData(pid, p.namespaceOf(parseState(r.State)), args, opts))
 	return warnings, err
+}
+
+// renderRuntime renders the templates with a runtime's own data and checks what only that data can
+// tell: Provision applies what it returns, and CheckProvision (the plan's check) calls it too, so
+// whatever it refuses fails the plan as it would fail the apply before its first write. The sample
+// render (loadTemplates) does not make these checks: its data is no runtime's.
+//
+// The claim must request exactly the runtime's storage (data.StorageBytes: 40 GiB per slot, or
+// override_disk_gb), since the runtime's storage_bytes is the size of the claim applied, which
+// rill_runtime's plan computes the same way; a claim of another size (a fixed "100Gi",
+// {{ mul .StorageBytes 2 }}) makes every create, and every update that changes the size, fail in
+// Terraform with an inconsistent result. A live claim larger than the rendered one is kept at
+// apply (keepLargerVolume): that is the live size, not the rendered one, and the plan allows for it.
+func (p *Provisioner) renderRuntime(data *TemplateData) ([]*renderedObject, []string, error) {
+	objs, warnings, err := p.templates.render(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, ro := range objs {
+		if ro.slot.field != "pvc" {
+			continue
+		}
+		q, err := renderedStorage(ro.obj)
+		if err != nil { // checkRendered refused this already
+			return nil, nil, fmt.Errorf("%s: %w", ro.source, err)
+		}
+		if q.CmpInt64(data.StorageBytes) != 0 {
+			return nil, nil, fmt.Errorf("%s: the PersistentVolumeClaim requests %s of storage (spec.resources.requests.storage), "+
+				"but this runtime's size is %s (40Gi per slot, or override_disk_gb): the runtime's storage_bytes is its claim's size, "+
+				"so Terraform would refuse the apply's result; size the claim with \"{{ .StorageBytes }}\" (override_disk_gb sets the size)",
+				ro.source, quantityText(q), sizeText(data.StorageBytes))
+		}
+	}
+	return objs, warnings, nil
 }
 
 // runtimeData is the template data of the runtime pid in namespace ns: what Provision renders, and

@@ -206,8 +206,9 @@ type templateSet struct {
 
 // renderedObject is one object ready to apply.
 type renderedObject struct {
-	slot templateSlot
-	obj  *unstructured.Unstructured
+	slot   templateSlot
+	source string // the template's file, as errors name it (manifestTemplate.source)
+	obj    *unstructured.Unstructured
 }
 
 // loadTemplates reads, parses and test-renders the five templates. Errors are FieldErrors on
@@ -505,7 +506,7 @@ func (s *templateSet) render(data *TemplateData) ([]*renderedObject, []string, e
 			}
 		}
 		stampMetadata(obj, mt.slot, data, s.checksum)
-		out = append(out, &renderedObject{slot: mt.slot, obj: obj})
+		out = append(out, &renderedObject{slot: mt.slot, source: mt.source, obj: obj})
 	}
 	return out, unshown, nil
 }
@@ -618,7 +619,8 @@ func (mt *manifestTemplate) withoutLine(warning string) string {
 }
 
 // checkRendered checks a rendered object against its slot: its kind, and what the provisioner reads
-// from it (a PVC's storage, a Deployment's containers).
+// from it (a PVC's storage, a Deployment's containers). That the storage is the runtime's size is
+// checked with a runtime's own data only (Provisioner.renderRuntime), never the sample's.
 func (mt *manifestTemplate) checkRendered(obj *unstructured.Unstructured) error {
 	if mt.slot.kind.Kind != "" && obj.GroupVersionKind().GroupKind() != mt.slot.kind {
 		return fmt.Errorf("%s: must render a %s, got %s", mt.source, kindString(mt.slot.kind), kindString(obj.GroupVersionKind().GroupKind()))
