@@ -359,6 +359,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_aNamedRuntimeAdoptedWithALargerVolumeKeepsIt"}}},
 	},
 	{
+		Name: "unconfigured-provider-plans-an-update", Breaks: "a new provisioner_name is a replacement while the provider is unconfigured",
+		File:    "internal/resources/runtime_resource.go",
+		Search:  "\tif r.client.Unknown {\n\t\treplaceOnAnotherProvisioner(ctx, req, resp)\n",
+		Replace: "\tif r.client.Unknown {\n",
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_aNewProvisionerIsAReplacementWhileTheProviderIsUnconfigured"}}},
+	},
+	{
 		Name: "dsn-password-unescaped", Breaks: "dsn_with_password escapes the password for the DSN's user info",
 		File:    "internal/provisioner/resources.go",
 		Search:  `authority = user + url.UserPassword("", password).String() + authority[at:]`,

@@ -58,7 +58,11 @@ func (r *ClickHouseResource) ModifyPlan(ctx context.Context, req resource.Modify
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("dsn"), types.StringNull())...)
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("write_dsn"), types.StringNull())...)
 	}
-	if r.client == nil || r.client.Unknown {
+	if r.client == nil {
+		return
+	}
+	if r.client.Unknown {
+		replaceOnAnotherProvisioner(ctx, req, resp)
 		return
 	}
 	var state *clickhouseModel

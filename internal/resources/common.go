@@ -80,6 +80,26 @@ func planProvisioner(client *Client, rt provisioner.ResourceType, configured typ
 	return resolved, false
 }
 
+// replaceOnAnotherProvisioner is ModifyPlan's only work while the provider's configuration is not
+// known (ledger_dsn, rill_version or default_provisioner from another resource's attribute: the
+// client is Unknown and resolves nothing): a resource in state whose configured provisioner_name is
+// unknown, or known and not the one in state, is replaced, as the apply's plan (with the provider
+// configured) will say. Planned as an update, Terraform failed the apply ("Provider produced
+// inconsistent final plan"). A null name is the default provisioner's, which may not be known yet:
+// the apply's plan settles it.
+func replaceOnAnotherProvisioner(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
+		return
+	}
+	var configured, inState types.String
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("provisioner_name"), &configured)...)
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("provisioner_name"), &inState)...)
+	if unknownProvisioner(configured, true, resp) || configured.IsNull() || configured.Equal(inState) {
+		return
+	}
+	resp.RequiresReplace = append(resp.RequiresReplace, path.Root("provisioner_name"))
+}
+
 // unknownProvisioner reports whether the configured provisioner_name is unknown at plan time (another
 // resource's attribute), when ModifyPlan can resolve nothing. A resource in state is then replaced, as
 // the framework's RequiresReplace does for an unknown value: planned as an update, the apply found

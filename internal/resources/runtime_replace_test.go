@@ -1,7 +1,9 @@
 package resources_test
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
@@ -36,5 +38,49 @@ resource "rill_runtime" "orders" {
 		t.Errorf("the plan of a tainted runtime warns of an adoption of its own runtime:\n%s", acctest.Tail(out))
 	}
 	w.Must("apply", "-auto-approve")
+	w.CheckStateEqualsLedger(ledger, 1)
+}
+
+// A runtime moved to another provisioner while the provider's configuration is not known at plan
+// (ledger_dsn from another resource's attribute, changed in the same run; a plan with
+// -refresh=false, as the refresh of an unconfigured provider fails) is planned for
+// replacement, as the apply's plan (with the provider configured) has it, and replaced: Terraform
+// refuses an apply whose plan changes from an update to a replacement. Before, ModifyPlan did
+// nothing with an unconfigured provider, the plan said "update in-place", and the apply failed with
+// "Provider produced inconsistent final plan".
+func TestAccRuntime_aNewProvisionerIsAReplacementWhileTheProviderIsUnconfigured(t *testing.T) {
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
+	set := `{"a": {"type": "static", "spec": {"runtimes": [{"host": "http://unconfigured-a.test:9091", "slots": 2}]}},` +
+		` "b": {"type": "static", "spec": {"runtimes": [{"host": "http://unconfigured-b.test:9091", "slots": 2}]}}}`
+	w := acctest.NewWorkspace(t)
+	config := func(round int, pool string) string {
+		// The ledger's DSN goes through terraform_data, whose output is unknown at plan whenever its
+		// input changes: the provider is configured only in the apply.
+		return acctest.CLIHeader(`replace(terraform_data.ledger.output, "/#.*$/", "")`, set) + fmt.Sprintf(`
+resource "terraform_data" "ledger" {
+  input = "%s#%d"
+}
+resource "rill_runtime" "orders" {
+  provisioner_name = %q
+  slots            = 1
+}
+`, ledger, round, pool)
+	}
+	w.Write("main.tf", config(1, "a"))
+	w.Must("apply", "-auto-approve")
+	t.Cleanup(func() { w.Must("destroy", "-auto-approve") })
+	first := w.RuntimeAttributeInState("host")["rill_runtime.orders"]
+
+	// Without -refresh=false the refresh stops first ("Provider not configured"): only a plan that
+	// does not refresh reaches ModifyPlan with an unconfigured provider.
+	w.Write("main.tf", config(2, "b"))
+	if plan := w.Must("plan", "-refresh=false"); !strings.Contains(plan, "rill_runtime.orders must be replaced") {
+		t.Errorf("the plan of a new provisioner_name with an unconfigured provider:\n%s", acctest.Tail(plan))
+	}
+	w.Must("apply", "-auto-approve", "-refresh=false")
+	if got := w.RuntimeAttributeInState("host")["rill_runtime.orders"]; got != "http://unconfigured-b.test:9091" || first != "http://unconfigured-a.test:9091" {
+		t.Errorf("the runtime is on %v, then %v: want pool a's host, then pool b's", first, got)
+	}
 	w.CheckStateEqualsLedger(ledger, 1)
 }

@@ -67,8 +67,12 @@ func (r *RuntimeResource) ValidateConfig(ctx context.Context, req resource.Valid
 // It runs for every resource of every plan: it reads the plan once, only the attributes it needs from
 // config and state, and writes the plan back once.
 func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || r.client == nil || r.client.Unknown {
+	if req.Plan.Raw.IsNull() || r.client == nil {
 		return // destroy, or provider not configured yet
+	}
+	if r.client.Unknown {
+		replaceOnAnotherProvisioner(ctx, req, resp)
+		return
 	}
 	var plan runtimeModel
 	var configName types.String
