@@ -629,8 +629,8 @@ var Mutants = []Mutant{
 	{
 		Name: "runtime-create-not-checked-at-plan", Breaks: "the plan of a new Kubernetes runtime whose kubeconfig does not load warns, naming <name>.spec.kubeconfig_path",
 		File:    "internal/resources/runtime_resource.go",
-		Search:  "err == nil &&\n\t\t\tcheckCreateAtPlan(",
-		Replace: "err == nil && (true ||\n\t\t\tcheckCreateAtPlan(",
+		Search:  "\t\tif checkCreateAtPlan(ctx, &r.client.capacity, p, resolved, provisioner.ResourceTypeRuntime,",
+		Replace: "\t\tif (true || checkCreateAtPlan(ctx, &r.client.capacity, p, resolved, provisioner.ResourceTypeRuntime,",
 		More:    []Edit{{Search: "runtimeKind, &resp.Diagnostics) &&", Replace: "runtimeKind, &resp.Diagnostics)) &&"}},
 		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestPlanOfAKubernetesRuntimeWhoseKubeconfigDoesNotLoadWarns"}}},
 	},
@@ -1080,7 +1080,7 @@ var Mutants = []Mutant{
 	{
 		Name: "provision-not-checked-at-plan", Breaks: "a runtime whose own data a template refuses fails its plan",
 		File:    "internal/resources/runtime_resource.go",
-		Search:  "\t\tr.checkProvisionAtPlan(ctx, resolved, &plan, creating, req, resp)\n",
+		Search:  "\t\tr.checkProvisionAtPlan(ctx, resolved, p, &plan, creating, req, resp)\n",
 		Replace: "\t\t_ = req\n",
 		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestThePlanChecksTheProvisionOfTheRuntimesOwnData"}}},
 	},

@@ -78,14 +78,12 @@ func (r *ClickHouseResource) ModifyPlan(ctx context.Context, req resource.Modify
 		n := state.Provisioner.ValueString()
 		stateName = &n
 	}
-	resolved, replace := planProvisioner(r.client, provisioner.ResourceTypeClickHouse, config.Provisioner, stateName, resp)
-	if resolved != "" {
+	resolved, p, replace := planProvisioner(r.client, provisioner.ResourceTypeClickHouse, config.Provisioner, stateName, resp)
+	if p != nil {
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("provisioner_name"), resolved)...)
 		if state == nil || replace {
 			// A create: a server that cannot take one fails the plan, not the apply.
-			if _, p, err := r.client.Resolve(resolved, provisioner.ResourceTypeClickHouse); err == nil {
-				checkCreateAtPlan(ctx, &r.client.capacity, p, resolved, provisioner.ResourceTypeClickHouse, clickhouseKind, &resp.Diagnostics)
-			}
+			checkCreateAtPlan(ctx, &r.client.capacity, p, resolved, provisioner.ResourceTypeClickHouse, clickhouseKind, &resp.Diagnostics)
 		}
 	}
 	if state != nil && !replace {

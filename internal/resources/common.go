@@ -61,23 +61,24 @@ func configured(client *Client, diags *diag.Diagnostics) bool {
 }
 
 // planProvisioner resolves a resource's provisioner_name at plan time: the configured name, else the
-// one in state, else the provider's default. A bad name fails the plan on the attribute; a change of
-// provisioner forces replacement (reported as replace). The caller puts the name into the plan.
-func planProvisioner(client *Client, rt provisioner.ResourceType, configured types.String, stateName *string, resp *resource.ModifyPlanResponse) (resolved string, replace bool) {
+// one in state, else the provider's default. A bad name fails the plan on the attribute (p is then
+// nil); a change of provisioner forces replacement (reported as replace). The caller puts the name
+// into the plan, and hands p to the plan's other checks, which would otherwise resolve it again.
+func planProvisioner(client *Client, rt provisioner.ResourceType, configured types.String, stateName *string, resp *resource.ModifyPlanResponse) (resolved string, p provisioner.Provisioner, replace bool) {
 	name := configured.ValueString()
 	if configured.IsNull() && stateName != nil {
 		name = *stateName
 	}
-	resolved, _, err := client.Resolve(name, rt)
+	resolved, p, err := client.Resolve(name, rt)
 	if err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("provisioner_name"), "Invalid provisioner", invalidProvisioner(client, name, configured.IsNull() && stateName != nil, err))
-		return "", false
+		return "", nil, false
 	}
 	if stateName != nil && *stateName != resolved {
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("provisioner_name"))
-		return resolved, true
+		return resolved, p, true
 	}
-	return resolved, false
+	return resolved, p, false
 }
 
 // replaceOnAnotherProvisioner is ModifyPlan's only work while the provider's configuration is not

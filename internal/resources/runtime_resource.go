@@ -96,20 +96,18 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if resp.Diagnostics.HasError() || unknownProvisioner(configName, stateName != nil, resp) {
 		return
 	}
-	resolved, replace := planProvisioner(r.client, provisioner.ResourceTypeRuntime, configName, stateName, resp)
+	resolved, p, replace := planProvisioner(r.client, provisioner.ResourceTypeRuntime, configName, stateName, resp)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	if stateName != nil && !replace {
 		// A plan with -refresh=false has had no Read to refuse a runtime whose entry changed type; its
 		// apply would hand the old type's state to the new one (Provision, Deprovision).
-		if _, p, err := r.client.Resolve(resolved, provisioner.ResourceTypeRuntime); err == nil {
-			var id types.String
-			resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("id"), &id)...)
-			if err := checkProvisionerType(ctx, req.Private, provisioner.ResourceTypeRuntime, id.ValueString(), resolved, p); err != nil {
-				addProvisionerTypeChanged(&resp.Diagnostics, err)
-				return
-			}
+		var id types.String
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("id"), &id)...)
+		if err := checkProvisionerType(ctx, req.Private, provisioner.ResourceTypeRuntime, id.ValueString(), resolved, p); err != nil {
+			addProvisionerTypeChanged(&resp.Diagnostics, err)
+			return
 		}
 	}
 	plan.Provisioner = types.StringValue(resolved)
@@ -126,8 +124,7 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		// A kubeconfig that does not load, or a cluster that does not answer, warns once here (a static
 		// pool has no such check: its capacity check reads the ledger); the checks after it would meet
 		// the same failure.
-		if _, p, err := r.client.Resolve(resolved, provisioner.ResourceTypeRuntime); err == nil &&
-			checkCreateAtPlan(ctx, &r.client.capacity, p, resolved, provisioner.ResourceTypeRuntime, runtimeKind, &resp.Diagnostics) &&
+		if checkCreateAtPlan(ctx, &r.client.capacity, p, resolved, provisioner.ResourceTypeRuntime, runtimeKind, &resp.Diagnostics) &&
 			!plan.Slots.IsUnknown() && !plan.Slots.IsNull() {
 			// A named runtime that is allocated already is adopted: it needs no room. A runtime renamed
 			// on its provisioner frees its own slots first (unless create_before_destroy), so the pool's
@@ -140,9 +137,7 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		}
 	}
 	if stateName != nil && !replace && !renamed && !plan.Slots.IsUnknown() && !plan.Slots.IsNull() && slotsOf(plan.Slots) > slotsOf(stateSlots) {
-		if _, p, err := r.client.Resolve(resolved, provisioner.ResourceTypeRuntime); err == nil {
-			warnIfNoRoomToGrow(ctx, &r.client.capacity, p, resolved, stateHost.ValueString(), slotsOf(stateSlots), slotsOf(plan.Slots), &resp.Diagnostics)
-		}
+		warnIfNoRoomToGrow(ctx, &r.client.capacity, p, resolved, stateHost.ValueString(), slotsOf(stateSlots), slotsOf(plan.Slots), &resp.Diagnostics)
 	}
 
 	// Whatever drift the last refresh found, the apply repairs: plan it away (a change only when there
@@ -173,7 +168,7 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	}
 	resp.Diagnostics.Append(runtimeCodec.set(ctx, &resp.Plan.Raw, &plan)...)
 	if !resp.Diagnostics.HasError() {
-		r.checkProvisionAtPlan(ctx, resolved, &plan, creating, req, resp)
+		r.checkProvisionAtPlan(ctx, resolved, p, &plan, creating, req, resp)
 	}
 }
 
@@ -183,9 +178,8 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 // error fails the plan, as it would fail the apply before its first write; the warnings it would
 // report are the plan's. Like the other plan-time checks it is off once the command has applied a
 // change (an apply walk, whose plans the plan walk checked).
-func (r *RuntimeResource) checkProvisionAtPlan(ctx context.Context, name string, plan *runtimeModel, creating bool, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	_, p, err := r.client.Resolve(name, provisioner.ResourceTypeRuntime)
-	if err != nil || r.client.capacity.inApply.Load() {
+func (r *RuntimeResource) checkProvisionAtPlan(ctx context.Context, name string, p provisioner.Provisioner, plan *runtimeModel, creating bool, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if r.client.capacity.inApply.Load() {
 		return
 	}
 	pc, ok := p.(provisioner.ProvisionChecker)
