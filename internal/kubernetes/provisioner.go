@@ -23,6 +23,11 @@ const Type = "kubernetes"
 
 func init() {
 	provisioner.Register(Type, New)
+	// Every state a Provision or CheckResource returns, and what a failed Provision returns (placed),
+	// records where the runtime is: another type's provisioner refuses a state that holds one of these
+	// (provisioner.CheckStateOwner). StateCluster, always written beside StateClusterID, is left out:
+	// clickhouse-static's states have a "cluster" of their own.
+	provisioner.RegisterStateKeys(Type, StateNamespace, StateProvisionID, StateClusterID)
 }
 
 // Provisioner provisions Rill runtimes in a Kubernetes cluster.
@@ -141,6 +146,10 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 	}
 	pid, err := provisionIDFor(r.ID)
 	if err != nil {
+		return nil, false, err
+	}
+	// An update hands over the state it keeps, which must be one a kubernetes provisioner wrote.
+	if err := provisioner.CheckStateOwner(Type, r); err != nil {
 		return nil, false, err
 	}
 	prev := parseState(r.State)
@@ -268,6 +277,11 @@ func (p *Provisioner) CheckProvision(r *provisioner.Resource, opts *provisioner.
 			return nil, err
 		}
 	}
+	// The plan of an update (-refresh=false has had no refresh to refuse another type's state) fails
+	// as its apply's Provision would.
+	if err := provisioner.CheckStateOwner(Type, r); err != nil {
+		return nil, err
+	}
 	_, warnings, err := p.renderRuntime(p.runtimeData(pid, p.namespaceOf(parseState(r.State)), args, opts))
 	return warnings, err
 }
@@ -342,10 +356,18 @@ func (p *Provisioner) namespaceOf(st runtimeState) string {
 	return p.spec.Namespace
 }
 
-// resolve returns the provision ID, namespace and names of an existing resource.
+// resolve returns the provision ID, namespace and names of an existing resource (for CheckResource,
+// Deprovision, AwaitReady and ResourceExists). A state that another type's provisioner wrote is a
+// *provisioner.ForeignStateError, before any request: read as a kubernetes state it has no namespace
+// and no cluster_id, as a state from before identities, so it was taken to be in the spec's namespace
+// of the current cluster, where nothing of the runtime is, and a static runtime was reported gone
+// (planned anew, its slots left booked in the ledger) and its destroy deleted nothing and succeeded.
 func (p *Provisioner) resolve(r *provisioner.Resource) (runtimeState, string, Names, error) {
 	if r == nil {
 		return runtimeState{}, "", Names{}, errors.New("no resource given")
+	}
+	if err := provisioner.CheckStateOwner(Type, r); err != nil {
+		return runtimeState{}, "", Names{}, err
 	}
 	st := parseState(r.State)
 	pid, err := provisionIDFor(r.ID)

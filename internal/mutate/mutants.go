@@ -553,6 +553,13 @@ var Mutants = []Mutant{
 			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_anotherPostgresLedgerIsRefused"}},
 		},
 	},
+	{
+		Name: "static-reads-another-types-state", Breaks: "a static pool refuses a runtime state that another type's provisioner wrote (an entry whose type changed), never \"gone\"",
+		File:    "internal/static/provisioner.go",
+		Search:  "\treturn provisioner.CheckStateOwner(Type, r)\n",
+		Replace: "\treturn nil\n",
+		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestAStateWrittenByAKubernetesProvisionerIsRefusedNeverGone"}}},
+	},
 
 	// The contract's sizes and set.
 	{
@@ -577,6 +584,16 @@ var Mutants = []Mutant{
 		Search:  "if errors.Is(err, provisioner.ErrResourceNotFound) {",
 		Replace: "if errors.Is(err, provisioner.ErrResourceNotFound) || err != nil {",
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_anotherOrUnreachableClusterIsAnErrorNeverGone"}}},
+	},
+	{
+		Name: "foreign-state-reported-as-a-failed-read", Breaks: "a provisioner's refusal of another type's state (a state older than provisioner_type) is reported as the entry's type change",
+		File:    "internal/resources/common.go",
+		Search:  "\tif !errors.As(err, &fe) {\n",
+		Replace: "\tif !errors.As(err, &fe) || true {\n",
+		Checks: []Check{
+			{Package: "./internal/resources", Tests: []string{"TestAProvisionersRefusalOfAnotherTypesStateIsReportedAsATypeChange"}},
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_aStateWithoutItsTypeIsRefusedByAnotherTypesProvisioner"}},
+		},
 	},
 	{
 		Name: "drift-never-reported", Breaks: "drift found by refresh is planned as an update",
@@ -885,6 +902,13 @@ var Mutants = []Mutant{
 		Search:  "\treturn string(out), nil\n",
 		Replace: "\treturn \"\", nil\n",
 		Checks:  []Check{{Package: "./internal/clickhouse", Tests: []string{"TestPasswordsAreLongRandomAndAlphanumeric"}}},
+	},
+	{
+		Name: "kubernetes-reads-another-types-state", Breaks: "the kubernetes provisioner refuses a runtime state that another type's provisioner wrote (an entry whose type changed) before any request, never \"gone\"",
+		File:    "internal/kubernetes/provisioner.go",
+		Search:  "\tif err := provisioner.CheckStateOwner(Type, r); err != nil {\n\t\treturn runtimeState{}, \"\", Names{}, err\n",
+		Replace: "\tif err := provisioner.CheckStateOwner(Type, r); false {\n\t\treturn runtimeState{}, \"\", Names{}, err\n",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestAStateWrittenByAStaticProvisionerIsRefusedBeforeAnyRequest"}}},
 	},
 
 	// Secrets never reach logs, diagnostics or state.

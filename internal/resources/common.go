@@ -136,6 +136,24 @@ func addProvisionerTypeChanged(diags *diag.Diagnostics, err error) {
 	diags.AddAttributeError(path.Root("provisioner_name"), "Provisioner type changed", err.Error()+".")
 }
 
+// addForeignState reports a *provisioner.ForeignStateError, a provisioner's refusal of a state that
+// another type's provisioner wrote, as addProvisionerTypeChanged reports checkProvisionerType's
+// error, and says whether err was one. It is what the entry's type edited in place looks like for a
+// resource whose private state is older than provisionerTypeKey (the check before the call had no
+// type to compare): the provisioner tells by its own keys, and the user gets the same diagnostic,
+// with what gave the other type away. name is the set entry's name.
+func addForeignState(diags *diag.Diagnostics, name string, err error) bool {
+	var fe *provisioner.ForeignStateError
+	if !errors.As(err, &fe) {
+		return false
+	}
+	mismatch := &ProvisionerTypeMismatchError{ResourceType: fe.ResourceType, ResourceID: fe.ResourceID, Provisioner: name,
+		Recorded: fe.Writer, Current: fe.Reader}
+	diags.AddAttributeError(path.Root("provisioner_name"), "Provisioner type changed",
+		fmt.Sprintf("This %s's state was written by a %s provisioner (it records %s). %v.", fe.ResourceType, fe.Writer, fe.Key, mismatch))
+	return true
+}
+
 // call is what a CRUD method needs to call a provisioner: a context bounded by the operation's timeout
 // and carrying the log fields, the resolved provisioner, and the resource's stored provisioner state.
 type call struct {
@@ -304,6 +322,9 @@ func readFound(ctx context.Context, c *call, kind resourceKind, id string, err e
 		return false
 	}
 	if err != nil {
+		if addForeignState(&resp.Diagnostics, c.name, err) {
+			return false
+		}
 		summary := "Reading the " + kind.noun + " failed"
 		if errors.Is(err, provisioner.ErrIdentityMismatch) {
 			summary = kind.title + " was provisioned in another ledger or cluster"

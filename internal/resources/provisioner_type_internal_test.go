@@ -3,6 +3,7 @@ package resources
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -106,5 +107,35 @@ func TestAResourceWhoseProvisionerChangedTypeIsRefusedBeforeAnyCall(t *testing.T
 			continue
 		}
 		c.end()
+	}
+}
+
+// A provisioner's refusal of a state that another type wrote (a state older than provisionerTypeKey,
+// which checkProvisionerType cannot judge) is reported as the recorded type change is, on
+// provisioner_name, with the key that gave the other type away; any other error is left to the
+// caller. Before, it was the caller's generic failure ("Reading the runtime failed").
+func TestAProvisionersRefusalOfAnotherTypesStateIsReportedAsATypeChange(t *testing.T) {
+	const id = "6f9619ff-8b86-d011-b42d-00cf4fc964ff"
+	var diags diag.Diagnostics
+	if addForeignState(&diags, "pool", errors.New("unreachable")) || addForeignState(&diags, "pool", nil) || len(diags) != 0 {
+		t.Fatalf("another error, or none, was reported: %v", diags)
+	}
+	refused := provisioner.CheckStateOwner("kubernetes", &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime,
+		State: map[string]any{"ledger_id": "L"}})
+	if refused == nil {
+		t.Fatal("no type registered ledger_id (the static provisioner is linked into these tests: capacity_plan_internal_test.go)")
+	}
+	if !addForeignState(&diags, "pool", fmt.Errorf("wrapped: %w", refused)) || len(diags) != 1 {
+		t.Fatalf("the refusal was not reported once: %v", diags)
+	}
+	d, ok := diags[0].(diag.DiagnosticWithPath)
+	if !ok || !d.Path().Equal(path.Root("provisioner_name")) || d.Summary() != "Provisioner type changed" {
+		t.Fatalf("got %v, want \"Provisioner type changed\" on provisioner_name", diags[0])
+	}
+	for _, want := range []string{"This runtime's state was written by a static provisioner (it records ledger_id)", id, `"pool"`,
+		`type "static"`, `type "kubernetes"`, "terraform state rm"} {
+		if !strings.Contains(d.Detail(), want) {
+			t.Errorf("the detail lacks %q: %s", want, d.Detail())
+		}
 	}
 }

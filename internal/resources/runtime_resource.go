@@ -205,6 +205,9 @@ func (r *RuntimeResource) checkProvisionAtPlan(ctx context.Context, name string,
 		what = fmt.Sprintf("the new runtime named %q", plan.Name.ValueString())
 	}
 	warnings, err := pc.CheckProvision(pr, opts)
+	if addForeignState(&resp.Diagnostics, name, err) {
+		return
+	}
 	if err != nil {
 		tflog.Warn(ctx, "the runtime's plan-time provision check failed", map[string]any{"provisioner": name, "error": err.Error()})
 		resp.Diagnostics.AddError("Runtime cannot be provisioned with these arguments",
@@ -401,6 +404,9 @@ func (r *RuntimeResource) Update(ctx context.Context, req resource.UpdateRequest
 
 	res, err := c.p.Provision(c.ctx, r.resource(&state, c.privState), opts)
 	r.client.capacity.forget(c.name) // a resize may have freed slots
+	if addForeignState(&resp.Diagnostics, c.name, err) {
+		return
+	}
 	if err != nil {
 		// A Provision that fails after it changed something returns where it did (see
 		// provisioner.Provisioner.Provision); one that returns nothing changed nothing.
@@ -479,6 +485,9 @@ func (r *RuntimeResource) Delete(ctx context.Context, req resource.DeleteRequest
 	tflog.Info(c.ctx, "deprovisioning runtime")
 	err := c.p.Deprovision(c.ctx, r.resource(&state, c.privState))
 	r.client.capacity.forget(c.name) // slots freed: the next plan-time check must see them
+	if addForeignState(&resp.Diagnostics, c.name, err) {
+		return
+	}
 	if err != nil {
 		resp.Diagnostics.AddError("Deprovisioning the runtime failed", fmt.Sprintf("Provisioner %q, runtime %s: %v", c.name, state.ID.ValueString(), err))
 	}

@@ -21,6 +21,9 @@ const Type = "static"
 
 func init() {
 	provisioner.Register(Type, New)
+	// The ledger's identity is in every state a static runtime has had since ledgers had identities:
+	// another type's provisioner refuses a state that holds it (provisioner.CheckStateOwner).
+	provisioner.RegisterStateKeys(Type, stateLedgerID, stateLedger)
 }
 
 // State keys of a static runtime: the contract's observed keys, and the disk override it reports as
@@ -94,7 +97,7 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 // backends), so "there was none" is decided by the same step that claims the ID: of two calls for
 // one ID at the same instant, in any processes sharing the ledger, exactly one sees none.
 func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisioner.Resource, opts *provisioner.ResourceOptions) (*provisioner.Resource, bool, error) {
-	if err := checkRuntime(r); err != nil {
+	if err := checkOwnRuntime(r); err != nil {
 		return nil, false, err
 	}
 	args, err := provisioner.NewRuntimeArgs(argsOf(opts))
@@ -255,7 +258,7 @@ func (p *Provisioner) resize(log *zap.Logger, current *database.Allocation, used
 // allocation at all (recordsAllocation: an import, or the undo of a failed create): that ledger is
 // not created to find nothing in it.
 func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) error {
-	if err := checkRuntime(r); err != nil {
+	if err := checkOwnRuntime(r); err != nil {
 		return err
 	}
 	if _, exists, err := p.checkLedger(ctx, r); err != nil || !exists {
@@ -357,7 +360,7 @@ func (p *Provisioner) Capacity(ctx context.Context) ([]provisioner.HostCapacity,
 // and still holds its slots: it is reported with a warning, so that it stays in state and destroy (or
 // a replacement) frees it; reading it as gone would leave its allocation in the ledger forever.
 func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource, opts *provisioner.ResourceOptions) (*provisioner.Resource, error) {
-	if err := checkRuntime(r); err != nil {
+	if err := checkOwnRuntime(r); err != nil {
 		return nil, err
 	}
 	ledger, exists, err := p.checkLedger(ctx, r)
@@ -485,6 +488,20 @@ func checkRuntime(r *provisioner.Resource) error {
 		return fmt.Errorf("the static provisioner provisions runtimes only, not %q", r.Type)
 	}
 	return nil
+}
+
+// checkOwnRuntime is checkRuntime for a call that reads r's State (CheckResource, an update's
+// Provision, Deprovision): a state that another type's provisioner wrote is a
+// *provisioner.ForeignStateError. Read as a static one, it holds no ledger_id, which a static state
+// from before ledgers had identities lacks too: it was taken to be in the current ledger, where the
+// runtime has no row, and a Kubernetes runtime was reported gone (planned anew, its objects left to
+// nobody), or its destroy "freed" nothing and succeeded. An empty state (an import, a create, the
+// adoption of a named runtime) passes.
+func checkOwnRuntime(r *provisioner.Resource) error {
+	if err := checkRuntime(r); err != nil {
+		return err
+	}
+	return provisioner.CheckStateOwner(Type, r)
 }
 
 func argsOf(opts *provisioner.ResourceOptions) map[string]any {
