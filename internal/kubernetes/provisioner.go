@@ -59,6 +59,7 @@ type Provisioner struct {
 var (
 	_ provisioner.Provisioner      = (*Provisioner)(nil)
 	_ provisioner.ProvisionChecker = (*Provisioner)(nil)
+	_ provisioner.ConfigPlanner    = (*Provisioner)(nil)
 	_ provisioner.Named            = (*Provisioner)(nil)
 	_ provisioner.SpecWarner       = (*Provisioner)(nil)
 	_ provisioner.CreationReporter = (*Provisioner)(nil)
@@ -284,6 +285,29 @@ func (p *Provisioner) CheckProvision(r *provisioner.Resource, opts *provisioner.
 	}
 	_, warnings, err := p.renderRuntime(p.runtimeData(pid, p.namespaceOf(parseState(r.State)), args, opts))
 	return warnings, err
+}
+
+// PlannedConfig implements provisioner.ConfigPlanner: a runtime's host and audience are its URL under
+// the spec's host pattern (RuntimeURL of its provision ID), whatever its state and arguments, as
+// Provision and CheckResource report them. The pattern may have changed since the state was
+// refreshed (a plan with -refresh=false): the plan then shows the new URL, which the update's
+// Provision renders the Ingresses for. The sizes are left out: a volume larger than the slots ask for
+// is kept (keepLargerVolume), which only the cluster can tell.
+func (p *Provisioner) PlannedConfig(r *provisioner.Resource) (map[string]any, error) {
+	if r == nil || r.Type != provisioner.ResourceTypeRuntime {
+		return nil, fmt.Errorf("the kubernetes provisioner only provisions runtimes")
+	}
+	pid, err := provisionIDFor(r.ID)
+	if err != nil {
+		return nil, err
+	}
+	// Another type's state is no runtime of this provisioner, whose URL it cannot promise (its
+	// Provision and CheckProvision refuse it).
+	if err := provisioner.CheckStateOwner(Type, r); err != nil {
+		return nil, err
+	}
+	u := p.spec.RuntimeURL(pid)
+	return map[string]any{"host": u, "audience": u}, nil
 }
 
 // renderRuntime renders the templates with a runtime's own data and checks what only that data can

@@ -359,6 +359,16 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_aNamedRuntimeAdoptedWithALargerVolumeKeepsIt"}}},
 	},
 	{
+		Name: "update-plans-the-states-host", Breaks: "an update of a kubernetes runtime plans the host and audience under the spec's host pattern as it is now",
+		File:    "internal/resources/runtime_resource.go",
+		Search:  "\tif !creating {\n\t\tr.planProvisionedConfig(",
+		Replace: "\tif false {\n\t\tr.planProvisionedConfig(",
+		Checks: []Check{
+			{Package: "./internal/resources", Tests: []string{"TestThePlanOfAnUpdateSaysTheHostTheProvisionerGivesIt"}},
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_anUpdateAfterTheHostPatternChangedPlansTheNewHost"}},
+		},
+	},
+	{
 		Name: "unconfigured-provider-plans-an-update", Breaks: "a new provisioner_name is a replacement while the provider is unconfigured",
 		File:    "internal/resources/runtime_resource.go",
 		Search:  "\tif r.client.Unknown {\n\t\treplaceOnAnotherProvisioner(ctx, req, resp)\n",

@@ -60,6 +60,13 @@ func TestPlanOfANamedRuntimeAllocatedAlreadySaysTheApplyAdoptsIt(t *testing.T) {
 // configuration is plan too, and returns its diagnostics.
 func planRuntime(t *testing.T, r *RuntimeResource, state *runtimeModel, plan runtimeModel) diag.Diagnostics {
 	t.Helper()
+	_, d := modifyRuntimePlan(t, r, state, plan)
+	return d
+}
+
+// modifyRuntimePlan is planRuntime, and also returns the plan ModifyPlan made.
+func modifyRuntimePlan(t *testing.T, r *RuntimeResource, state *runtimeModel, plan runtimeModel) (runtimeModel, diag.Diagnostics) {
+	t.Helper()
 	ctx := context.Background()
 	s := runtimeSchemaV0(ctx)
 	var planRaw tftypes.Value
@@ -76,7 +83,11 @@ func planRuntime(t *testing.T, r *RuntimeResource, state *runtimeModel, plan run
 		State: tfsdk.State{Schema: s, Raw: stateRaw}}
 	resp := &resource.ModifyPlanResponse{Plan: req.Plan}
 	r.ModifyPlan(ctx, req, resp)
-	return resp.Diagnostics
+	var planned runtimeModel
+	if !resp.Diagnostics.HasError() {
+		resp.Diagnostics.Append(runtimeCodec.get(ctx, resp.Plan.Raw, &planned)...)
+	}
+	return planned, resp.Diagnostics
 }
 
 // unanswering is a provisioner whose existence checks cannot be answered: each waits for the

@@ -81,11 +81,12 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	var stateName *string
 	var stateSlots types.Number
 	var stateStorage, stateDiskGB types.Int64
-	var stateHost, stateRuntimeName types.String
+	var stateHost, stateAudience, stateRuntimeName types.String
 	if !req.State.Raw.IsNull() {
 		var name types.String
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("provisioner_name"), &name)...)
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("host"), &stateHost)...)
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("audience"), &stateAudience)...)
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("name"), &stateRuntimeName)...)
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("slots"), &stateSlots)...)
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("override_disk_gb"), &stateDiskGB)...)
@@ -166,10 +167,48 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 			}
 		}
 	}
+	if !creating {
+		r.planProvisionedConfig(ctx, resolved, p, &plan, stateHost, stateAudience, req.Private)
+	}
 	resp.Diagnostics.Append(runtimeCodec.set(ctx, &resp.Plan.Raw, &plan)...)
 	if !resp.Diagnostics.HasError() {
 		r.checkProvisionAtPlan(ctx, resolved, p, &plan, creating, req, resp)
 	}
+}
+
+// planProvisionedConfig plans the host and audience that the Provision of an update reports, when the
+// runtime's provisioner is a provisioner.ConfigPlanner (kubernetes: the runtime's URL under the spec's
+// host pattern, which may have changed since the state was refreshed: a plan with -refresh=false).
+// Planned as the state's (UseStateForUnknown), such an update failed in Terraform ("Provider produced
+// inconsistent result after apply" for host and audience) and tainted the runtime, whose next apply
+// replaced it. A new pattern alone is then a planned change too, which the update applies (the
+// Ingresses for the new host). An entry the provisioner cannot promise is left to the apply; a
+// provisioner that is no ConfigPlanner keeps them on an update (the static pool), as the plan does.
+// It reads nothing outside the process, so it runs in the apply's plans too, which must plan the same.
+func (r *RuntimeResource) planProvisionedConfig(ctx context.Context, name string, p provisioner.Provisioner, plan *runtimeModel, host, audience types.String, private privateState) {
+	cp, ok := p.(provisioner.ConfigPlanner)
+	if !ok {
+		return
+	}
+	state, diags := loadProvisionerState(ctx, private)
+	if diags.HasError() {
+		return // Read reported it
+	}
+	pr := &provisioner.Resource{ID: plan.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: state}
+	if !host.IsNull() && !host.IsUnknown() { // as resource() gives it to Provision
+		pr.Config = (&provisioner.RuntimeConfig{Host: host.ValueString(), Audience: audience.ValueString()}).AsMap()
+	}
+	planned, err := cp.PlannedConfig(pr)
+	if err != nil {
+		tflog.Warn(ctx, "the provisioner could not plan the runtime's host and audience; they are left to the apply", map[string]any{"provisioner": name, "error": err.Error()})
+	}
+	plannedString := func(key string) types.String {
+		if v, ok := planned[key].(string); ok && err == nil {
+			return types.StringValue(v)
+		}
+		return types.StringUnknown()
+	}
+	plan.Host, plan.Audience = plannedString("host"), plannedString("audience")
 }
 
 // checkProvisionAtPlan asks a provisioner.ProvisionChecker whether the Provision that this plan leads

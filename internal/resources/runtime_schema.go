@@ -164,9 +164,11 @@ func runtimeSchemaV0(ctx context.Context) schema.Schema {
 					"is not the provider's, keeps running). Defaults to `false`.",
 			},
 			"host": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "URL clients reach the runtime at.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+				Computed: true,
+				MarkdownDescription: "URL clients reach the runtime at. On Kubernetes it is the spec's `host` with the runtime's provision ID for `*`: " +
+					"after the spec's `host` changes, the next plan (also with `-refresh=false`) shows the new URL, and `audience` with it, as an " +
+					"in-place update that serves it.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 			"audience": schema.StringAttribute{
 				Computed:            true,
