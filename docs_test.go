@@ -30,17 +30,7 @@ const troubleshootingGuide = "docs-templates/guides/troubleshooting.md.tmpl"
 // every string the field is given in a composite literal under internal/ -- each variant needs its
 // own heading. What is left (fmt.Sprintf verbs, other expressions) matches any text.
 func TestTroubleshootingGuideCoversEveryDiagnostic(t *testing.T) {
-	guide, err := os.ReadFile(troubleshootingGuide)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var headings []string
-	for _, line := range strings.Split(string(guide), "\n") {
-		if h, ok := strings.CutPrefix(line, "### "); ok {
-			headings = append(headings, html.UnescapeString(strings.TrimSpace(h)))
-		}
-	}
-
+	headings := troubleshootingHeadings(t)
 	summaries := diagnosticSummaries(t)
 	if len(summaries) < 10 {
 		t.Fatalf("found only %d diagnostic summaries under internal/: the scan is broken", len(summaries))
@@ -63,6 +53,59 @@ func TestTroubleshootingGuideCoversEveryDiagnostic(t *testing.T) {
 				s.pos, s.pattern, troubleshootingGuide)
 		}
 	}
+}
+
+// The troubleshooting guide's headings that are no diagnostic's summary, and why each is there.
+var troubleshootingHeadingsNotSummaries = map[string]string{
+	"Undoing what it may have made failed too":             "words in the details of the Provisioning ... failed errors",
+	"Unsupported state file format":                        "Terraform's own error after a kill",
+	"A plan after a kill wants to create everything again": "Terraform reading a state a kill left empty",
+}
+
+// The other direction: every heading of the troubleshooting guide is the summary of a diagnostic the
+// provider reports (or one of the few listed above), so a summary that is reworded or removed takes
+// its heading along instead of leaving readers to look up an error that no longer exists.
+func TestTroubleshootingGuideHeadsOnlyDiagnostics(t *testing.T) {
+	summaries := diagnosticSummaries(t)
+	seen := map[string]bool{}
+	for _, h := range troubleshootingHeadings(t) {
+		if _, ok := troubleshootingHeadingsNotSummaries[h]; ok {
+			seen[h] = true
+			continue
+		}
+		found := false
+		for _, s := range summaries {
+			if s.pattern != ".+" && regexp.MustCompile("^"+s.pattern+"$").MatchString(h) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("%s: heading %q is the summary of no diagnostic under internal/: rename it to the summary the provider reports now, or remove it",
+				troubleshootingGuide, h)
+		}
+	}
+	for h := range troubleshootingHeadingsNotSummaries {
+		if !seen[h] {
+			t.Errorf("%s has no heading %q any more: drop it from troubleshootingHeadingsNotSummaries", troubleshootingGuide, h)
+		}
+	}
+}
+
+// troubleshootingHeadings returns the "### " headings of the troubleshooting guide, unescaped.
+func troubleshootingHeadings(t *testing.T) []string {
+	t.Helper()
+	guide, err := os.ReadFile(troubleshootingGuide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var headings []string
+	for _, line := range strings.Split(string(guide), "\n") {
+		if h, ok := strings.CutPrefix(line, "### "); ok {
+			headings = append(headings, html.UnescapeString(strings.TrimSpace(h)))
+		}
+	}
+	return headings
 }
 
 type diagnosticSummary struct {
