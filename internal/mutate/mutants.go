@@ -1235,4 +1235,18 @@ var Mutants = []Mutant{
 		Replace: "return nil, err",
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationARefreshThatCannotListThePodsStillReportsTheVolumeBeingDeleted"}}},
 	},
+	{
+		Name: "no-location-advises-host-and-credentials", Breaks: "a plan whose default ledger has no location on this machine says what to set, not to check the ledger's host and credentials",
+		File:    "internal/resources/capacity_plan.go",
+		Search:  "\t\tif errors.Is(err, provisioner.ErrFromEnvironment) {\n\t\t\t// No ledger to reach",
+		Replace: "\t\tif false && errors.Is(err, provisioner.ErrFromEnvironment) {\n\t\t\t// No ledger to reach",
+		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestPlanCapacityCheckOfALedgerWithNoLocationSaysWhatToSet"}}},
+	},
+	{
+		Name: "no-location-not-the-environments", Breaks: "the default ledger's missing location is the machine's error (provisioner.ErrFromEnvironment)",
+		File:    "internal/provider/ledger.go",
+		Search:  "\t\t\t\treturn \"\", provisioner.FromEnvironment(fmt.Errorf(",
+		Replace: "\t\t\t\treturn \"\", func(err error) error { _ = provisioner.FromEnvironment; return err }(fmt.Errorf(",
+		Checks:  []Check{{Package: "./internal/provider", Tests: []string{"TestTheDefaultLedgerIsLocatedOnlyWhenAPoolUsesIt"}}},
+	},
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/envnames"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/waits"
 )
 
@@ -54,8 +55,10 @@ func newLazyLedger(dsn string, logger *zap.Logger) *lazyLedger {
 		l.dsn = sync.OnceValues(func() (string, error) {
 			d, err := defaultLedgerDSN()
 			if err != nil {
-				return "", fmt.Errorf("ledger_dsn is not set (nor %s), and the default SQLite ledger has no location: %w; "+
-					"set ledger_dsn, or HOME or %s to a writable directory", envnames.LedgerDSN, err, database.DefaultSQLitePathEnv)
+				// The machine's, not the configuration's (provisioner.ErrFromEnvironment): the plan's
+				// warning then says what to set rather than to check the ledger's host and credentials.
+				return "", provisioner.FromEnvironment(fmt.Errorf("ledger_dsn is not set (nor %s), and the default SQLite ledger has no location: %w; "+
+					"set ledger_dsn, or HOME or %s to a writable directory", envnames.LedgerDSN, err, database.DefaultSQLitePathEnv))
 			}
 			return d, nil
 		})

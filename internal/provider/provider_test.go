@@ -462,6 +462,10 @@ func TestTheDefaultLedgerIsLocatedOnlyWhenAPoolUsesIt(t *testing.T) {
 		!strings.Contains(err.Error(), noHome) || strings.Contains(err.Error(), "provisioner_set_json") {
 		t.Fatalf("the pool's read: %v; want an error that names ledger_dsn and %s and says why there is no default", err, envnames.LedgerDSN)
 	}
+	// The machine's, not the configuration's: the plan's capacity warning says to set what it names.
+	if !errors.Is(err, provisioner.ErrFromEnvironment) {
+		t.Errorf("the pool's read: %v is not marked provisioner.ErrFromEnvironment", err)
+	}
 }
 
 // `terraform validate` reports a set's errors when one entry is in error (ValidateConfig builds the

@@ -155,10 +155,16 @@ func warnIfNoRoom(ctx context.Context, reads *capacityReads, p provisioner.Provi
 	hosts, err := reads.get(ctx, name, cr)
 	if err != nil {
 		tflog.Warn(ctx, "plan-time capacity check skipped: the ledger could not be read", map[string]any{"provisioner": name, "error": err.Error()})
+		advice := "Check ledger_dsn (or RILL_LEDGER_DSN): host, port, credentials."
+		if errors.Is(err, provisioner.ErrFromEnvironment) {
+			// No ledger to reach (the default SQLite ledger has no location on this machine): the
+			// error says what to set, and a host, port or credentials have nothing to do with it.
+			advice = "Set what the error names where the apply runs."
+		}
 		diags.AddAttributeWarning(path.Root("slots"), "Pool capacity not checked before the create",
 			fmt.Sprintf("Provisioner %q could not read its ledger%s to check that a host has %d free slot(s): %v\n\nThe plan "+
 				"goes on (the ledger may be reachable by the time of the apply); if it still cannot be read then, the apply fails "+
-				"with its own error and creates nothing. Check ledger_dsn (or RILL_LEDGER_DSN): host, port, credentials.", name, withinTimeout(ctx, err), slots, err))
+				"with its own error and creates nothing. %s", name, withinTimeout(ctx, err), slots, err, advice))
 		return
 	}
 	var free []string

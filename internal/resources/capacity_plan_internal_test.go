@@ -353,3 +353,29 @@ func TestPlanCapacityCheckEndedByTheLedgersOwnTimeoutDoesNotBlameThePlanChecks(t
 		}
 	}
 }
+
+// A ledger that has no location on this machine (no ledger_dsn, and no home for the default SQLite
+// ledger: an error of the environment's, provisioner.ErrFromEnvironment) warns with what to set,
+// which its error says, not with advice to check the ledger's host, port and credentials, which a
+// ledger that could not be located has none of. An unreachable ledger keeps that advice.
+func TestPlanCapacityCheckOfALedgerWithNoLocationSaysWhatToSet(t *testing.T) {
+	noLocation := provisioner.FromEnvironment(errors.New("ledger_dsn is not set (nor RILL_LEDGER_DSN), and the default SQLite ledger has no location: " +
+		"no home; set ledger_dsn, or HOME or XDG_DATA_HOME to a writable directory"))
+	unreachable := errors.New("postgres ledger postgres://rill@127.0.0.1:5/ledger: connect: connection refused")
+	for _, c := range []struct {
+		err           error
+		want, notWant string
+	}{
+		{noLocation, "Set what the error names where the apply runs.", "host, port, credentials"},
+		{unreachable, "Check ledger_dsn (or RILL_LEDGER_DSN): host, port, credentials.", "Set what the error names"},
+	} {
+		var diags diag.Diagnostics
+		warnIfNoRoom(context.Background(), &capacityReads{}, refusingPool{Provisioner: onePool(t), err: c.err}, "pool", 1, &diags)
+		if len(diags) != 1 || diags[0].Summary() != "Pool capacity not checked before the create" {
+			t.Fatalf("want one warning, got %v", diags)
+		}
+		if d := diags[0].Detail(); !strings.Contains(d, c.want) || strings.Contains(d, c.notWant) || !strings.Contains(d, c.err.Error()) {
+			t.Errorf("%v: want the ledger's error and %q (not %q), got: %s", c.err, c.want, c.notWant, d)
+		}
+	}
+}
