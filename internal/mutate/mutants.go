@@ -369,6 +369,23 @@ var Mutants = []Mutant{
 		},
 	},
 	{
+		Name: "unconfigured-update-keeps-the-states-host", Breaks: "an update planned while the provider is unconfigured leaves a kubernetes runtime's host and audience to the apply",
+		File:    "internal/resources/runtime_resource.go",
+		Search:  "\t\tleaveProvisionedConfigToTheApply(ctx, r.client, req, resp)\n",
+		Replace: "",
+		Checks: []Check{
+			{Package: "./internal/resources", Tests: []string{"TestAnUpdatePlannedWhileTheProviderIsUnconfiguredLeavesTheHostToTheApply"}},
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_aNewHostPatternWhileTheProviderIsUnconfiguredIsLeftToTheApply"}},
+		},
+	},
+	{
+		Name: "unconfigured-client-names-no-config-planners", Breaks: "the unknown client of a known set names its ConfigPlanners, so a static pool's update keeps its host",
+		File:    "internal/provider/provider.go",
+		Search:  "\t\tunknown.ConfigPlanners = planners\n",
+		Replace: "\t\tunknown.ConfigPlanners, _ = nil, planners\n",
+		Checks:  []Check{{Package: "./internal/provider", Tests: []string{"TestConfigureNamesTheConfigPlannersOfAKnownSetWhileTheLedgerIsUnknown"}}},
+	},
+	{
 		Name: "unconfigured-provider-plans-an-update", Breaks: "a new provisioner_name is a replacement while the provider is unconfigured",
 		File:    "internal/resources/runtime_resource.go",
 		Search:  "\tif r.client.Unknown {\n\t\treplaceOnAnotherProvisioner(ctx, req, resp)\n",
@@ -1016,8 +1033,8 @@ var Mutants = []Mutant{
 	{
 		Name: "unknown-ledger-skips-the-set-check", Breaks: "a known set is checked at plan while ledger_dsn, rill_version or default_provisioner is unknown",
 		File:    "internal/provider/provider.go",
-		Search:  "\tif later {\n\t\tnames, warnings, err = checkSet(setJSON)\n",
-		Replace: "\tif later {\n\t\tresp.ResourceData, resp.DataSourceData = unknown, unknown\n\t\treturn\n\t}\n\tif later {\n\t\tnames, warnings, err = checkSet(setJSON)\n",
+		Search:  "\tif later {\n\t\tnames, planners, warnings, err = checkSet(setJSON)\n",
+		Replace: "\tif later {\n\t\tresp.ResourceData, resp.DataSourceData = unknown, unknown\n\t\treturn\n\t}\n\tif later {\n\t\tnames, planners, warnings, err = checkSet(setJSON)\n",
 		Checks:  []Check{{Package: "./internal/provider", Tests: []string{"TestConfigureChecksAKnownSetWhileAnotherAttributeIsUnknown"}}},
 	},
 	{

@@ -175,7 +175,7 @@ func addSetError(diags *diag.Diagnostics, err error, from string) {
 // reads from the environment (dsn_env's variable, a template file: provisioner.ErrFromEnvironment),
 // which it may run without: those errors are dropped here, and Configure reports them.
 func setErrorsOfAPlanThatStops(setJSON string, parseErr error) ([]provisioner.SetWarning, error) {
-	_, warnings, err := checkSet(setJSON)
+	_, _, warnings, err := checkSet(setJSON)
 	var kept []error
 	for _, e := range provisioner.SplitErrors(err) {
 		if !errors.Is(e, provisioner.ErrFromEnvironment) {
@@ -189,16 +189,21 @@ func setErrorsOfAPlanThatStops(setJSON string, parseErr error) ([]provisioner.Se
 }
 
 // checkSet builds setJSON on a ledger that is never opened, and closes what it built, for the names of
-// the set's provisioners, its warnings and its errors: what a plan can know of a set without the
-// ledger it will use. The initializers touch nothing (no network, no ledger).
-func checkSet(setJSON string) (names []string, warnings []provisioner.SetWarning, err error) {
+// the set's provisioners, those of them that are provisioner.ConfigPlanners (planners, for
+// resources.Client.ConfigPlanners), its warnings and its errors: what a plan can know of a set without
+// the ledger it will use. The initializers touch nothing (no network, no ledger).
+func checkSet(setJSON string) (names []string, planners map[string]bool, warnings []provisioner.SetWarning, err error) {
 	ledger := newLazyLedger("", zap.NewNop())
 	defer func() { _ = ledger.Close() }()
 	set, warnings, err := provisioner.NewSetWithWarnings(setJSON, ledger, zap.NewNop())
-	for _, p := range set {
+	planners = map[string]bool{}
+	for name, p := range set {
+		if _, ok := p.(provisioner.ConfigPlanner); ok {
+			planners[name] = true
+		}
 		_ = p.Close()
 	}
-	return slices.Sorted(maps.Keys(set)), warnings, err
+	return slices.Sorted(maps.Keys(set)), planners, warnings, err
 }
 
 // Configure builds the provisioner set (once per provider process for a given configuration) and hands
@@ -245,11 +250,12 @@ func (p *RillProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 	var (
 		built    *builtSet
 		names    []string
+		planners map[string]bool
 		warnings []provisioner.SetWarning
 		err      error
 	)
 	if later {
-		names, warnings, err = checkSet(setJSON)
+		names, planners, warnings, err = checkSet(setJSON)
 	} else if built, warnings, err = sets.get(ctx, setJSON, ledgerDSN); err == nil {
 		names = slices.Sorted(maps.Keys(built.set))
 	}
@@ -277,6 +283,7 @@ func (p *RillProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 	}
 	if later {
 		tflog.Info(ctx, "provider configuration not fully known yet; provisioners will be built once it is")
+		unknown.ConfigPlanners = planners
 		resp.ResourceData, resp.DataSourceData = unknown, unknown
 		return
 	}

@@ -432,6 +432,26 @@ func TestConfigureChecksAKnownSetWhileAnotherAttributeIsUnknown(t *testing.T) {
 	}
 }
 
+// While ledger_dsn (or rill_version, default_provisioner) is unknown at plan, the unknown client says
+// which entries of the known set plan a runtime's host themselves (provisioner.ConfigPlanner: the
+// kubernetes provisioner), so that rill_runtime leaves those entries' host to the apply and keeps a
+// static pool's; a set not known at all says none (nil: any entry may).
+func TestConfigureNamesTheConfigPlannersOfAKnownSetWhileTheLedgerIsUnknown(t *testing.T) {
+	set := `{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://h", "slots": 1}]}},` +
+		` "k8s": {"type": "kubernetes", "spec": {"host": "http://*.rill.test", "kubeconfig_path": "` + filepath.Join(t.TempDir(), "absent") + `"}}}`
+	client, diags := configure(t, map[string]any{"ledger_dsn": tftypes.UnknownValue, "provisioner_set_json": set})
+	if diags.HasError() || client == nil || !client.Unknown {
+		t.Fatalf("want the unknown client, got %+v, %v", client, diags)
+	}
+	if want := map[string]bool{"k8s": true}; !maps.Equal(client.ConfigPlanners, want) {
+		t.Errorf("ConfigPlanners %v, want %v", client.ConfigPlanners, want)
+	}
+	client, diags = configure(t, map[string]any{"provisioner_set_json": tftypes.UnknownValue})
+	if diags.HasError() || client == nil || !client.Unknown || client.ConfigPlanners != nil {
+		t.Errorf("an unknown set: want the unknown client without ConfigPlanners, got %+v, %v", client, diags)
+	}
+}
+
 // Only a static pool keeps anything in the ledger, so the default ledger's location is looked up when
 // the ledger is first opened: a set of kubernetes or clickhouse-static provisioners configures on a
 // machine where there is none (a container run as a user ID without a home), and a static pool's use

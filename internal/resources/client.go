@@ -25,6 +25,10 @@ type Client struct {
 	RillVersion string
 	// Unknown is set when the provider block depends on values not known until apply.
 	Unknown bool
+	// ConfigPlanners, while Unknown, holds the names of the set's provisioners that are
+	// provisioner.ConfigPlanners when the set itself is known (ledger_dsn, rill_version or
+	// default_provisioner is not); nil when the set is not known either.
+	ConfigPlanners map[string]bool
 
 	// capacity shares the plan-time reads (capacity, CreateChecker) of the command this Client
 	// serves (Configure builds one Client per Terraform command).

@@ -97,3 +97,56 @@ func TestAccRuntimeKubernetes_anUpdateAfterTheHostPatternChangedPlansTheNewHost(
 	w.Must("apply", "-auto-approve")
 	applied("http://*.rill.test", 2)
 }
+
+// The host pattern changes and the runtime grows in a run whose provider configuration is not known
+// at plan (ledger_dsn from another resource's attribute, changed in the same run; a plan with
+// -refresh=false, as the refresh of an unconfigured provider fails): the plan cannot ask the
+// provisioner, and leaves host and audience to the apply, whose plan (the provider configured) says
+// the URL under the new pattern, which the update's Ingresses serve. Before, the plan kept the
+// state's, and Terraform failed the apply ("Provider produced inconsistent final plan") after the
+// terraform_data it depends on was applied.
+func TestAccRuntimeKubernetes_aNewHostPatternWhileTheProviderIsUnconfiguredIsLeftToTheApply(t *testing.T) {
+	e := acctest.NewKubeEnv(t)
+	w := acctest.NewWorkspace(t)
+	config := func(round int, pattern string, slots int) string {
+		set := strings.Replace(e.SetJSON(), `"host": "http://*.rill.test"`, `"host": `+strconv.Quote(pattern), 1)
+		// The ledger's DSN goes through terraform_data, whose output is unknown at plan whenever its
+		// input changes: the provider is configured only in the apply.
+		return acctest.CLIHeader(`replace(terraform_data.ledger.output, "/#.*$/", "")`, set) + fmt.Sprintf(`
+resource "terraform_data" "ledger" {
+  input = "%s#%d"
+}
+`, e.Ledger, round) + acctest.RuntimeBlock("orders", slots)
+	}
+	w.Write("main.tf", config(1, "http://*.rill.test", 1))
+	w.Must("apply", "-auto-approve")
+	t.Cleanup(func() { _, _ = w.Run("destroy", "-auto-approve") })
+	id := w.RuntimesInState()["rill_runtime.orders"]
+	pid := strings.ReplaceAll(id, "-", "")
+
+	w.Write("main.tf", config(2, "http://*.moved.rill.test", 2))
+	plan := strings.Join(strings.Fields(w.Must("plan", "-refresh=false")), " ")
+	for _, attr := range []string{"host", "audience"} {
+		if change := fmt.Sprintf(`%s = "http://%s.rill.test" -> (known after apply)`, attr, pid); !strings.Contains(plan, change) {
+			t.Errorf("the plan does not say %s:\n%s", change, plan)
+		}
+	}
+	w.Must("apply", "-auto-approve", "-refresh=false")
+	want := "http://" + pid + ".moved.rill.test"
+	if host, audience := w.RuntimeAttributeInState("host")["rill_runtime.orders"], w.RuntimeAttributeInState("audience")["rill_runtime.orders"]; host != want || audience != want {
+		t.Errorf("host %v, audience %v in state, want %s", host, audience, want)
+	}
+	if got := w.RuntimesInState()["rill_runtime.orders"]; got != id {
+		t.Fatalf("the runtime was replaced: %s, was %s", got, id)
+	}
+	u, err := e.Dyn.Resource(acctest.Ingresses).Namespace(e.NS).Get(e.Ctx, "http-runtime-"+pid, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rules, _, _ := unstructured.NestedSlice(u.Object, "spec", "rules"); len(rules) != 1 || fmt.Sprint(rules[0].(map[string]any)["host"]) != pid+".moved.rill.test" {
+		t.Errorf("the Ingress serves %v, want host %s.moved.rill.test", rules, pid)
+	}
+	if out, err := w.Run("plan", "-detailed-exitcode"); err != nil {
+		t.Errorf("the plan after the apply is not empty: %v\n%s", err, acctest.Tail(out))
+	}
+}

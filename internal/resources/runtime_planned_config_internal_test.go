@@ -55,3 +55,61 @@ func TestThePlanOfAnUpdateSaysTheHostTheProvisionerGivesIt(t *testing.T) {
 		t.Errorf("an update by a provisioner that is no ConfigPlanner: host %s, audience %s, %v; want the state's %s", got.Host, got.Audience, d, state.Host)
 	}
 }
+
+// A plan made while the provider's configuration is not known (ledger_dsn, rill_version or
+// default_provisioner from another resource's attribute, or the set itself; a plan with
+// -refresh=false, as the refresh of an unconfigured provider fails) asks no provisioner for a
+// runtime's host: the update of a runtime whose provisioner plans it (kubernetes, whose host pattern
+// may have changed in the same run) leaves host and audience to the apply, whose plan, with the
+// provider configured, says them. Before, the plan kept the state's, and after a new pattern
+// Terraform failed the apply ("Provider produced inconsistent final plan": the apply's plan may turn
+// an unknown value known, never a known one into another). An update by a provisioner of a known set
+// that plans nothing (a static pool), and a plan of no change, keep the state's.
+func TestAnUpdatePlannedWhileTheProviderIsUnconfiguredLeavesTheHostToTheApply(t *testing.T) {
+	set, err := provisioner.NewSet(`{"k8s": {"type": "kubernetes", "spec": {"host": "https://*.moved.rill.test", "kubeconfig_path": "`+
+		filepath.Join(t.TempDir(), "absent")+`"}}}`, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = set["k8s"].Close() })
+	configured := &RuntimeResource{resourceBase{client: &Client{Set: set, Default: "k8s"}}}
+
+	state := runtimeModels()["full state"]
+	state.Provisioner, state.Drift = types.StringValue("k8s"), types.ListValueMust(types.StringType, nil)
+	pid := strings.ReplaceAll(state.ID.ValueString(), "-", "")
+	state.Host, state.Audience = types.StringValue("https://"+pid+".rill.test"), types.StringValue("https://"+pid+".rill.test")
+	args := provisioner.RuntimeArgs{Slots: 3, OverrideDiskGB: state.DiskGB.ValueInt64()}
+	state.StorageBytes = types.Int64Value(args.StorageBytes())
+	// What the framework hands ModifyPlan for new slots: the computed attributes unknown, host and
+	// audience the state's (UseStateForUnknown).
+	grown := state
+	grown.Slots = types.NumberValue(big.NewFloat(4))
+	grown.CPU, grown.MemoryGB, grown.StorageBytes, grown.Drift = types.Int64Unknown(), types.Int64Unknown(), types.Int64Unknown(), types.ListUnknown(types.StringType)
+
+	applyWalk, d := modifyRuntimePlan(t, configured, &state, grown)
+	if d.HasError() || applyWalk.Host.ValueString() != "https://"+pid+".moved.rill.test" {
+		t.Fatalf("the apply's plan: host %s, %v", applyWalk.Host, d)
+	}
+	for name, client := range map[string]*Client{
+		"the set not known":                 {Unknown: true},
+		"the set known, its ledger not yet": {Unknown: true, ConfigPlanners: map[string]bool{"k8s": true}},
+	} {
+		unconfigured := &RuntimeResource{resourceBase{client: client}}
+		planned, d := modifyRuntimePlan(t, unconfigured, &state, grown)
+		if d.HasError() {
+			t.Fatalf("%s: %v", name, d)
+		}
+		for attr, v := range map[string][2]types.String{"host": {planned.Host, applyWalk.Host}, "audience": {planned.Audience, applyWalk.Audience}} {
+			if !v[0].IsUnknown() && !v[0].Equal(v[1]) {
+				t.Errorf("%s: the plan says %s %s, the apply's plan %s (Provider produced inconsistent final plan)", name, attr, v[0], v[1])
+			}
+		}
+		if got, d := modifyRuntimePlan(t, unconfigured, &state, state); d.HasError() || !got.Host.Equal(state.Host) || !got.Audience.Equal(state.Audience) {
+			t.Errorf("%s: a plan of no change: host %s, audience %s, %v; want the state's", name, got.Host, got.Audience, d)
+		}
+	}
+	static := &RuntimeResource{resourceBase{client: &Client{Unknown: true, ConfigPlanners: map[string]bool{}}}}
+	if got, d := modifyRuntimePlan(t, static, &state, grown); d.HasError() || !got.Host.Equal(state.Host) || !got.Audience.Equal(state.Audience) {
+		t.Errorf("an update by a provisioner that plans nothing, of a known set: host %s, audience %s, %v; want the state's", got.Host, got.Audience, d)
+	}
+}

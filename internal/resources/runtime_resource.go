@@ -72,6 +72,7 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	}
 	if r.client.Unknown {
 		replaceOnAnotherProvisioner(ctx, req, resp)
+		leaveProvisionedConfigToTheApply(ctx, r.client, req, resp)
 		return
 	}
 	var plan runtimeModel
@@ -209,6 +210,32 @@ func (r *RuntimeResource) planProvisionedConfig(ctx context.Context, name string
 		return types.StringUnknown()
 	}
 	plan.Host, plan.Audience = plannedString("host"), plannedString("audience")
+}
+
+// leaveProvisionedConfigToTheApply is planProvisionedConfig while the provider's configuration is not
+// known (ledger_dsn, rill_version or default_provisioner from another resource's attribute, or the
+// set itself; a plan with -refresh=false, as the refresh of an unconfigured provider fails): no
+// provisioner can be asked, so the update of a runtime whose provisioner may plan its host and
+// audience (a ConfigPlanner of the known set, or any of an unknown one) leaves both unknown, for the
+// apply's plan, with the provider configured, to say. Kept as the state's (UseStateForUnknown), a
+// kubernetes runtime's update after its host pattern changed in the same run failed in Terraform
+// ("Provider produced inconsistent final plan": the apply's plan may make an unknown value known,
+// never change a known one). A plan of no change, a replacement, and the update of another
+// provisioner of a known set (the static pool) keep them.
+func leaveProvisionedConfigToTheApply(ctx context.Context, client *Client, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.State.Raw.IsNull() || resp.Diagnostics.HasError() || len(resp.RequiresReplace) > 0 || resp.Plan.Raw.Equal(req.State.Raw) {
+		return
+	}
+	if client.ConfigPlanners != nil {
+		// Another name than the state's is a replacement (above): the runtime stays with its own.
+		var name types.String
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("provisioner_name"), &name)...)
+		if resp.Diagnostics.HasError() || !client.ConfigPlanners[name.ValueString()] {
+			return
+		}
+	}
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("host"), types.StringUnknown())...)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("audience"), types.StringUnknown())...)
 }
 
 // checkProvisionAtPlan asks a provisioner.ProvisionChecker whether the Provision that this plan leads
