@@ -824,6 +824,10 @@ func TestIntegrationVolumeBeingDeletedIsDriftAndRefusedBeforeAnyWrite(t *testing
 		_, _ = pvcs.Patch(context.Background(), name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
 	})
 	e.deleteAndWait(gvrOf("deployments"), name)
+	// The Deployment's pod outlives it until the garbage collector deletes its ReplicaSet and then the
+	// pod. A pod still there mounts the claim and, run by no Deployment, is what the refusal names
+	// (delete it) instead of the finalizer this test is about: wait for it to go.
+	e.noPodMountsWithin(name, time.Minute)
 	if err := pvcs.Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
