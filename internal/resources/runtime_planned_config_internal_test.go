@@ -11,6 +11,26 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
 
+// movedHostPattern is a set of one kubernetes provisioner "k8s" whose host pattern is now
+// https://*.moved.rill.test (its kubeconfig absent: nothing here calls the cluster), and the state of
+// a runtime of it refreshed under the earlier pattern https://*.rill.test, with pid its provision ID.
+func movedHostPattern(t *testing.T) (set map[string]provisioner.Provisioner, state runtimeModel, pid string) {
+	t.Helper()
+	set, err := provisioner.NewSet(`{"k8s": {"type": "kubernetes", "spec": {"host": "https://*.moved.rill.test", "kubeconfig_path": "`+
+		filepath.Join(t.TempDir(), "absent")+`"}}}`, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = set["k8s"].Close() })
+	state = runtimeModels()["full state"]
+	state.Provisioner, state.Drift = types.StringValue("k8s"), types.ListValueMust(types.StringType, nil)
+	pid = strings.ReplaceAll(state.ID.ValueString(), "-", "")
+	state.Host, state.Audience = types.StringValue("https://"+pid+".rill.test"), types.StringValue("https://"+pid+".rill.test")
+	args := provisioner.RuntimeArgs{Slots: 3, OverrideDiskGB: state.DiskGB.ValueInt64()}
+	state.StorageBytes = types.Int64Value(args.StorageBytes())
+	return set, state, pid
+}
+
 // notAConfigPlanner hides a provisioner's provisioner.ConfigPlanner.
 type notAConfigPlanner struct{ provisioner.Provisioner }
 
@@ -21,20 +41,8 @@ type notAConfigPlanner struct{ provisioner.Provisioner }
 // the state's. Before, every update planned the state's, and the apply after a new pattern failed
 // ("Provider produced inconsistent result after apply" for host and audience).
 func TestThePlanOfAnUpdateSaysTheHostTheProvisionerGivesIt(t *testing.T) {
-	set, err := provisioner.NewSet(`{"k8s": {"type": "kubernetes", "spec": {"host": "https://*.moved.rill.test", "kubeconfig_path": "`+
-		filepath.Join(t.TempDir(), "absent")+`"}}}`, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = set["k8s"].Close() })
+	set, state, pid := movedHostPattern(t)
 	r := &RuntimeResource{resourceBase{client: &Client{Set: set, Default: "k8s"}}}
-
-	state := runtimeModels()["full state"]
-	state.Provisioner, state.Drift = types.StringValue("k8s"), types.ListValueMust(types.StringType, nil)
-	pid := strings.ReplaceAll(state.ID.ValueString(), "-", "")
-	state.Host, state.Audience = types.StringValue("https://"+pid+".rill.test"), types.StringValue("https://"+pid+".rill.test")
-	args := provisioner.RuntimeArgs{Slots: 3, OverrideDiskGB: state.DiskGB.ValueInt64()}
-	state.StorageBytes = types.Int64Value(args.StorageBytes())
 	grown := state
 	grown.Slots = types.NumberValue(big.NewFloat(4))
 	want := "https://" + pid + ".moved.rill.test"
@@ -66,20 +74,8 @@ func TestThePlanOfAnUpdateSaysTheHostTheProvisionerGivesIt(t *testing.T) {
 // an unknown value known, never a known one into another). An update by a provisioner of a known set
 // that plans nothing (a static pool), and a plan of no change, keep the state's.
 func TestAnUpdatePlannedWhileTheProviderIsUnconfiguredLeavesTheHostToTheApply(t *testing.T) {
-	set, err := provisioner.NewSet(`{"k8s": {"type": "kubernetes", "spec": {"host": "https://*.moved.rill.test", "kubeconfig_path": "`+
-		filepath.Join(t.TempDir(), "absent")+`"}}}`, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = set["k8s"].Close() })
+	set, state, pid := movedHostPattern(t)
 	configured := &RuntimeResource{resourceBase{client: &Client{Set: set, Default: "k8s"}}}
-
-	state := runtimeModels()["full state"]
-	state.Provisioner, state.Drift = types.StringValue("k8s"), types.ListValueMust(types.StringType, nil)
-	pid := strings.ReplaceAll(state.ID.ValueString(), "-", "")
-	state.Host, state.Audience = types.StringValue("https://"+pid+".rill.test"), types.StringValue("https://"+pid+".rill.test")
-	args := provisioner.RuntimeArgs{Slots: 3, OverrideDiskGB: state.DiskGB.ValueInt64()}
-	state.StorageBytes = types.Int64Value(args.StorageBytes())
 	// What the framework hands ModifyPlan for new slots: the computed attributes unknown, host and
 	// audience the state's (UseStateForUnknown).
 	grown := state
