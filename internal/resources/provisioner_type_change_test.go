@@ -24,21 +24,14 @@ import (
 // Terraform" and planned anew, its Deployment left to nobody.
 func TestAccRuntime_aSetEntryThatChangedTypeIsRefusedNeverGone(t *testing.T) {
 	acctest.RequireAcc(t)
-	static := `{"default": {"type": "static", "spec": {"runtimes": [{"host": "http://runtime-a.test:9091", "slots": 4}]}}}`
-	w := cliWorkspace(t, static, acctest.RuntimeBlock("rt", 1))
-	main := w.Read("main.tf")
-	w.Must("apply", "-no-color", "-auto-approve")
-	t.Cleanup(func() { w.Write("main.tf", main); _, _ = w.Run("destroy", "-no-color", "-auto-approve") })
+	w, main, static := appliedStaticRuntime(t)
 	if got := w.PrivateStateWithout(nil)["rill_runtime.rt"]["provisioner_type"]; got != `"static"` {
 		t.Fatalf("the created runtime records provisioner type %s, want \"static\"", got)
 	}
 	changed := toKubernetes(t, w, main, static)
 	refusedAfterTheTypeChanged(t, w, changed, []string{"Provisioner type changed", `type "static"`, `type "kubernetes"`, "terraform state rm"})
 
-	w.Write("main.tf", main)
-	if out := w.Must("plan", "-no-color"); !strings.Contains(out, "No changes.") {
-		t.Errorf("plan with the entry's type put back:\n%s", acctest.Tail(out))
-	}
+	plansNoChangeWithTheTypePutBack(t, w, main)
 
 	// A state from before the key: the refresh through the type that made it records it.
 	editPrivateStates(t, filepath.Join(w.Dir, "terraform.tfstate"), "rill_runtime", func(keys map[string][]byte) { delete(keys, "provisioner_type") })
@@ -59,17 +52,32 @@ func TestAccRuntime_aSetEntryThatChangedTypeIsRefusedNeverGone(t *testing.T) {
 // provisioned in the cluster, and with a cluster that answers, "removed outside Terraform".
 func TestAccRuntime_aStateWithoutItsTypeIsRefusedByAnotherTypesProvisioner(t *testing.T) {
 	acctest.RequireAcc(t)
-	static := `{"default": {"type": "static", "spec": {"runtimes": [{"host": "http://runtime-a.test:9091", "slots": 4}]}}}`
-	w := cliWorkspace(t, static, acctest.RuntimeBlock("rt", 1))
-	main := w.Read("main.tf")
-	w.Must("apply", "-no-color", "-auto-approve")
-	t.Cleanup(func() { w.Write("main.tf", main); _, _ = w.Run("destroy", "-no-color", "-auto-approve") })
+	w, main, static := appliedStaticRuntime(t)
 	editPrivateStates(t, filepath.Join(w.Dir, "terraform.tfstate"), "rill_runtime", func(keys map[string][]byte) { delete(keys, "provisioner_type") })
 
 	changed := toKubernetes(t, w, main, static)
 	refusedAfterTheTypeChanged(t, w, changed, []string{"Provisioner type changed",
 		"runtime's state was written by a static provisioner (it records ledger_id)", `type "static"`, `type "kubernetes"`, "terraform state rm"})
 
+	plansNoChangeWithTheTypePutBack(t, w, main)
+}
+
+// appliedStaticRuntime applies runtime rt (slots = 1) on a static pool "default" of one host and
+// returns its workspace, its main.tf and the set JSON in it; the cleanup puts main.tf back and
+// destroys.
+func appliedStaticRuntime(t *testing.T) (w *acctest.Workspace, main, static string) {
+	t.Helper()
+	static = `{"default": {"type": "static", "spec": {"runtimes": [{"host": "http://runtime-a.test:9091", "slots": 4}]}}}`
+	w = cliWorkspace(t, static, acctest.RuntimeBlock("rt", 1))
+	main = w.Read("main.tf")
+	w.Must("apply", "-no-color", "-auto-approve")
+	t.Cleanup(func() { w.Write("main.tf", main); _, _ = w.Run("destroy", "-no-color", "-auto-approve") })
+	return w, main, static
+}
+
+// plansNoChangeWithTheTypePutBack writes main (the entry of its first type) back: the plan is empty.
+func plansNoChangeWithTheTypePutBack(t *testing.T, w *acctest.Workspace, main string) {
+	t.Helper()
 	w.Write("main.tf", main)
 	if out := w.Must("plan", "-no-color"); !strings.Contains(out, "No changes.") {
 		t.Errorf("plan with the entry's type put back:\n%s", acctest.Tail(out))
