@@ -361,7 +361,7 @@ var Mutants = []Mutant{
 	{
 		Name: "update-plans-the-states-host", Breaks: "an update of a kubernetes runtime plans the host and audience under the spec's host pattern as it is now",
 		File:    "internal/resources/runtime_resource.go",
-		Search:  "\tif !creating {\n\t\tr.planProvisionedConfig(",
+		Search:  "\tif stateLoaded {\n\t\tr.planProvisionedConfig(",
 		Replace: "\tif false {\n\t\tr.planProvisionedConfig(",
 		Checks: []Check{
 			{Package: "./internal/resources", Tests: []string{"TestThePlanOfAnUpdateSaysTheHostTheProvisionerGivesIt"}},
@@ -1131,7 +1131,7 @@ var Mutants = []Mutant{
 	{
 		Name: "provision-not-checked-at-plan", Breaks: "a runtime whose own data a template refuses fails its plan",
 		File:    "internal/resources/runtime_resource.go",
-		Search:  "\t\tr.checkProvisionAtPlan(ctx, resolved, p, &plan, creating, req, resp)\n",
+		Search:  "\t\tr.checkProvisionAtPlan(ctx, resolved, p, &plan, creating, provisionerState, req, resp)\n",
 		Replace: "\t\t_ = req\n",
 		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestThePlanChecksTheProvisionOfTheRuntimesOwnData"}}},
 	},

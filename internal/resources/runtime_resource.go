@@ -168,12 +168,20 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 			}
 		}
 	}
+	// An update hands the provisioner the state in private state: decoded once for both checks below.
+	var provisionerState map[string]any
+	stateLoaded := !creating
 	if !creating {
-		r.planProvisionedConfig(ctx, resolved, p, &plan, stateHost, stateAudience, req.Private)
+		var diags diag.Diagnostics
+		provisionerState, diags = loadProvisionerState(ctx, req.Private)
+		stateLoaded = !diags.HasError() // else Read reported it
+	}
+	if stateLoaded {
+		r.planProvisionedConfig(ctx, resolved, p, &plan, stateHost, stateAudience, provisionerState)
 	}
 	resp.Diagnostics.Append(runtimeCodec.set(ctx, &resp.Plan.Raw, &plan)...)
-	if !resp.Diagnostics.HasError() {
-		r.checkProvisionAtPlan(ctx, resolved, p, &plan, creating, req, resp)
+	if !resp.Diagnostics.HasError() && (creating || stateLoaded) {
+		r.checkProvisionAtPlan(ctx, resolved, p, &plan, creating, provisionerState, req, resp)
 	}
 }
 
@@ -186,14 +194,10 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 // Ingresses for the new host). An entry the provisioner cannot promise is left to the apply; a
 // provisioner that is no ConfigPlanner keeps them on an update (the static pool), as the plan does.
 // It reads nothing outside the process, so it runs in the apply's plans too, which must plan the same.
-func (r *RuntimeResource) planProvisionedConfig(ctx context.Context, name string, p provisioner.Provisioner, plan *runtimeModel, host, audience types.String, private privateState) {
+func (r *RuntimeResource) planProvisionedConfig(ctx context.Context, name string, p provisioner.Provisioner, plan *runtimeModel, host, audience types.String, state map[string]any) {
 	cp, ok := p.(provisioner.ConfigPlanner)
 	if !ok {
 		return
-	}
-	state, diags := loadProvisionerState(ctx, private)
-	if diags.HasError() {
-		return // Read reported it
 	}
 	pr := &provisioner.Resource{ID: plan.ID.ValueString(), Type: provisioner.ResourceTypeRuntime, State: state}
 	if !host.IsNull() && !host.IsUnknown() { // as resource() gives it to Provision
@@ -242,9 +246,10 @@ func leaveProvisionedConfigToTheApply(ctx context.Context, client *Client, req r
 // to would fail on the runtime's own data, once all of it is known: a create (creating: also a
 // replacement, which creates the runtime anew), or an update (a plan that differs from the state). An
 // error fails the plan, as it would fail the apply before its first write; the warnings it would
-// report are the plan's. Like the other plan-time checks it is off once the command has applied a
-// change (an apply walk, whose plans the plan walk checked).
-func (r *RuntimeResource) checkProvisionAtPlan(ctx context.Context, name string, p provisioner.Provisioner, plan *runtimeModel, creating bool, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+// report are the plan's. state is an update's provisioner state (from private state). Like the other
+// plan-time checks it is off once the command has applied a change (an apply walk, whose plans the
+// plan walk checked).
+func (r *RuntimeResource) checkProvisionAtPlan(ctx context.Context, name string, p provisioner.Provisioner, plan *runtimeModel, creating bool, state map[string]any, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if r.client.capacity.inApply.Load() {
 		return
 	}
@@ -260,10 +265,6 @@ func (r *RuntimeResource) checkProvisionAtPlan(ctx context.Context, name string,
 	what := "the new runtime"
 	switch {
 	case !creating:
-		state, diags := loadProvisionerState(ctx, req.Private)
-		if diags.HasError() {
-			return // Read reported it
-		}
 		pr.ID, pr.State = plan.ID.ValueString(), state
 		what = "runtime " + pr.ID
 	case !plan.Name.IsNull():
