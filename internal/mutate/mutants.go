@@ -324,6 +324,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestImportDoesNotRecordAgainWhatTerraformFreedSince"}}},
 	},
 	{
+		Name: "migrate-names-no-ledger", Breaks: "migrate-rill-static names the ledger it writes",
+		File:    "internal/rillmigrate/rillmigrate.go",
+		Search:  "\t\tsay(stdout, \"ledger %s\\n\", report.Ledger)\n",
+		Replace: "",
+		Checks:  []Check{{Package: "./internal/rillmigrate", Tests: []string{"TestMainNamesTheLedgerItWrites"}}},
+	},
+	{
 		Name: "unknown-provisioner-planned-as-update", Breaks: "a provisioner_name unknown at plan replaces a runtime in state",
 		File:    "internal/resources/common.go",
 		Search:  "\tif inState {\n\t\tresp.RequiresReplace",

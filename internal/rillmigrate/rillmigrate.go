@@ -64,6 +64,10 @@ type Options struct {
 
 // Report is what Migrate did: the named pool's import, and the rows it left to another static pool.
 type Report struct {
+	// Ledger is the ledger written, its DSN with passwords masked: the command names it, since a
+	// provider block's ledger_dsn (say from TF_VAR_ledger_dsn) is no default of the command's, which
+	// then writes the default SQLite ledger instead of the one Terraform reads.
+	Ledger string
 	static.ImportReport
 	OtherPool []OtherPoolAssignment // rows on a host of another static pool of the set, not imported
 }
@@ -122,7 +126,7 @@ func Migrate(ctx context.Context, o Options, logger *zap.Logger) (*Report, error
 	if !ok { // poolSet checked the type; a static initializer that returns something else is a bug
 		return nil, fmt.Errorf("provisioner %q is not a static pool", o.Provisioner)
 	}
-	report := &Report{}
+	report := &Report{Ledger: database.Redact(dsn)}
 	var mine []static.Assignment
 	for _, a := range rows {
 		if other := otherPoolOf(a.Host, pool, others); other != "" {
@@ -247,6 +251,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 	report, err := Migrate(ctx, o, nil)
 	if report != nil {
+		say(stdout, "ledger %s\n", report.Ledger)
 		for _, a := range report.Imported {
 			say(stdout, "imported %s: %d slot(s) on %s\n", a.ResourceID, a.Slots, a.Host)
 		}

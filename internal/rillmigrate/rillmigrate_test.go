@@ -334,3 +334,36 @@ func TestMigrateSaysWhichOtherPoolsSpecDidNotRead(t *testing.T) {
 		t.Fatalf("error %v: want r4 refused for the room on its host, with no word of a pool left out", err)
 	}
 }
+
+// The command names the ledger it writes, passwords masked: without -ledger-dsn and RILL_LEDGER_DSN
+// it is the default SQLite ledger, not the one a provider block's ledger_dsn (TF_VAR_ledger_dsn, say)
+// gives Terraform, which the command does not read; before, nothing said where the rows went, and the
+// import then found no allocation.
+func TestMainNamesTheLedgerItWrites(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rillDSN := pgtest.Shared(t)
+	if err := fakerilladmin.CreateStaticAssignments(ctx, rillDSN, []fakerilladmin.StaticAssignment{{ResourceID: r1, Host: "http://a.test:9091", Slots: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	dataHome := t.TempDir()
+	t.Setenv(database.DefaultSQLitePathEnv, dataHome)
+	t.Setenv(envnames.LedgerDSN, "")
+	var out, errOut bytes.Buffer
+	code := Main([]string{"-rill-dsn", rillDSN, "-provisioner", "pool", "-set-json", setJSON}, &out, &errOut)
+	want := "ledger sqlite://" + dataHome + "/" + database.DefaultDataDirName + "/" + database.DefaultSQLiteFileName + "\nimported " + r1
+	if code != 0 || !strings.HasPrefix(out.String(), want) {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 0 and stdout starting %q", code, out.String(), errOut.String(), want)
+	}
+
+	ledgerDSN := pgtest.Shared(t)
+	withPassword := strings.Replace(ledgerDSN, "://postgres@", "://postgres:Ledger-S3cret@", 1)
+	if withPassword == ledgerDSN {
+		t.Fatalf("no user postgres in %s", ledgerDSN)
+	}
+	out.Reset()
+	code = Main([]string{"-rill-dsn", rillDSN, "-provisioner", "pool", "-set-json", setJSON, "-ledger-dsn", withPassword}, &out, &errOut)
+	if want := "ledger " + database.Redact(withPassword) + "\nimported " + r1; code != 0 || !strings.HasPrefix(out.String(), want) || strings.Contains(out.String(), "S3cret") {
+		t.Fatalf("exit %d, stdout %q; want 0 and stdout starting %q, no password", code, out.String(), want)
+	}
+}
