@@ -331,6 +331,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/rillmigrate", Tests: []string{"TestMainNamesTheLedgerItWrites"}}},
 	},
 	{
+		Name: "unmarked-counted-not-imported", Breaks: "migrate-rill-static says a row it recorded but could not mark is in the ledger",
+		File:    "internal/static/import.go",
+		Search:  "\t\t\t\tunmarked = append(unmarked, fmt.Errorf(\"runtime %s: %w\", a.ResourceID, err))\n",
+		Replace: "\t\t\t\terrs = append(errs, err)\n",
+		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestImportSaysAnAssignmentItCouldNotMarkIsInTheLedger"}}},
+	},
+	{
 		Name: "unknown-provisioner-planned-as-update", Breaks: "a provisioner_name unknown at plan replaces a runtime in state",
 		File:    "internal/resources/common.go",
 		Search:  "\tif inState {\n\t\tresp.RequiresReplace",

@@ -2,8 +2,15 @@ package static
 
 import (
 	"context"
+	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ledgertest"
 )
 
 // Import names hosts as the spec does (hosturl.Canonical): an assignment spelled "http://H1:9091/"
@@ -77,5 +84,42 @@ func TestImportDoesNotRecordAgainWhatTerraformFreedSince(t *testing.T) {
 	}
 	if all, err := db.ListAllocations(ctx); err != nil || len(all) != 0 {
 		t.Fatalf("ledger after the run: %v, %v; want it empty", all, err)
+	}
+}
+
+// marksRefused is a ledger that reads migration marks but refuses to write them, as a PostgreSQL
+// ledger does for a role without INSERT on ledger_meta.
+type marksRefused struct{ database.DB }
+
+func (m marksRefused) MarkMigrated(context.Context, string) error {
+	return errors.New("permission denied for table ledger_meta")
+}
+
+func (m marksRefused) Migrated(ctx context.Context, resourceID string) (bool, error) {
+	return m.DB.(database.MigrationMarks).Migrated(ctx, resourceID)
+}
+
+// An assignment recorded whose mark the ledger refuses is imported (in the report and the ledger)
+// and the error says so: it is in the ledger but unmarked, to be marked by a run once the ledger
+// takes marks. Before, the error counted it among the assignments "not imported", which the line
+// "imported" of the same run contradicted.
+func TestImportSaysAnAssignmentItCouldNotMarkIsInTheLedger(t *testing.T) {
+	ctx := context.Background()
+	db := ledgertest.Open(t, "sqlite://"+filepath.Join(t.TempDir(), "ledger.db"))
+	p, err := New([]byte(`{"runtimes": [{"host": "http://h1:9091", "slots": 2}]}`), marksRefused{db}, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := p.(*Provisioner).Import(ctx, []Assignment{{ResourceID: "r1", Host: "http://h1:9091", Slots: 1}})
+	if err == nil || strings.Contains(err.Error(), "not imported") ||
+		!strings.Contains(err.Error(), "1 of 1 assignments are in the ledger but not marked as migrated") ||
+		!strings.Contains(err.Error(), "runtime r1: permission denied for table ledger_meta") {
+		t.Fatalf("error %v: want r1 said to be in the ledger, unmarked", err)
+	}
+	if len(report.Imported) != 1 || report.Imported[0].ResourceID != "r1" {
+		t.Fatalf("imported %+v, want r1", report.Imported)
+	}
+	if a, err := db.FindAllocation(ctx, "r1"); err != nil || a == nil {
+		t.Fatalf("r1's allocation %+v, %v: want it recorded", a, err)
 	}
 }
