@@ -124,6 +124,10 @@ func TestIntegrationAdoptRuntimeOfRillAdmin(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := e.uids(pid)
+			rillDep, err := e.apps.Deployments(e.ns).Get(e.ctx, "runtime-"+pid, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
 
 			// Import: neither a state nor args, as Terraform's Read after `terraform import`.
 			p, log := e.recordingProvisioner(extra)
@@ -158,6 +162,14 @@ func TestIntegrationAdoptRuntimeOfRillAdmin(t *testing.T) {
 			}
 			if dep.Labels[LabelManagedBy] != ManagedByValue || dep.Annotations[AnnotationSlots] != "3" {
 				t.Errorf("labels %v, annotations %v: want ours", dep.Labels, dep.Annotations)
+			}
+			// Our labels go on the pod template, which Rill's lacks: the takeover rolls the pods out, even
+			// with Rill's own templates (the migration guide says so: with Rill's Recreate strategy, the
+			// runtime is down until its new pod is ready).
+			if _, ok := rillDep.Spec.Template.Labels[LabelManagedBy]; ok || dep.Spec.Template.Labels[LabelManagedBy] != ManagedByValue ||
+				dep.Generation <= rillDep.Generation {
+				t.Errorf("pod labels %v (Rill's %v), generation %d (Rill's %d): want ours added, a new pod template",
+					dep.Spec.Template.Labels, rillDep.Spec.Template.Labels, dep.Generation, rillDep.Generation)
 			}
 			if !ownsSpec(dep.ManagedFields, FieldManager) {
 				t.Errorf("field managers %v: %s must own the spec after the takeover", managers(dep.ManagedFields), FieldManager)
