@@ -156,6 +156,8 @@ func TestMaskStringMasksPasswordsAndKeepsTheRest(t *testing.T) {
 		"USER u IDENTIFIED WITH sha256_password BY 'it\\'s-" + secret + "' DEFAULT DATABASE d":    "USER u IDENTIFIED WITH sha256_password BY '***' DEFAULT DATABASE d",
 		"IDENTIFIED WITH plaintext_password BY 'a', bcrypt_password BY '" + secret + "' HOST ANY": "IDENTIFIED WITH plaintext_password BY '***' HOST ANY",
 		"cut short: IDENTIFIED BY '" + secret:                                                     "cut short: IDENTIFIED BY '***",
+		// A quote in the password: the first URL pattern stops at it, the second masks the rest.
+		"dial postgres://u:it's-" + secret + "@db.test:5432/x": "dial postgres://u:***@db.test:5432/x",
 	}
 	for in, want := range cases {
 		if got := MaskString(in); got != want {

@@ -968,9 +968,16 @@ var Mutants = []Mutant{
 		Checks:  []Check{loggingTests, secretsCLI},
 	},
 	{
-		Name: "dsn-password-pattern-removed", Breaks: "a DSN's password in free text is masked",
+		Name: "dsn-password-pattern-removed", Breaks: "a DSN's password with a quote in it is masked in free text",
 		File:    "internal/logging/tflog_core.go",
 		Search:  "\tregexp.MustCompile(`(?i)(://[^:/@\\s]*:)[^@\\s]+(@)`),\n",
+		Replace: "",
+		Checks:  []Check{loggingTests, providerSetErrors},
+	},
+	{
+		Name: "dsn-password-masked-to-its-first-at", Breaks: "a DSN's password with an \"@\" in it is masked whole in free text",
+		File:    "internal/logging/tflog_core.go",
+		Search:  "\tregexp.MustCompile(`(?i)(://[^:/@\\s]*:)[^\\s\"']*(@)`),\n",
 		Replace: "",
 		Checks:  []Check{loggingTests, providerSetErrors},
 	},
