@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/churl"
 	"go.uber.org/zap"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
@@ -112,6 +113,44 @@ func resourceDSN(r *provisioner.Resource) string {
 	return cfg.DSN
 }
 
+// onCurrentAddress returns r with the DSNs of its config rebuilt on the spec's dsn and write_dsn as
+// they are now (host, port, options), with the resource's own user, password and database: a
+// resource's DSNs are the spec's with its credentials (withCredentials), so after the server moves (a
+// new address in the spec) the DSNs a caller kept point at the old one, which may no longer answer.
+// r itself when its DSNs are current, or when it has none (then there is no password to move).
+func (p *Provisioner) onCurrentAddress(r *provisioner.Resource) *provisioner.Resource {
+	cfg, err := provisioner.NewClickhouseConfig(r.Config)
+	if err != nil || cfg.DSN == "" {
+		return r
+	}
+	u, err := churl.Parse(cfg.DSN)
+	if err != nil || u.User == nil {
+		return r
+	}
+	password, ok := u.User.Password()
+	if !ok {
+		return r
+	}
+	user, db := u.User.Username(), strings.TrimPrefix(u.Path, "/")
+	dsn, err := withCredentials(p.dsn, user, password, db)
+	if err != nil {
+		return r
+	}
+	writeDSN := ""
+	if p.writeDSN != "" {
+		if writeDSN, err = withCredentials(p.writeDSN, user, password, db); err != nil {
+			return r
+		}
+	}
+	if dsn == cfg.DSN && writeDSN == cfg.WriteDSN {
+		return r
+	}
+	p.logger.Info("the spec's ClickHouse address changed since the resource's DSNs were made; using the new one with the same credentials",
+		zap.String("resource_id", r.ID))
+	cfg.DSN, cfg.WriteDSN = dsn, writeDSN
+	return &provisioner.Resource{ID: r.ID, Type: r.Type, State: r.State, Config: cfg.AsMap()}
+}
+
 func stateString(r *provisioner.Resource, key string) (string, bool) {
 	if r == nil || r.State == nil {
 		return "", false
@@ -154,10 +193,11 @@ func (p *Provisioner) provision(ctx context.Context, r *provisioner.Resource, op
 		return nil, false, fmt.Errorf("clickhouse args: %w", err)
 	}
 
-	if dsn := resourceDSN(r); dsn != "" && args.Password == "" {
+	if current := p.onCurrentAddress(r); resourceDSN(current) != "" && args.Password == "" {
+		dsn := resourceDSN(current)
 		err := p.selectOne(ctx, dsn)
 		if err == nil {
-			return r, false, nil
+			return current, false, nil
 		}
 		if !isGoneError(err) {
 			return nil, false, fmt.Errorf("checking the existing ClickHouse resource %s with its own credentials: %s", r.ID, p.scrub(err.Error(), secretsOfDSN(dsn)...))
@@ -334,6 +374,8 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 	if err := checkResource(r); err != nil {
 		return nil, err
 	}
+	// Logged in where the spec says the server is now: a server that moved is not an error.
+	r = p.onCurrentAddress(r)
 	dsn := resourceDSN(r)
 	if dsn == "" {
 		return p.checkWithoutCredentials(ctx, r)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -740,5 +741,55 @@ func TestCheckResourceOfAHalfPresentResourceKeepsItAndTheUpdateRecreatesTheMissi
 	fake.setTenant(dsn, exception(codeUnknownUser, "unknown user"))
 	if _, err := p.CheckResource(context.Background(), r, nil); err == nil || errors.Is(err, provisioner.ErrResourceNotFound) {
 		t.Fatalf("a failed lookup: want an error that is not ErrResourceNotFound, got %v", err)
+	}
+}
+
+// The server moved: the spec's dsn and write_dsn now name another address, and the old one no longer
+// answers. A resource's DSNs are the spec's with its own user, password and database, so the refresh
+// logs in at the new address with the same credentials and reports the DSNs rebuilt on it (a
+// generated password cannot be set again by bumping a version: with the old address in the state,
+// every refresh failed, for ever). An update whose password still logs in hands them out too.
+func TestCheckResourceFollowsTheSpecsNewAddressWithTheSameCredentials_fake(t *testing.T) {
+	fake, _, r := provisionedOnFake(t)
+	oldDSN := r.Config["dsn"].(string)
+	down := make([]error, 50)
+	for i := range down {
+		down[i] = &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+	}
+	fake.setTenant(oldDSN, down...)
+	p := newTestProvisioner(t, fake, `{"dsn":"clickhouse://admin:adminsecretpw@ch-new.test:9440/default?secure=true","write_dsn":"http://admin:adminsecretpw@writer-new.test:8123"}`)
+	before := len(fake.statements())
+
+	got, err := p.CheckResource(context.Background(), r, testAnnotations)
+	if err != nil {
+		t.Fatalf("refresh after the move: %v", err)
+	}
+	cfg, err := provisioner.NewClickhouseConfig(got.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	password := strings.Split(strings.Split(oldDSN, ":")[2], "@")[0]
+	user, db := "rill_"+idPart(testUUID), "rill_acme_web_"+idPart(testUUID)
+	if want := "clickhouse://" + user + ":" + password + "@ch-new.test:9440/" + db + "?secure=true"; cfg.DSN != want {
+		t.Errorf("dsn after the move:\n got %s\nwant %s", cfg.DSN, want)
+	}
+	if want := "http://" + user + ":" + password + "@writer-new.test:8123/" + db; cfg.WriteDSN != want {
+		t.Errorf("write_dsn after the move:\n got %s\nwant %s", cfg.WriteDSN, want)
+	}
+	if cfg.User != user || cfg.Database != db || !reflect.DeepEqual(got.State, r.State) {
+		t.Errorf("the move changed the names or the state: %+v %v", cfg, got.State)
+	}
+	if len(fake.statements()) != before {
+		t.Fatal("CheckResource changed something")
+	}
+
+	// An update (an annotation changed) whose password logs in at the new address: no statement, the
+	// DSNs on the new address.
+	up, err := p.Provision(context.Background(), r, testAnnotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up.Config["dsn"] != cfg.DSN || len(fake.statements()) != before {
+		t.Errorf("update after the move: dsn %v, %d statements", up.Config["dsn"], len(fake.statements())-before)
 	}
 }

@@ -359,6 +359,16 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccClickHouse_anUpdateAfterTheServerMovedHandsOutItsNewAddress"}}},
 	},
 	{
+		Name: "clickhouse-refresh-keeps-the-old-address", Breaks: "a rill_clickhouse's DSNs follow a moved server at refresh, with the same password",
+		File:    "internal/clickhouse/provision.go",
+		Search:  "\tr = p.onCurrentAddress(r)\n",
+		Replace: "",
+		Checks: []Check{
+			{Package: "./internal/clickhouse", Tests: []string{"TestCheckResourceFollowsTheSpecsNewAddressWithTheSameCredentials_fake"}},
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccClickHouse_aRefreshAfterTheServerMovedHandsOutItsNewAddress"}},
+		},
+	},
+	{
 		Name: "proxy-password-kept", Breaks: "dsn_without_password holds no proxy password",
 		File:    "internal/provisioner/resources.go",
 		Search:  "\t\t\tcase key == DSNProxyParam:\n",

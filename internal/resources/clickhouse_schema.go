@@ -95,9 +95,11 @@ func clickhouseSchemaV0(ctx context.Context) schema.Schema {
 				MarkdownDescription: "DSN for writes, when the provisioner has a `write_dsn` (empty otherwise); null with `password_wo`."},
 			"dsn_without_password": schema.StringAttribute{Computed: true, PlanModifiers: stable,
 				MarkdownDescription: "`dsn` without the password (user, host, database and options): not a secret. The DSNs are " +
-					"built from the provisioner's `dsn` (and `write_dsn`) when the resource is created or updated: after the server " +
-					"moves (a new address in the spec), a resource keeps its DSNs while they still log in, and takes the new address " +
-					"when an apply sets its password (a new `password_wo_version`)."},
+					"built from the provisioner's `dsn` (and `write_dsn`) with the resource's user and password: after the server " +
+					"moves (a new address in the spec), the next refresh logs in at the new address and the DSNs follow it, with the " +
+					"same password (the plan shows them changed outside Terraform, and what uses them is updated). With `password_wo` " +
+					"the refresh has no password to log in with, so `dsn_without_password` takes the new address when an apply sets " +
+					"the password (a new `password_wo_version`)."},
 			"write_dsn_without_password": schema.StringAttribute{Computed: true, PlanModifiers: stable,
 				MarkdownDescription: "`write_dsn` without the password; empty when the provisioner has no `write_dsn`."},
 			"database": schema.StringAttribute{Computed: true, PlanModifiers: stable, MarkdownDescription: "Database name."},
