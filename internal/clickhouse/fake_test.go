@@ -33,6 +33,8 @@ type fakeServer struct {
 	execs           []string
 	queries         []string
 	databases       []string           // answer to the system.databases lookup
+	comments        map[string]string  // the databases' COMMENTs, for system.databases.comment
+	commentErr      error              // when set, the system.databases.comment lookup fails with it
 	users           []string           // users that exist, for the system.users lookup
 	defaultDBs      map[string]string  // users' default_database in system.users ("" when unset)
 	usersErr        error              // when set, the system.users lookup fails with it
@@ -163,6 +165,15 @@ func (s *fakeSession) QueryStrings(_ context.Context, q string) ([]string, error
 			return nil, s.f.usersErr
 		}
 		return named(s.f.users, q), nil
+	case strings.HasPrefix(q, "SELECT comment FROM system.databases WHERE"):
+		if s.f.commentErr != nil {
+			return nil, s.f.commentErr
+		}
+		var out []string
+		for _, db := range named(s.f.databases, q) {
+			out = append(out, s.f.comments[db])
+		}
+		return out, nil
 	case strings.Contains(q, "system.databases") && (strings.Contains(q, " OR (") || !strings.Contains(q, "name = ")):
 		return s.f.databases, nil // the lookup by ID suffix may return more than asked
 	case strings.Contains(q, "system.databases"):

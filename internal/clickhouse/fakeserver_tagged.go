@@ -294,6 +294,12 @@ func (f *fileSession) QueryStrings(_ context.Context, q string) ([]string, error
 			users[n] = true
 		}
 		return pick(users), nil
+	case strings.HasPrefix(q, "SELECT comment FROM system.databases WHERE name = "):
+		var out []string
+		for _, db := range pick(st.Databases) {
+			out = append(out, st.Comments[db])
+		}
+		return out, nil
 	case strings.Contains(q, "FROM system.databases WHERE"):
 		return pick(st.Databases), nil
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -752,5 +753,42 @@ func TestIntegrationImportFindsRillsUserByItsDefaultDatabase(t *testing.T) {
 	_, err = chdbProvisioner(t, srv2).CheckResource(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse}, nil)
 	if err == nil || errors.Is(err, provisioner.ErrResourceNotFound) || !strings.Contains(err.Error(), quoteIdent(other)) {
 		t.Fatalf("a database shared with %s: got %v, want a refusal naming that user", other, err)
+	}
+}
+
+// TestIntegrationImportRestoresTheAnnotationsFromTheComment: on a real server, an import of a database
+// of ours reads the annotations back from its COMMENT through system.databases (chDB's 26.7); a server
+// without database comments (18.16: no COMMENT, no such column) restores none and the import still
+// finds the database.
+func TestIntegrationImportRestoresTheAnnotationsFromTheComment(t *testing.T) {
+	p := integrationProvisioner(t)
+	ctx := integrationContext(t)
+	id := uuid.NewString()
+	annotations := map[string]string{"organization_name": "Acme", "project_name": "It's \"quoted\""}
+	db := databaseName(id, annotations)
+	admin, err := p.adminSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+quoteIdent(db)) })
+	comment, err := json.Marshal(annotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commented := true
+	if err := admin.Exec(ctx, "CREATE DATABASE "+quoteIdent(db)+" COMMENT "+quoteString(string(comment))); err != nil {
+		t.Logf("this server takes no database COMMENT (%v): the import restores no annotations", err)
+		commented = false
+		if err := admin.Exec(ctx, "CREATE DATABASE "+quoteIdent(db)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := p.CheckResource(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeClickHouse}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restored := provisioner.NewRuntimeObservation(got.State).Annotations
+	if got.Config["database"] != db || (commented && !maps.Equal(restored, annotations)) || (!commented && restored != nil) {
+		t.Fatalf("import: database %v, annotations %v (comment accepted: %v)", got.Config["database"], restored, commented)
 	}
 }

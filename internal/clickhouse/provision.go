@@ -378,7 +378,11 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 	r = p.onCurrentAddress(r)
 	dsn := resourceDSN(r)
 	if dsn == "" {
-		return p.checkWithoutCredentials(ctx, r)
+		res, err := p.checkWithoutCredentials(ctx, r)
+		if err == nil && len(r.State) == 0 && configuredDatabase(r) == "" {
+			p.reportAnnotations(ctx, res) // an import: what the configuration it goes into had
+		}
+		return res, err
 	}
 	err := p.selectOne(ctx, dsn)
 	switch {
@@ -604,6 +608,32 @@ func (p *Provisioner) checkWithoutCredentials(ctx context.Context, r *provisione
 	p.logger.Info("found a ClickHouse resource without its credentials", zap.String("resource_id", r.ID),
 		zap.String("database", cfg.Database), zap.Bool("user_exists", len(users) == 1), zap.Bool("provisioned_before", provisioned))
 	return p.keepAdoption(r, &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeClickHouse, State: state, Config: cfg.AsMap()}), nil
+}
+
+// reportAnnotations adds to an imported resource's state (provisioner.StateKeyAnnotations) the
+// annotations its database was created with: Provision writes them, as JSON, in the database's
+// COMMENT (as Rill does), so that an import restores them and a configuration generated from it, or
+// the one it came from, plans no change of them. Those of the creation: a change of the annotations
+// since then does not rewrite the comment. A database without such a comment (a server older than
+// 21.11 has none; one made by hand), or a comment that cannot be read, restores none: that is no
+// reason to fail the import, whose resource is there.
+func (p *Provisioner) reportAnnotations(ctx context.Context, res *provisioner.Resource) {
+	db := configuredDatabase(res)
+	if db == "" || res.State == nil {
+		return
+	}
+	conn, err := p.adminSession(ctx)
+	if err != nil {
+		return
+	}
+	comments, err := conn.QueryStrings(ctx, "SELECT comment FROM system.databases WHERE name = "+quoteString(db))
+	var annotations map[string]string
+	if err != nil || len(comments) != 1 || json.Unmarshal([]byte(comments[0]), &annotations) != nil || len(annotations) == 0 {
+		p.logger.Info("the imported database's comment holds no annotations; none are restored", zap.String("database", db),
+			zap.Int("clickhouse_code", exceptionCode(err)))
+		return
+	}
+	res.State[provisioner.StateKeyAnnotations] = annotations
 }
 
 // adoptRill is checkWithoutCredentials for an import whose ID has none of our names on the server: it

@@ -793,3 +793,50 @@ func TestCheckResourceFollowsTheSpecsNewAddressWithTheSameCredentials_fake(t *te
 		t.Errorf("update after the move: dsn %v, %d statements", up.Config["dsn"], len(fake.statements())-before)
 	}
 }
+
+// An import restores the annotations the database was created with, from its COMMENT (the
+// annotations as JSON, as Provision writes it), so that a configuration generated from the import,
+// or the one it came from, plans no change of them. A database without such a comment (a server
+// older than 21.11, one made by hand), or a comment that cannot be read, restores none and does not
+// fail the import; a refresh of a resource that is not being imported does not ask.
+func TestImportRestoresTheAnnotationsFromTheDatabasesComment_fake(t *testing.T) {
+	fake, p := onFake(t)
+	user, db := userName(testUUID), databaseName(testUUID, testAnnotations.Annotations)
+	fake.users, fake.databases = []string{user}, []string{db}
+	fake.comments = map[string]string{db: `{"organization_name":"Acme","project_name":"Web"}`}
+
+	got, err := p.CheckResource(context.Background(), newResource(testUUID), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := provisioner.NewRuntimeObservation(got.State); !reflect.DeepEqual(o.Annotations, testAnnotations.Annotations) {
+		t.Errorf("annotations restored by the import: %v, want %v", o.Annotations, testAnnotations.Annotations)
+	}
+
+	for name, set := range map[string]func(){
+		"no comment":        func() { fake.comments = map[string]string{db: ""} },
+		"not JSON":          func() { fake.comments = map[string]string{db: "made by hand"} },
+		"no comment column": func() { fake.commentErr = exception(47, "Missing columns: 'comment'") },
+		"not string values": func() { fake.comments, fake.commentErr = map[string]string{db: `{"a":1}`}, nil },
+	} {
+		set()
+		got, err := p.CheckResource(context.Background(), newResource(testUUID), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if o := provisioner.NewRuntimeObservation(got.State); o.Annotations != nil || got.Config["database"] != db {
+			t.Errorf("%s: annotations %v, config %v", name, o.Annotations, got.Config)
+		}
+	}
+
+	// Not an import (the names are recorded): no comment is read.
+	before := len(fake.queries)
+	if _, err := p.CheckResource(context.Background(), got, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range fake.queries[before:] {
+		if strings.Contains(q, "comment") {
+			t.Errorf("a refresh that is no import read the comment: %s", q)
+		}
+	}
+}

@@ -369,6 +369,16 @@ var Mutants = []Mutant{
 		},
 	},
 	{
+		Name: "clickhouse-import-restores-no-annotations", Breaks: "an import of rill_clickhouse restores the annotations from the database's comment",
+		File:    "internal/clickhouse/provision.go",
+		Search:  "\t\t\tp.reportAnnotations(ctx, res) // an import: what the configuration it goes into had\n",
+		Replace: "",
+		Checks: []Check{
+			{Package: "./internal/clickhouse", Tests: []string{"TestImportRestoresTheAnnotationsFromTheDatabasesComment_fake"}},
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccClickHouse_fakeServerLifecycleKeepsGeneratedSecretsOutOfLogsAndPlans"}},
+		},
+	},
+	{
 		Name: "proxy-password-kept", Breaks: "dsn_without_password holds no proxy password",
 		File:    "internal/provisioner/resources.go",
 		Search:  "\t\t\tcase key == DSNProxyParam:\n",

@@ -174,7 +174,12 @@ output "dsn_without_password" {
 	}
 	step("state rm", "state", "rm", "rill_clickhouse.db")
 	step("import", "import", "-no-color", "rill_clickhouse.db", "ch/"+m[1])
-	if plan := step("plan after import", "plan", "-no-color"); !strings.Contains(plan, "The ClickHouse user gets a new password") {
+	// The annotations come back from the database's comment: the configuration the resource came
+	// from (or one generated from the import) plans no change of them.
+	if shown := step("state show after import", "state", "show", "-no-color", "rill_clickhouse.db"); !strings.Contains(shown, `"organization_name" = "acme"`) {
+		t.Fatalf("the import restored no annotations:\n%s", shown)
+	}
+	if plan := step("plan after import", "plan", "-no-color"); !strings.Contains(plan, "The ClickHouse user gets a new password") || strings.Contains(plan, "+ annotations") {
 		t.Fatalf("plan after import:\n%s", acctest.Tail(plan))
 	}
 	step("apply after import", "apply", "-no-color", "-auto-approve")

@@ -230,8 +230,15 @@ func (r *ClickHouseResource) Read(ctx context.Context, req resource.ReadRequest,
 	if !readFound(ctx, c, clickhouseKind, state.ID.ValueString(), err, resp) {
 		return
 	}
-	_, diags := takeImportMark(ctx, req.Private, resp.Private) // found: the import's Read is done with it
+	importing, diags := takeImportMark(ctx, req.Private, resp.Private) // found: the import's Read is done with it
 	resp.Diagnostics.Append(diags...)
+	if o := provisioner.NewRuntimeObservation(res.State); importing && state.Annotations.IsNull() && len(o.Annotations) > 0 {
+		// Those the database was created with (its comment): a configuration generated from the
+		// import, or the one it came from, plans no change of them.
+		v, d := types.MapValueFrom(ctx, types.StringType, o.Annotations)
+		resp.Diagnostics.Append(d...)
+		state.Annotations = v
+	}
 	// What differs from what Provision would make (a password changed by hand, a missing user or
 	// database) is planned as an update; say what, since the plan's diff alone cannot name it.
 	for _, d := range provisioner.NewRuntimeObservation(res.State).Drift {

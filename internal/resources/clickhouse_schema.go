@@ -69,7 +69,9 @@ func clickhouseSchemaV0(ctx context.Context) schema.Schema {
 				Optional: true, ElementType: types.StringType,
 				Validators: []validator.Map{mapvalidator.KeysAre(stringvalidator.LengthAtLeast(1))},
 				MarkdownDescription: "Project annotations; `organization_name` and `project_name` name the database at creation " +
-					"(sanitized to `[a-z0-9_]`, at most 63 characters). Changing them later keeps the database.",
+					"(sanitized to `[a-z0-9_]`, at most 63 characters). Changing them later keeps the database. The database's " +
+					"comment keeps those it was created with, and an import restores them from it (ClickHouse 21.11 or newer: older " +
+					"servers keep no comment, and an import there leaves `annotations` null).",
 			},
 			"password_wo": schema.StringAttribute{
 				Optional: true, Sensitive: true, WriteOnly: true,
