@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"regexp"
 	"slices"
@@ -67,6 +68,9 @@ type fileServerState struct {
 	// Faults are failures a test injects: a statement that starts with a key fails as its value says,
 	// faultRefuse or faultHang.
 	Faults map[string]string `json:"faults,omitempty"`
+	// Down are addresses (host:port) that a test says no longer answer (a server that moved away):
+	// a dial of a DSN that names one is refused as a network error.
+	Down []string `json:"down,omitempty"`
 }
 
 // The faults a test can inject (fileServerState.Faults).
@@ -111,6 +115,11 @@ func (s *fileServer) dial(_ context.Context, dsn string) (session, error) {
 	st, err := s.load()
 	if err != nil {
 		return nil, err
+	}
+	for _, addr := range opts.Addr {
+		if slices.Contains(st.Down, addr) {
+			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connect: connection refused")}
+		}
 	}
 	user, password, db := opts.Auth.Username, opts.Auth.Password, opts.Auth.Database
 	if user == s.adminUser {

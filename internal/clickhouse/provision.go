@@ -115,9 +115,8 @@ func resourceDSN(r *provisioner.Resource) string {
 
 // onCurrentAddress returns r with the DSNs of its config rebuilt on the spec's dsn and write_dsn as
 // they are now (host, port, options), with the resource's own user, password and database: a
-// resource's DSNs are the spec's with its credentials (withCredentials), so after the server moves (a
-// new address in the spec) the DSNs a caller kept point at the old one, which may no longer answer.
-// r itself when its DSNs are current, or when it has none (then there is no password to move).
+// resource's DSNs are the spec's with its credentials (withCredentials). r itself when its DSNs are
+// current, or when it has none (then there is no password to move).
 func (p *Provisioner) onCurrentAddress(r *provisioner.Resource) *provisioner.Resource {
 	cfg, err := provisioner.NewClickhouseConfig(r.Config)
 	if err != nil || cfg.DSN == "" {
@@ -145,10 +144,41 @@ func (p *Provisioner) onCurrentAddress(r *provisioner.Resource) *provisioner.Res
 	if dsn == cfg.DSN && writeDSN == cfg.WriteDSN {
 		return r
 	}
-	p.logger.Info("the spec's ClickHouse address changed since the resource's DSNs were made; using the new one with the same credentials",
-		zap.String("resource_id", r.ID))
 	cfg.DSN, cfg.WriteDSN = dsn, writeDSN
 	return &provisioner.Resource{ID: r.ID, Type: r.Type, State: r.State, Config: cfg.AsMap()}
+}
+
+// loginWhereItIs logs in with the resource's own DSN (r's config, non-empty) and returns r as found.
+// A server that moved (a new address in the spec's dsn or write_dsn) no longer answers at the
+// address in that DSN: then, and only then, the same user and password are tried at the spec's
+// address, and a login there returns r with its DSNs on it (onCurrentAddress). A generated password
+// cannot be set again by a version, so with the old address kept every refresh failed for ever.
+// The recorded address is asked first because the spec may name another server that never had the
+// resource (a new cluster for new resources): a login refused there is no verdict on this resource
+// (gone would re-create it there and leave its database behind), so it is an error that says both,
+// never a refused login (isGoneError) for the caller to read as gone.
+func (p *Provisioner) loginWhereItIs(ctx context.Context, r *provisioner.Resource) (*provisioner.Resource, error) {
+	dsn := resourceDSN(r)
+	err := p.selectOne(ctx, dsn)
+	if err == nil || isGoneError(err) || ctx.Err() != nil {
+		return r, err
+	}
+	moved := p.onCurrentAddress(r)
+	if moved == r {
+		return r, err
+	}
+	movedErr := p.selectOne(ctx, resourceDSN(moved))
+	if movedErr == nil {
+		p.logger.Info("the resource's ClickHouse address does not answer and the spec's address now logs it in: its DSNs follow the spec",
+			zap.String("resource_id", r.ID), zap.String("error", p.scrub(err.Error(), secretsOfDSN(dsn)...)))
+		return moved, nil
+	}
+	there := p.scrub(movedErr.Error(), secretsOfDSN(resourceDSN(moved))...)
+	if code := exceptionCode(movedErr); code != 0 {
+		// Not in the "code: N," form exceptionCode reads: the error is the recorded address's.
+		there = fmt.Sprintf("ClickHouse refuses it (error code %d)", code)
+	}
+	return r, fmt.Errorf("%w; at the provisioner's address now (its spec's dsn) the same login fails too: %s", err, there)
 }
 
 func stateString(r *provisioner.Resource, key string) (string, bool) {
@@ -193,11 +223,10 @@ func (p *Provisioner) provision(ctx context.Context, r *provisioner.Resource, op
 		return nil, false, fmt.Errorf("clickhouse args: %w", err)
 	}
 
-	if current := p.onCurrentAddress(r); resourceDSN(current) != "" && args.Password == "" {
-		dsn := resourceDSN(current)
-		err := p.selectOne(ctx, dsn)
+	if dsn := resourceDSN(r); dsn != "" && args.Password == "" {
+		found, err := p.loginWhereItIs(ctx, r)
 		if err == nil {
-			return current, false, nil
+			return found, false, nil
 		}
 		if !isGoneError(err) {
 			return nil, false, fmt.Errorf("checking the existing ClickHouse resource %s with its own credentials: %s", r.ID, p.scrub(err.Error(), secretsOfDSN(dsn)...))
@@ -374,8 +403,6 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 	if err := checkResource(r); err != nil {
 		return nil, err
 	}
-	// Logged in where the spec says the server is now: a server that moved is not an error.
-	r = p.onCurrentAddress(r)
 	dsn := resourceDSN(r)
 	if dsn == "" {
 		res, err := p.checkWithoutCredentials(ctx, r)
@@ -384,10 +411,10 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 		}
 		return res, err
 	}
-	err := p.selectOne(ctx, dsn)
+	found, err := p.loginWhereItIs(ctx, r)
 	switch {
 	case err == nil:
-		return r, nil
+		return found, nil
 	case isGoneError(err):
 		return p.checkRefusedLogin(ctx, r, exceptionCode(err))
 	default:

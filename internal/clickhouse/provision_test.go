@@ -748,19 +748,28 @@ func TestCheckResourceOfAHalfPresentResourceKeepsItAndTheUpdateRecreatesTheMissi
 // answers. A resource's DSNs are the spec's with its own user, password and database, so the refresh
 // logs in at the new address with the same credentials and reports the DSNs rebuilt on it (a
 // generated password cannot be set again by bumping a version: with the old address in the state,
-// every refresh failed, for ever). An update whose password still logs in hands them out too.
+// every refresh failed, for ever). An update whose password still logs in hands them out too. While
+// the old address answers, the spec may name another server (a new one for new resources): the DSNs
+// stay. And where the old address does not answer and the new one refuses the login, that server never
+// had the resource, or has lost it: an error, never gone (which would re-create it there).
 func TestCheckResourceFollowsTheSpecsNewAddressWithTheSameCredentials_fake(t *testing.T) {
 	fake, _, r := provisionedOnFake(t)
 	oldDSN := r.Config["dsn"].(string)
+	p := newTestProvisioner(t, fake, `{"dsn":"clickhouse://admin:adminsecretpw@ch-new.test:9440/default?secure=true","write_dsn":"http://admin:adminsecretpw@writer-new.test:8123"}`)
+	before := len(fake.statements())
+
+	// The old address answers: the resource is where it was made.
+	got, err := p.CheckResource(context.Background(), r, testAnnotations)
+	if err != nil || got.Config["dsn"] != oldDSN {
+		t.Fatalf("refresh while the old address answers: %v, dsn %v, want %s", err, got, oldDSN)
+	}
+
 	down := make([]error, 50)
 	for i := range down {
 		down[i] = &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
 	}
 	fake.setTenant(oldDSN, down...)
-	p := newTestProvisioner(t, fake, `{"dsn":"clickhouse://admin:adminsecretpw@ch-new.test:9440/default?secure=true","write_dsn":"http://admin:adminsecretpw@writer-new.test:8123"}`)
-	before := len(fake.statements())
-
-	got, err := p.CheckResource(context.Background(), r, testAnnotations)
+	got, err = p.CheckResource(context.Background(), r, testAnnotations)
 	if err != nil {
 		t.Fatalf("refresh after the move: %v", err)
 	}
@@ -791,6 +800,17 @@ func TestCheckResourceFollowsTheSpecsNewAddressWithTheSameCredentials_fake(t *te
 	}
 	if up.Config["dsn"] != cfg.DSN || len(fake.statements()) != before {
 		t.Errorf("update after the move: dsn %v, %d statements", up.Config["dsn"], len(fake.statements())-before)
+	}
+
+	// The new address refuses the resource's login (another server): an error naming both failures.
+	fake.setTenant(cfg.DSN, exception(codeAuthenticationFailed, user+": Authentication failed"))
+	_, err = p.CheckResource(context.Background(), r, testAnnotations)
+	if err == nil || errors.Is(err, provisioner.ErrResourceNotFound) || !strings.Contains(err.Error(), "connection refused") ||
+		!strings.Contains(err.Error(), "ClickHouse refuses it (error code 516)") || strings.Contains(err.Error(), password) {
+		t.Errorf("refresh when neither address logs it in: want an error with both failures, not gone, without the password; got %v", err)
+	}
+	if len(fake.statements()) != before {
+		t.Fatal("CheckResource changed something")
 	}
 }
 

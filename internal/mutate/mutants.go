@@ -359,13 +359,32 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccClickHouse_anUpdateAfterTheServerMovedHandsOutItsNewAddress"}}},
 	},
 	{
-		Name: "clickhouse-refresh-keeps-the-old-address", Breaks: "a rill_clickhouse's DSNs follow a moved server at refresh, with the same password",
+		Name: "clickhouse-refresh-keeps-the-old-address", Breaks: "a rill_clickhouse whose server moved (its old address no longer answers) follows the spec's address at refresh, with the same password",
 		File:    "internal/clickhouse/provision.go",
-		Search:  "\tr = p.onCurrentAddress(r)\n",
-		Replace: "",
+		Search:  "\tmoved := p.onCurrentAddress(r)\n",
+		Replace: "\tmoved := r\n",
 		Checks: []Check{
 			{Package: "./internal/clickhouse", Tests: []string{"TestCheckResourceFollowsTheSpecsNewAddressWithTheSameCredentials_fake"}},
 			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccClickHouse_aRefreshAfterTheServerMovedHandsOutItsNewAddress"}},
+		},
+	},
+	{
+		Name: "clickhouse-refresh-leaves-its-answering-server", Breaks: "a rill_clickhouse stays on the server it was made on while that answers, whatever server the spec names now",
+		File:    "internal/clickhouse/provision.go",
+		Search:  "\tif err == nil || isGoneError(err) || ctx.Err() != nil {\n\t\treturn r, err\n\t}\n\tmoved := p.onCurrentAddress(r)\n",
+		Replace: "\tmoved := p.onCurrentAddress(r)\n\tif err == nil && moved == r || isGoneError(err) || ctx.Err() != nil {\n\t\treturn r, err\n\t}\n",
+		Checks: []Check{
+			{Package: "./internal/clickhouse", Tests: []string{"TestCheckResourceFollowsTheSpecsNewAddressWithTheSameCredentials_fake"}},
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccClickHouse_aRefreshAfterTheServerMovedHandsOutItsNewAddress"}},
+		},
+	},
+	{
+		Name: "clickhouse-login-refused-at-the-specs-address-is-gone", Breaks: "a login refused at the spec's new address, the resource's own not answering, is an error, never gone",
+		File:    "internal/clickhouse/provision.go",
+		Search:  "\treturn r, fmt.Errorf(\"%w; at the provisioner's address now (its spec's dsn) the same login fails too: %s\", err, there)\n",
+		Replace: "\t_ = there\n\treturn r, movedErr\n",
+		Checks: []Check{
+			{Package: "./internal/clickhouse", Tests: []string{"TestCheckResourceFollowsTheSpecsNewAddressWithTheSameCredentials_fake", "TestIntegrationLoginFailuresAreToldApart"}},
 		},
 	},
 	{

@@ -47,10 +47,13 @@ func TestAccClickHouse_anUpdateAfterTheServerMovedHandsOutItsNewAddress(t *testi
 	}
 }
 
-// The provisioner's dsn moved (another host and port) while the password stays: the refresh logs in
-// at the new address with the same user and password and hands out DSNs for it, with no apply to the
-// resource (a generated password can be set again only by an update, which nothing else triggers;
-// before, the state kept the old address, and once it stopped answering every refresh failed).
+// The provisioner's dsn names another address (host and port) while the password stays. While the
+// resource's own address answers, its DSNs stay there: the spec may name another server (a new one
+// for new resources), so the plan is empty. Once that address no longer answers (the server moved),
+// the refresh logs in at the spec's address with the same user and password and hands out DSNs for
+// it, with no statement and no apply to the resource: a generated password can be set again only by
+// an update, which nothing else triggers; before, the state kept the old address and every refresh
+// failed.
 func TestAccClickHouse_aRefreshAfterTheServerMovedHandsOutItsNewAddress(t *testing.T) {
 	acctest.RequireAcc(t)
 	const adminPassword = "M0ved-Adm1n-Pa55"
@@ -61,13 +64,19 @@ func TestAccClickHouse_aRefreshAfterTheServerMovedHandsOutItsNewAddress(t *testi
 		t.Fatalf("apply: %v\n%s", err, acctest.Tail(out))
 	}
 	t.Cleanup(func() { _, _ = w.Run("destroy", "-auto-approve", "-no-color") })
+
+	moved := strings.Replace(set, "ch.fake:9000", "ch-new.fake:9440", 1)
+	w.Write("main.tf", acctest.CLIHeader(strconv.Quote("sqlite://"+filepath.Join(w.Dir, "ledger.db")), moved)+clickhouseBlock+outputs)
+	if out, err := w.Run("plan", "-detailed-exitcode", "-no-color"); err != nil {
+		t.Fatalf("the plan while the resource's own address answers is not empty: %v\n%s", err, acctest.Tail(out))
+	}
+
 	before, err := readFakeServer(standIn)
 	if err != nil {
 		t.Fatal(err)
 	}
-
-	moved := strings.Replace(set, "ch.fake:9000", "ch-new.fake:9440", 1)
-	w.Write("main.tf", acctest.CLIHeader(strconv.Quote("sqlite://"+filepath.Join(w.Dir, "ledger.db")), moved)+clickhouseBlock+outputs)
+	before.Down = []string{"ch.fake:9000"}
+	writeFakeServer(t, standIn, before)
 	out, err := w.Run("apply", "-auto-approve", "-no-color")
 	if err != nil || !strings.Contains(out, "@ch-new.fake:9440/") || !strings.Contains(out, "0 added, 0 changed, 0 destroyed") {
 		t.Fatalf("the apply after the move: %v\n%s", err, acctest.Tail(out))

@@ -48,6 +48,7 @@ type fakeServer struct {
 	Databases map[string]bool     `json:"databases"`
 	Comments  map[string]string   `json:"comments,omitempty"`
 	Faults    map[string]string   `json:"faults,omitempty"`
+	Down      []string            `json:"down,omitempty"`
 }
 
 func readFakeServer(path string) (*fakeServer, error) {

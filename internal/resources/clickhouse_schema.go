@@ -97,11 +97,13 @@ func clickhouseSchemaV0(ctx context.Context) schema.Schema {
 				MarkdownDescription: "DSN for writes, when the provisioner has a `write_dsn` (empty otherwise); null with `password_wo`."},
 			"dsn_without_password": schema.StringAttribute{Computed: true, PlanModifiers: stable,
 				MarkdownDescription: "`dsn` without the password (user, host, database and options): not a secret. The DSNs are " +
-					"built from the provisioner's `dsn` (and `write_dsn`) with the resource's user and password: after the server " +
-					"moves (a new address in the spec), the next refresh logs in at the new address and the DSNs follow it, with the " +
-					"same password (the plan shows them changed outside Terraform, and what uses them is updated). With `password_wo` " +
-					"the refresh has no password to log in with, so `dsn_without_password` takes the new address when an apply sets " +
-					"the password (a new `password_wo_version`)."},
+					"built from the provisioner's `dsn` (and `write_dsn`) with the resource's user and password. While the address " +
+					"they name answers, they stay there, whatever the spec names now (another server, say, for new resources). After " +
+					"the server moves (a new address in the spec, the old one no longer answering), the next refresh logs in at the " +
+					"new address with the same password and the DSNs follow it (the plan shows them changed outside Terraform); a " +
+					"login refused there is an error, never a deletion. With `password_wo` the refresh has no password to log in " +
+					"with, so `dsn_without_password` takes the new address when an apply sets the password (a new " +
+					"`password_wo_version`)."},
 			"write_dsn_without_password": schema.StringAttribute{Computed: true, PlanModifiers: stable,
 				MarkdownDescription: "`write_dsn` without the password; empty when the provisioner has no `write_dsn`."},
 			"database": schema.StringAttribute{Computed: true, PlanModifiers: stable, MarkdownDescription: "Database name."},
