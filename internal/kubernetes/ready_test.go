@@ -206,6 +206,25 @@ func TestPingGivesUpAtTheDeadlineWithTheLastAnswer(t *testing.T) {
 	}
 }
 
+// Only a 2xx answer is ready. Rill's admin service (go-retryablehttp) takes any answer but a 5xx or
+// a 429 as ready: an ingress controller's 404 for a host it does not route yet, or a 401 from an
+// authenticating proxy in front of the runtime (docs/guides/rill-compatibility.md, "kubernetes").
+func TestPingTakesOnlyA2xxAnswerAsReady(t *testing.T) {
+	for _, code := range []int{http.StatusNotFound, http.StatusUnauthorized} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "not the runtime", code)
+		}))
+		p := mustProvisioner(t, `{"host": "http://*.x"}`)
+		ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
+		err := p.ping(ctx, srv.URL+"/v1/ping", zap.NewNop())
+		cancel()
+		srv.Close()
+		if err == nil || !strings.Contains(err.Error(), http.StatusText(code)) {
+			t.Errorf("HTTP %d: got %v, want the wait to end with that answer", code, err)
+		}
+	}
+}
+
 func TestWaitsForVolumeRecognisesTheSchedulersVolumeMessages(t *testing.T) {
 	for msg, want := range map[string]bool{
 		`0/1 nodes are available: persistentvolumeclaim "runtime-abc" not found. preemption: 0/1 nodes are available`: true,
