@@ -29,6 +29,11 @@ func TestParseSpecCanonicalizesHostsBeforeTheDuplicateCheck(t *testing.T) {
 	if spec.Runtimes[0].AudienceURL != "http://H1.:80/." {
 		t.Fatalf("audience: %q", spec.Runtimes[0].AudienceURL)
 	}
+	// Less a trailing slash (docs/guides/rill-compatibility.md, "audience_url omitted").
+	spec, err = ParseSpec([]byte(`{"runtimes": [{"host": "http://H1:9091/", "slots": 1}]}`))
+	if err != nil || spec.Runtimes[0].AudienceURL != "http://H1:9091" {
+		t.Fatalf("audience of a host written with a trailing slash: %+v %v", spec, err)
+	}
 }
 
 func TestParseSpecErrorsAndWarningsNameTheField(t *testing.T) {
