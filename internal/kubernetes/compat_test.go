@@ -3,8 +3,11 @@ package kubernetes
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
@@ -68,5 +71,28 @@ func TestKubernetesTemplatesWhereRillDiffers(t *testing.T) {
 	objs := renderRuntime(t, p, &provisioner.RuntimeArgs{Slots: 1}, &provisioner.ResourceOptions{})
 	if got, ok := objs["service"].obj.GetAnnotations()["domain"]; !ok || got != "" {
 		t.Errorf("a bare missing annotation rendered %q (present %v), want \"\"", got, ok)
+	}
+}
+
+// Rill's admin service needs all five template_paths (ParseFiles of an entry left out, "", fails, and
+// its template.Must panics); here an entry left out or "" is the embedded default template, so a set
+// may give only the templates it changes.
+func TestATemplatePathLeftOutIsTheEmbeddedDefault(t *testing.T) {
+	route := writeTemplate(t, "route.yaml", "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nspec:\n  hostnames: [{{ quote .Hostname }}]\n")
+	args := &provisioner.RuntimeArgs{Slots: 1}
+	defaults := renderRuntime(t, mustProvisioner(t, `{"host": "http://*.x"}`), args, nil)
+	for _, paths := range []string{`{"http_ingress": "` + route + `"}`, `{"http_ingress": "` + route + `", "deployment": "", "pvc": ""}`} {
+		objs := renderRuntime(t, mustProvisioner(t, `{"host": "http://*.x", "template_paths": `+paths+`}`), args, nil)
+		if got := objs["http_ingress"].obj.GetKind(); got != "HTTPRoute" {
+			t.Errorf("template_paths %s: http_ingress renders %s, want the given template's HTTPRoute", paths, got)
+		}
+		for _, field := range []string{"deployment", "service", "pvc", "grpc_ingress"} {
+			// The checksum is of the whole set of five, so it differs; the rest is the default's.
+			unstructured.RemoveNestedField(objs[field].obj.Object, "metadata", "annotations", AnnotationTemplatesChecksum)
+			unstructured.RemoveNestedField(defaults[field].obj.Object, "metadata", "annotations", AnnotationTemplatesChecksum)
+			if !reflect.DeepEqual(objs[field].obj.Object, defaults[field].obj.Object) {
+				t.Errorf("template_paths %s: %s is not the embedded default's\ngot  %v\nwant %v", paths, field, objs[field].obj.Object, defaults[field].obj.Object)
+			}
+		}
 	}
 }
