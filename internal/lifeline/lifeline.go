@@ -14,9 +14,18 @@ import (
 	"time"
 )
 
-// Watch calls onLost once, from its own goroutine, when the parent of this process changes (the
-// parent that started it died), checking every interval. stop ends the watch.
+// Watch calls onLost once, from its own goroutine, when the Terraform process that started this one
+// is gone, checking every interval: when the parent of this process changes (the parent that started
+// it died), or when this process's standard output is a pipe that nobody reads any more. Terraform
+// reads a plugin's stdout for as long as the plugin runs, so a pipe without a reader says that it is
+// gone even when the parent ID cannot: Terraform killed while this process was still starting, before
+// Watch read the parent's ID, which then is already the orphan's new parent (init or a subreaper).
+// stop ends the watch.
 func Watch(interval time.Duration, onLost func()) (stop func()) {
+	return watch(interval, readerGone(os.Stdout), onLost)
+}
+
+func watch(interval time.Duration, stdoutUnread func() bool, onLost func()) (stop func()) {
 	parent := getppid()
 	done := make(chan struct{})
 	var once sync.Once
@@ -28,7 +37,7 @@ func Watch(interval time.Duration, onLost func()) (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
-				if getppid() != parent {
+				if getppid() != parent || stdoutUnread() {
 					onLost()
 					return
 				}

@@ -398,6 +398,13 @@ var Mutants = []Mutant{
 		},
 	},
 	{
+		Name: "lifeline-ignores-an-unread-stdout", Breaks: "a provider orphaned while it was starting (Terraform killed then) exits, told by its unread stdout",
+		File:    "internal/lifeline/lifeline.go",
+		Search:  "\treturn watch(interval, readerGone(os.Stdout), onLost)\n",
+		Replace: "\treturn watch(interval, func() bool { return false }, onLost)\n",
+		Checks:  []Check{{Package: "./internal/lifeline", Tests: []string{"TestOrphanedBeforeItWatchesSeesItsStdoutUnread"}}},
+	},
+	{
 		Name: "proxy-password-kept", Breaks: "dsn_without_password holds no proxy password",
 		File:    "internal/provisioner/resources.go",
 		Search:  "\t\t\tcase key == DSNProxyParam:\n",
