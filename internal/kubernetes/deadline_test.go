@@ -112,3 +112,18 @@ func TestReadWaitingForASharedListSaysWhatItWaitedFor(t *testing.T) {
 		t.Fatalf("got %v; want %q", err, want)
 	}
 }
+
+// A Deprovision whose timeout_seconds ends it while a request is outstanding (here the cluster
+// identity's read, from a server that never answers) says that timeout_seconds ended it: the
+// request's own error says "until the operation's deadline", which sent the user to timeouts.delete
+// (10 minutes, not reached) instead.
+func TestDeprovisionEndedByTimeoutSecondsSaysSo(t *testing.T) {
+	server := "https://" + silentserver.Start(t).Addr
+	p := mustProvisioner(t, `{"host": "http://*.x", "timeout_seconds": 1, "kubeconfig_path": "`+k8stest.WriteKubeconfig(t, "", server, "test-token")+`"}`)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	err := p.Deprovision(ctx, runtimeResource())
+	if err == nil || !strings.Contains(err.Error(), "timeout_seconds=1 ended the wait") || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want an error saying that timeout_seconds=1 ended the wait", err)
+	}
+}

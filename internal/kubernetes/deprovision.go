@@ -25,13 +25,21 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 	}
 	ctx, cancel, limit := p.specWaitLimit(ctx)
 	defer cancel()
+	// A request that the wait's bound ended says which bound that was: its own error says "until the
+	// operation's deadline" also when timeout_seconds, not the resource's timeouts.delete, ended it.
+	bounded := func(err error) error {
+		if ctx.Err() != nil {
+			return fmt.Errorf("deleting runtime %s (%s): %w", r.ID, limit.reason(), err)
+		}
+		return err
+	}
 	c, err := p.clients.get(ctx)
 	if err != nil {
-		return err
+		return bounded(err)
 	}
 	// Deleting in another cluster would find nothing, succeed, and leave the runtime running.
 	if _, err := p.checkCluster(ctx, c, r.ID, st); err != nil {
-		return err
+		return bounded(err)
 	}
 	defer wrote(c, st.Namespace)
 	log := p.logger.With(zap.String("resource_id", r.ID), zap.String("namespace", st.Namespace))
@@ -66,7 +74,7 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 		}
 	}
 	if len(errs) > 0 {
-		return errors.Join(errs...)
+		return bounded(errors.Join(errs...))
 	}
 
 	// Wait until every object is gone (foreground deletion keeps the Deployment until its pods are
