@@ -52,8 +52,10 @@ type lazyClients struct {
 }
 
 func (l *lazyClients) get(ctx context.Context) (*clients, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	if ctx.Err() != nil {
+		// Said like any wait's end: a bare "context deadline exceeded" left a refresh with a
+		// `timeouts.read` shorter than the calls before it saying nothing of what it was to wait for.
+		return nil, waits.Ended(ctx, time.Now(), "the Kubernetes API server "+l.where())
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -66,6 +68,20 @@ func (l *lazyClients) get(ctx context.Context) (*clients, error) {
 	}
 	l.clients = c
 	return c, nil
+}
+
+// where names the cluster the clients reach: the API server's URL once they are built, else the
+// kubeconfig (read only when they are).
+func (l *lazyClients) where() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.clients != nil:
+		return "at " + l.clients.config.Host
+	case l.spec.KubeconfigPath != "":
+		return "of kubeconfig_path " + l.spec.KubeconfigPath
+	}
+	return "of the in-cluster service account"
 }
 
 // close releases idle connections; the clients stay usable.

@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/k8stest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/silentserver"
 )
@@ -125,5 +126,32 @@ func TestDeprovisionEndedByTimeoutSecondsSaysSo(t *testing.T) {
 	err := p.Deprovision(ctx, runtimeResource())
 	if err == nil || !strings.Contains(err.Error(), "timeout_seconds=1 ended the wait") || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want an error saying that timeout_seconds=1 ended the wait", err)
+	}
+}
+
+// A call whose operation's deadline had passed before it began (`timeouts { read = "1ns" }`, or an
+// AwaitReady after a Provision that took the create's time) says what it did not wait for: it was a
+// bare "context deadline exceeded", under the Terraform layer's "the error above says what it was
+// waiting for", before the clients were built and after.
+func TestACallBegunAfterItsDeadlineSaysWhatItDidNotWaitFor(t *testing.T) {
+	server := "https://" + silentserver.Start(t).Addr
+	kubeconfig := k8stest.WriteKubeconfig(t, "", server, "test-token")
+	p := mustProvisioner(t, `{"host": "http://*.x", "kubeconfig_path": "`+kubeconfig+`"}`)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
+	defer cancel()
+	<-ctx.Done()
+	opts := &provisioner.ResourceOptions{Args: (&provisioner.RuntimeArgs{Slots: 1}).AsMap()}
+	for _, where := range []string{"of kubeconfig_path " + kubeconfig, "at " + server} {
+		_, errCheck := p.CheckResource(ctx, runtimeResource(), opts)
+		errWait := p.AwaitReady(ctx, runtimeResource())
+		for op, err := range map[string]error{"CheckResource": errCheck, "AwaitReady": errWait} {
+			want := "did not wait for the Kubernetes API server " + where + ": the operation's deadline had passed before the wait began"
+			if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("%s: got %v, want an error saying %q", op, err, want)
+			}
+		}
+		if _, err := p.clients.get(context.Background()); err != nil { // built: the error names the server
+			t.Fatal(err)
+		}
 	}
 }
