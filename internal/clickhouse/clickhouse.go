@@ -242,6 +242,11 @@ func protocolHint(err error) string {
 
 func (p *Provisioner) adminSession(ctx context.Context) (session, error) {
 	start := time.Now()
+	if ctx.Err() != nil {
+		// Out of time before the wait: no other operation held it up, and none is named (the select
+		// below, with the lock free, blamed one at random).
+		return nil, waits.Ended(ctx, start, "ClickHouse's admin connection")
+	}
 	select {
 	case p.adminLock <- struct{}{}:
 	case <-ctx.Done():

@@ -260,3 +260,21 @@ func TestAdminSessionWaiterHonoursItsOwnDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A call whose deadline had passed before it began blames no other operation for the admin connection
+// (`timeouts { read = "1ns" }` with no other operation running was "did not wait for another operation
+// of this run to connect to ClickHouse" about half the time: a select between the free lock and the
+// ended context).
+func TestAdminSessionAfterItsDeadlineBlamesNoOtherOperation(t *testing.T) {
+	_, p := onFake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
+	defer cancel()
+	<-ctx.Done()
+	for range 20 {
+		_, err := p.adminSession(ctx)
+		want := "did not wait for ClickHouse's admin connection: the operation's deadline had passed before the wait began"
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), want) {
+			t.Fatalf("got %v, want an error saying %q", err, want)
+		}
+	}
+}
