@@ -598,6 +598,31 @@ func TestAccRuntimeKubernetes_importByTheObjectsSpellingKeepsTheRuntimesID(t *te
 	))
 }
 
+// Two kubernetes provisioners of one set in two namespaces: importing the runtime of one through the
+// other is refused naming its provisioner and the import ID to use. The other one sees nothing in its
+// namespace, and the import said "not found" of a runtime the set holds.
+func TestAccRuntimeKubernetes_importThroughAnotherNamespacesProvisionerNamesItsOwner(t *testing.T) {
+	e := acctest.NewKubeEnv(t)
+	other := e.InNewNamespace()
+	entry := func(name string, env *acctest.KubeEnv) string {
+		return fmt.Sprintf(`%q: {"type": "kubernetes", "spec": {"host": "http://*.rill.test", "namespace": %q, "kubeconfig_path": %q, "ping_path": ""}}`,
+			name, env.NS, env.Cluster.Kubeconfig)
+	}
+	config := acctest.ProviderBlock(e.Ledger, "k8s", entry("k8s", e), entry("other", other)) + acctest.RuntimeBlock("rt", 1)
+	resource.Test(t, e.TestCase(
+		resource.TestStep{Config: config},
+		resource.TestStep{
+			Config:       config + acctest.RuntimeBlock("mine", 1, `provisioner_name = "other"`),
+			ResourceName: "rill_runtime.mine",
+			ImportState:  true,
+			ImportStateIdFunc: func(s *terraform.State) (string, error) {
+				return "other/" + s.RootModule().Resources["rill_runtime.rt"].Primary.ID, nil
+			},
+			ExpectError: regexp.MustCompile(`(?s)Runtime belongs to another provisioner.*allocated\s+by\s+provisioner\s+"k8s",\s+not\s+"other".*import\s+it\s+as\s+"k8s/`),
+		},
+	))
+}
+
 // A Kubernetes runtime without `version` runs the provider's rill_version as its image tag, and
 // follows it: state keeps `version` null, and a change of rill_version is planned as an update (the
 // refresh reports the tag that runs as `version`, planned back to null) that rolls the new tag out.

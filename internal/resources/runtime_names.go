@@ -84,10 +84,7 @@ func adoptImported(ctx context.Context, m *runtimeModel, provisionerName string,
 	var diags diag.Diagnostics
 	o := provisioner.NewRuntimeObservation(res.State)
 	if o.Owner != "" && o.Owner != provisionerName {
-		diags.AddAttributeError(path.Root("provisioner_name"), "Runtime belongs to another provisioner",
-			fmt.Sprintf("Runtime %s was allocated by provisioner %q, not %q. Importing it through %q would let this configuration "+
-				"resize or free another pool's runtime. If it is meant to be managed here, import it as %q with "+
-				"`provisioner_name = %q`.", res.ID, o.Owner, provisionerName, provisionerName, o.Owner+"/"+res.ID, o.Owner))
+		addAnotherProvisionersRuntime(&diags, res.ID, o.Owner, provisionerName, "")
 		return diags
 	}
 	if o.Name != "" {
@@ -103,6 +100,46 @@ func adoptImported(ctx context.Context, m *runtimeModel, provisionerName string,
 	}
 	return diags
 }
+
+// addAnotherProvisionersRuntime refuses the import through provisioner asked of runtime id, which
+// provisioner owner of the set holds; where says why asked did not see it ("" when it did).
+func addAnotherProvisionersRuntime(diags *diag.Diagnostics, id, owner, asked, where string) {
+	diags.AddAttributeError(path.Root("provisioner_name"), "Runtime belongs to another provisioner",
+		fmt.Sprintf("Runtime %s was allocated by provisioner %q, not %q%s. Importing it through %q would let this configuration "+
+			"resize or free another pool's runtime. If it is meant to be managed here, import it as %q with "+
+			"`provisioner_name = %q`.", id, owner, asked, where, asked, importID(owner, id), owner))
+}
+
+// heldElsewhere is, when an import through provisioner asked found no runtime at id, the name of
+// another provisioner of the set that holds one there ("" for none): a Kubernetes runtime of another
+// namespace (or cluster) than asked's is not seen by asked at all, and "not found" sent the user
+// looking for a runtime that was there. It only reads (CheckResource), each provisioner for at most
+// elsewhereTimeout, and ignores those that cannot answer: the error stays "not found" then.
+func (r *RuntimeResource) heldElsewhere(ctx context.Context, asked, id string, opts *provisioner.ResourceOptions) string {
+	for _, name := range r.client.Names() {
+		p := r.client.Set[name]
+		if name == asked || !p.Supports(provisioner.ResourceTypeRuntime) {
+			continue
+		}
+		probe, cancel := context.WithTimeout(ctx, elsewhereTimeout)
+		res, err := p.CheckResource(probe, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, opts)
+		cancel()
+		if err != nil || res == nil {
+			continue
+		}
+		owner := provisioner.NewRuntimeObservation(res.State).Owner
+		if owner == "" {
+			owner = name
+		}
+		if owner != asked {
+			return owner
+		}
+	}
+	return ""
+}
+
+// elsewhereTimeout bounds heldElsewhere's question to each other provisioner.
+const elsewhereTimeout = 30 * time.Second
 
 // namedInstances serializes, within one Terraform command (the Client a Configure builds), the Create
 // and Delete of named runtimes that share an ID, and remembers the IDs a Create of the command

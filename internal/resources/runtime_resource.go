@@ -413,6 +413,13 @@ func (r *RuntimeResource) Read(ctx context.Context, req resource.ReadRequest, re
 		return
 	}
 	res, err := c.p.CheckResource(c.ctx, r.resource(&state, c.privState), opts)
+	if errors.Is(err, provisioner.ErrResourceNotFound) && importMarked(ctx, resp.Private) {
+		if owner := r.heldElsewhere(c.ctx, c.name, state.ID.ValueString(), opts); owner != "" {
+			addAnotherProvisionersRuntime(&resp.Diagnostics, state.ID.ValueString(), owner, c.name,
+				fmt.Sprintf(", which does not see it (%v)", err))
+			return
+		}
+	}
 	if !readFound(ctx, c, runtimeKind, state.ID.ValueString(), err, resp) {
 		return
 	}
