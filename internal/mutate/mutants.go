@@ -275,6 +275,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_importThroughAnotherNamespacesProvisionerNamesItsOwner"}}},
 	},
 	{
+		Name: "import-id-spaces-kept", Breaks: "an import ID with spaces around its ID is refused with the ID to use, not looked up as \"not found\"",
+		File:    "internal/resources/common.go",
+		Search:  "if trimmed := strings.TrimSpace(id); trimmed != id {",
+		Replace: "if trimmed := strings.TrimSpace(id); false && trimmed != id {",
+		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestAnImportIDWithSpacesAroundTheIDSaysWhichIDToUse"}}},
+	},
+	{
 		Name: "postgres-lock-wait-unbounded", Breaks: "a write waits for a stuck ledger lock at most LockWait, and says so",
 		File:    "internal/database/postgres.go",
 		Search:  "\t_, err := tx.Exec(ctx, setLocalTimeouts(lockBound(start)))\n",

@@ -247,6 +247,14 @@ func importByID(ctx context.Context, client *Client, rt provisioner.ResourceType
 			fmt.Sprintf("Expected \"<provisioner>/<id>\", such as %q, got %q.", example, req.ID))
 		return false
 	}
+	if trimmed := strings.TrimSpace(id); trimmed != id {
+		// Copied from a padded table (psql's), it was looked up as it is: a static pool's import then
+		// said "not found" of a runtime its ledger holds, printing the ID without the spaces it had.
+		resp.Diagnostics.AddError("Invalid import ID",
+			fmt.Sprintf("Expected \"<provisioner>/<id>\", such as %q, got %q: the ID has spaces around it, which no ID has. Try %q.",
+				example, req.ID, importID(name, trimmed)))
+		return false
+	}
 	if client != nil && !client.Unknown {
 		if _, _, err := client.Resolve(name, rt); err != nil {
 			resp.Diagnostics.AddError("Invalid provisioner in import ID", fmt.Sprintf("%v.\n\nThe import ID %q starts with the name, "+

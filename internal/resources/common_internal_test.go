@@ -109,3 +109,20 @@ func TestAnImportNamingAnUnknownProvisionerSaysWhatTheIDMustName(t *testing.T) {
 		}
 	}
 }
+
+// An import ID whose ID part has spaces around it (copied from a padded table) is refused naming the
+// ID to use. Before, a static pool looked it up as it was and said "not found" of a runtime its ledger
+// holds, printing the ID so that the spaces did not show.
+func TestAnImportIDWithSpacesAroundTheIDSaysWhichIDToUse(t *testing.T) {
+	ctx := context.Background()
+	client := &Client{Set: map[string]provisioner.Provisioner{"pool": onePool(t)}, Default: "pool"}
+	r, s := &RuntimeResource{resourceBase{client: client}}, runtimeSchemaV0(ctx)
+	for _, id := range []string{"pool/ 3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11", "pool/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11\t"} {
+		resp := &resource.ImportStateResponse{State: tfsdk.State{Schema: s, Raw: tftypes.NewValue(s.Type().TerraformType(ctx), nil)}}
+		r.ImportState(ctx, resource.ImportStateRequest{ID: id}, resp)
+		if len(resp.Diagnostics) != 1 || resp.Diagnostics[0].Summary() != "Invalid import ID" ||
+			!strings.Contains(resp.Diagnostics[0].Detail(), `Try "pool/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11"`) {
+			t.Errorf("import of %q: want one Invalid import ID naming the ID without spaces, got %v", id, resp.Diagnostics)
+		}
+	}
+}
