@@ -282,6 +282,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestAnImportIDWithSpacesAroundTheIDSaysWhichIDToUse"}}},
 	},
 	{
+		Name: "data-source-missing-ledger-silent", Breaks: "rill_allocations and rill_provisioners warn that a ledger that does not exist reads as empty",
+		File:    "internal/resources/datasource_read.go",
+		Search:  "if err != nil || missing == \"\" || r.warned[missing] {",
+		Replace: "if err != nil || missing == \"\" || r.warned[missing] || true {",
+		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestDataSourcesWarnThatAMissingLedgerReadsAsEmpty"}}},
+	},
+	{
 		Name: "postgres-lock-wait-unbounded", Breaks: "a write waits for a stuck ledger lock at most LockWait, and says so",
 		File:    "internal/database/postgres.go",
 		Search:  "\t_, err := tx.Exec(ctx, setLocalTimeouts(lockBound(start)))\n",

@@ -24,3 +24,11 @@ type Allocated struct {
 type Inventory interface {
 	Allocated(ctx context.Context) ([]Allocated, error)
 }
+
+// StoreChecker is implemented by provisioners whose Inventory and Capacity read a store that may not
+// exist yet (the static pool's ledger, which the first apply that allocates creates): such a store
+// reads as empty. MissingStore returns what says so, naming the store, when it does not exist, and ""
+// when it does. It creates nothing.
+type StoreChecker interface {
+	MissingStore(ctx context.Context) (string, error)
+}

@@ -64,7 +64,8 @@ func (d *AllocationsDataSource) Schema(ctx context.Context, _ datasource.SchemaR
 			"that provisioner, with the environment and annotations its objects record (empty for objects applied by versions of the " +
 			"provider that did not record them). Compare it with the state to find " +
 			"runtimes that an interrupted apply left behind " +
-			"(see the guide *Recovering orphaned runtimes*), then take them back with `import { for_each = ... }`.",
+			"(see the guide *Recovering orphaned runtimes*), then take them back with `import { for_each = ... }`. A static pool's ledger " +
+			"that does not exist (the default SQLite file on a machine that never applied) lists nothing, with a warning naming it; it is not created.",
 		Attributes: map[string]schema.Attribute{
 			"provisioner_name": schema.StringAttribute{
 				Optional:            true,
@@ -140,6 +141,9 @@ func (d *AllocationsDataSource) Read(ctx context.Context, req datasource.ReadReq
 		if err != nil {
 			resp.Diagnostics.AddError("Listing allocations failed", r.failedDetail(name, err))
 			return
+		}
+		if len(items) == 0 {
+			r.warnIfStoreMissing(d.client.Set[name], name, "lists nothing", &resp.Diagnostics)
 		}
 		for _, a := range items {
 			ann, diags := types.MapValueFrom(ctx, types.StringType, nonNil(a.Annotations))

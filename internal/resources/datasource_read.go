@@ -10,6 +10,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
 
 // dataSourceRead is a data source's Read in progress: its context, bounded by the read timeout.
@@ -18,7 +20,8 @@ type dataSourceRead struct {
 	cancel   context.CancelFunc
 	typeName string // "rill_provisioners"
 	timeout  time.Duration
-	timeouts timeouts.Value // as configured, for the state
+	timeouts timeouts.Value  // as configured, for the state
+	warned   map[string]bool // warnIfStoreMissing's messages so far
 }
 
 // startDataSourceRead bounds a data source's Read by its `timeouts.read` (default defaultReadTimeout).
@@ -51,4 +54,27 @@ func (r *dataSourceRead) failedDetail(name string, err error) string {
 			r.typeName, shortDuration(r.timeout), name, shortDuration(defaultReadTimeout))
 	}
 	return detail
+}
+
+// warnIfStoreMissing warns when provisioner name's empty answer (what is empty: "lists nothing") comes
+// from a store that does not exist (a static pool's ledger): the default SQLite ledger is per machine and
+// user, so on a runner that never applied it reads as an empty pool, and a recovery that compares the
+// list with its states found no orphan with nothing saying why. One warning per store.
+func (r *dataSourceRead) warnIfStoreMissing(p provisioner.Provisioner, name, what string, diags *diag.Diagnostics) {
+	sc, ok := p.(provisioner.StoreChecker)
+	if !ok {
+		return
+	}
+	missing, err := sc.MissingStore(r.ctx)
+	if err != nil || missing == "" || r.warned[missing] {
+		return // an error here is the read's to report, which succeeded
+	}
+	if r.warned == nil {
+		r.warned = map[string]bool{}
+	}
+	r.warned[missing] = true
+	diags.AddWarning("Ledger does not exist",
+		fmt.Sprintf("Provisioner %q: %s. %s %s for it: a ledger that does not exist reads as empty (and is not created). "+
+			"If the pool's allocations are recorded elsewhere (the default SQLite ledger is per machine and user: another "+
+			"runner's, or a shared PostgreSQL ledger), set ledger_dsn (or RILL_LEDGER_DSN) to that ledger.", name, missing, r.typeName, what))
 }

@@ -2,6 +2,9 @@ package resources
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +18,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ledgertest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
 )
 
@@ -109,5 +114,52 @@ func readWithTimeout(t *testing.T, ds datasource.DataSource, timeout string) dia
 	case <-time.After(time.Minute):
 		t.Fatalf("Read has not returned a minute after its %s read timeout", timeout)
 		return nil
+	}
+}
+
+// Both data sources warn, once per ledger, that a ledger that does not exist reads as empty, naming it
+// and ledger_dsn: on a runner whose default ledger is not the pool's, an empty list read as "nothing
+// allocated", and a recovery that compares it with its states found no orphan with nothing saying why.
+// An empty ledger that exists gets no warning.
+func TestDataSourcesWarnThatAMissingLedgerReadsAsEmpty(t *testing.T) {
+	ctx := context.Background()
+	set := `{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://h1.test:9091", "slots": 1}]}},
+	         "other": {"type": "static", "spec": {"runtimes": [{"host": "http://h2.test:9091", "slots": 1}]}}}`
+	missingDSN := "sqlite://" + filepath.Join(t.TempDir(), "new-runner", "ledger.db")
+	missingDB, err := database.OpenReadOnly(ctx, missingDSN, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ledger, db := range map[string]database.DB{"missing": missingDB, "empty": ledgertest.Open(t, "sqlite://"+filepath.Join(t.TempDir(), "ledger.db"))} {
+		ps, err := provisioner.NewSet(set, db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		client := &Client{Set: ps, Default: "pool"}
+		for name, ds := range map[string]datasource.DataSource{"rill_provisioners": NewProvisionersDataSource(), "rill_allocations": NewAllocationsDataSource()} {
+			ds.(datasource.DataSourceWithConfigure).Configure(ctx, datasource.ConfigureRequest{ProviderData: client}, &datasource.ConfigureResponse{})
+			diags := readWithTimeout(t, ds, "1m")
+			if diags.HasError() {
+				t.Fatalf("%s on the %s ledger: %v", name, ledger, diags)
+			}
+			warnings := diags.Warnings()
+			if ledger == "empty" {
+				if len(warnings) != 0 {
+					t.Errorf("%s on an empty ledger that exists warns: %v", name, warnings)
+				}
+				continue
+			}
+			if len(warnings) != 1 || warnings[0].Summary() != "Ledger does not exist" {
+				t.Fatalf("%s on a missing ledger: want one Ledger does not exist warning (two pools, one ledger), got %v", name, warnings)
+			}
+			for _, want := range []string{missingDSN, "does not exist", name, "reads as empty", "ledger_dsn"} {
+				if !strings.Contains(warnings[0].Detail(), want) {
+					t.Errorf("%s: the warning %q does not say %q", name, warnings[0].Detail(), want)
+				}
+			}
+		}
+	}
+	if _, err := os.Stat(strings.TrimPrefix(filepath.Dir(missingDSN), "sqlite://")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("reading the missing ledger created its directory: %v", err)
 	}
 }

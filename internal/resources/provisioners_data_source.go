@@ -72,7 +72,8 @@ func (d *ProvisionersDataSource) Schema(ctx context.Context, _ datasource.Schema
 	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The provider's provisioner set and, for static pools, the capacity and use of every host, " +
-			"read from the ledger. Use it to check how full a pool is before an apply.",
+			"read from the ledger. Use it to check how full a pool is before an apply. A ledger that does not exist (the default " +
+			"SQLite file on a machine that never applied) reads as empty (no slot in use), with a warning naming it; it is not created.",
 		Attributes: map[string]schema.Attribute{
 			"default": schema.StringAttribute{Computed: true, MarkdownDescription: "Name of the default provisioner (empty when none)."},
 			"provisioners": schema.ListNestedAttribute{
@@ -150,6 +151,9 @@ func (d *ProvisionersDataSource) Read(ctx context.Context, req datasource.ReadRe
 					UsedSlots: types.Int64Value(int64(h.UsedSlots)), FreeSlots: types.Int64Value(f), Runtimes: types.Int64Value(int64(h.Runtimes)),
 					InSpec: types.BoolValue(!h.Removed),
 				})
+			}
+			if used == 0 {
+				r.warnIfStoreMissing(p, name, "reports no slot in use", &resp.Diagnostics)
 			}
 			m.Slots, m.UsedSlots, m.FreeSlots = types.Int64Value(total), types.Int64Value(used), types.Int64Value(free)
 			tflog.Debug(ctx, "pool capacity", map[string]any{"provisioner": name, "slots": total, "used_slots": used})

@@ -258,3 +258,28 @@ func TestARuntimeWithoutARecordedLedgerNeedsItsLedgerToUpdateOrDestroy(t *testin
 		t.Errorf("allocation in the runtime's own ledger = %+v, %v; want it kept, 1 slot", got, err)
 	}
 }
+
+// MissingStore says, naming it, that the ledger does not exist (its inventory and capacity read as
+// empty), and creates nothing; of a ledger that exists, even an empty one, it says nothing.
+func TestMissingStoreNamesALedgerThatDoesNotExist(t *testing.T) {
+	ctx := context.Background()
+	missingPath := filepath.Join(t.TempDir(), "new-runner", "ledger.db")
+	missingDB, err := database.OpenReadOnly(ctx, "sqlite://"+missingPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing, err := New([]byte(twoHosts), missingDB, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := missing.(*Provisioner).MissingStore(ctx); err != nil || !strings.Contains(got, "sqlite://"+missingPath) || !strings.Contains(got, "does not exist") {
+		t.Errorf("MissingStore of a missing ledger = %q, %v; want it named, as not existing", got, err)
+	}
+	if _, err := os.Stat(filepath.Dir(missingPath)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("MissingStore created %s: %v", filepath.Dir(missingPath), err)
+	}
+	present, _, _ := newPool(t, twoHosts)
+	if got, err := present.MissingStore(ctx); got != "" || err != nil {
+		t.Errorf("MissingStore of an empty ledger that exists = %q, %v; want nothing", got, err)
+	}
+}

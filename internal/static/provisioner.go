@@ -534,6 +534,18 @@ func (p *Provisioner) Allocated(ctx context.Context) ([]provisioner.Allocated, e
 	return out, nil
 }
 
+// MissingStore implements provisioner.StoreChecker: a ledger that does not exist reads as empty.
+func (p *Provisioner) MissingStore(ctx context.Context) (string, error) {
+	_, err := p.db.Identity(ctx)
+	switch {
+	case errors.Is(err, database.ErrNoLedger):
+		return err.Error(), nil
+	case err != nil:
+		return "", fmt.Errorf("reading the identity of the ledger: %w", err)
+	}
+	return "", nil
+}
+
 // canonicalUsed merges the slots in use per host under canonical host names (the migration to
 // canonical hosts makes this a copy; it guards against a row written in another spelling).
 func canonicalUsed(used map[string]int) map[string]int {
