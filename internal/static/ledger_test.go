@@ -37,21 +37,13 @@ func TestARuntimeInAnotherLedgerIsAnErrorNeverGone(t *testing.T) {
 
 	b, dbB, _ := newPool(t, twoHosts) // another ledger, same pool spec
 	idB, _ := dbB.Identity(ctx)
-	missingPath := filepath.Join(t.TempDir(), "new-runner", "ledger.db")
-	missingDB, err := database.OpenReadOnly(ctx, "sqlite://"+missingPath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	missing, err := New([]byte(twoHosts), missingDB, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	missing, missingPath := poolOfAMissingLedger(t)
 	for name, tc := range map[string]struct {
 		p    *Provisioner
 		want []string
 	}{
 		"another ledger": {b, []string{idA.ID, idA.Location, idB.ID, idB.Location}},
-		"missing ledger": {missing.(*Provisioner), []string{idA.ID, idA.Location, "sqlite://" + missingPath + ", which does not exist"}},
+		"missing ledger": {missing, []string{idA.ID, idA.Location, "sqlite://" + missingPath + ", which does not exist"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, errCheck := tc.p.CheckResource(ctx, r, runtimeOpts(1))
@@ -79,7 +71,7 @@ func TestARuntimeInAnotherLedgerIsAnErrorNeverGone(t *testing.T) {
 	moved := *r
 	moved.State = maps.Clone(r.State)
 	moved.State[stateLedger] = "sqlite://" + missingPath
-	_, err = missing.(*Provisioner).CheckResource(ctx, &moved, runtimeOpts(1))
+	_, err = missing.CheckResource(ctx, &moved, runtimeOpts(1))
 	if want := "no ledger exists at sqlite://" + missingPath + " any more (was it moved or deleted?)"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("CheckResource after the ledger left its place: %v; want %q", err, want)
 	}
@@ -263,16 +255,8 @@ func TestARuntimeWithoutARecordedLedgerNeedsItsLedgerToUpdateOrDestroy(t *testin
 // empty), and creates nothing; of a ledger that exists, even an empty one, it says nothing.
 func TestMissingStoreNamesALedgerThatDoesNotExist(t *testing.T) {
 	ctx := context.Background()
-	missingPath := filepath.Join(t.TempDir(), "new-runner", "ledger.db")
-	missingDB, err := database.OpenReadOnly(ctx, "sqlite://"+missingPath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	missing, err := New([]byte(twoHosts), missingDB, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, err := missing.(*Provisioner).MissingStore(ctx); err != nil || !strings.Contains(got, "sqlite://"+missingPath) || !strings.Contains(got, "does not exist") {
+	missing, missingPath := poolOfAMissingLedger(t)
+	if got, err := missing.MissingStore(ctx); err != nil || !strings.Contains(got, "sqlite://"+missingPath) || !strings.Contains(got, "does not exist") {
 		t.Errorf("MissingStore of a missing ledger = %q, %v; want it named, as not existing", got, err)
 	}
 	if _, err := os.Stat(filepath.Dir(missingPath)); !errors.Is(err, os.ErrNotExist) {
@@ -282,4 +266,20 @@ func TestMissingStoreNamesALedgerThatDoesNotExist(t *testing.T) {
 	if got, err := present.MissingStore(ctx); got != "" || err != nil {
 		t.Errorf("MissingStore of an empty ledger that exists = %q, %v; want nothing", got, err)
 	}
+}
+
+// poolOfAMissingLedger is the twoHosts pool over a SQLite ledger, opened read-only, that does not
+// exist (a new runner's), and the ledger's path.
+func poolOfAMissingLedger(t *testing.T) (*Provisioner, string) {
+	t.Helper()
+	missingPath := filepath.Join(t.TempDir(), "new-runner", "ledger.db")
+	missingDB, err := database.OpenReadOnly(context.Background(), "sqlite://"+missingPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing, err := New([]byte(twoHosts), missingDB, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return missing.(*Provisioner), missingPath
 }
