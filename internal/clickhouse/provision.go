@@ -292,7 +292,7 @@ func (p *Provisioner) provision(ctx context.Context, r *provisioner.Resource, op
 		// The old passwords go only once the new one logs in (on a cluster, once it reached the replica
 		// the DSN points at).
 		if err := p.waitForLogin(ctx, r.ID, cfg.DSN); err != nil {
-			return made, true, fmt.Errorf("provisioning ClickHouse resource %s: the new password was set but %w; the previous password still works", r.ID, err)
+			return made, true, fmt.Errorf("provisioning ClickHouse resource %s: the new password was set but %w; any password the user had before still works", r.ID, err)
 		}
 		if err := p.execAll(ctx, conn, r.ID, password, finish); err != nil {
 			return made, true, err

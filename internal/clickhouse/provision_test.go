@@ -451,7 +451,7 @@ func TestProvisionRemovesTheOldPasswordOnlyOnceTheNewOneLogsIn_fake(t *testing.T
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	_, err = p.Provision(ctx, newResource(testUUID), testAnnotations)
-	if err == nil || !strings.Contains(err.Error(), "the previous password still works") || strings.Contains(err.Error(), newPW) {
+	if err == nil || !strings.Contains(err.Error(), "any password the user had before still works") || strings.Contains(err.Error(), newPW) {
 		t.Fatalf("want the login failure, without the password, got %v", err)
 	}
 	if removesOthers(fake.statements()) {
