@@ -22,10 +22,7 @@ import (
 // Watch read the parent's ID, which then is already the orphan's new parent (init or a subreaper).
 // stop ends the watch.
 func Watch(interval time.Duration, onLost func()) (stop func()) {
-	return watch(interval, readerGone(os.Stdout), onLost)
-}
-
-func watch(interval time.Duration, stdoutUnread func() bool, onLost func()) (stop func()) {
+	stdoutUnread := readerGone(os.Stdout)
 	parent := getppid()
 	done := make(chan struct{})
 	var once sync.Once

@@ -421,8 +421,8 @@ var Mutants = []Mutant{
 	{
 		Name: "lifeline-ignores-an-unread-stdout", Breaks: "a provider orphaned while it was starting (Terraform killed then) exits, told by its unread stdout",
 		File:    "internal/lifeline/lifeline.go",
-		Search:  "\treturn watch(interval, readerGone(os.Stdout), onLost)\n",
-		Replace: "\treturn watch(interval, func() bool { return false }, onLost)\n",
+		Search:  "\tstdoutUnread := readerGone(os.Stdout)\n",
+		Replace: "\tstdoutUnread := func() bool { return false }\n",
 		Checks:  []Check{{Package: "./internal/lifeline", Tests: []string{"TestOrphanedBeforeItWatchesSeesItsStdoutUnread"}}},
 	},
 	{
