@@ -926,8 +926,9 @@ func (p *Provisioner) databasesOf(ctx context.Context, conn session, resourceID 
 	return out, nil
 }
 
-// defaultAwaitTimeout bounds AwaitReady when its context has no deadline.
-const defaultAwaitTimeout = 5 * time.Minute
+// defaultAwaitTimeout bounds AwaitReady when its context has no deadline. A variable so that a test
+// can wait less.
+var defaultAwaitTimeout = 5 * time.Minute
 
 // AwaitReady runs SELECT 1 with the resource's DSN until it succeeds or ctx ends (defaultAwaitTimeout
 // when ctx has no deadline), backing off between attempts. On ClickHouse clusters, users and grants can
@@ -949,10 +950,19 @@ func (p *Provisioner) AwaitReady(ctx context.Context, r *provisioner.Resource) e
 // waitForLogin runs SELECT 1 with dsn until it succeeds or ctx ends (defaultAwaitTimeout when ctx has
 // no deadline), backing off between attempts.
 func (p *Provisioner) waitForLogin(ctx context.Context, id, dsn string) error {
+	until := waits.Until
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, defaultAwaitTimeout)
 		defer cancel()
+		// The deadline is this wait's own, not the operation's (which has none): "until the
+		// operation's deadline" would send users to a timeout they cannot set.
+		until = func(err error) string {
+			if errors.Is(err, context.DeadlineExceeded) {
+				return fmt.Sprintf("the %s it waits when the operation sets no deadline", defaultAwaitTimeout)
+			}
+			return waits.Until(err)
+		}
 	}
 	delay, start := 200*time.Millisecond, time.Now()
 	for attempt := 1; ; attempt++ {
@@ -964,7 +974,7 @@ func (p *Provisioner) waitForLogin(ctx context.Context, id, dsn string) error {
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			return fmt.Errorf("logging in as its user failed %d times in %s, until %s (%v): %s", attempt, waits.Elapsed(start), waits.Until(ctx.Err()), ctx.Err(), p.scrub(err.Error(), secretsOfDSN(dsn)...))
+			return fmt.Errorf("logging in as its user failed %d times in %s, until %s (%v): %s", attempt, waits.Elapsed(start), until(ctx.Err()), ctx.Err(), p.scrub(err.Error(), secretsOfDSN(dsn)...))
 		case <-timer.C:
 		}
 		delay = min(delay*2, 5*time.Second)

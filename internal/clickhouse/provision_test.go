@@ -341,6 +341,23 @@ func TestAwaitReadyRetriesUntilLoginWorks(t *testing.T) {
 	}
 }
 
+// A context without a deadline gets AwaitReady's own (defaultAwaitTimeout); its error names that
+// limit, not "the operation's deadline", which would send users to a timeout the caller never set.
+func TestAwaitReadyWithoutADeadlineNamesItsOwnLimit(t *testing.T) {
+	fake, p, r := provisionedOnFake(t)
+	errs := make([]error, 100)
+	for i := range errs {
+		errs[i] = exception(codeUnknownDatabase, "Database rill_x doesn't exist")
+	}
+	fake.setTenant(r.Config["dsn"].(string), errs...)
+	defer func(was time.Duration) { defaultAwaitTimeout = was }(defaultAwaitTimeout)
+	defaultAwaitTimeout = 500 * time.Millisecond
+	err := p.AwaitReady(context.Background(), r)
+	if err == nil || !strings.Contains(err.Error(), "until the 500ms it waits when the operation sets no deadline") || strings.Contains(err.Error(), "operation's deadline") {
+		t.Fatalf("want the wait's own limit named, got %v", err)
+	}
+}
+
 func TestProvisionRejectsOtherResourceTypes(t *testing.T) {
 	p := newTestProvisioner(t, newFakeServer(), `{"dsn":"`+fakeAdminDSN+`"}`)
 	r := newResource(testUUID)

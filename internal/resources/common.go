@@ -317,7 +317,8 @@ func (k resourceKind) importHint(id string) string {
 // ledger is elsewhere), which Terraform's own "Cannot import non-existent remote object" leaves out:
 // it drops the warning.
 func readFound(ctx context.Context, c *call, kind resourceKind, id string, err error, resp *resource.ReadResponse) bool {
-	if errors.Is(err, provisioner.ErrResourceNotFound) && importMarked(ctx, resp.Private) {
+	importing := importMarked(ctx, resp.Private)
+	if errors.Is(err, provisioner.ErrResourceNotFound) && importing {
 		resp.Diagnostics.AddError(kind.title+" to import was not found",
 			fmt.Sprintf("Provisioner %q found no %s to import at ID %s: %v. %s", c.name, kind.noun, id, err, kind.importHint(id)))
 		return false
@@ -337,11 +338,20 @@ func readFound(ctx context.Context, c *call, kind resourceKind, id string, err e
 		if errors.Is(err, provisioner.ErrIdentityMismatch) {
 			summary = kind.title + " was provisioned in another ledger or cluster"
 		}
-		resp.Diagnostics.AddError(summary,
-			fmt.Sprintf("Provisioner %q could not report %s %s (the state is kept unchanged): %v", c.name, kind.noun, id, err))
+		resp.Diagnostics.AddError(summary, readFailureDetail(c.name, kind, id, err, importing))
 		return false
 	}
 	return true
+}
+
+// readFailureDetail is the detail of a failed refresh, or of a failed read that follows an import:
+// err is not "not found". An import has no state yet to keep: it says nothing was imported.
+func readFailureDetail(name string, kind resourceKind, id string, err error, importing bool) string {
+	outcome := "the state is kept unchanged"
+	if importing {
+		outcome = "nothing was imported"
+	}
+	return fmt.Sprintf("Provisioner %q could not report %s %s (%s): %v", name, kind.noun, id, outcome, err)
 }
 
 // cleanupTimeout bounds the undo of a failed or interrupted create.

@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -123,6 +124,24 @@ func TestAnImportIDWithSpacesAroundTheIDSaysWhichIDToUse(t *testing.T) {
 		if len(resp.Diagnostics) != 1 || resp.Diagnostics[0].Summary() != "Invalid import ID" ||
 			!strings.Contains(resp.Diagnostics[0].Detail(), `Try "pool/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11"`) {
 			t.Errorf("import of %q: want one Invalid import ID naming the ID without spaces, got %v", id, resp.Diagnostics)
+		}
+	}
+}
+
+// A read that failed (not "not found") keeps the state of a refresh; the read that follows an import
+// has no state to keep, and says that nothing was imported instead.
+func TestAFailedReadSaysWhatBecameOfTheState(t *testing.T) {
+	unreachable := errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
+	for _, tc := range []struct {
+		importing bool
+		want, not string
+	}{
+		{false, "(the state is kept unchanged)", "imported"},
+		{true, "(nothing was imported)", "state is kept"},
+	} {
+		detail := readFailureDetail("pool", runtimeKind, "3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11", unreachable, tc.importing)
+		if !strings.Contains(detail, tc.want) || strings.Contains(detail, tc.not) || !strings.Contains(detail, "connection refused") {
+			t.Errorf("importing %v: %s", tc.importing, detail)
 		}
 	}
 }
