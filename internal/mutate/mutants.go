@@ -275,6 +275,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_importThroughAnotherNamespacesProvisionerNamesItsOwner"}}},
 	},
 	{
+		Name: "import-elsewhere-asked-one-after-another", Breaks: "an import asks the set's other provisioners at once, so an unreachable one does not delay the owner's answer",
+		File:    "internal/resources/runtime_names.go",
+		Search:  "\t\tgo func() {\n\t\t\tres, err := p.CheckResource(probe,",
+		Replace: "\t\tfunc() {\n\t\t\tres, err := p.CheckResource(probe,",
+		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestAnImportAsksTheOtherProvisionersAtOnce"}}},
+	},
+	{
 		Name: "import-id-spaces-kept", Breaks: "an import ID with spaces around its ID is refused with the ID to use, not looked up as \"not found\"",
 		File:    "internal/resources/common.go",
 		Search:  "if trimmed := strings.TrimSpace(id); trimmed != id {",

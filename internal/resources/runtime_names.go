@@ -113,32 +113,48 @@ func addAnotherProvisionersRuntime(diags *diag.Diagnostics, id, owner, asked, wh
 // heldElsewhere is, when an import through provisioner asked found no runtime at id, the name of
 // another provisioner of the set that holds one there ("" for none): a Kubernetes runtime of another
 // namespace (or cluster) than asked's is not seen by asked at all, and "not found" sent the user
-// looking for a runtime that was there. It only reads (CheckResource), each provisioner for at most
-// elsewhereTimeout, and ignores those that cannot answer: the error stays "not found" then.
+// looking for a runtime that was there. It only reads (CheckResource), asking the others at once for
+// elsewhereTimeout at most in all, and ignores those that cannot answer: the error stays "not found"
+// then. The first owner found ends the questions, so an unreachable cluster in the set costs the
+// import nothing when another provisioner holds the runtime, and elsewhereTimeout when none does
+// (asked one after the other, each unreachable one cost that much again).
 func (r *RuntimeResource) heldElsewhere(ctx context.Context, asked, id string, opts *provisioner.ResourceOptions) string {
-	for _, name := range r.client.Names() {
+	probe, cancel := context.WithTimeout(ctx, elsewhereTimeout)
+	defer cancel() // ends the questions still open when an owner is found
+	names := r.client.Names()
+	owners := make(chan string, len(names)) // buffered: a question that ends after the return does not block
+	asking := 0
+	for _, name := range names {
 		p := r.client.Set[name]
 		if name == asked || !p.Supports(provisioner.ResourceTypeRuntime) {
 			continue
 		}
-		probe, cancel := context.WithTimeout(ctx, elsewhereTimeout)
-		res, err := p.CheckResource(probe, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, opts)
-		cancel()
-		if err != nil || res == nil {
-			continue
-		}
-		owner := provisioner.NewRuntimeObservation(res.State).Owner
-		if owner == "" {
-			owner = name
-		}
-		if owner != asked {
+		asking++
+		go func() {
+			res, err := p.CheckResource(probe, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, opts)
+			if err != nil || res == nil {
+				owners <- ""
+				return
+			}
+			owner := provisioner.NewRuntimeObservation(res.State).Owner
+			if owner == "" {
+				owner = name
+			}
+			if owner == asked {
+				owner = ""
+			}
+			owners <- owner
+		}()
+	}
+	for ; asking > 0; asking-- {
+		if owner := <-owners; owner != "" {
 			return owner
 		}
 	}
 	return ""
 }
 
-// elsewhereTimeout bounds heldElsewhere's question to each other provisioner.
+// elsewhereTimeout bounds heldElsewhere's questions to the set's other provisioners.
 const elsewhereTimeout = 30 * time.Second
 
 // namedInstances serializes, within one Terraform command (the Client a Configure builds), the Create

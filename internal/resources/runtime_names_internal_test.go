@@ -136,3 +136,40 @@ func TestPlanAdoptionCheckThatCannotBeAnsweredIsNotAskedAgain(t *testing.T) {
 		t.Errorf("3 waves of 10 plans asked %d times, want 10 (the first wave's)", n)
 	}
 }
+
+// askedUntilCanceled is a provisioner that never answers CheckResource (an unreachable cluster) and
+// records how its question ended.
+type askedUntilCanceled struct {
+	provisioner.Provisioner
+	ended chan error
+}
+
+func (a askedUntilCanceled) CheckResource(ctx context.Context, _ *provisioner.Resource, _ *provisioner.ResourceOptions) (*provisioner.Resource, error) {
+	<-ctx.Done()
+	a.ended <- ctx.Err()
+	return nil, ctx.Err()
+}
+
+// An import through the wrong provisioner of a set that also has an unreachable one names the owner
+// without waiting for the unreachable one: the set's other provisioners are asked at once, and the
+// owner's answer ends the question to the unreachable one (canceled, not ended by elsewhereTimeout).
+// Before, they were asked one after the other, and an unreachable provisioner first in the set cost
+// the import elsewhereTimeout (30 s) before the owner was asked.
+func TestAnImportAsksTheOtherProvisionersAtOnce(t *testing.T) {
+	const id = "7d1f1e0a-4c55-4b8e-9a59-0c1b1e6f0a01"
+	owner := onePool(t)
+	if _, err := owner.Provision(context.Background(), &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime},
+		&provisioner.ResourceOptions{Args: (&provisioner.RuntimeArgs{Slots: 1}).AsMap()}); err != nil {
+		t.Fatal(err)
+	}
+	unreachable := askedUntilCanceled{Provisioner: onePool(t).Provisioner, ended: make(chan error, 1)}
+	r := &RuntimeResource{resourceBase{client: &Client{Set: map[string]provisioner.Provisioner{
+		"a-unreachable": unreachable, "b-owner": owner, "c-asked": onePool(t),
+	}, Default: "c-asked"}}}
+	if got := r.heldElsewhere(context.Background(), "c-asked", id, nil); got != "pool" {
+		t.Fatalf("heldElsewhere = %q, want the owner the ledger records, %q", got, "pool")
+	}
+	if err := <-unreachable.ended; !errors.Is(err, context.Canceled) {
+		t.Errorf("the unreachable provisioner's question ended with %v, want it canceled once the owner answered", err)
+	}
+}
