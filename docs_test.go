@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/clickhouse"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/static"
@@ -400,6 +401,7 @@ func TestDocsQuoteTheCodesFigures(t *testing.T) {
 		{"database.PostgresIdleTimeout", `(\d+) s after its last statement`, int64(database.PostgresIdleTimeout() / time.Second)},
 		{"database.PostgresIdleTimeout", "PostgresIdleTimeout` \\((\\d+) s, four times", int64(database.PostgresIdleTimeout() / time.Second)},
 		{"database.PostgresDefaultConnectTimeout", "`connect_timeout`[^.;]{0,40}?default (\\d+) s", int64(database.PostgresDefaultConnectTimeout / time.Second)},
+		{"clickhouse.DefaultDialTimeout", "`dial_timeout`[^.;]{0,20}?(\\d+) s,? by default", int64(clickhouse.DefaultDialTimeout / time.Second)},
 	}
 	docs := readDocs(t)
 	space := regexp.MustCompile(`\s+`)

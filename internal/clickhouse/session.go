@@ -32,7 +32,9 @@ type session interface {
 // dialFunc opens a session for a DSN. It must not log the DSN.
 type dialFunc func(ctx context.Context, dsn string) (session, error)
 
-const defaultDialTimeout = 10 * time.Second
+// DefaultDialTimeout bounds each connection's dial and handshake when the DSN sets no `dial_timeout`
+// (clickhouse-go's own default, 30 s, is not used: ParseDSN leaves the field zero).
+const DefaultDialTimeout = 10 * time.Second
 
 // dialClickHouse opens a clickhouse-go connection pool for dsn. Debug output is always off: the
 // client's debug log prints statements, and ours carry passwords.
@@ -46,7 +48,7 @@ func dialClickHouse(_ context.Context, dsn string) (session, error) {
 	opts.Debug = false //nolint:staticcheck // SA1019: the replacement (Logger) does not switch off what the DSN switched on
 	opts.Logger = nil
 	if opts.DialTimeout == 0 {
-		opts.DialTimeout = defaultDialTimeout
+		opts.DialTimeout = DefaultDialTimeout
 	}
 	conn, err := clickhouse.Open(opts)
 	if err != nil {
