@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/proc"
 )
 
 // A rill_clickhouse of which one half is still on the server is not gone, through the real CLI and
@@ -104,7 +105,7 @@ func TestAccClickHouse_destroyKilledBetweenItsTwoDropsIsFinishedByTheNextDestroy
 		t.Fatal("terraform did not exit after kill -9")
 	}
 	for _, pid := range providers {
-		if !exitsWithin(pid, 10*time.Second) {
+		if !proc.GoneWithin(pid, 10*time.Second) {
 			t.Fatalf("provider process %d still runs 10 s after terraform was killed", pid)
 		}
 	}

@@ -390,7 +390,7 @@ func killCreates(t *testing.T, w *acctest.Workspace, server string, provider, te
 		t.Fatalf("terraform did not exit after the kill:\n%s", acctest.Tail(out.String()))
 	}
 	for _, pid := range providers {
-		if !exitsWithin(pid, 10*time.Second) {
+		if !proc.GoneWithin(pid, 10*time.Second) {
 			t.Errorf("provider process %d still runs 10 s after the kill", pid)
 		}
 	}

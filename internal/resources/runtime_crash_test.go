@@ -342,7 +342,7 @@ func killApplyWhen(t *testing.T, w *acctest.Workspace, ledger string, who victim
 	}
 	if who == killTerraform {
 		for _, pid := range providers {
-			if !exitsWithin(pid, 10*time.Second) {
+			if !proc.GoneWithin(pid, 10*time.Second) {
 				t.Errorf("provider process %d still runs 10 s after terraform was killed", pid)
 			}
 		}
@@ -365,53 +365,16 @@ func startApply(ctx context.Context, t *testing.T, w *acctest.Workspace) (*exec.
 	return cmd, out, exited
 }
 
-// childrenNamed returns the PIDs of the child processes of pid whose command name starts with name.
+// childrenNamed returns the PIDs of the child processes of pid whose command name starts with name
+// (or, cut by the kernel to 15 bytes, begins it).
 func childrenNamed(pid int, name string) []int {
 	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...; comm is truncated to 15 bytes and may hold spaces.
-		s := string(stat)
-		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || close < open {
-			continue
-		}
-		fields := strings.Fields(s[close+1:])
-		if len(fields) < 2 || fields[1] != strconv.Itoa(pid) {
-			continue
-		}
-		if comm := s[open+1 : close]; strings.HasPrefix(name, comm) || strings.HasPrefix(comm, name) {
-			pids = append(pids, child)
+	for _, c := range proc.Children(pid) {
+		if strings.HasPrefix(name, c.Comm) || strings.HasPrefix(c.Comm, name) {
+			pids = append(pids, c.PID)
 		}
 	}
 	return pids
-}
-
-// exitsWithin reports whether process pid is gone (or a zombie) within d.
-func exitsWithin(pid int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return true
-		}
-		s := string(stat)
-		if i := strings.LastIndexByte(s, ')'); i > 0 && strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z") {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // checkNothingTainted fails when the workspace's state holds a tainted instance.

@@ -5,18 +5,18 @@ package pgtest
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/proc"
 )
 
 // helperEnv makes the test binary act as a process that starts a cluster and dies without cleanup.
@@ -72,49 +72,13 @@ func TestSharedGivesFreshDatabases(t *testing.T) {
 	t.Logf("server: %s", query(t, a, "SELECT version()"))
 }
 
-// children returns the PIDs of the processes whose parent is pid.
-func children(pid int) []int {
-	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		s := string(b)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) > 1 {
-			if pp, _ := strconv.Atoi(fields[1]); pp == pid {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
-func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
+// waitGone fails the test unless every process of pids is gone (or a zombie) within one bound.
 func waitGone(t *testing.T, pids []int, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for _, pid := range pids {
-		for alive(pid) {
-			// A zombie is gone for our purposes (its parent reaps it).
-			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && strings.Contains(string(b), ") Z ") {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("process %d still running", pid)
-			}
-			time.Sleep(20 * time.Millisecond)
+		if !proc.GoneWithin(pid, time.Until(deadline)) {
+			t.Fatalf("process %d still running", pid)
 		}
 	}
 }
@@ -138,7 +102,10 @@ func TestStartClusterStopLeavesNothing(t *testing.T) {
 		t.Errorf("current_user = %q", got)
 	}
 	pid := c.server.Pid()
-	procs := append([]int{pid}, children(pid)...)
+	procs := []int{pid}
+	for _, c := range proc.Children(pid) {
+		procs = append(procs, c.PID)
+	}
 	if len(procs) < 2 {
 		t.Errorf("expected the postmaster to have children, found %v", procs)
 	}

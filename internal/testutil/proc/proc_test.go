@@ -103,7 +103,7 @@ func TestStopKillsWhatIgnoresTheStopSignal(t *testing.T) {
 	default:
 		t.Fatal("Stop returned before the child exited")
 	}
-	if !gone(child, 10*time.Second) {
+	if !GoneWithin(child, 10*time.Second) {
 		t.Fatalf("the child's own child %d still runs", child)
 	}
 	p.Stop() // again: returns at once
@@ -123,27 +123,9 @@ func TestChildDiesWithTheTestBinary(t *testing.T) {
 	if err != nil {
 		t.Fatalf("helper printed %q", out)
 	}
-	if !gone(pid, 10*time.Second) {
+	if !GoneWithin(pid, 10*time.Second) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		t.Fatalf("child %d outlived the test binary that started it", pid)
-	}
-}
-
-// gone reports whether process pid has exited (or is a zombie) within d.
-func gone(pid int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil || strings.Contains(string(b), ") Z ") {
-			return true
-		}
-		if runtime.GOOS != "linux" && syscall.Kill(pid, 0) != nil {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

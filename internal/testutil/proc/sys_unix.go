@@ -32,3 +32,9 @@ func RunAs(cmd *exec.Cmd, cred *Credential) error {
 	cmd.SysProcAttr.Credential = cred
 	return nil
 }
+
+// exists reports whether process pid exists (a zombie included), another user's too.
+func exists(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

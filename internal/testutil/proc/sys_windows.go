@@ -2,6 +2,7 @@ package proc
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -42,3 +43,13 @@ func DieWithParent(*exec.Cmd) {}
 
 // OwnProcessGroup does nothing here.
 func OwnProcessGroup(*exec.Cmd) {}
+
+// exists reports whether process pid exists.
+func exists(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	_ = p.Release()
+	return true
+}
