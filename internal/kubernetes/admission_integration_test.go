@@ -43,9 +43,7 @@ func TestIntegrationContainerFieldsRewrittenByAdmissionAreNoDrift(t *testing.T) 
 	e := newEnv(t, "")
 	e.rewriteContainersOnAdmission()
 
-	r := e.newRuntime()
-	e.provision(e.p, r, args(1, "v1", false))
-	name := "runtime-" + pidOf(r)
+	r, name := e.provisionedRuntime()
 	e.wantAdmitted(name)
 	if drift := e.driftOf(e.p, r); len(drift) != 0 {
 		t.Fatalf("an image, a request and an env value rewritten by admission on our own apply are drift: %q", drift)

@@ -112,6 +112,15 @@ func (e *env) newRuntime() *provisioner.Resource {
 	return r
 }
 
+// provisionedRuntime is a new runtime provisioned with one slot at v1 (not awaited), and the name
+// of its objects.
+func (e *env) provisionedRuntime() (*provisioner.Resource, string) {
+	e.t.Helper()
+	r := e.newRuntime()
+	e.provision(e.p, r, args(1, "v1", false))
+	return r, "runtime-" + pidOf(r)
+}
+
 func args(slots int, version string, hibernated bool) *provisioner.ResourceOptions {
 	return &provisioner.ResourceOptions{Args: (&provisioner.RuntimeArgs{Slots: slots, Version: version, Hibernated: hibernated}).AsMap()}
 }
@@ -564,9 +573,7 @@ func TestIntegrationDataDirChangedInTheSpecIsDrift(t *testing.T) {
 // Service no longer had.
 func TestIntegrationServicePortEditedByHandIsDrift(t *testing.T) {
 	e := newEnv(t, "")
-	r := e.newRuntime()
-	e.provision(e.p, r, args(1, "v1", false))
-	name := "runtime-" + pidOf(r)
+	r, name := e.provisionedRuntime()
 	patch := []byte(`[{"op": "replace", "path": "/spec/ports/0/port", "value": 1234}]`)
 	if _, err := e.core.Services(e.ns).Patch(e.ctx, name, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
@@ -587,9 +594,7 @@ func TestIntegrationServicePortEditedByHandIsDrift(t *testing.T) {
 // query) while its plan stayed empty (found by a walkthrough).
 func TestIntegrationALabelRemovedByHandIsDriftAndRepairedByTheApply(t *testing.T) {
 	e := newEnv(t, "")
-	r := e.newRuntime()
-	e.provision(e.p, r, args(1, "v1", false))
-	name := "runtime-" + pidOf(r)
+	r, name := e.provisionedRuntime()
 	patch := []byte(`{"metadata": {"labels": {"app.kubernetes.io/managed-by": null}}}`)
 	if _, err := e.core.Services(e.ns).Patch(e.ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
@@ -611,9 +616,7 @@ func TestIntegrationALabelRemovedByHandIsDriftAndRepairedByTheApply(t *testing.T
 // the apply leaves it.
 func TestIntegrationAProvisionerAnnotationEditedByHandIsDriftAndRepairedByTheApply(t *testing.T) {
 	e := newEnv(t, "")
-	r := e.newRuntime()
-	e.provision(e.p, r, args(1, "v1", false))
-	name := "runtime-" + pidOf(r)
+	r, name := e.provisionedRuntime()
 	// The Deployment also carries the deployment controller's deployment.kubernetes.io/revision.
 	edit, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
 		AnnotationVersion: "v9", "kubectl.kubernetes.io/last-applied-configuration": "{}",
@@ -651,9 +654,7 @@ func TestIntegrationAProvisionerAnnotationEditedByHandIsDriftAndRepairedByTheApp
 // and the drift blamed its volume and containers for being too small.
 func TestIntegrationASlotsAnnotationEditedByHandIsDriftNotTheRuntimesSize(t *testing.T) {
 	e := newEnv(t, "")
-	r := e.newRuntime()
-	e.provision(e.p, r, args(1, "v1", false))
-	name := "runtime-" + pidOf(r)
+	r, name := e.provisionedRuntime()
 	patch := []byte(`{"metadata": {"annotations": {"` + AnnotationSlots + `": "3"}}}`)
 	// As kubectl annotate --overwrite patches it (the test's client would patch as the provisioner).
 	if _, err := e.apps.Deployments(e.ns).Patch(e.ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-annotate"}); err != nil {
@@ -811,9 +812,7 @@ func TestIntegrationServicePortEditedByHandIsRepairedByTheApply(t *testing.T) {
 // the whole timeout_seconds for a pod that can never be scheduled.
 func TestIntegrationVolumeBeingDeletedIsDriftAndRefusedBeforeAnyWrite(t *testing.T) {
 	e := newEnv(t, "")
-	r := e.newRuntime()
-	e.provision(e.p, r, args(1, "v1", false))
-	name := "runtime-" + pidOf(r)
+	r, name := e.provisionedRuntime()
 	const finalizer = "rill.test/hold"
 	pvcs := e.core.PersistentVolumeClaims(e.ns)
 	patch := []byte(`{"metadata":{"finalizers":["` + finalizer + `"]}}`)

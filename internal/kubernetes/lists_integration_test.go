@@ -160,9 +160,7 @@ func TestIntegrationRepairedListFollowsTheTemplatesAfter(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, "")
-			r := e.newRuntime()
-			e.provision(e.p, r, args(1, "v1", false))
-			name := "runtime-" + pidOf(r)
+			r, name := e.provisionedRuntime()
 			deployments := e.apps.Deployments(e.ns)
 			if _, err := deployments.Patch(e.ctx, name, types.JSONPatchType, []byte(tc.edit), metav1.PatchOptions{FieldManager: "kubectl-patch"}); err != nil {
 				t.Fatal(err)
@@ -209,9 +207,7 @@ func TestIntegrationRepairedListFollowsTheTemplatesAfter(t *testing.T) {
 // create already showed "env has 4 entries, want 3", and every one after it.
 func TestIntegrationEntryNoFieldManagerOwnsIsNoDrift(t *testing.T) {
 	e := newEnv(t, "")
-	r := e.newRuntime()
-	e.provision(e.p, r, args(1, "v1", false))
-	name := "runtime-" + pidOf(r)
+	r, name := e.provisionedRuntime()
 	objects := e.c.dynamic.Resource(gvrOf("deployments")).Namespace(e.ns)
 	inject := []byte(`[{"op": "add", "path": "/spec/template/spec/containers/0/env/-", "value": {"name": "HTTP_PROXY", "value": "http://proxy:3128"}}]`)
 	if _, err := objects.Patch(e.ctx, name, types.JSONPatchType, inject, metav1.PatchOptions{FieldManager: "admission"}); err != nil {
@@ -264,9 +260,7 @@ func TestIntegrationTolerationsEditedByHandAreDriftAndRepairedByTheApply(t *test
 			e := newEnv(t, `, "template_paths": {"deployment": "`+template+`"}`)
 			core, logs := observer.New(zap.InfoLevel)
 			e.p.logger = zap.New(core)
-			r := e.newRuntime()
-			e.provision(e.p, r, args(1, "v1", false))
-			name := "runtime-" + pidOf(r)
+			r, name := e.provisionedRuntime()
 			deployments := e.apps.Deployments(e.ns)
 			if _, err := deployments.Patch(e.ctx, name, types.JSONPatchType, []byte(tc.patch), metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
 				t.Fatal(err)
@@ -303,9 +297,7 @@ func TestIntegrationFieldsTheAPIServerDefaultsAreNoDrift(t *testing.T) {
 	const protocol = "              protocol: TCP\n"
 	template := writeTemplate(t, "deployment.yaml", strings.ReplaceAll(defaultDeploymentTemplate(t), protocol, ""))
 	e := newEnv(t, `, "template_paths": {"deployment": "`+template+`"}`)
-	r := e.newRuntime()
-	e.provision(e.p, r, args(1, "v1", false))
-	name := "runtime-" + pidOf(r)
+	r, name := e.provisionedRuntime()
 	deployments := e.apps.Deployments(e.ns)
 	dep, err := deployments.Get(e.ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -359,9 +351,7 @@ func TestIntegrationFieldsTheAPIServerDefaultsAreNoDrift(t *testing.T) {
 // The apply must drop that ownership, or the plan shows the drift after every apply.
 func TestIntegrationDefaultSetBackByHandIsRepairedOnce(t *testing.T) {
 	e := newEnv(t, "")
-	r := e.newRuntime()
-	e.provision(e.p, r, args(1, "v1", false))
-	name := "runtime-" + pidOf(r)
+	r, name := e.provisionedRuntime()
 	deployments := e.apps.Deployments(e.ns)
 	dep, err := deployments.Get(e.ctx, name, metav1.GetOptions{})
 	if err != nil {

@@ -275,10 +275,9 @@ func TestIntegrationAVolumeBeingDeletedIsRefusedToCredentialsThatMayNotListPods(
 // with its objects' name.
 func (e *env) readyRuntime() (*provisioner.Resource, string) {
 	e.t.Helper()
-	r := e.newRuntime()
-	e.provision(e.p, r, args(1, "v1", false))
+	r, name := e.provisionedRuntime()
 	e.awaitReady(r)
-	return r, "runtime-" + pidOf(r)
+	return r, name
 }
 
 // ownPodMounting is the runtime's one pod that mounts its claim (name), as a one-element list.
