@@ -41,6 +41,13 @@ var (
 	_ provider.ProviderWithFunctions      = (*RillProvider)(nil)
 )
 
+// The default SQLite ledger's location as the ledger_dsn description and its error name it; the
+// pieces are the database package's, which finds the file (database.DefaultSQLitePath).
+const (
+	defaultLedgerFile = database.DefaultDataDirName + "/" + database.DefaultSQLiteFileName
+	defaultLedgerPath = "$" + database.DefaultSQLitePathEnv + "/" + defaultLedgerFile
+)
+
 // RillProvider is the provider implementation.
 type RillProvider struct {
 	version string
@@ -88,8 +95,8 @@ func (p *RillProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp 
 				Sensitive: true, // a PostgreSQL DSN can carry a password
 				MarkdownDescription: "Where provisioners keep their bookkeeping (the static pool's slot allocations): `sqlite:///absolute/path/ledger.db`, " +
 					"`sqlite://relative/path.db`, or `postgres://user:password@host:5432/db` when several pipelines share one pool. Defaults to `" +
-					envnames.LedgerDSN + "`, then to an SQLite file at `$XDG_DATA_HOME/terraform-provider-rill/ledger.db` " +
-					"(`~/.local/share/terraform-provider-rill/ledger.db`). The ledger is opened, and the default located, on first use, not during " +
+					envnames.LedgerDSN + "`, then to an SQLite file at `" + defaultLedgerPath + "` " +
+					"(`~/.local/share/" + defaultLedgerFile + "`). The ledger is opened, and the default located, on first use, not during " +
 					"configuration: a set without a `static` provisioner uses no ledger.",
 			},
 			"rill_version": schema.StringAttribute{
@@ -142,8 +149,7 @@ func (p *RillProvider) ValidateConfig(ctx context.Context, req provider.Validate
 	if l := cfg.LedgerDSN; !l.IsNull() && !l.IsUnknown() && l.ValueString() == "" {
 		addSecretAttributeError(&resp.Diagnostics, "ledger_dsn", "Invalid ledger DSN",
 			"ledger_dsn is set but empty: give a DSN (\"sqlite:///absolute/path/ledger.db\", \"postgres://...\"), or leave the attribute "+
-				"out (null) to use "+envnames.LedgerDSN+", else the default SQLite ledger at $"+database.DefaultSQLitePathEnv+"/"+
-				database.DefaultDataDirName+"/"+database.DefaultSQLiteFileName+".")
+				"out (null) to use "+envnames.LedgerDSN+", else the default SQLite ledger at "+defaultLedgerPath+".")
 	} else if l := cfg.LedgerDSN; !l.IsNull() && !l.IsUnknown() {
 		if err := database.ValidateDSN(l.ValueString()); err != nil {
 			addSecretAttributeError(&resp.Diagnostics, "ledger_dsn", "Invalid ledger DSN", err.Error())
