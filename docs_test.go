@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/clickhouse"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/kubernetes"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/static"
 )
@@ -423,4 +425,97 @@ func TestDocsQuoteTheCodesFigures(t *testing.T) {
 			t.Errorf("no doc quotes %s as %s any more: change or drop the pattern", f.home, f.pattern)
 		}
 	}
+}
+
+// A provisioner's spec is documented once, by its table in docs-templates/index.md.tmpl (CONTRIBUTING.md,
+// "How to add a provisioner"), written by hand from the spec's struct: every JSON field of the struct
+// (and of the objects a row lists as `{a, b}`) has its row, and the kubernetes table's defaults are
+// the code's, so that a field added or a default changed cannot leave the table behind.
+func TestDocsSpecTablesNameEveryFieldAndItsDefault(t *testing.T) {
+	b, err := os.ReadFile("docs-templates/index.md.tmpl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := specTables(string(b))
+	for typ, spec := range map[string]reflect.Type{
+		static.Type:     reflect.TypeFor[static.Spec](),
+		kubernetes.Type: reflect.TypeFor[kubernetes.Spec](),
+		clickhouse.Type: reflect.TypeFor[clickhouse.Spec](),
+	} {
+		rows := tables[typ]
+		if len(rows) == 0 {
+			t.Errorf("index.md.tmpl has no spec table under ### `%s`", typ)
+			continue
+		}
+		for i := range spec.NumField() {
+			f := spec.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			row, ok := rows[name]
+			if !ok {
+				t.Errorf("the %s spec table has no row for field %q", typ, name)
+				continue
+			}
+			elem := f.Type
+			for elem.Kind() == reflect.Slice || elem.Kind() == reflect.Pointer {
+				elem = elem.Elem()
+			}
+			if elem.Kind() != reflect.Struct {
+				continue
+			}
+			for j := range elem.NumField() {
+				sub, _, _ := strings.Cut(elem.Field(j).Tag.Get("json"), ",")
+				if sub != "" && sub != "-" && !regexp.MustCompile(`\{[^}]*\b`+sub+`\b[^}]*\}`).MatchString(row[len(row)-1]) {
+					t.Errorf("the %s spec table's row for %q does not list %q in its {...}", typ, name, sub)
+				}
+			}
+		}
+	}
+	for field, want := range map[string]string{
+		"namespace":                   kubernetes.DefaultNamespace,
+		"image":                       kubernetes.DefaultImage,
+		"data_dir":                    kubernetes.DefaultDataDir,
+		"timeout_seconds":             strconv.Itoa(kubernetes.DefaultTimeoutSeconds),
+		"qps":                         strconv.Itoa(kubernetes.DefaultQPS),
+		"burst":                       strconv.Itoa(kubernetes.DefaultBurst),
+		"ping_path":                   kubernetes.DefaultPingPath,
+		"unschedulable_grace_seconds": "0", // the field's zero value: no default is applied
+	} {
+		if row := tables[kubernetes.Type][field]; len(row) < 2 || row[0] != "`"+want+"`" {
+			t.Errorf("the kubernetes spec table's row for %q is %q; the code's default is `%s`", field, row, want)
+		}
+	}
+}
+
+// specTables reads the spec table under each "### `<type>`" heading: by field, the row's cells after
+// the first. A row of several fields ("`qps`, `burst`" with "`50`, `100`") counts for each, with
+// its own value of every cell that lists as many; "`dsn` or `dsn_env`" counts for both.
+func specTables(doc string) map[string]map[string][]string {
+	tables := map[string]map[string][]string{}
+	var rows map[string][]string
+	for _, line := range strings.Split(doc, "\n") {
+		if typ, ok := strings.CutPrefix(line, "### `"); ok {
+			rows = map[string][]string{}
+			tables[strings.TrimSuffix(typ, "`")] = rows
+			continue
+		}
+		if rows == nil || !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		fields := regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(cells[0], -1)
+		for i, f := range fields {
+			var rest []string
+			for _, c := range cells[1:] {
+				if parts := strings.Split(c, ", "); len(fields) > 1 && len(parts) == len(fields) {
+					c = parts[i]
+				}
+				rest = append(rest, c)
+			}
+			rows[f[1]] = rest
+		}
+	}
+	return tables
 }
