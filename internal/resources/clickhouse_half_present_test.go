@@ -1,7 +1,6 @@
 package resources_test
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"syscall"
@@ -74,13 +73,7 @@ func TestAccClickHouse_destroyKilledBetweenItsTwoDropsIsFinishedByTheNextDestroy
 	t.Cleanup(func() { edit(func(st *standInState) { st.Faults = nil }) })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	out := &bytes.Buffer{}
-	cmd := w.Command(ctx, out, "destroy", "-auto-approve", "-no-color")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	cmd, out, exited := startTerraform(ctx, t, w, "destroy")
 	var providers []int
 	for {
 		select {

@@ -352,7 +352,7 @@ func killCreates(t *testing.T, w *acctest.Workspace, server string, provider, te
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd, out, exited := startApply(ctx, t, w)
+	cmd, out, exited := startTerraform(ctx, t, w, "apply")
 	var providers []int
 	var last []byte
 	for still := 0; still < 6 || len(providers) == 0; {

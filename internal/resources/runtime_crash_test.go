@@ -288,7 +288,7 @@ func killApplyWhen(t *testing.T, w *acctest.Workspace, ledger string, who victim
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cmd, out, exited := startApply(ctx, t, w)
+	cmd, out, exited := startTerraform(ctx, t, w, "apply")
 
 	start := time.Now()
 	count := 0
@@ -351,12 +351,12 @@ func killApplyWhen(t *testing.T, w *acctest.Workspace, ledger string, who victim
 	return k
 }
 
-// startApply starts `terraform apply -auto-approve` in w, for a test that kills it mid-way: the
-// command, its output so far, and a channel that receives its exit.
-func startApply(ctx context.Context, t *testing.T, w *acctest.Workspace) (*exec.Cmd, *bytes.Buffer, <-chan error) {
+// startTerraform starts `terraform <command> -auto-approve` (apply or destroy) in w, for a test that
+// kills it mid-way: the command, its output so far, and a channel that receives its exit.
+func startTerraform(ctx context.Context, t *testing.T, w *acctest.Workspace, command string) (*exec.Cmd, *bytes.Buffer, <-chan error) {
 	t.Helper()
 	out := &bytes.Buffer{}
-	cmd := w.Command(ctx, out, "apply", "-auto-approve", "-no-color")
+	cmd := w.Command(ctx, out, command, "-auto-approve", "-no-color")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
