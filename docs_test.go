@@ -21,6 +21,7 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/kubernetes"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/resources"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/static"
 )
 
@@ -403,6 +404,10 @@ func TestDocsQuoteTheCodesFigures(t *testing.T) {
 		{"database.PostgresIdleTimeout", `(\d+) s after its last statement`, int64(database.PostgresIdleTimeout() / time.Second)},
 		{"database.PostgresIdleTimeout", "PostgresIdleTimeout` \\((\\d+) s, four times", int64(database.PostgresIdleTimeout() / time.Second)},
 		{"database.PostgresDefaultConnectTimeout", "`connect_timeout`[^.;]{0,40}?default (\\d+) s", int64(database.PostgresDefaultConnectTimeout / time.Second)},
+		{"resources.PlanCheckTimeout", `(?:does not answer|no answer) within (\d+) seconds`, int64(resources.PlanCheckTimeout / time.Second)},
+		{"resources.PlanCheckTimeout", `read-only, under (\d+) s,`, int64(resources.PlanCheckTimeout / time.Second)},
+		{"resources.PlanCheckTimeout", "`provisioner\\.CreateChecker`, under (\\d+) s of their own", int64(resources.PlanCheckTimeout / time.Second)},
+		{"resources.PlanCheckTimeout", `the check's (\d+) s ends it`, int64(resources.PlanCheckTimeout / time.Second)},
 		{"clickhouse.DefaultDialTimeout", "`dial_timeout`[^.;]{0,20}?(\\d+) s,? by default", int64(clickhouse.DefaultDialTimeout / time.Second)},
 	}
 	docs := readDocs(t)

@@ -17,9 +17,10 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/waits"
 )
 
-// planCapacityTimeout bounds a plan-time check (the ledger read of the capacity check, the backend's
-// reads of a provisioner.CreateChecker): it must not hold a plan up.
-const planCapacityTimeout = 30 * time.Second
+// PlanCheckTimeout bounds a plan-time check (the ledger read of the capacity check, the backend's
+// reads of a provisioner.CreateChecker, a named runtime's existence check): it must not hold a plan
+// up. Exported for the docs' test (docs_test.go), which holds the guides' figure to it.
+const PlanCheckTimeout = 30 * time.Second
 
 // capacityMaxAge is how old a pool's capacity read may be for the plan-time check to use it again.
 // Reading the pool's use is a read of its whole ledger, so one read per planned runtime made the
@@ -150,7 +151,7 @@ func warnIfNoRoom(ctx context.Context, reads *capacityReads, p provisioner.Provi
 	if !ok || slots < 1 || reads.inApply.Load() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, planCapacityTimeout)
+	ctx, cancel := context.WithTimeout(ctx, PlanCheckTimeout)
 	defer cancel()
 	hosts, err := reads.get(ctx, name, cr)
 	if err != nil {
@@ -198,7 +199,7 @@ func warnIfNoRoomToGrow(ctx context.Context, reads *capacityReads, p provisioner
 	if !ok || to <= from || host == "" || reads.inApply.Load() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, planCapacityTimeout)
+	ctx, cancel := context.WithTimeout(ctx, PlanCheckTimeout)
 	defer cancel()
 	hosts, err := reads.get(ctx, name, cr)
 	if err != nil {
@@ -228,7 +229,7 @@ func warnIfNoRoomToGrow(ctx context.Context, reads *capacityReads, p provisioner
 // context.DeadlineExceeded too), whose error names that timeout.
 func withinTimeout(ctx context.Context, err error) string {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.As(err, new(planCheckTimedOut)) {
-		return " within " + planCapacityTimeout.String()
+		return " within " + PlanCheckTimeout.String()
 	}
 	return ""
 }
@@ -243,7 +244,7 @@ func (e planCheckTimedOut) Unwrap() error { return e.error }
 // checkCreateAtPlan asks a provisioner.CreateChecker, at plan time, whether a new resource of type rt
 // can be created at all, so that a backend that lacks what every create needs (a ClickHouse server
 // that cannot manage users by SQL) fails the plan, with the reason the apply would give, rather than
-// half-way through the apply. It only reads, bounded by planCapacityTimeout, through the command's
+// half-way through the apply. It only reads, bounded by PlanCheckTimeout, through the command's
 // shared reads, and is off once the command applies (the Create then reports the same error itself).
 //
 // A backend that could not be asked (unreachable, or not in time) is a warning, not an error: the
@@ -262,7 +263,7 @@ func checkCreateAtPlan(ctx context.Context, reads *capacityReads, p provisioner.
 	if !ok || reads.inApply.Load() {
 		return true
 	}
-	ctx, cancel := context.WithTimeout(ctx, planCapacityTimeout)
+	ctx, cancel := context.WithTimeout(ctx, PlanCheckTimeout)
 	defer cancel()
 	err := reads.checkCreate(ctx, name, rt, cc)
 	switch {

@@ -280,7 +280,7 @@ func (p *hangingPool) Capacity(ctx context.Context) ([]provisioner.HostCapacity,
 	p.reads.Add(1)
 	<-ctx.Done()
 	p.mu.Lock()
-	p.clock = p.clock.Add(planCapacityTimeout)
+	p.clock = p.clock.Add(PlanCheckTimeout)
 	p.mu.Unlock()
 	return nil, fmt.Errorf("reading the ledger: connect: %w", ctx.Err())
 }
@@ -312,7 +312,7 @@ func TestPlanCapacityCheckWaitsForALedgerThatDoesNotAnswerOncePerCommand(t *test
 				var diags diag.Diagnostics
 				warnIfNoRoom(ctx, reads, pool, "pool", 1, &diags)
 				if len(diags) != 1 || diags.HasError() || diags[0].Summary() != "Pool capacity not checked before the create" ||
-					!strings.Contains(diags[0].Detail(), `could not read its ledger within `+planCapacityTimeout.String()) {
+					!strings.Contains(diags[0].Detail(), `could not read its ledger within `+PlanCheckTimeout.String()) {
 					t.Errorf("wave %d, plan %d: want the warning that the ledger was not read within the plan check's timeout, got %v", wave, i, diags)
 				}
 			})

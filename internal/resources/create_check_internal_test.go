@@ -89,7 +89,7 @@ type slowChecker struct {
 func (s slowChecker) CheckCreate(ctx context.Context, rt provisioner.ResourceType) error {
 	err := s.countingChecker.CheckCreate(ctx, rt)
 	s.mu.Lock()
-	*s.clock = s.clock.Add(planCapacityTimeout)
+	*s.clock = s.clock.Add(PlanCheckTimeout)
 	s.mu.Unlock()
 	return err
 }
@@ -144,7 +144,7 @@ func TestPlanCreateCheckThatRanOutOfTimeSaysWithin(t *testing.T) {
 	defer cancel()
 	var diags diag.Diagnostics
 	checkCreateAtPlan(ctx, &capacityReads{}, hangingChecker{}, "ch", provisioner.ResourceTypeClickHouse, clickhouseKind, &diags)
-	if len(diags) != 1 || !strings.Contains(diags[0].Detail(), `could not be asked within `+planCapacityTimeout.String()+` whether`) {
+	if len(diags) != 1 || !strings.Contains(diags[0].Detail(), `could not be asked within `+PlanCheckTimeout.String()+` whether`) {
 		t.Fatalf("want the warning saying the check ran out of time, got %v", diags)
 	}
 }

@@ -245,13 +245,13 @@ func warnIfAdopting(ctx context.Context, reads *capacityReads, named *namedInsta
 	if reads.untold.has(provisionerName) {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(ctx, planCapacityTimeout)
+	ctx, cancel := context.WithTimeout(ctx, PlanCheckTimeout)
 	defer cancel()
 	where, err := ec.ResourceExists(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime})
 	if err != nil {
 		if !errors.Is(err, provisioner.ErrResourceNotFound) {
 			// Not asked again in this command: Terraform plans -parallelism resources at a time, and
-			// each wave would wait up to planCapacityTimeout again for a cluster or ledger that does
+			// each wave would wait up to PlanCheckTimeout again for a cluster or ledger that does
 			// not answer, for advice, with nothing shown above the debug log.
 			reads.untold.add(provisionerName)
 			tflog.Debug(ctx, "plan-time check of a named runtime's ID skipped, and the provisioner's other checks in this command: it could not tell", map[string]any{"provisioner": provisionerName, "error": err.Error()})
