@@ -64,6 +64,24 @@ func isKnownScheme(s string) bool {
 	return false
 }
 
+// dsnHosts is the set of host names dsn names, in lower case and sorted, without their ports (another
+// port of a host is the same server); nil when dsn cannot be parsed. Host names carry no secret.
+func dsnHosts(dsn string) []string {
+	u, err := churl.Parse(dsn)
+	if err != nil {
+		return nil
+	}
+	var hosts []string
+	for _, h := range strings.Split(u.Host, ",") {
+		if host, _, err := net.SplitHostPort(h); err == nil {
+			h = host
+		}
+		hosts = append(hosts, strings.ToLower(h))
+	}
+	sort.Strings(hosts)
+	return hosts
+}
+
 // withCredentials returns dsn with its user, password and database replaced: the user info is set to
 // user:password (URL-escaped), the path to /database, and the username, password and database query
 // parameters are removed. Every other query parameter is kept as written, in order.

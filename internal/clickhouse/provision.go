@@ -434,7 +434,11 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 //     (ALTER USER ... IDENTIFIED) and keeps the database and its data. A re-creation would have
 //     given it a new ID and left both behind.
 //   - one of them is there: half present (halfPresent), found too, for the same reason.
-//   - neither: gone.
+//   - neither: gone, when the admin connection reaches the servers the resource's DSN names. When
+//     the spec's dsn names other hosts now (a new server for new resources, or the resource's server
+//     under a new address), finding nothing there is no verdict on the resource's server: an error
+//     naming both, since gone would re-create the resource on the spec's server and leave its
+//     database behind on its own.
 //   - the lookup fails: an error, never gone, since a gone verdict re-creates the resource under a
 //     new ID and would leave a database that is still there behind, managed by nothing.
 func (p *Provisioner) checkRefusedLogin(ctx context.Context, r *provisioner.Resource, code int) (*provisioner.Resource, error) {
@@ -451,6 +455,14 @@ func (p *Provisioner) checkRefusedLogin(ctx context.Context, r *provisioner.Reso
 	case len(dbs) > 1:
 		return nil, fmt.Errorf("ClickHouse resource %s: several databases are named for it (%s); drop all but one first", r.ID, strings.Join(dbs, ", "))
 	case len(users) == 0 && len(dbs) == 0:
+		if own, spec := dsnHosts(known.DSN), dsnHosts(p.dsn); !slices.Equal(own, spec) {
+			return nil, fmt.Errorf("checking ClickHouse resource %s: its own login at %s was refused (ClickHouse error code %d), and neither "+
+				"its user %s nor its database %s is at %s, which the provisioner's dsn names now: another server than the one the "+
+				"resource was made on, as far as this refresh can tell, so this is no sign that the resource is gone. If it is still at "+
+				"%s, see there why its login is refused; if it was deleted there, remove it from the state (terraform state rm) and "+
+				"the next apply creates it at %s", r.ID, strings.Join(own, ","), code, quoteIdent(user), quoteIdent(db),
+				strings.Join(spec, ","), strings.Join(own, ","), strings.Join(spec, ","))
+		}
 		return nil, fmt.Errorf("ClickHouse resource %s: its user %s and its database %s no longer exist (ClickHouse error code %d): %w", r.ID, quoteIdent(user), quoteIdent(db), code, provisioner.ErrResourceNotFound)
 	case len(users) == 0 || len(dbs) == 0:
 		if len(dbs) == 1 {

@@ -877,3 +877,22 @@ func TestImportRestoresTheAnnotationsFromTheDatabasesComment_fake(t *testing.T) 
 		}
 	}
 }
+
+// The resource's own address answers and refuses its login (its password changed outside Terraform,
+// say), while the spec's dsn names another address (a new server for new resources): what the admin
+// connection finds there says nothing of the resource's server, so finding neither its user nor its
+// database there is an error that names both addresses, never gone (which would re-create the
+// resource on the new server and leave its database behind on its own).
+func TestALoginRefusedAtItsOwnAddressIsNotJudgedAtTheSpecsOther_fake(t *testing.T) {
+	fake, _, r := provisionedOnFake(t)
+	oldDSN := r.Config["dsn"].(string)
+	p := newTestProvisioner(t, fake, `{"dsn":"clickhouse://admin:adminsecretpw@ch-new.test:9440/default?secure=true"}`)
+	user := "rill_" + idPart(testUUID)
+	fake.setTenant(oldDSN, exception(codeAuthenticationFailed, user+": Authentication failed"))
+	_, err := p.CheckResource(context.Background(), r, testAnnotations)
+	password := strings.Split(strings.Split(oldDSN, ":")[2], "@")[0]
+	if err == nil || errors.Is(err, provisioner.ErrResourceNotFound) || strings.Contains(err.Error(), password) ||
+		!strings.Contains(err.Error(), "its own login at ch.test was refused") || !strings.Contains(err.Error(), "is at ch-new.test, which the provisioner's dsn names now") {
+		t.Fatalf("refresh: want an error naming both addresses, not gone, without the password; got %v", err)
+	}
+}

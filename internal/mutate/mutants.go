@@ -416,6 +416,13 @@ var Mutants = []Mutant{
 		},
 	},
 	{
+		Name: "clickhouse-refused-login-judged-at-another-server", Breaks: "a login refused at a rill_clickhouse's own address, the spec's dsn naming other hosts, is an error, never gone",
+		File:    "internal/clickhouse/provision.go",
+		Search:  "\t\tif own, spec := dsnHosts(known.DSN), dsnHosts(p.dsn); !slices.Equal(own, spec) {\n",
+		Replace: "\t\tif own, spec := dsnHosts(known.DSN), dsnHosts(p.dsn); false && !slices.Equal(own, spec) {\n",
+		Checks:  []Check{{Package: "./internal/clickhouse", Tests: []string{"TestALoginRefusedAtItsOwnAddressIsNotJudgedAtTheSpecsOther_fake"}}},
+	},
+	{
 		Name: "clickhouse-import-restores-no-annotations", Breaks: "an import of rill_clickhouse restores the annotations from the database's comment",
 		File:    "internal/clickhouse/provision.go",
 		Search:  "\t\t\tp.reportAnnotations(ctx, res) // an import: what the configuration it goes into had\n",
