@@ -231,6 +231,9 @@ func (p *Provisioner) provision(ctx context.Context, r *provisioner.Resource, op
 		if !isGoneError(err) {
 			return nil, false, fmt.Errorf("checking the existing ClickHouse resource %s with its own credentials: %s", r.ID, p.scrub(err.Error(), secretsOfDSN(dsn)...))
 		}
+		if err := p.refusedElsewhereUnlessFound(ctx, r, dsn, exceptionCode(err)); err != nil {
+			return nil, false, err
+		}
 		p.logger.Warn("the credentials of a provisioned ClickHouse resource no longer work; provisioning it again",
 			zap.String("resource_id", r.ID), zap.Int("clickhouse_code", exceptionCode(err)))
 	}
@@ -455,13 +458,8 @@ func (p *Provisioner) checkRefusedLogin(ctx context.Context, r *provisioner.Reso
 	case len(dbs) > 1:
 		return nil, fmt.Errorf("ClickHouse resource %s: several databases are named for it (%s); drop all but one first", r.ID, strings.Join(dbs, ", "))
 	case len(users) == 0 && len(dbs) == 0:
-		if own, spec := dsnHosts(known.DSN), dsnHosts(p.dsn); !slices.Equal(own, spec) {
-			return nil, fmt.Errorf("checking ClickHouse resource %s: its own login at %s was refused (ClickHouse error code %d), and neither "+
-				"its user %s nor its database %s is at %s, which the provisioner's dsn names now: another server than the one the "+
-				"resource was made on, as far as this refresh can tell, so this is no sign that the resource is gone. If it is still at "+
-				"%s, see there why its login is refused; if it was deleted there, remove it from the state (terraform state rm) and "+
-				"the next apply creates it at %s", r.ID, strings.Join(own, ","), code, quoteIdent(user), quoteIdent(db),
-				strings.Join(spec, ","), strings.Join(own, ","), strings.Join(spec, ","))
+		if err := p.refusedOnAnotherServer(r.ID, known.DSN, code, user, db); err != nil {
+			return nil, err
 		}
 		return nil, fmt.Errorf("ClickHouse resource %s: its user %s and its database %s no longer exist (ClickHouse error code %d): %w", r.ID, quoteIdent(user), quoteIdent(db), code, provisioner.ErrResourceNotFound)
 	case len(users) == 0 || len(dbs) == 0:
@@ -480,6 +478,44 @@ func (p *Provisioner) checkRefusedLogin(ctx context.Context, r *provisioner.Reso
 	}
 	state := map[string]any{stateDatabase: db, stateUser: user, stateCluster: cfg.Cluster, provisioner.StateKeyDrift: []string{drift}}
 	return &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeClickHouse, State: state, Config: cfg.AsMap()}, nil
+}
+
+// refusedElsewhereUnlessFound is refusedOnAnotherServer for an update (Provision), which would
+// otherwise provision the resource again at the spec's address: with `-refresh=false`, or a saved
+// plan, no refresh told it first. It looks the user and database up only when dsn names other hosts
+// than the spec's; finding either there makes that server the resource's, as the refresh takes it.
+func (p *Provisioner) refusedElsewhereUnlessFound(ctx context.Context, r *provisioner.Resource, dsn string, code int) error {
+	if slices.Equal(dsnHosts(dsn), dsnHosts(p.dsn)) {
+		return nil
+	}
+	user := recordedUser(r)
+	db := recordedDatabase(r, configuredDatabase(r))
+	users, dbs, err := p.lookUp(ctx, r.ID, user, db)
+	if err != nil {
+		return fmt.Errorf("provisioning ClickHouse resource %s: its own login was refused (ClickHouse error code %d), and whether its user and database are at the address the provisioner's dsn names now could not be read through the admin connection: %w", r.ID, code, err)
+	}
+	if len(users) > 0 || len(dbs) > 0 {
+		return nil
+	}
+	return p.refusedOnAnotherServer(r.ID, dsn, code, user, db)
+}
+
+// refusedOnAnotherServer is the error for a resource whose own login, with dsn, was refused (code)
+// and whose user and database the admin connection does not find, when dsn names other hosts than
+// the spec's dsn: the admin connection reaches another server (a new one for new resources, say), so
+// that says nothing of the resource's own server. Gone would re-create the resource there, and
+// provisioning it again would make a new, empty database there, either way leaving its database
+// behind. nil when dsn names the spec's hosts (then the admin connection reaches the resource's server).
+func (p *Provisioner) refusedOnAnotherServer(id, dsn string, code int, user, db string) error {
+	own, spec := dsnHosts(dsn), dsnHosts(p.dsn)
+	if slices.Equal(own, spec) {
+		return nil
+	}
+	return fmt.Errorf("ClickHouse resource %s: its own login at %s was refused (ClickHouse error code %d), and neither its user %s nor "+
+		"its database %s is at %s, which the provisioner's dsn names now: another server than the resource's, as far as can be told, "+
+		"so this is no sign that the resource is gone. If it is still at %s, see there why its login is refused; if it was deleted "+
+		"there, remove it from the state (terraform state rm) and the next apply creates it at %s", id, strings.Join(own, ","), code,
+		quoteIdent(user), quoteIdent(db), strings.Join(spec, ","), strings.Join(own, ","), strings.Join(spec, ","))
 }
 
 // recordedDatabase is the name of a provisioned resource's database: the one its config names, else

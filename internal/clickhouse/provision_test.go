@@ -896,3 +896,23 @@ func TestALoginRefusedAtItsOwnAddressIsNotJudgedAtTheSpecsOther_fake(t *testing.
 		t.Fatalf("refresh: want an error naming both addresses, not gone, without the password; got %v", err)
 	}
 }
+
+// The update's side of TestALoginRefusedAtItsOwnAddressIsNotJudgedAtTheSpecsOther_fake: with no refresh
+// before it (`terraform apply -refresh=false`, a saved plan), an update whose login is refused at the
+// resource's own address, the spec's dsn naming another server without its user or database, fails
+// and sends nothing. Before, it provisioned the resource again there: a new, empty database in the
+// state, its own left behind.
+func TestAnUpdateRefusedAtItsOwnAddressDoesNotProvisionAtTheSpecsOther_fake(t *testing.T) {
+	fake, _, r := provisionedOnFake(t)
+	oldDSN := r.Config["dsn"].(string)
+	p := newTestProvisioner(t, fake, `{"dsn":"clickhouse://admin:adminsecretpw@ch-new.test:9440/default?secure=true"}`)
+	fake.setTenant(oldDSN, exception(codeAuthenticationFailed, "Authentication failed"))
+	before := len(fake.statements())
+	_, err := p.Provision(context.Background(), r, testAnnotations)
+	if err == nil || errors.Is(err, provisioner.ErrResourceNotFound) || !strings.Contains(err.Error(), "its own login at ch.test was refused") {
+		t.Errorf("update: want an error naming the resource's address; got %v", err)
+	}
+	if sent := fake.statements()[before:]; len(sent) != 0 {
+		t.Errorf("update sent %d statements to the spec's server, the first %.60q", len(sent), sent[0])
+	}
+}

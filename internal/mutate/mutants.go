@@ -418,9 +418,16 @@ var Mutants = []Mutant{
 	{
 		Name: "clickhouse-refused-login-judged-at-another-server", Breaks: "a login refused at a rill_clickhouse's own address, the spec's dsn naming other hosts, is an error, never gone",
 		File:    "internal/clickhouse/provision.go",
-		Search:  "\t\tif own, spec := dsnHosts(known.DSN), dsnHosts(p.dsn); !slices.Equal(own, spec) {\n",
-		Replace: "\t\tif own, spec := dsnHosts(known.DSN), dsnHosts(p.dsn); false && !slices.Equal(own, spec) {\n",
+		Search:  "\t\tif err := p.refusedOnAnotherServer(r.ID, known.DSN, code, user, db); err != nil {\n",
+		Replace: "\t\tif err := p.refusedOnAnotherServer(r.ID, known.DSN, code, user, db); false && err != nil {\n",
 		Checks:  []Check{{Package: "./internal/clickhouse", Tests: []string{"TestALoginRefusedAtItsOwnAddressIsNotJudgedAtTheSpecsOther_fake"}}},
+	},
+	{
+		Name: "clickhouse-update-refused-provisions-at-another-server", Breaks: "an update of a rill_clickhouse whose own login is refused, the spec's dsn naming a server without it, provisions nothing there",
+		File:    "internal/clickhouse/provision.go",
+		Search:  "\t\tif err := p.refusedElsewhereUnlessFound(ctx, r, dsn, exceptionCode(err)); err != nil {\n",
+		Replace: "\t\tif err := p.refusedElsewhereUnlessFound(ctx, r, dsn, exceptionCode(err)); false && err != nil {\n",
+		Checks:  []Check{{Package: "./internal/clickhouse", Tests: []string{"TestAnUpdateRefusedAtItsOwnAddressDoesNotProvisionAtTheSpecsOther_fake"}}},
 	},
 	{
 		Name: "clickhouse-import-restores-no-annotations", Breaks: "an import of rill_clickhouse restores the annotations from the database's comment",
