@@ -270,8 +270,8 @@ var Mutants = []Mutant{
 	{
 		Name: "import-not-found-elsewhere-unasked", Breaks: "an import through the wrong provisioner of a runtime another one holds names that one, not \"not found\"",
 		File:    "internal/resources/runtime_resource.go",
-		Search:  "if owner := r.heldElsewhere(c.ctx, c.name, state.ID.ValueString(), opts); owner != \"\" {",
-		Replace: "if owner := \"\"; owner != \"\" {",
+		Search:  "\t\tif owner != \"\" {\n\t\t\taddAnotherProvisionersRuntime(",
+		Replace: "\t\tif false && owner != \"\" {\n\t\t\taddAnotherProvisionersRuntime(",
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntimeKubernetes_importThroughAnotherNamespacesProvisionerNamesItsOwner"}}},
 	},
 	{
@@ -280,6 +280,13 @@ var Mutants = []Mutant{
 		Search:  "\t\tgo func() {\n\t\t\tres, err := p.CheckResource(probe,",
 		Replace: "\t\tfunc() {\n\t\t\tres, err := p.CheckResource(probe,",
 		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestAnImportAsksTheOtherProvisionersAtOnce"}}},
+	},
+	{
+		Name: "import-not-found-hides-the-unanswered", Breaks: "an import found nowhere names the set's provisioners that could not be asked whether they hold the runtime",
+		File:    "internal/resources/runtime_resource.go",
+		Search:  "\t\tif len(unanswered) > 0 {\n",
+		Replace: "\t\tif false && len(unanswered) > 0 {\n",
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_importNotFoundNamesTheProvisionersThatCouldNotBeAsked"}}},
 	},
 	{
 		Name: "import-id-spaces-kept", Breaks: "an import ID with spaces around its ID is refused with the ID to use, not looked up as \"not found\"",

@@ -2,6 +2,7 @@ package resources_test
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -116,4 +117,19 @@ func TestAccRuntime_importOfABadIDFails(t *testing.T) {
 		steps = append(steps, resource.TestStep{Config: config, ResourceName: "rill_runtime.rt", ImportState: true, ImportStateId: id, ExpectError: want})
 	}
 	resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: acctest.ProviderFactories, Steps: steps})
+}
+
+// An import that the pool it names does not find, in a set whose other runtime provisioner cannot be
+// asked whether it holds the runtime (a kubeconfig that does not load, a cluster that does not
+// answer), says so, naming that provisioner and why: the runtime may be its own. Before, the error
+// was only "not found", which sent the user to the pool's ID and ledger.
+func TestAccRuntime_importNotFoundNamesTheProvisionersThatCouldNotBeAsked(t *testing.T) {
+	acctest.RequireAcc(t)
+	kubeconfig := filepath.Join(t.TempDir(), "absent", "kubeconfig")
+	k8s := fmt.Sprintf(`"k8s": {"type": "kubernetes", "spec": {"host": "http://*.rill.test", "kubeconfig_path": %q}}`, kubeconfig)
+	config := acctest.ProviderBlock(acctest.SQLiteLedger(t), "p", acctest.Pool("p", hostA), k8s) + runtimeWith(`slots = 1`)
+	resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: acctest.ProviderFactories, Steps: []resource.TestStep{{
+		Config: config, ResourceName: "rill_runtime.rt", ImportState: true, ImportStateId: "p/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11",
+		ExpectError: regexp.MustCompile(`(?s)Runtime to import was not found.*"k8s"\s+\(loading\s+kubeconfig_path.*if\s+it\s+is\s+one\s+of\s+theirs`),
+	}}})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -114,15 +115,17 @@ func addAnotherProvisionersRuntime(diags *diag.Diagnostics, id, owner, asked, wh
 // another provisioner of the set that holds one there ("" for none): a Kubernetes runtime of another
 // namespace (or cluster) than asked's is not seen by asked at all, and "not found" sent the user
 // looking for a runtime that was there. It only reads (CheckResource), asking the others at once for
-// elsewhereTimeout at most in all, and ignores those that cannot answer: the error stays "not found"
-// then. The first owner found ends the questions, so an unreachable cluster in the set costs the
-// import nothing when another provisioner holds the runtime, and elsewhereTimeout when none does
-// (asked one after the other, each unreachable one cost that much again).
-func (r *RuntimeResource) heldElsewhere(ctx context.Context, asked, id string, opts *provisioner.ResourceOptions) string {
+// elsewhereTimeout at most in all. The first owner found ends the questions, so an unreachable cluster
+// in the set costs the import nothing when another provisioner holds the runtime, and elsewhereTimeout
+// when none does (asked one after the other, each unreachable one cost that much again). With no
+// owner, unanswered names those that could not say (`"k8s" (why)`), any of which may hold it: the
+// "not found" error names them.
+func (r *RuntimeResource) heldElsewhere(ctx context.Context, asked, id string, opts *provisioner.ResourceOptions) (owner string, unanswered []string) {
 	probe, cancel := context.WithTimeout(ctx, elsewhereTimeout)
 	defer cancel() // ends the questions still open when an owner is found
+	type answer struct{ owner, unanswered string }
 	names := r.client.Names()
-	owners := make(chan string, len(names)) // buffered: a question that ends after the return does not block
+	answers := make(chan answer, len(names)) // buffered: a question that ends after the return does not block
 	asking := 0
 	for _, name := range names {
 		p := r.client.Set[name]
@@ -132,8 +135,12 @@ func (r *RuntimeResource) heldElsewhere(ctx context.Context, asked, id string, o
 		asking++
 		go func() {
 			res, err := p.CheckResource(probe, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, opts)
-			if err != nil || res == nil {
-				owners <- ""
+			switch {
+			case errors.Is(err, provisioner.ErrResourceNotFound):
+				answers <- answer{}
+				return
+			case err != nil || res == nil:
+				answers <- answer{unanswered: fmt.Sprintf("%q (%v)", name, err)}
 				return
 			}
 			owner := provisioner.NewRuntimeObservation(res.State).Owner
@@ -143,15 +150,20 @@ func (r *RuntimeResource) heldElsewhere(ctx context.Context, asked, id string, o
 			if owner == asked {
 				owner = ""
 			}
-			owners <- owner
+			answers <- answer{owner: owner}
 		}()
 	}
 	for ; asking > 0; asking-- {
-		if owner := <-owners; owner != "" {
-			return owner
+		a := <-answers
+		if a.owner != "" {
+			return a.owner, nil
+		}
+		if a.unanswered != "" {
+			unanswered = append(unanswered, a.unanswered)
 		}
 	}
-	return ""
+	slices.Sort(unanswered)
+	return "", unanswered
 }
 
 // elsewhereTimeout bounds heldElsewhere's questions to the set's other provisioners.

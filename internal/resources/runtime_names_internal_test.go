@@ -166,7 +166,7 @@ func TestAnImportAsksTheOtherProvisionersAtOnce(t *testing.T) {
 	r := &RuntimeResource{resourceBase{client: &Client{Set: map[string]provisioner.Provisioner{
 		"a-unreachable": unreachable, "b-owner": owner, "c-asked": onePool(t),
 	}, Default: "c-asked"}}}
-	if got := r.heldElsewhere(context.Background(), "c-asked", id, nil); got != "pool" {
+	if got, _ := r.heldElsewhere(context.Background(), "c-asked", id, nil); got != "pool" {
 		t.Fatalf("heldElsewhere = %q, want the owner the ledger records, %q", got, "pool")
 	}
 	if err := <-unreachable.ended; !errors.Is(err, context.Canceled) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -414,10 +415,16 @@ func (r *RuntimeResource) Read(ctx context.Context, req resource.ReadRequest, re
 	}
 	res, err := c.p.CheckResource(c.ctx, r.resource(&state, c.privState), opts)
 	if errors.Is(err, provisioner.ErrResourceNotFound) && importMarked(ctx, resp.Private) {
-		if owner := r.heldElsewhere(c.ctx, c.name, state.ID.ValueString(), opts); owner != "" {
+		owner, unanswered := r.heldElsewhere(c.ctx, c.name, state.ID.ValueString(), opts)
+		if owner != "" {
 			addAnotherProvisionersRuntime(&resp.Diagnostics, state.ID.ValueString(), owner, c.name,
 				fmt.Sprintf(", which does not see it (%v)", err))
 			return
+		}
+		if len(unanswered) > 0 {
+			err = fmt.Errorf("%w. The set's other runtime provisioners that could not say whether they hold it (asked for %s at most): %s; "+
+				"if it is one of theirs, import it through that one (\"<name>/%s\") once it answers", err, elsewhereTimeout,
+				strings.Join(unanswered, "; "), state.ID.ValueString())
 		}
 	}
 	if !readFound(ctx, c, runtimeKind, state.ID.ValueString(), err, resp) {
