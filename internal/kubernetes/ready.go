@@ -611,18 +611,28 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// ping GETs url until it answers 2xx, with backoff, until ctx ends.
+// ping GETs url until it answers 2xx, with backoff, until ctx ends. Its error gives the last
+// attempt that ended on its own (an answer, a refused connection), not one that ctx's end cut short:
+// as the backoff doubles, an attempt may begin just before timeout_seconds runs out, and "context
+// deadline exceeded" said nothing of what the runtime had answered.
 func (p *Provisioner) ping(ctx context.Context, url string, log *zap.Logger) error {
 	backoff := 250 * time.Millisecond
-	var last error
+	var last error // of the last attempt that ended on its own, or of the first if ctx cut it short
 	for attempt := 1; ; attempt++ {
-		last = p.pingOnce(ctx, url)
-		if last == nil {
+		err := p.pingOnce(ctx, url)
+		if err == nil {
 			return nil
 		}
-		log.Debug("runtime not answering yet", zap.String("url", url), zap.Int("attempt", attempt), zap.Error(last))
+		cutShort := ctx.Err() != nil && errors.Is(err, ctx.Err())
+		if !cutShort || last == nil {
+			last = err
+		}
+		log.Debug("runtime not answering yet", zap.String("url", url), zap.Int("attempt", attempt), zap.Error(err))
 		select {
 		case <-ctx.Done():
+			if cutShort && last != err {
+				return fmt.Errorf("%d attempts, the last cut short by the wait's end; the one before: %w", attempt, last)
+			}
 			return fmt.Errorf("%d attempts, last: %w", attempt, last)
 		case <-time.After(backoff):
 		}

@@ -206,6 +206,35 @@ func TestPingGivesUpAtTheDeadlineWithTheLastAnswer(t *testing.T) {
 	}
 }
 
+// An attempt that the wait's end cuts short (the runtime had not answered it yet) is not what the
+// error reports: the answer before it is. Before, an attempt begun just before timeout_seconds ran
+// out (the backoff doubles, so the fifth of a 4 s wait began about 150 ms before it) turned the
+// error into "last: ... context deadline exceeded", losing the runtime's last answer.
+func TestPingCutShortByTheDeadlineSaysTheLastAnswer(t *testing.T) {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			http.Error(w, "not yet", http.StatusServiceUnavailable)
+			return
+		}
+		<-r.Context().Done() // no answer before the wait ends: the client gives up on it
+	}))
+	defer srv.Close()
+	p := mustProvisioner(t, `{"host": "http://*.x"}`)
+	// The second attempt begins after the first answer and a backoff of 250 ms, and hangs until this
+	// deadline.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	err := p.ping(ctx, srv.URL+"/v1/ping", zap.NewNop())
+	if calls.Load() < 2 {
+		t.Fatalf("%d requests, want the wait to end during the second: %v", calls.Load(), err)
+	}
+	if err == nil || !strings.Contains(err.Error(), "503") || !strings.Contains(err.Error(), "not yet") || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want the last answer (503: not yet), not the attempt that the deadline cut short", err)
+	}
+	t.Log(err)
+}
+
 // Only a 2xx answer is ready. Rill's admin service (go-retryablehttp) takes any answer but a 5xx or
 // a 429 as ready: an ingress controller's 404 for a host it does not route yet, or a 401 from an
 // authenticating proxy in front of the runtime (docs/guides/rill-compatibility.md, "kubernetes").

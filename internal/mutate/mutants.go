@@ -821,6 +821,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationAwaitReadyFailsFastWithThePodsReason"}}},
 	},
 	{
+		Name: "ping-error-is-the-attempt-cut-short", Breaks: "a readiness ping that times out reports the runtime's last answer, not the attempt the deadline cut short",
+		File:    "internal/kubernetes/ready.go",
+		Search:  "if !cutShort || last == nil {",
+		Replace: "if true {",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestPingCutShortByTheDeadlineSaysTheLastAnswer"}}},
+	},
+	{
 		Name: "kubernetes-update-reads-nothing", Breaks: "an update never shrinks a Kubernetes runtime's volume (only a fresh ID skips the reads)",
 		File:    "internal/kubernetes/provisioner.go",
 		Search:  "\tat := objectsMayExist\n",
