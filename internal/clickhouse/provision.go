@@ -996,7 +996,10 @@ func (p *Provisioner) AwaitReady(ctx context.Context, r *provisioner.Resource) e
 }
 
 // waitForLogin runs SELECT 1 with dsn until it succeeds or ctx ends (defaultAwaitTimeout when ctx has
-// no deadline), backing off between attempts.
+// no deadline), backing off between attempts. Its error gives the last attempt that ended on its own
+// (the server's answer, a refused connection), not one that ctx's end cut short: as the backoff
+// doubles, an attempt may begin just before the deadline, and "context deadline exceeded" said
+// nothing of what the server had answered.
 func (p *Provisioner) waitForLogin(ctx context.Context, id, dsn string) error {
 	until := waits.Until
 	if _, ok := ctx.Deadline(); !ok {
@@ -1013,16 +1016,25 @@ func (p *Provisioner) waitForLogin(ctx context.Context, id, dsn string) error {
 		}
 	}
 	delay, start := 200*time.Millisecond, time.Now()
+	var last error // of the last attempt that ended on its own, or of the first if ctx cut it short
 	for attempt := 1; ; attempt++ {
 		err := p.selectOne(ctx, dsn)
 		if err == nil {
 			return nil
 		}
+		cutShort := ctx.Err() != nil && errors.Is(err, ctx.Err())
+		if !cutShort || last == nil {
+			last = err
+		}
 		timer := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			return fmt.Errorf("logging in as its user failed %d times in %s, until %s (%v): %s", attempt, waits.Elapsed(start), until(ctx.Err()), ctx.Err(), p.scrub(err.Error(), secretsOfDSN(dsn)...))
+			cause := p.scrub(last.Error(), secretsOfDSN(dsn)...)
+			if cutShort && last != err {
+				cause = "the last attempt cut short by the wait's end; the one before: " + cause
+			}
+			return fmt.Errorf("logging in as its user failed %d times in %s, until %s (%v): %s", attempt, waits.Elapsed(start), until(ctx.Err()), ctx.Err(), cause)
 		case <-timer.C:
 		}
 		delay = min(delay*2, 5*time.Second)

@@ -3,9 +3,11 @@ package clickhouse
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -339,6 +341,35 @@ func TestAwaitReadyRetriesUntilLoginWorks(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "not ready") || !strings.Contains(err.Error(), "doesn't exist") {
 		t.Fatalf("want a not-ready error with the cause, got %v", err)
 	}
+}
+
+// A login attempt that the wait's end cuts short (the server had not answered it yet) is not what
+// the error reports: the answer before it is. Before, an attempt begun shortly before the deadline
+// (the backoff doubles up to 5 s) gave "context deadline exceeded" as the cause, losing the server's
+// refusal.
+func TestAwaitReadyCutShortByTheDeadlineSaysTheLastAnswer(t *testing.T) {
+	fake, p, r := provisionedOnFake(t)
+	fake.setTenant(r.Config["dsn"].(string), exception(codeUnknownDatabase, "Database rill_x doesn't exist"))
+	var dials atomic.Int32
+	p.dial = func(ctx context.Context, dsn string) (session, error) {
+		if dials.Add(1) == 1 {
+			return fake.dial(ctx, dsn) // its SELECT 1 is refused
+		}
+		<-ctx.Done() // no answer before the wait ends, as a server slow to accept
+		return nil, fmt.Errorf("dial tcp 127.0.0.1:9000: %w", ctx.Err())
+	}
+	// The second attempt begins after the first refusal and a backoff of 200 ms, and hangs until this
+	// deadline.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	err := p.AwaitReady(ctx, r)
+	if dials.Load() < 2 {
+		t.Fatalf("%d logins, want the wait to end during the second: %v", dials.Load(), err)
+	}
+	if err == nil || !strings.Contains(err.Error(), "doesn't exist") || strings.Contains(err.Error(), "dial tcp") {
+		t.Fatalf("got %v, want the last answer (the database does not exist), not the attempt that the deadline cut short", err)
+	}
+	t.Log(err)
 }
 
 // A context without a deadline gets AwaitReady's own (defaultAwaitTimeout); its error names that

@@ -828,6 +828,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestPingCutShortByTheDeadlineSaysTheLastAnswer"}}},
 	},
 	{
+		Name: "clickhouse-login-wait-error-is-the-attempt-cut-short", Breaks: "rill_clickhouse's readiness wait that times out reports the server's last answer, not the login the deadline cut short",
+		File:    "internal/clickhouse/provision.go",
+		Search:  "if !cutShort || last == nil {",
+		Replace: "if true {",
+		Checks:  []Check{{Package: "./internal/clickhouse", Tests: []string{"TestAwaitReadyCutShortByTheDeadlineSaysTheLastAnswer"}}},
+	},
+	{
 		Name: "kubernetes-update-reads-nothing", Breaks: "an update never shrinks a Kubernetes runtime's volume (only a fresh ID skips the reads)",
 		File:    "internal/kubernetes/provisioner.go",
 		Search:  "\tat := objectsMayExist\n",
