@@ -812,7 +812,7 @@ func TestIntegrationServicePortEditedByHandIsRepairedByTheApply(t *testing.T) {
 // the whole timeout_seconds for a pod that can never be scheduled.
 func TestIntegrationVolumeBeingDeletedIsDriftAndRefusedBeforeAnyWrite(t *testing.T) {
 	e := newEnv(t, "")
-	r, name := e.provisionedRuntime()
+	r, name := e.readyRuntime() // its pod runs: no pod of its ReplicaSet can come after the delete below
 	const finalizer = "rill.test/hold"
 	pvcs := e.core.PersistentVolumeClaims(e.ns)
 	patch := []byte(`{"metadata":{"finalizers":["` + finalizer + `"]}}`)
@@ -822,11 +822,15 @@ func TestIntegrationVolumeBeingDeletedIsDriftAndRefusedBeforeAnyWrite(t *testing
 	t.Cleanup(func() {
 		_, _ = pvcs.Patch(context.Background(), name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
 	})
-	e.deleteAndWait(gvrOf("deployments"), name)
-	// The Deployment's pod outlives it until the garbage collector deletes its ReplicaSet and then the
-	// pod. A pod still there mounts the claim and, run by no Deployment, is what the refusal names
-	// (delete it) instead of the finalizer this test is about: wait for it to go.
-	e.noPodMountsWithin(name, time.Minute)
+	// In the foreground, once its pod runs: a pod of the Deployment still there mounts the claim and,
+	// run by no Deployment, is what the refusal names (delete it) instead of the finalizer this test
+	// is about. Deleted in the background, the Deployment left its pod until the garbage collector
+	// deleted it, and a wait for no pod mounting the claim could end before the ReplicaSet had even
+	// made the pod (it failed so in CI). A ReplicaSet being deleted makes no pod.
+	k8stest.DeleteWithDependentsAndWait(t, e.ctx, e.c.dynamic, gvrOf("deployments"), e.ns, name)
+	if pods := e.podsMounting(name); len(pods) > 0 {
+		t.Fatalf("pods %v mount the claim after their Deployment was deleted in the foreground", pods)
+	}
 	if err := pvcs.Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}

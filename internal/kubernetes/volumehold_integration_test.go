@@ -360,16 +360,6 @@ func (e *env) claimStaysHeld(name string, d time.Duration) {
 	}
 }
 
-// noPodMountsWithin waits until no pod of the test's namespace mounts the claim, failing the test after d.
-func (e *env) noPodMountsWithin(claim string, d time.Duration) {
-	e.t.Helper()
-	for end := time.Now().Add(d); len(e.podsMounting(claim)) > 0; time.Sleep(200 * time.Millisecond) {
-		if time.Now().After(end) {
-			e.t.Fatalf("pods %v still mount claim %s %s after their Deployment was deleted", e.podsMounting(claim), claim, d)
-		}
-	}
-}
-
 // podsMounting names the pods of the test's namespace that mount the claim, sorted.
 func (e *env) podsMounting(claim string) []string {
 	e.t.Helper()
