@@ -100,8 +100,11 @@ func TestCallsToAServerThatNeverAnswersEndWithTheirContext(t *testing.T) {
 				case <-time.After(30 * time.Second):
 					t.Fatalf("still waiting 30 s after the context ended at 1 s (dial_timeout is 90 s)")
 				}
-				// The wait is rounded to 100 ms: a loaded machine that wakes the caller 50 ms late says 1.1s.
-				want := regexp.MustCompile(`waited 1(\.[0-4])?s for ClickHouse at ` + regexp.QuoteMeta(addr+" to answer, "+end.until+": "+end.cause.Error()))
+				// How long it says it waited is not checked: the context's second runs from end.ctx(),
+				// the wait's clock from when op began, and a loaded machine puts anything between them
+				// (it said 900ms once). That it ended with its context, not the 90 s dial_timeout, is
+				// the 30 s bound above.
+				want := regexp.MustCompile(`waited [0-9.]+m?s for ClickHouse at ` + regexp.QuoteMeta(addr+" to answer, "+end.until+": "+end.cause.Error()))
 				// The provisioner's errors are scrubbed of secrets as text, so they wrap nothing: the
 				// cause is in the words.
 				if err == nil || !want.MatchString(err.Error()) {

@@ -120,7 +120,7 @@ func TestAWaitForASharedPlanReadSaysWhatItWaitedFor(t *testing.T) {
 	}()
 	<-started
 	defer close(release)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond) // time to begin the wait: a deadline passed before it is no wait (waits.Ended)
 	defer cancel()
 	_, err := reads.share(ctx, "pool", `provisioner "pool"'s free slots`, 0, func(context.Context) ([]provisioner.HostCapacity, error) {
 		t.Error("a second read started while one was in progress")

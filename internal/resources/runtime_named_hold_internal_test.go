@@ -17,7 +17,7 @@ func TestNamedInstancesWaitIsBoundedByTheOperationsTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond) // time to begin the wait: a deadline passed before it is no wait (waits.Ended)
 	defer cancel()
 	if _, err := n.hold(ctx, "id-1"); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "runtime id-1") ||
 		!strings.HasPrefix(err.Error(), "waited ") {
