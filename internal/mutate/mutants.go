@@ -240,6 +240,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationClaimOutlastsWritesToTheVolumeClaimBetweenItsReadAndItsPatch"}}},
 	},
 	{
+		Name: "kubernetes-claim-gives-up-after-a-few-writes", Breaks: "a create of a named Kubernetes runtime waits for other writers of its volume claim until its deadline, not for a number of tries",
+		File:    "internal/kubernetes/adopt.go",
+		Search:  "\t\tw.refused, w.patches, tested = err, attempt, live.GetResourceVersion()\n",
+		Replace: "\t\tw.refused, w.patches, tested = err, attempt, live.GetResourceVersion()\n\t\tif attempt >= 4 {\n\t\t\treturn w.failed(ctx, context.DeadlineExceeded)\n\t\t}\n",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationManagedFieldsRewriteWaitsForOtherWritersUntilTheContextEnds"}}},
+	},
+	{
 		Name: "kubernetes-field-of-another-is-admissions", Breaks: "a container's image or resources another field manager set are drift, unlike what admission made of ours on our own apply",
 		File:    "internal/kubernetes/check.go",
 		Search:  "\treturn !ownedByAnother(live.ManagedFields, keys...)\n",
