@@ -1360,10 +1360,14 @@ func TestIntegrationAwaitReadyPingsTheRuntime(t *testing.T) {
 
 func TestIntegrationAwaitReadyTimesOutWithTheLastPingAnswer(t *testing.T) {
 	e := newEnv(t, `, "ping_path": "/v1/ping"`)
-	e.p.spec.TimeoutSeconds = 4
-	pingServer(t, e.p, -1)
+	pingServer(t, e.p, 0)
 	r := e.newRuntime()
 	e.provision(e.p, r, args(1, "v1", false))
+	// Rolled out first, under the env's 60 s: the 4 s below then go to pings alone, however long a
+	// loaded machine takes to roll the runtime out (a rollout still under way would be the answer).
+	e.awaitReady(r)
+	e.p.spec.TimeoutSeconds = 4
+	pingServer(t, e.p, -1)
 	err := e.p.AwaitReady(e.ctx, r)
 	if err == nil || !strings.Contains(err.Error(), "http://"+pidOf(r)+".rill.test/v1/ping") || !strings.Contains(err.Error(), "503") ||
 		!strings.Contains(err.Error(), "timeout_seconds=4 ended the wait") || errors.Is(err, context.DeadlineExceeded) {
@@ -1378,6 +1382,8 @@ func TestIntegrationAwaitReadyTimeoutSaysWhereTheRolloutStands(t *testing.T) {
 	e.p.spec.TimeoutSeconds = 3
 	r := e.newRuntime()
 	e.provision(e.p, r, args(64, "v1", false))
+	// The scheduler's verdict first: on a loaded machine it could come after the 3 s wait.
+	e.podUnschedulable()
 	err := e.p.AwaitReady(e.ctx, r)
 	if err == nil || !strings.Contains(err.Error(), "is not ready: after") || !strings.Contains(err.Error(), "timeout_seconds=3 ended the wait") ||
 		!strings.Contains(err.Error(), "0 available") || !strings.Contains(err.Error(), "not scheduled: 0/1 nodes are available: 1 Insufficient cpu") ||
@@ -1385,6 +1391,30 @@ func TestIntegrationAwaitReadyTimeoutSaysWhereTheRolloutStands(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 	t.Log(err)
+}
+
+// podUnschedulable waits, within the test's context, until a pod of the test's namespace has been
+// found unschedulable by the scheduler.
+func (e *env) podUnschedulable() {
+	e.t.Helper()
+	for {
+		pods, err := e.core.Pods(e.ns).List(e.ctx, metav1.ListOptions{})
+		if err != nil {
+			e.t.Fatalf("waiting for the scheduler to find the pod unschedulable: %v", err)
+		}
+		for _, pod := range pods.Items {
+			for _, c := range pod.Status.Conditions {
+				if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+					return
+				}
+			}
+		}
+		select {
+		case <-e.ctx.Done():
+			e.t.Fatalf("waiting for the scheduler to find the pod unschedulable: %v", e.ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // Check passes with the cluster's admin credentials and fails, saying which step and where, for a
