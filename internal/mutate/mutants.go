@@ -298,8 +298,15 @@ var Mutants = []Mutant{
 	{
 		Name: "import-id-spaces-kept", Breaks: "an import ID with spaces around its ID is refused with the ID to use, not looked up as \"not found\"",
 		File:    "internal/resources/common.go",
-		Search:  "if trimmed := strings.TrimSpace(id); trimmed != id {",
-		Replace: "if trimmed := strings.TrimSpace(id); false && trimmed != id {",
+		Search:  "if trimmed := strings.TrimSpace(id); trimmed != id || trimmedName != name {",
+		Replace: "if trimmed := strings.TrimSpace(id); false && trimmed != id || trimmedName != name {",
+		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestAnImportIDWithSpacesAroundTheIDSaysWhichIDToUse"}}},
+	},
+	{
+		Name: "import-id-leading-space-kept", Breaks: "an import ID with a space before the provisioner's name (a padded table's) is refused with the ID to use, without the space",
+		File:    "internal/resources/common.go",
+		Search:  "trimmedName = strings.TrimSpace(name)",
+		Replace: "trimmedName = name",
 		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestAnImportIDWithSpacesAroundTheIDSaysWhichIDToUse"}}},
 	},
 	{

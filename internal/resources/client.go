@@ -37,6 +37,16 @@ type Client struct {
 	named namedInstances
 }
 
+// Has reports whether the set has a provisioner named name; false on a nil Client or one whose set
+// is not known yet.
+func (c *Client) Has(name string) bool {
+	if c == nil {
+		return false
+	}
+	_, ok := c.Set[name]
+	return ok
+}
+
 // Names returns the provisioner names, sorted.
 func (c *Client) Names() []string { return slices.Sorted(maps.Keys(c.Set)) }
 

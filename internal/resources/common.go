@@ -247,12 +247,18 @@ func importByID(ctx context.Context, client *Client, rt provisioner.ResourceType
 			fmt.Sprintf("Expected \"<provisioner>/<id>\", such as %q, got %q.", example, req.ID))
 		return false
 	}
-	if trimmed := strings.TrimSpace(id); trimmed != id {
+	// A padded table's leading space is before the provisioner's name, which keeps it only when the
+	// set has a provisioner of that name.
+	trimmedName := name
+	if !client.Has(name) {
+		trimmedName = strings.TrimSpace(name)
+	}
+	if trimmed := strings.TrimSpace(id); trimmed != id || trimmedName != name {
 		// Copied from a padded table (psql's), it was looked up as it is: a static pool's import then
 		// said "not found" of a runtime its ledger holds, printing the ID without the spaces it had.
 		resp.Diagnostics.AddError("Invalid import ID",
 			fmt.Sprintf("Expected \"<provisioner>/<id>\", such as %q, got %q: the ID has spaces around it, which no ID has. Try %q.",
-				example, req.ID, importID(name, trimmed)))
+				example, req.ID, importID(trimmedName, trimmed)))
 		return false
 	}
 	if client != nil && !client.Unknown {

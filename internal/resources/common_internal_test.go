@@ -113,17 +113,29 @@ func TestAnImportNamingAnUnknownProvisionerSaysWhatTheIDMustName(t *testing.T) {
 
 // An import ID whose ID part has spaces around it (copied from a padded table) is refused naming the
 // ID to use. Before, a static pool looked it up as it was and said "not found" of a runtime its ledger
-// holds, printing the ID so that the spaces did not show.
+// holds, printing the ID so that the spaces did not show. A padded table's leading space is before the
+// provisioner's name: the ID to use has none either (it was named with the space, which would then fail
+// as a provisioner " pool" the set does not have, and one with only the leading space failed so).
 func TestAnImportIDWithSpacesAroundTheIDSaysWhichIDToUse(t *testing.T) {
 	ctx := context.Background()
 	client := &Client{Set: map[string]provisioner.Provisioner{"pool": onePool(t)}, Default: "pool"}
 	r, s := &RuntimeResource{resourceBase{client: client}}, runtimeSchemaV0(ctx)
-	for _, id := range []string{"pool/ 3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11", "pool/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11\t"} {
+	for _, id := range []string{"pool/ 3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11", "pool/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11\t",
+		" pool/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11 ", " pool/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11"} {
 		resp := &resource.ImportStateResponse{State: tfsdk.State{Schema: s, Raw: tftypes.NewValue(s.Type().TerraformType(ctx), nil)}}
 		r.ImportState(ctx, resource.ImportStateRequest{ID: id}, resp)
 		if len(resp.Diagnostics) != 1 || resp.Diagnostics[0].Summary() != "Invalid import ID" ||
 			!strings.Contains(resp.Diagnostics[0].Detail(), `Try "pool/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11"`) {
 			t.Errorf("import of %q: want one Invalid import ID naming the ID without spaces, got %v", id, resp.Diagnostics)
+		}
+	}
+	// A set's provisioner whose name has the space keeps it.
+	spaced := &RuntimeResource{resourceBase{client: &Client{Set: map[string]provisioner.Provisioner{" pool": onePool(t)}}}}
+	resp := &resource.ImportStateResponse{State: tfsdk.State{Schema: s, Raw: tftypes.NewValue(s.Type().TerraformType(ctx), nil)}}
+	spaced.ImportState(ctx, resource.ImportStateRequest{ID: " pool/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11"}, resp)
+	for _, d := range resp.Diagnostics {
+		if strings.HasPrefix(d.Summary(), "Invalid") {
+			t.Errorf("import through the provisioner \" pool\": %v", resp.Diagnostics)
 		}
 	}
 }
