@@ -37,6 +37,10 @@ func parseDSN(dsn string) (*clickhouse.Options, error) {
 	if err != nil {
 		return nil, errors.New("is not a valid URL (expected clickhouse://user:password@host:9000/database)")
 	}
+	if u.Scheme == "" {
+		// A host:port, a path or a word (dsn_env naming the wrong variable): `got "://"` said nothing.
+		return nil, fmt.Errorf("has no scheme: it must start with one of %s:// (expected clickhouse://user:password@host:9000/database)", strings.Join(dsnSchemes, "://, "))
+	}
 	if !isKnownScheme(u.Scheme) {
 		return nil, fmt.Errorf("must start with one of %s://, got %q", strings.Join(dsnSchemes, "://, "), u.Scheme+"://")
 	}

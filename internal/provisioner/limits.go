@@ -28,7 +28,7 @@ func checkSetText(s string) error {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && n <= 1 {
-			return fmt.Errorf("provisioner set is not valid UTF-8 at %s (byte 0x%02x)", position(s, i), s[i])
+			return fmt.Errorf("provisioner set is not valid UTF-8 at %s: byte 0x%02x begins no UTF-8 character", position(s, i), s[i])
 		}
 		i += n
 	}

@@ -23,8 +23,8 @@ func TestParseSetRefusesHostileTextBeforeParsing(t *testing.T) {
 		{"two million brackets", deep + deep, "bytes; at most 1048576 are accepted"},
 		{"nested objects", `{"a": {"type": "fuzz", "spec": ` + strings.Repeat(`{"x": `, 40) + `1` + strings.Repeat(`}`, 40) + `}}`, "nested more than 32 levels deep"},
 		{"too large", `{"a": {"type": "fuzz", "spec": {"x": "` + strings.Repeat("x", MaxSetBytes) + `"}}}`, "bytes; at most 1048576 are accepted"},
-		{"raw invalid UTF-8 in a host", "{\"a\": {\"type\": \"fuzz\",\n \"spec\": {\"host\": \"http://h\xff1:9091\"}}}", "not valid UTF-8 at line 2, column 28 (byte 50) (byte 0xff)"},
-		{"raw invalid UTF-8 in a comment", "{// caf\xe9\n}", "not valid UTF-8 at line 1, column 8 (byte 7) (byte 0xe9)"},
+		{"raw invalid UTF-8 in a host", "{\"a\": {\"type\": \"fuzz\",\n \"spec\": {\"host\": \"http://h\xff1:9091\"}}}", "not valid UTF-8 at line 2, column 28 (byte 50): byte 0xff begins no UTF-8 character"},
+		{"raw invalid UTF-8 in a comment", "{// caf\xe9\n}", "not valid UTF-8 at line 1, column 8 (byte 7): byte 0xe9 begins no UTF-8 character"},
 		{"lone high surrogate", `{"a": {"type": "fuzz", "spec": {"host": "http://h\ud8001"}}}`, `not valid UTF-8 at line 1, column 50 (byte 49): \ud800 is half of a surrogate pair`},
 		{"lone low surrogate", `{"a": {"type": "fuzz", "spec": {"host": "\uDC00"}}}`, `\uDC00 is half of a surrogate pair`},
 		// A DSN built with file(), whose trailing newline ends up inside the string: the parser's
