@@ -37,8 +37,9 @@ func parseDSN(dsn string) (*clickhouse.Options, error) {
 	if err != nil {
 		return nil, errors.New("is not a valid URL (expected clickhouse://user:password@host:9000/database)")
 	}
-	if u.Scheme == "" {
-		// A host:port, a path or a word (dsn_env naming the wrong variable): `got "://"` said nothing.
+	if u.Scheme == "" || !strings.Contains(dsn, "://") {
+		// A path or a word (dsn_env naming the wrong variable) said `got "://"`, and a host:port or
+		// user:password@host named the host or the user as the scheme.
 		return nil, fmt.Errorf("has no scheme: it must start with one of %s:// (expected clickhouse://user:password@host:9000/database)", strings.Join(dsnSchemes, "://, "))
 	}
 	if !isKnownScheme(u.Scheme) {

@@ -71,6 +71,7 @@ func TestSpecErrorsNameTheField(t *testing.T) {
 		{"dsn_env holds a bad DSN", `{"dsn_env":"RILL_TEST_CH_BAD"}`, "dsn_env", "must start with one of clickhouse://"},
 		{"wrong scheme", `{"dsn":"mysql://admin:topsecretpw@h:3306"}`, "dsn", "must start with one of"},
 		{"no scheme", `{"dsn":"/home/admin"}`, "dsn", "has no scheme: it must start with one of clickhouse://"},
+		{"host and port without a scheme", `{"dsn":"admin:topsecretpw@h:9000"}`, "dsn", "has no scheme: it must start with one of clickhouse://"},
 		{"dsn_env names a variable without a URL", `{"dsn_env":"RILL_TEST_CH_PATH"}`, "dsn_env", `"RILL_TEST_CH_PATH" has no scheme`},
 		{"no host", `{"dsn":"clickhouse://admin:topsecretpw@/db"}`, "dsn", "has no host"},
 		{"https without secure", `{"dsn":"https://admin:topsecretpw@h:8443"}`, "dsn", "not accepted by the ClickHouse client"},
