@@ -877,6 +877,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestPlanCapacityCheckWaitsForALedgerThatDoesNotAnswerOncePerCommand", "TestPlanCreateCheckIsAskedOncePerCommandAcrossWaves"}}},
 	},
 	{
+		Name: "resize-on-a-removed-host-unwarned", Breaks: "a plan that resizes a static runtime whose host left the pool's spec warns that the apply will fail, and why",
+		File:    "internal/resources/capacity_plan.go",
+		Search:  "\t\tif h.Removed {\n\t\t\t// The refresh warned of the host already",
+		Replace: "\t\tif false && h.Removed {\n\t\t\t// The refresh warned of the host already",
+		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestPlanOfAResizeOnAHostThatLeftTheSpecWarns"}}},
+	},
+	{
 		Name: "plan-check-blames-its-timeout", Breaks: "a plan-time check that a timeout of the backend's own ended does not say the plan check's 30 s ran out",
 		File:    "internal/resources/capacity_plan.go",
 		Search:  "errors.As(err, new(planCheckTimedOut))",

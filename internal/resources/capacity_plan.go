@@ -189,14 +189,16 @@ func warnIfNoRoom(ctx context.Context, reads *capacityReads, p provisioner.Provi
 			name, slots, strings.Join(free, ", "), provisioner.ErrInsufficientCapacity.Error()))
 }
 
-// warnIfNoRoomToGrow warns at plan time when a runtime of a fixed-capacity pool grows from `from` to
-// `to` slots and its host (a static runtime never moves) has fewer free slots than that, as the ledger
-// stands: the apply would fail with "cannot resize in place". A warning, as warnIfNoRoom's: the same
-// apply may free slots on the host first. A ledger that cannot be read skips it: the refresh reports
-// that, and warnIfNoRoom for a plan without one.
-func warnIfNoRoomToGrow(ctx context.Context, reads *capacityReads, p provisioner.Provisioner, name, host string, from, to int, diags *diag.Diagnostics) {
+// warnIfCannotResize warns at plan time when a runtime of a fixed-capacity pool changes from `from`
+// to `to` slots and its host (a static runtime never moves) cannot take that, as the ledger stands:
+// the host has fewer free slots than a growth needs (the apply would fail with "cannot resize in
+// place"), or it is no longer in the pool's spec, where no resize is possible, growth or shrink.
+// A warning, as warnIfNoRoom's: the same apply may free slots on the host first, or the spec may have
+// dropped the host by mistake. A ledger that cannot be read skips it: the refresh reports that, and
+// warnIfNoRoom for a plan without one.
+func warnIfCannotResize(ctx context.Context, reads *capacityReads, p provisioner.Provisioner, name, host string, from, to int, diags *diag.Diagnostics) {
 	cr, ok := p.(provisioner.CapacityReporter)
-	if !ok || to <= from || host == "" || reads.inApply.Load() {
+	if !ok || to == from || host == "" || reads.inApply.Load() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, PlanCheckTimeout)
@@ -210,7 +212,16 @@ func warnIfNoRoomToGrow(ctx context.Context, reads *capacityReads, p provisioner
 		if h.Host != host {
 			continue
 		}
-		if free := int64(h.Slots) - int64(h.UsedSlots); free < int64(to-from) {
+		if h.Removed {
+			// The refresh warned of the host already; what the user acts on now is the resize.
+			diags.AddAttributeWarning(path.Root("slots"), "This runtime's host is no longer in the pool's spec",
+				fmt.Sprintf("Provisioner %q: the runtime's host %s is no longer in the pool's spec, so its slots cannot change "+
+					"from %d to %d there, and a static runtime cannot move between hosts: the apply will fail. Put the host back "+
+					"in the spec, keep slots at %d, or replace the runtime (a new one is placed on a host of the spec).",
+					name, h.Host, from, to, from))
+			return
+		}
+		if free := int64(h.Slots) - int64(h.UsedSlots); to > from && free < int64(to-from) {
 			diags.AddAttributeWarning(path.Root("slots"), "No room on its host to grow this runtime",
 				fmt.Sprintf("Provisioner %q: the runtime's host %s has %d free slot(s) of %d right now, and growing the runtime from %d to %d "+
 					"slots needs %d. A static runtime cannot move between hosts: the apply will fail with \"cannot resize in place\" "+

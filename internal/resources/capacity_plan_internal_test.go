@@ -250,7 +250,7 @@ func TestPlanOfAGrowthItsHostHasNoRoomForWarns(t *testing.T) {
 	}
 	grow := func(to int) diag.Diagnostics {
 		var diags diag.Diagnostics
-		warnIfNoRoomToGrow(context.Background(), &capacityReads{}, pool, "pool", "http://h1.test:9091", 1, to, &diags)
+		warnIfCannotResize(context.Background(), &capacityReads{}, pool, "pool", "http://h1.test:9091", 1, to, &diags)
 		return diags
 	}
 	if d := grow(2); len(d) != 0 {
@@ -262,6 +262,37 @@ func TestPlanOfAGrowthItsHostHasNoRoomForWarns(t *testing.T) {
 	}
 	if !strings.Contains(d[0].Detail(), "host http://h1.test:9091 has 1 free slot(s) of 2 right now, and growing the runtime from 1 to 3 slots needs 2") {
 		t.Errorf("the warning does not say what the host has and what the growth needs: %s", d[0].Detail())
+	}
+}
+
+// The plan of a resize of a static runtime whose host left the pool's spec (it keeps its slots there,
+// but cannot grow or shrink, nor move) warns that the apply will fail, and why. Before, a growth was
+// told its host had "0 free slot(s) of 0" and to add slots to it in the spec, where it no longer is,
+// and a shrink planned silently.
+func TestPlanOfAResizeOnAHostThatLeftTheSpecWarns(t *testing.T) {
+	dsn := "sqlite://" + filepath.Join(t.TempDir(), "ledger.db")
+	db := ledgertest.Open(t, dsn)
+	before, err := provisioner.NewSet(`{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://h1.test:9091", "slots": 4}]}}}`, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := before["pool"].Provision(context.Background(), &provisioner.Resource{ID: "7d1f1e0a-4c55-4b8e-9a59-0c1b1e6f0a04", Type: provisioner.ResourceTypeRuntime},
+		&provisioner.ResourceOptions{Args: (&provisioner.RuntimeArgs{Slots: 2}).AsMap()}); err != nil {
+		t.Fatal(err)
+	}
+	after, err := provisioner.NewSet(`{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://h2.test:9091", "slots": 8}]}}}`, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, to := range []int{3, 1} {
+		var d diag.Diagnostics
+		warnIfCannotResize(context.Background(), &capacityReads{}, after["pool"], "pool", "http://h1.test:9091", 2, to, &d)
+		if len(d) != 1 || d.HasError() || d[0].Summary() != "This runtime's host is no longer in the pool's spec" {
+			t.Fatalf("2 -> %d slots: want one warning that the host left the spec, got %v", to, d)
+		}
+		if want := fmt.Sprintf("host http://h1.test:9091 is no longer in the pool's spec, so its slots cannot change from 2 to %d there", to); !strings.Contains(d[0].Detail(), want) {
+			t.Errorf("2 -> %d slots: the warning does not say so: %s", to, d[0].Detail())
+		}
 	}
 }
 

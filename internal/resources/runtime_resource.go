@@ -139,8 +139,8 @@ func (r *RuntimeResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 			}
 		}
 	}
-	if stateName != nil && !replace && !renamed && !plan.Slots.IsUnknown() && !plan.Slots.IsNull() && slotsOf(plan.Slots) > slotsOf(stateSlots) {
-		warnIfNoRoomToGrow(ctx, &r.client.capacity, p, resolved, stateHost.ValueString(), slotsOf(stateSlots), slotsOf(plan.Slots), &resp.Diagnostics)
+	if stateName != nil && !replace && !renamed && !plan.Slots.IsUnknown() && !plan.Slots.IsNull() && slotsOf(plan.Slots) != slotsOf(stateSlots) {
+		warnIfCannotResize(ctx, &r.client.capacity, p, resolved, stateHost.ValueString(), slotsOf(stateSlots), slotsOf(plan.Slots), &resp.Diagnostics)
 	}
 
 	// Whatever drift the last refresh found, the apply repairs: plan it away (a change only when there
