@@ -96,6 +96,47 @@ func TestTroubleshootingGuideHeadsOnlyDiagnostics(t *testing.T) {
 	}
 }
 
+// The Kubernetes errors the troubleshooting guide quotes in their words, each held to the format string
+// in internal/kubernetes that writes them, so that a quote cannot outlive its message: the guide once
+// gave `cannot list deployments in namespace ...` as a refresh's error, the words of Check, which
+// the provider never calls (a refresh refused by RBAC says `reading Deployment ...: ... is forbidden`).
+func TestTroubleshootingQuotesTheKubernetesErrorsAsWritten(t *testing.T) {
+	quotes := []struct{ guide, code string }{
+		{"`reading Deployment <namespace>/<name>: ... is forbidden: User ... cannot get resource", `"reading %s %s/%s: %w"`},
+		{"`deleting Deployment <namespace>/<name>: ... is forbidden: User ... cannot delete resource", `"deleting %s %s/%s: %w"`},
+		{"`listing the runtimes' Deployments in namespace ...: ...", `"listing the runtimes' Deployments in namespace %s: %w"`},
+		{"`applying PersistentVolumeClaim <namespace>/...: namespaces \"<namespace>\" not found`", `"applying %s %s/%s: %w%s"`},
+		{"`cannot reach the Kubernetes API server at ...`", `"cannot reach the Kubernetes API server at %s`},
+	}
+	guide, err := os.ReadFile(troubleshootingGuide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := regexp.MustCompile(`\s+`).ReplaceAllString(string(guide), " ") // a quote may break across lines
+	var code strings.Builder
+	files, err := filepath.Glob("internal/kubernetes/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if !strings.HasSuffix(f, "_test.go") {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code.Write(b)
+		}
+	}
+	for _, q := range quotes {
+		if !strings.Contains(text, q.guide) {
+			t.Errorf("%s no longer quotes %s: change or drop the entry", troubleshootingGuide, q.guide)
+		}
+		if !strings.Contains(code.String(), q.code) {
+			t.Errorf("internal/kubernetes writes no %s any more, which %s quotes as %s: quote what it says now", q.code, troubleshootingGuide, q.guide)
+		}
+	}
+}
+
 // troubleshootingHeadings returns the "### " headings of the troubleshooting guide, unescaped.
 func troubleshootingHeadings(t *testing.T) []string {
 	t.Helper()
