@@ -884,6 +884,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/resources", Tests: []string{"TestPlanOfAResizeOnAHostThatLeftTheSpecWarns"}}},
 	},
 	{
+		Name: "provisioners-check-not-asked", Breaks: "rill_provisioners with check = true reports each provisioner's failed health check in its check_error",
+		File:    "internal/resources/provisioners_data_source.go",
+		Search:  "\tif check.ValueBool() {\n",
+		Replace: "\tif false && check.ValueBool() {\n",
+		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccProvisionersDataSource_checkReportsEachProvisionersFailure"}}},
+	},
+	{
 		Name: "plan-check-blames-its-timeout", Breaks: "a plan-time check that a timeout of the backend's own ended does not say the plan check's 30 s ran out",
 		File:    "internal/resources/capacity_plan.go",
 		Search:  "errors.As(err, new(planCheckTimedOut))",

@@ -46,14 +46,18 @@ func startDataSourceRead(ctx context.Context, typeName string, req datasource.Re
 // call, it says what the read waited for, how long, and which setting bounds it. (The summary stays a
 // literal at each AddError, where the troubleshooting guide's test finds it.)
 func (r *dataSourceRead) failedDetail(name string, err error) string {
-	detail := fmt.Sprintf("Provisioner %q: %v", name, err)
-	if errors.Is(r.ctx.Err(), context.DeadlineExceeded) {
-		detail += fmt.Sprintf("\n\n%s waited %s, its read timeout, for provisioner %q (its ledger or cluster) to answer, and gave up. "+
-			"Check that the ledger or cluster is reachable and not held by another operation (a stuck apply holding a lock), "+
-			"or raise the timeout with `timeouts { read = \"...\" }` (default `%s`).",
-			r.typeName, shortDuration(r.timeout), name, shortDuration(defaultReadTimeout))
+	return fmt.Sprintf("Provisioner %q: %v", name, err) + r.timedOut(name)
+}
+
+// timedOut is failedDetail's account of the read timeout, when it ended the call; else "".
+func (r *dataSourceRead) timedOut(name string) string {
+	if !errors.Is(r.ctx.Err(), context.DeadlineExceeded) {
+		return ""
 	}
-	return detail
+	return fmt.Sprintf("\n\n%s waited %s, its read timeout, for provisioner %q (its ledger or cluster) to answer, and gave up. "+
+		"Check that the ledger or cluster is reachable and not held by another operation (a stuck apply holding a lock), "+
+		"or raise the timeout with `timeouts { read = \"...\" }` (default `%s`).",
+		r.typeName, shortDuration(r.timeout), name, shortDuration(defaultReadTimeout))
 }
 
 // warnIfStoreMissing warns when provisioner name's empty answer (what is empty: "lists nothing") comes

@@ -3,10 +3,12 @@ package resources
 import (
 	"context"
 	"math"
+	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/datasource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -29,6 +31,7 @@ type ProvisionersDataSource struct {
 func NewProvisionersDataSource() datasource.DataSource { return &ProvisionersDataSource{} }
 
 type provisionersModel struct {
+	Check        types.Bool         `tfsdk:"check"`
 	Default      types.String       `tfsdk:"default"`
 	Provisioners []provisionerModel `tfsdk:"provisioners"`
 	Timeouts     timeouts.Value     `tfsdk:"timeouts"`
@@ -43,6 +46,8 @@ type provisionerModel struct {
 	UsedSlots types.Int64  `tfsdk:"used_slots"`
 	FreeSlots types.Int64  `tfsdk:"free_slots"`
 	Hosts     []hostModel  `tfsdk:"hosts"`
+	// CheckError is why Check failed; null when it passed or was not asked.
+	CheckError types.String `tfsdk:"check_error"`
 }
 
 type hostModel struct {
@@ -73,8 +78,16 @@ func (d *ProvisionersDataSource) Schema(ctx context.Context, _ datasource.Schema
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The provider's provisioner set and, for static pools, the capacity and use of every host, " +
 			"read from the ledger. Use it to check how full a pool is before an apply. A ledger that does not exist (the default " +
-			"SQLite file on a machine that never applied) reads as empty (no slot in use), with a warning naming it; it is not created.",
+			"SQLite file on a machine that never applied) reads as empty (no slot in use), with a warning naming it; it is not created. " +
+			"With `check = true` it also says whether each provisioner works (`check_error`).",
 		Attributes: map[string]schema.Attribute{
+			"check": schema.BoolAttribute{Optional: true, MarkdownDescription: "Ask every provisioner whether it works, as Rill's admin service " +
+				"does periodically (the provisioner contract's `Check`): a `static` pool reaches its ledger and reads it (a ledger that does not " +
+				"exist reads as empty, and is not created), a `kubernetes` provisioner reaches its API server and lists the Deployments of its " +
+				"namespace, a `clickhouse-static` one pings its server with the admin credentials. Each answer is in the provisioner's " +
+				"`check_error`: a failed check does not fail the read, so that a `check` block or a precondition can report it. The " +
+				"provisioners are asked at once, within the read's timeout. Checks write nothing. Default `false`: nothing is contacted " +
+				"but the static pools' ledgers."},
 			"default": schema.StringAttribute{Computed: true, MarkdownDescription: "Name of the default provisioner (empty when none)."},
 			"provisioners": schema.ListNestedAttribute{
 				Computed:            true,
@@ -87,6 +100,8 @@ func (d *ProvisionersDataSource) Schema(ctx context.Context, _ datasource.Schema
 					"slots":      schema.Int64Attribute{Computed: true, MarkdownDescription: "Total slots of a fixed-capacity pool; null otherwise."},
 					"used_slots": schema.Int64Attribute{Computed: true, MarkdownDescription: "Slots in use in a fixed-capacity pool; null otherwise."},
 					"free_slots": schema.Int64Attribute{Computed: true, MarkdownDescription: "Free slots of a fixed-capacity pool; null otherwise."},
+					"check_error": schema.StringAttribute{Computed: true, MarkdownDescription: "Why the provisioner's check failed " +
+						"(with `check = true`); null when it passed, or when `check` is not set."},
 					"hosts": schema.ListNestedAttribute{
 						Computed:            true,
 						MarkdownDescription: "Capacity and use per host, in spec order, then hosts removed from the spec that still hold this pool's runtimes (static pools only; empty otherwise).",
@@ -114,18 +129,32 @@ func (d *ProvisionersDataSource) Read(ctx context.Context, req datasource.ReadRe
 		return
 	}
 	defer r.cancel()
-	out := provisionersModel{Default: types.StringValue(d.client.Default), Provisioners: []provisionerModel{}, Timeouts: r.timeouts}
+	var check types.Bool
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("check"), &check)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	var checked map[string]error
+	if check.ValueBool() {
+		checked = checkAll(r.ctx, d.client)
+	}
+	out := provisionersModel{Check: check, Default: types.StringValue(d.client.Default), Provisioners: []provisionerModel{}, Timeouts: r.timeouts}
 	for _, name := range d.client.Names() {
 		p := d.client.Set[name]
 		m := provisionerModel{
-			Name:      types.StringValue(name),
-			Type:      types.StringValue(p.Type()),
-			IsDefault: types.BoolValue(name == d.client.Default),
-			Supports:  []string{},
-			Slots:     types.Int64Null(),
-			UsedSlots: types.Int64Null(),
-			FreeSlots: types.Int64Null(),
-			Hosts:     []hostModel{},
+			CheckError: types.StringNull(),
+			Name:       types.StringValue(name),
+			Type:       types.StringValue(p.Type()),
+			IsDefault:  types.BoolValue(name == d.client.Default),
+			Supports:   []string{},
+			Slots:      types.Int64Null(),
+			UsedSlots:  types.Int64Null(),
+			FreeSlots:  types.Int64Null(),
+			Hosts:      []hostModel{},
+		}
+		if err := checked[name]; err != nil {
+			m.CheckError = types.StringValue(err.Error() + r.timedOut(name))
+			tflog.Warn(ctx, "provisioner check failed", map[string]any{"provisioner": name, "error": err.Error()})
 		}
 		for _, rt := range []provisioner.ResourceType{provisioner.ResourceTypeRuntime, provisioner.ResourceTypeClickHouse} {
 			if p.Supports(rt) {
@@ -161,6 +190,29 @@ func (d *ProvisionersDataSource) Read(ctx context.Context, req datasource.ReadRe
 		out.Provisioners = append(out.Provisioners, m)
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &out)...)
+}
+
+// checkAll asks every provisioner of the set its Check at once (one that does not answer costs the
+// read its timeout once, not once per provisioner), and returns the failures by name.
+func checkAll(ctx context.Context, client *Client) map[string]error {
+	var (
+		mu     sync.Mutex
+		wg     sync.WaitGroup
+		failed = map[string]error{}
+	)
+	for name, p := range client.Set {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := p.Check(ctx); err != nil {
+				mu.Lock()
+				failed[name] = err
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return failed
 }
 
 // addSaturating adds two non-negative int64s, stopping at math.MaxInt64.

@@ -1,10 +1,20 @@
 package resources_test
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
 	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/freeport"
 )
 
 // rill_provisioners shows a pipeline how full its pools are: per host and per pool, the slots, the
@@ -63,6 +73,50 @@ data "rill_provisioners" "all" {
 			resource.TestCheckResourceAttr(ds, "provisioners.1.hosts.1.free_slots", "1"),
 			resource.TestCheckResourceAttr(ds, "provisioners.1.hosts.1.runtimes", "1"),
 			acctest.CheckLedgerMatchesState(ledger),
+		),
+	}}))
+}
+
+// rill_provisioners with check = true asks every provisioner whether it works (the contract's Check,
+// which Rill's admin service calls periodically) and reports each failure in the provisioner's
+// check_error, without failing the read, so that a check block can report it: here a ClickHouse
+// server that nobody runs, beside a static pool whose ledger does not exist yet, which reads as empty
+// and is not created. Without check, no check_error, whatever the provisioners' health.
+func TestAccProvisionersDataSource_checkReportsEachProvisionersFailure(t *testing.T) {
+	acctest.RequireAcc(t)
+	ledgerFile := filepath.Join(t.TempDir(), "ledger.db")
+	ledger := "sqlite://" + ledgerFile
+	const password = "chcheckpw42"
+	ch := fmt.Sprintf(`"ch": {"type": "clickhouse-static", "spec": {"dsn": "clickhouse://admin:%s@127.0.0.1:%d/default?dial_timeout=5s"}}`, password, freeport.For(t))
+	cfg := acctest.ProviderBlock(ledger, "static-pool", acctest.Pool("static-pool", hostA), ch) + `
+data "rill_provisioners" "checked" {
+  check = true
+}
+data "rill_provisioners" "unchecked" {}
+`
+	const checked, unchecked = "data.rill_provisioners.checked", "data.rill_provisioners.unchecked"
+	resource.Test(t, acctest.LedgerTestCase(ledger, []resource.TestStep{{
+		Config: cfg,
+		Check: resource.ComposeAggregateTestCheckFunc(
+			resource.TestCheckResourceAttr(checked, "provisioners.0.name", "ch"),
+			resource.TestMatchResourceAttr(checked, "provisioners.0.check_error", regexp.MustCompile(`connection refused`)),
+			resource.TestCheckResourceAttr(checked, "provisioners.1.name", "static-pool"),
+			resource.TestCheckNoResourceAttr(checked, "provisioners.1.check_error"),
+			resource.TestCheckNoResourceAttr(unchecked, "provisioners.0.check_error"),
+			resource.TestCheckNoResourceAttr(unchecked, "provisioners.1.check_error"),
+			func(s *terraform.State) error {
+				for _, r := range s.RootModule().Resources {
+					for k, v := range r.Primary.Attributes {
+						if strings.Contains(v, password) {
+							return fmt.Errorf("%s.%s holds the ClickHouse password: %s", r.Type, k, v)
+						}
+					}
+				}
+				if _, err := os.Stat(ledgerFile); !errors.Is(err, fs.ErrNotExist) {
+					return fmt.Errorf("the static pool's check left its ledger behind (%v): a check writes nothing", err)
+				}
+				return nil
+			},
 		),
 	}}))
 }

@@ -56,3 +56,19 @@ output "pool_use" {
     }
   }
 }
+
+# Health: each provisioner is asked whether it works (its ledger, cluster or ClickHouse server
+# answers), as Rill's admin service asks periodically. A failure is in check_error, not an error of
+# the read, so this check block reports it as a warning and the run goes on.
+data "rill_provisioners" "health" {
+  check = true
+}
+
+check "provisioners_work" {
+  assert {
+    condition = alltrue([for p in data.rill_provisioners.health.provisioners : p.check_error == null])
+    error_message = join("; ", [
+      for p in data.rill_provisioners.health.provisioners : "${p.name}: ${p.check_error}" if p.check_error != null
+    ])
+  }
+}
