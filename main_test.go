@@ -41,16 +41,21 @@ var built struct {
 	err  error
 }
 
-// providerBinary builds the provider once per test binary with the release build's -ldflags -X and
-// CGO off, and returns its path.
+// providerBinary builds the provider once per test binary with the release build's -ldflags (those of
+// .goreleaser.yml, with testVersion and testCommit) and CGO off, and returns its path.
 func providerBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the provider binary: skipped in -short mode")
 	}
+	cfg := readGoreleaserConfig(t)
+	if len(cfg.Builds) != 1 {
+		t.Fatalf(".goreleaser.yml has %d builds, want 1", len(cfg.Builds))
+	}
+	ldflags := renderTemplate(t, strings.Join(cfg.Builds[0].Ldflags, " "), map[string]string{"Version": testVersion, "Commit": testCommit})
 	built.once.Do(func() {
 		built.bin = filepath.Join(buildDir, "terraform-provider-rill")
-		built.err = acctest.BuildProvider(".", built.bin, "-ldflags", "-X main.version="+testVersion+" -X main.commit="+testCommit)
+		built.err = acctest.BuildProvider(".", built.bin, "-trimpath", "-ldflags", ldflags)
 	})
 	if built.err != nil {
 		t.Fatal(built.err)
@@ -59,8 +64,9 @@ func providerBinary(t *testing.T) string {
 }
 
 // The release build stamps the version and commit with -ldflags -X: if either variable were renamed
-// or turned into a constant, the link would silently ignore the flag and every release would call
-// itself "dev".
+// or turned into a constant, or .goreleaser.yml named another (main.Version), the link would silently
+// ignore the flag and every release would call itself "dev". The binary is built with .goreleaser.yml's
+// own ldflags, so both sides are checked.
 func TestReleaseLdflagsSetVersion(t *testing.T) {
 	bin := providerBinary(t)
 	out, err := exec.Command(bin, "-version").CombinedOutput()

@@ -1,8 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"maps"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -77,6 +84,242 @@ func TestReleaseArchivesCarryTheCommitsTime(t *testing.T) {
 			}
 			if f.Info.Mode != float64(0o644) {
 				t.Errorf("archive file %q has mode %v, want 0o644 (else the checkout's umask decides it)", f.Src, f.Info.Mode)
+			}
+		}
+	}
+}
+
+// goreleaserConfig is what the release tests read of .goreleaser.yml.
+type goreleaserConfig struct {
+	ProjectName string `json:"project_name"`
+	Builds      []struct {
+		Ldflags []string `json:"ldflags"`
+	} `json:"builds"`
+	Archives []struct {
+		NameTemplate string `json:"name_template"`
+	} `json:"archives"`
+	Checksum struct {
+		NameTemplate string `json:"name_template"`
+		ExtraFiles   []struct {
+			Glob         string `json:"glob"`
+			NameTemplate string `json:"name_template"`
+		} `json:"extra_files"`
+	} `json:"checksum"`
+	Changelog struct {
+		Disable any `json:"disable"`
+	} `json:"changelog"`
+}
+
+func readGoreleaserConfig(t *testing.T) goreleaserConfig {
+	t.Helper()
+	raw, err := os.ReadFile(".goreleaser.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg goreleaserConfig
+	if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// renderTemplate fills the goreleaser template actions of s from fields ("Version" for
+// {{ .Version }}), failing on any other action.
+func renderTemplate(t *testing.T, s string, fields map[string]string) string {
+	t.Helper()
+	out := regexp.MustCompile(`\{\{\s*\.(\w+)\s*\}\}`).ReplaceAllStringFunc(s, func(action string) string {
+		name := regexp.MustCompile(`\w+`).FindString(action)
+		if v, ok := fields[name]; ok {
+			return v
+		}
+		return action
+	})
+	if strings.Contains(out, "{{") {
+		t.Fatalf("cannot render %q: an action other than %v", s, fields)
+	}
+	return out
+}
+
+// `make release-snapshot` leaves in dist/ every file its SHA256SUMS list, so that `sha256sum -c` of
+// them (the getting-started guide's check) passes and proves every archive there. The sums list the
+// registry manifest (checksum.extra_files), which goreleaser only uploads with a release and writes
+// nowhere: dist/ lacked it, the check failed on it, and the guide said to pass --ignore-missing, which
+// also passed a dist/ missing an archive. The target copies it beside the sums. Run here with a stand-in
+// goreleaser that writes what the real one writes (one archive and the sums, named from .goreleaser.yml).
+func TestReleaseSnapshotWritesEveryFileItsSumsList(t *testing.T) {
+	mk, err := exec.LookPath("make")
+	if err != nil {
+		t.Skip("no make on PATH")
+	}
+	cfg := readGoreleaserConfig(t)
+	fields := map[string]string{"ProjectName": cfg.ProjectName, "Version": "0.0.0-snapshot-abc1234", "Os": "linux", "Arch": "amd64"}
+	if len(cfg.Archives) != 1 || len(cfg.Checksum.ExtraFiles) == 0 {
+		t.Fatalf(".goreleaser.yml: want one archive and the manifest among the checksum's extra files, got %+v", cfg)
+	}
+	dir := t.TempDir()
+	sums := map[string][]byte{renderTemplate(t, cfg.Archives[0].NameTemplate, fields) + ".zip": []byte("an archive")}
+	for _, f := range cfg.Checksum.ExtraFiles {
+		b, err := os.ReadFile(f.Glob)
+		if err != nil {
+			t.Fatalf("checksum.extra_files: %v", err)
+		}
+		sums[renderTemplate(t, f.NameTemplate, fields)] = b
+	}
+	sumsName := renderTemplate(t, cfg.Checksum.NameTemplate, fields)
+	// The stand-in writes the archive and the sums of every file, as goreleaser does.
+	var lines, stub strings.Builder
+	stub.WriteString("#!/bin/sh\nset -e\nrm -rf dist && mkdir dist\n")
+	fmt.Fprintf(&stub, "printf 'an archive' > 'dist/%s'\n", renderTemplate(t, cfg.Archives[0].NameTemplate, fields)+".zip")
+	for _, name := range slices.Sorted(maps.Keys(sums)) {
+		fmt.Fprintf(&lines, "%x  %s\n", sha256.Sum256(sums[name]), name)
+	}
+	fmt.Fprintf(&stub, "cat > 'dist/%s' <<'SUMS'\n%sSUMS\n", sumsName, lines.String())
+	writeExec := func(path, text string) {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeExec(filepath.Join(dir, "goreleaser"), stub.String())
+	writeExec(filepath.Join(dir, "scripts", "goreleaser.sh"), "#!/bin/sh\necho '"+filepath.Join(dir, "goreleaser")+"'\n")
+	for _, f := range append([]string{"GNUmakefile"}, cfg.Checksum.ExtraFiles[0].Glob) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeExec(filepath.Join(dir, f), string(b))
+	}
+	cmd := exec.Command(mk, "release-snapshot")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make release-snapshot: %v\n%s", err, out)
+	}
+	for name, want := range sums {
+		got, err := os.ReadFile(filepath.Join(dir, "dist", name))
+		if err != nil {
+			t.Errorf("%s lists %s, which make release-snapshot did not write into dist/: %v", sumsName, name, err)
+			continue
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("dist/%s is not the file %s lists (%q, want %q)", name, sumsName, got, want)
+		}
+	}
+}
+
+// The release's notes are its version's section of CHANGELOG.md. .goreleaser.yml had the changelog
+// disabled (notes "from CHANGELOG.md, written by hand"), and nothing passed them: the GitHub release
+// had no notes at all. The workflow now writes the tag's section with scripts/release-notes.sh and
+// passes it as --release-notes, which goreleaser reads only when the changelog is not disabled.
+func TestReleaseNotesAreTheTagsChangelogSection(t *testing.T) {
+	cfg := readGoreleaserConfig(t)
+	if d := fmt.Sprint(cfg.Changelog.Disable); d != "<nil>" && d != "false" {
+		t.Errorf(".goreleaser.yml: changelog.disable is %s: goreleaser then skips the pipe that reads --release-notes, and the release has no notes", d)
+	}
+	raw, err := os.ReadFile(".github/workflows/release.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wf struct {
+		Jobs map[string]struct {
+			Steps []struct {
+				Run string `json:"run"`
+			} `json:"steps"`
+		} `json:"jobs"`
+	}
+	if err := yaml.Unmarshal(raw, &wf); err != nil {
+		t.Fatal(err)
+	}
+	notesFile, released := "", false
+	for _, job := range wf.Jobs {
+		for _, step := range job.Steps {
+			if m := regexp.MustCompile(`scripts/release-notes\.sh "\$GITHUB_REF_NAME" > (\S+)`).FindStringSubmatch(step.Run); m != nil {
+				notesFile = m[1]
+			}
+			if strings.Contains(step.Run, `" release `) {
+				released = true
+				if notesFile == "" || !strings.Contains(step.Run, "--release-notes "+notesFile) {
+					t.Errorf("release.yml runs %q without --release-notes of the file an earlier step writes with scripts/release-notes.sh \"$GITHUB_REF_NAME\"", strings.TrimSpace(step.Run))
+				}
+			}
+		}
+	}
+	if !released {
+		t.Error("release.yml: no step runs goreleaser release")
+	}
+}
+
+// scripts/release-notes.sh prints a version's section of the changelog, without the blank lines around
+// it, and refuses a version without a section or with an empty one (a tag pushed before the Unreleased
+// entries were moved under its version), and a tag that is no version.
+func TestReleaseNotesScript(t *testing.T) {
+	changelog := filepath.Join(t.TempDir(), "CHANGELOG.md")
+	text := "# Changelog\n\nIntro.\n\n## Unreleased\n\n- next\n\n## 0.2.0 (2026-02-01)\n\n### Added\n\n- b\n\n- c\n\n" +
+		"## 0.1.0 (2026-01-01)\n\n- a\n\n## 0.0.9 (2025-12-01)\n\n## 0.0.8 (2025-11-01)\n\n- old\n"
+	if err := os.WriteFile(changelog, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(version string) (string, error) {
+		cmd := exec.Command("bash", "scripts/release-notes.sh", version, changelog)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return stderr.String(), err
+		}
+		return string(out), nil
+	}
+	for version, want := range map[string]string{
+		"v0.2.0": "### Added\n\n- b\n\n- c\n",
+		"0.1.0":  "- a\n",
+		"v0.0.8": "- old\n",
+	} {
+		if got, err := run(version); err != nil || got != want {
+			t.Errorf("release-notes.sh %s: %q, %v; want %q", version, got, err, want)
+		}
+	}
+	for version, why := range map[string]string{
+		"v0.3.0":      "has no section",
+		"v0.0.9":      "is empty",
+		"v0.2":        "is not a release version",
+		"vUnreleased": "is not a release version",
+	} {
+		if got, err := run(version); err == nil || !strings.Contains(got, why) {
+			t.Errorf("release-notes.sh %s: %q, %v; want a failure saying %q", version, got, err, why)
+		}
+	}
+}
+
+// The workflows run scripts, make targets and files of this repository: each must exist (a renamed
+// script or target fails only when the workflow runs, for the release workflow on a tag).
+func TestWorkflowsReferToWhatExists(t *testing.T) {
+	makefile, err := os.ReadFile("GNUmakefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(".github/workflows/*.yml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no workflows: %v", err)
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range regexp.MustCompile(`(?:^|[\s"'(])(scripts/[\w./-]+)`).FindAllStringSubmatch(string(raw), -1) {
+			if st, err := os.Stat(m[1]); err != nil || st.Mode()&0o111 == 0 {
+				t.Errorf("%s runs %s, which is not an executable file here", f, m[1])
+			}
+		}
+		for _, m := range regexp.MustCompile(`\bmake ([\w-]+)`).FindAllStringSubmatch(string(raw), -1) {
+			if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(m[1]) + `:`).Match(makefile) {
+				t.Errorf("%s runs make %s, which GNUmakefile does not define", f, m[1])
+			}
+		}
+		for _, m := range regexp.MustCompile(`go-version-file:\s*(\S+)`).FindAllStringSubmatch(string(raw), -1) {
+			if _, err := os.Stat(m[1]); err != nil {
+				t.Errorf("%s reads the Go version from %s: %v", f, m[1], err)
 			}
 		}
 	}
