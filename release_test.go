@@ -210,7 +210,7 @@ func TestReleaseSnapshotWritesEveryFileItsSumsList(t *testing.T) {
 
 // The release's notes are its version's section of CHANGELOG.md. .goreleaser.yml had the changelog
 // disabled (notes "from CHANGELOG.md, written by hand"), and nothing passed them: the GitHub release
-// had no notes at all. The workflow now writes the tag's section with scripts/release-notes.sh and
+// had no notes at all. The workflow now writes the tag's section with tools/releasenotes and
 // passes it as --release-notes, which goreleaser reads only when the changelog is not disabled.
 func TestReleaseNotesAreTheTagsChangelogSection(t *testing.T) {
 	cfg := readGoreleaserConfig(t)
@@ -234,60 +234,19 @@ func TestReleaseNotesAreTheTagsChangelogSection(t *testing.T) {
 	notesFile, released := "", false
 	for _, job := range wf.Jobs {
 		for _, step := range job.Steps {
-			if m := regexp.MustCompile(`scripts/release-notes\.sh "\$GITHUB_REF_NAME" > (\S+)`).FindStringSubmatch(step.Run); m != nil {
+			if m := regexp.MustCompile(`go run \./tools/releasenotes "\$GITHUB_REF_NAME" > (\S+)`).FindStringSubmatch(step.Run); m != nil {
 				notesFile = m[1]
 			}
 			if strings.Contains(step.Run, `" release `) {
 				released = true
 				if notesFile == "" || !strings.Contains(step.Run, "--release-notes "+notesFile) {
-					t.Errorf("release.yml runs %q without --release-notes of the file an earlier step writes with scripts/release-notes.sh \"$GITHUB_REF_NAME\"", strings.TrimSpace(step.Run))
+					t.Errorf("release.yml runs %q without --release-notes of the file an earlier step writes with go run ./tools/releasenotes \"$GITHUB_REF_NAME\"", strings.TrimSpace(step.Run))
 				}
 			}
 		}
 	}
 	if !released {
 		t.Error("release.yml: no step runs goreleaser release")
-	}
-}
-
-// scripts/release-notes.sh prints a version's section of the changelog, without the blank lines around
-// it, and refuses a version without a section or with an empty one (a tag pushed before the Unreleased
-// entries were moved under its version), and a tag that is no version.
-func TestReleaseNotesScript(t *testing.T) {
-	changelog := filepath.Join(t.TempDir(), "CHANGELOG.md")
-	text := "# Changelog\n\nIntro.\n\n## Unreleased\n\n- next\n\n## 0.2.0 (2026-02-01)\n\n### Added\n\n- b\n\n- c\n\n" +
-		"## 0.1.0 (2026-01-01)\n\n- a\n\n## 0.0.9 (2025-12-01)\n\n## 0.0.8 (2025-11-01)\n\n- old\n"
-	if err := os.WriteFile(changelog, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run := func(version string) (string, error) {
-		cmd := exec.Command("bash", "scripts/release-notes.sh", version, changelog)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			return stderr.String(), err
-		}
-		return string(out), nil
-	}
-	for version, want := range map[string]string{
-		"v0.2.0": "### Added\n\n- b\n\n- c\n",
-		"0.1.0":  "- a\n",
-		"v0.0.8": "- old\n",
-	} {
-		if got, err := run(version); err != nil || got != want {
-			t.Errorf("release-notes.sh %s: %q, %v; want %q", version, got, err, want)
-		}
-	}
-	for version, why := range map[string]string{
-		"v0.3.0":      "has no section",
-		"v0.0.9":      "is empty",
-		"v0.2":        "is not a release version",
-		"vUnreleased": "is not a release version",
-	} {
-		if got, err := run(version); err == nil || !strings.Contains(got, why) {
-			t.Errorf("release-notes.sh %s: %q, %v; want a failure saying %q", version, got, err, why)
-		}
 	}
 }
 
