@@ -102,8 +102,8 @@ func TestTroubleshootingGuideHeadsOnlyDiagnostics(t *testing.T) {
 // the provider never calls (a refresh refused by RBAC says `reading Deployment ...: ... is forbidden`).
 func TestTroubleshootingQuotesTheKubernetesErrorsAsWritten(t *testing.T) {
 	quotes := []struct{ guide, code string }{
-		{"`reading Deployment <namespace>/<name>: ... is forbidden: User ... cannot get resource", `"reading %s %s/%s: %w"`},
-		{"`deleting Deployment <namespace>/<name>: ... is forbidden: User ... cannot delete resource", `"deleting %s %s/%s: %w"`},
+		{"`reading Deployment <namespace>/<name>: ... is forbidden: User ... cannot get resource", `"reading %s %s/%s: %w%s"`},
+		{"`deleting Deployment <namespace>/<name>: ... is forbidden: User ... cannot delete resource", `"deleting %s %s/%s: %w%s"`},
 		{"`listing the runtimes' Deployments in namespace ...: ...", `"listing the runtimes' Deployments in namespace %s: %w"`},
 		{"`applying PersistentVolumeClaim <namespace>/...: namespaces \"<namespace>\" not found`", `"applying %s %s/%s: %w%s"`},
 		{"`cannot reach the Kubernetes API server at ...`", `"cannot reach the Kubernetes API server at %s`},

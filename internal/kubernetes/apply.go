@@ -139,6 +139,15 @@ func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*rendered
 	return res, nil
 }
 
+// rbacHint is what the error of a request that RBAC refused adds to the API server's reason (which
+// names the verb, the resource and the namespace), or "": where the least RBAC the provider needs is.
+func rbacHint(err error) string {
+	if apierrors.IsForbidden(err) && rbacDenial.MatchString(err.Error()) {
+		return " (the credentials lack this verb: examples/kubernetes/rbac.yaml in the provider's repository is the least they need)"
+	}
+	return ""
+}
+
 // applyHint is what the error of an apply adds to the API server's reason, or "". The server answers
 // 403 Forbidden both for credentials that lack a verb (RBAC's "User ... cannot patch resource ...")
 // and for a claim's growth that the StorageClass does not allow (admission's "only dynamically
@@ -146,11 +155,8 @@ func (p *Provisioner) applyAll(ctx context.Context, c *clients, objs []*rendered
 // points at the least RBAC, the second, only when the claim grows, names the StorageClass field.
 // Before, every 403 on a claim got the StorageClass hint, also a create refused by RBAC.
 func applyHint(err error, volumeGrows bool) string {
-	if !apierrors.IsForbidden(err) {
-		return ""
-	}
-	if rbacDenial.MatchString(err.Error()) {
-		return " (the credentials lack this verb: examples/kubernetes/rbac.yaml in the provider's repository is the least they need)"
+	if hint := rbacHint(err); hint != "" || !apierrors.IsForbidden(err) {
+		return hint
 	}
 	if volumeGrows {
 		return " (growing a volume needs a StorageClass with allowVolumeExpansion: true and a bound claim)"

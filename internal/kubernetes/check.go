@@ -338,7 +338,7 @@ func (p *Provisioner) readLive(ctx context.Context, c *clients, ns string, names
 			defer wg.Done()
 			obj, err := read(ctx, c, batchKey{namespace: ns, gvr: gvrs[i]}, name)
 			if err != nil && !apierrors.IsNotFound(err) {
-				err = fmt.Errorf("reading %s %s/%s: %w", mt.gvk.Kind, ns, name, err)
+				err = fmt.Errorf("reading %s %s/%s: %w%s", mt.gvk.Kind, ns, name, err, rbacHint(err))
 			}
 			results[i].obj, results[i].err = obj, err
 		}()

@@ -70,7 +70,7 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 			targets = append(targets, target{kind: mt.gvk.Kind, name: name, gvr: gvr})
 		case apierrors.IsNotFound(err):
 		default:
-			errs = append(errs, fmt.Errorf("deleting %s %s/%s: %w", mt.gvk.Kind, st.Namespace, name, err))
+			errs = append(errs, fmt.Errorf("deleting %s %s/%s: %w%s", mt.gvk.Kind, st.Namespace, name, err, rbacHint(err)))
 		}
 	}
 	if len(errs) > 0 {

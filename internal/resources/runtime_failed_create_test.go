@@ -146,7 +146,7 @@ func failingCreateWhoseUndoFails(t *testing.T) (*acctest.KubeEnv, string, func()
 			`(.|\n)*Undoing\s+what\s+it\s+may\s+have\s+made\s+failed\s+too,\s+so\s+rill_runtime\s+[0-9a-f-]{36}\s+is\s+kept\s+in\s+state\s+as\s+tainted` +
 			// What to do: the next apply's destroy would fail the same way.
 			`\.\s+Fix\s+what\s+the\s+undo's\s+error\s+names,\s+then\s+the\s+next\s+apply\s+destroys\s+it\s+and\s+creates\s+it\s+again` +
-			`(.|\n)*cannot\s+delete\s+resource`),
+			`(.|\n)*cannot\s+delete\s+resource(.|\n)*the\s+credentials\s+lack\s+this\s+verb`),
 	}
 }
 
