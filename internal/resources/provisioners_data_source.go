@@ -134,9 +134,13 @@ func (d *ProvisionersDataSource) Read(ctx context.Context, req datasource.ReadRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	var checked map[string]error
+	// The checks run beside the capacity reads, not before them: a check that waits out the read
+	// timeout (a server that accepts and never answers) must not leave the ledger's reads no time,
+	// failing the read that check_error exists not to fail, and blaming a static pool.
+	var checks chan map[string]string
 	if check.ValueBool() {
-		checked = checkAll(r.ctx, d.client)
+		checks = make(chan map[string]string, 1) // buffered: a read that fails returns without receiving
+		go func() { checks <- checkAll(r, d.client) }()
 	}
 	out := provisionersModel{Check: check, Default: types.StringValue(d.client.Default), Provisioners: []provisionerModel{}, Timeouts: r.timeouts}
 	for _, name := range d.client.Names() {
@@ -151,10 +155,6 @@ func (d *ProvisionersDataSource) Read(ctx context.Context, req datasource.ReadRe
 			UsedSlots:  types.Int64Null(),
 			FreeSlots:  types.Int64Null(),
 			Hosts:      []hostModel{},
-		}
-		if err := checked[name]; err != nil {
-			m.CheckError = types.StringValue(err.Error() + r.timedOut(name))
-			tflog.Warn(ctx, "provisioner check failed", map[string]any{"provisioner": name, "error": err.Error()})
 		}
 		for _, rt := range []provisioner.ResourceType{provisioner.ResourceTypeRuntime, provisioner.ResourceTypeClickHouse} {
 			if p.Supports(rt) {
@@ -189,24 +189,36 @@ func (d *ProvisionersDataSource) Read(ctx context.Context, req datasource.ReadRe
 		}
 		out.Provisioners = append(out.Provisioners, m)
 	}
+	if checks != nil {
+		failed := <-checks
+		for i, m := range out.Provisioners {
+			if msg, ok := failed[m.Name.ValueString()]; ok {
+				out.Provisioners[i].CheckError = types.StringValue(msg)
+				tflog.Warn(ctx, "provisioner check failed", map[string]any{"provisioner": m.Name.ValueString(), "error": msg})
+			}
+		}
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &out)...)
 }
 
 // checkAll asks every provisioner of the set its Check at once (one that does not answer costs the
-// read its timeout once, not once per provisioner), and returns the failures by name.
-func checkAll(ctx context.Context, client *Client) map[string]error {
+// read its timeout once, not once per provisioner), and returns the failures by name, as check_error
+// says them. The read timeout's advice is added to a failure only when the timeout had ended the read
+// by the time that check returned: a check refused at once is not blamed on another's wait.
+func checkAll(r *dataSourceRead, client *Client) map[string]string {
 	var (
 		mu     sync.Mutex
 		wg     sync.WaitGroup
-		failed = map[string]error{}
+		failed = map[string]string{}
 	)
 	for name, p := range client.Set {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := p.Check(ctx); err != nil {
+			if err := p.Check(r.ctx); err != nil {
+				msg := err.Error() + r.timedOut(name)
 				mu.Lock()
-				failed[name] = err
+				failed[name] = msg
 				mu.Unlock()
 			}
 		}()
