@@ -216,7 +216,8 @@ func warnIfCannotResize(ctx context.Context, reads *capacityReads, p provisioner
 			// The refresh warned of the host already; what the user acts on now is the resize.
 			diags.AddAttributeWarning(path.Root("slots"), "This runtime's host is no longer in the pool's spec",
 				fmt.Sprintf("Provisioner %q: the runtime's host %s is no longer in the pool's spec, so its slots cannot change "+
-					"from %d to %d there, and a static runtime cannot move between hosts: the apply will fail. Put the host back "+
+					"from %d to %d there, and a static runtime cannot move between hosts: the apply will fail, unless this plan replaces "+
+					"the runtime (-replace or replace_triggered_by, which a provider's plan is not told of). Put the host back "+
 					"in the spec, keep slots at %d, or replace the runtime (a new one is placed on a host of the spec).",
 					name, h.Host, from, to, from))
 			return
@@ -226,7 +227,8 @@ func warnIfCannotResize(ctx context.Context, reads *capacityReads, p provisioner
 				fmt.Sprintf("Provisioner %q: the runtime's host %s has %d free slot(s) of %d right now, and growing the runtime from %d to %d "+
 					"slots needs %d. A static runtime cannot move between hosts: the apply will fail with \"cannot resize in place\" "+
 					"unless slots on that host are freed first (a runtime on it destroyed, replaced or shrunk in the same apply, or by "+
-					"another pipeline). Free slots on the host, add slots to it in the pool's spec, or replace the runtime (a new one "+
+					"another pipeline), or this plan replaces the runtime (-replace or replace_triggered_by, which a provider's plan "+
+					"is not told of). Free slots on the host, add slots to it in the pool's spec, or replace the runtime (a new one "+
 					"may be placed on another host).", name, h.Host, max(free, 0), h.Slots, from, to, to-from))
 		}
 		return

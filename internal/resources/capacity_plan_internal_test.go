@@ -263,6 +263,11 @@ func TestPlanOfAGrowthItsHostHasNoRoomForWarns(t *testing.T) {
 	if !strings.Contains(d[0].Detail(), "host http://h1.test:9091 has 1 free slot(s) of 2 right now, and growing the runtime from 1 to 3 slots needs 2") {
 		t.Errorf("the warning does not say what the host has and what the growth needs: %s", d[0].Detail())
 	}
+	// The plan is not told of -replace (Terraform asks it with the prior state first, and shows that
+	// call's warnings): "the apply will fail" must not be said without its exception.
+	if !strings.Contains(d[0].Detail(), "or this plan replaces the runtime (-replace or replace_triggered_by") {
+		t.Errorf("the warning does not say that a replacement plan does not fail: %s", d[0].Detail())
+	}
 }
 
 // The plan of a resize of a static runtime whose host left the pool's spec (it keeps its slots there,
@@ -292,6 +297,9 @@ func TestPlanOfAResizeOnAHostThatLeftTheSpecWarns(t *testing.T) {
 		}
 		if want := fmt.Sprintf("host http://h1.test:9091 is no longer in the pool's spec, so its slots cannot change from 2 to %d there", to); !strings.Contains(d[0].Detail(), want) {
 			t.Errorf("2 -> %d slots: the warning does not say so: %s", to, d[0].Detail())
+		}
+		if !strings.Contains(d[0].Detail(), "the apply will fail, unless this plan replaces the runtime (-replace or replace_triggered_by") {
+			t.Errorf("2 -> %d slots: the warning does not say that a replacement plan does not fail: %s", to, d[0].Detail())
 		}
 	}
 }
