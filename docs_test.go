@@ -98,8 +98,9 @@ func TestTroubleshootingGuideHeadsOnlyDiagnostics(t *testing.T) {
 
 // The Kubernetes errors the troubleshooting guide quotes in their words, each held to the format string
 // in internal/kubernetes that writes them, so that a quote cannot outlive its message: the guide once
-// gave `cannot list deployments in namespace ...` as a refresh's error, the words of Check, which
-// the provider never calls (a refresh refused by RBAC says `reading Deployment ...: ... is forbidden`).
+// gave `cannot list deployments in namespace ...` as a refresh's error, the words of Check, which a
+// refresh never calls (only rill_provisioners' check = true does, into check_error); a refresh
+// refused by RBAC says `reading Deployment ...: ... is forbidden`.
 func TestTroubleshootingQuotesTheKubernetesErrorsAsWritten(t *testing.T) {
 	quotes := []struct{ guide, code string }{
 		{"`reading Deployment <namespace>/<name>: ... is forbidden: User ... cannot get resource", `"reading %s %s/%s: %w%s"`},
