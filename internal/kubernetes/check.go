@@ -34,7 +34,7 @@ func (p *Provisioner) Check(ctx context.Context) error {
 		return unreachable(c, "", err)
 	}
 	if _, err := c.apps.Resource(deploymentsResource).Namespace(p.spec.Namespace).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
-		return fmt.Errorf("cannot list deployments in namespace %q: %w", p.spec.Namespace, err)
+		return fmt.Errorf("cannot list deployments in namespace %q: %w%s", p.spec.Namespace, err, rbacHint(err))
 	}
 	return nil
 }

@@ -250,7 +250,7 @@ func importByID(ctx context.Context, client *Client, rt provisioner.ResourceType
 	// A padded table's leading space is before the provisioner's name, which keeps it only when the
 	// set has a provisioner of that name.
 	trimmedName := name
-	if !client.Has(name) {
+	if !client.Has(name) && strings.TrimSpace(name) != "" {
 		trimmedName = strings.TrimSpace(name)
 	}
 	if trimmed := strings.TrimSpace(id); trimmed != id || trimmedName != name {

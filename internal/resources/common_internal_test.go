@@ -129,9 +129,15 @@ func TestAnImportIDWithSpacesAroundTheIDSaysWhichIDToUse(t *testing.T) {
 			t.Errorf("import of %q: want one Invalid import ID naming the ID without spaces, got %v", id, resp.Diagnostics)
 		}
 	}
+	// A name of spaces alone is not trimmed away: "/<id>" is no ID to try.
+	resp := &resource.ImportStateResponse{State: tfsdk.State{Schema: s, Raw: tftypes.NewValue(s.Type().TerraformType(ctx), nil)}}
+	r.ImportState(ctx, resource.ImportStateRequest{ID: " /3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11"}, resp)
+	if !resp.Diagnostics.HasError() || strings.Contains(resp.Diagnostics[0].Detail(), `Try "/`) {
+		t.Errorf(`import of " /<id>": want an error that does not offer "/<id>", got %v`, resp.Diagnostics)
+	}
 	// A set's provisioner whose name has the space keeps it.
 	spaced := &RuntimeResource{resourceBase{client: &Client{Set: map[string]provisioner.Provisioner{" pool": onePool(t)}}}}
-	resp := &resource.ImportStateResponse{State: tfsdk.State{Schema: s, Raw: tftypes.NewValue(s.Type().TerraformType(ctx), nil)}}
+	resp = &resource.ImportStateResponse{State: tfsdk.State{Schema: s, Raw: tftypes.NewValue(s.Type().TerraformType(ctx), nil)}}
 	spaced.ImportState(ctx, resource.ImportStateRequest{ID: " pool/3f1c2a9e-0a4b-4d1e-9b7a-2f8f1c9d0e11"}, resp)
 	for _, d := range resp.Diagnostics {
 		if strings.HasPrefix(d.Summary(), "Invalid") {

@@ -54,8 +54,8 @@ func (r *dataSourceRead) timedOut(name string) string {
 	if !errors.Is(r.ctx.Err(), context.DeadlineExceeded) {
 		return ""
 	}
-	return fmt.Sprintf("\n\n%s waited %s, its read timeout, for provisioner %q (its ledger or cluster) to answer, and gave up. "+
-		"Check that the ledger or cluster is reachable and not held by another operation (a stuck apply holding a lock), "+
+	return fmt.Sprintf("\n\n%s waited %s, its read timeout, for provisioner %q (its ledger, cluster or server) to answer, and gave up. "+
+		"Check that the ledger, cluster or server is reachable and not held by another operation (a stuck apply holding a lock), "+
 		"or raise the timeout with `timeouts { read = \"...\" }` (default `%s`).",
 		r.typeName, shortDuration(r.timeout), name, shortDuration(defaultReadTimeout))
 }

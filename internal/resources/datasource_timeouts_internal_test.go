@@ -75,7 +75,7 @@ func TestDataSourcesStopAtTheirReadTimeout(t *testing.T) {
 			detail := diags.Errors()[0].Detail()
 			t.Log(detail)
 			for _, want := range []string{
-				name + ` waited 1s, its read timeout, for provisioner "pool" (its ledger or cluster) to answer`,
+				name + ` waited 1s, its read timeout, for provisioner "pool" (its ledger, cluster or server) to answer`,
 				"timeouts { read",
 				"waited 1s for the ledger to answer, until the operation's deadline", // the ledger's own part
 			} {

@@ -30,7 +30,7 @@ data "rill_allocations" "pool" {
 			PreConfig:   func() { pgtest.LockTables(t, ledger, "allocations") },
 			Config:      cfg,
 			PlanOnly:    true,
-			ExpectError: acctest.WordsRegexp(`rill_allocations waited 2s, its read timeout, for provisioner "static-pool" (its ledger or cluster) to answer, and gave up.`),
+			ExpectError: acctest.WordsRegexp(`rill_allocations waited 2s, its read timeout, for provisioner "static-pool" (its ledger, cluster or server) to answer, and gave up.`),
 		}},
 	})
 }

@@ -48,9 +48,12 @@ func notes(changelog, tag string) (string, error) {
 		return "", fmt.Errorf("%s is not a release version (v<major>.<minor>.<patch>, as the tag must be)", tag)
 	}
 	var body []string
-	found := false
+	found, fenced := false, false
 	for _, line := range strings.Split(changelog, "\n") {
-		if strings.HasPrefix(line, "## ") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			fenced = !fenced // a "## " line in a code block is no heading
+		}
+		if strings.HasPrefix(line, "## ") && !fenced {
 			if found {
 				break
 			}
