@@ -86,7 +86,9 @@ func (d *ProvisionersDataSource) Schema(ctx context.Context, _ datasource.Schema
 				"exist reads as empty, and is not created), a `kubernetes` provisioner reaches its API server and lists the Deployments of its " +
 				"namespace, a `clickhouse-static` one pings its server with the admin credentials. Each answer is in the provisioner's " +
 				"`check_error`: a failed check does not fail the read, so that a `check` block or a precondition can report it. The " +
-				"provisioners are asked at once, within the read's timeout. Checks write nothing. Default `false`: nothing is contacted " +
+				"provisioners are asked at once, within the read's timeout (`timeouts.read`, default `" + shortDuration(defaultReadTimeout) + "`: a server " +
+				"that accepts connections and never answers holds the read that long, so a health check may want a shorter one). Checks write " +
+				"nothing. Default `false`: nothing is contacted " +
 				"but the static pools' ledgers."},
 			"default": schema.StringAttribute{Computed: true, MarkdownDescription: "Name of the default provisioner (empty when none)."},
 			"provisioners": schema.ListNestedAttribute{

@@ -62,6 +62,10 @@ output "pool_use" {
 # the read, so this check block reports it as a warning and the run goes on.
 data "rill_provisioners" "health" {
   check = true
+
+  timeouts {
+    read = "30s" # a server that never answers costs the plan this much, not the default 5m
+  }
 }
 
 check "provisioners_work" {
