@@ -96,44 +96,56 @@ func TestTroubleshootingGuideHeadsOnlyDiagnostics(t *testing.T) {
 	}
 }
 
-// The Kubernetes errors the troubleshooting guide quotes in their words, each held to the format string
-// in internal/kubernetes that writes them, so that a quote cannot outlive its message: the guide once
-// gave `cannot list deployments in namespace ...` as a refresh's error, the words of Check, which a
-// refresh never calls (only rill_provisioners' check = true does, into check_error); a refresh
-// refused by RBAC says `reading Deployment ...: ... is forbidden`.
-func TestTroubleshootingQuotesTheKubernetesErrorsAsWritten(t *testing.T) {
-	quotes := []struct{ guide, code string }{
-		{"`reading Deployment <namespace>/<name>: ... is forbidden: User ... cannot get resource", `"reading %s %s/%s: %w%s"`},
-		{"`deleting Deployment <namespace>/<name>: ... is forbidden: User ... cannot delete resource", `"deleting %s %s/%s: %w%s"`},
-		{"`listing the runtimes' Deployments in namespace ...: ...", `"listing the runtimes' Deployments in namespace %s: %w"`},
-		{"`applying PersistentVolumeClaim <namespace>/...: namespaces \"<namespace>\" not found`", `"applying %s %s/%s: %w%s"`},
-		{"`cannot reach the Kubernetes API server at ...`", `"cannot reach the Kubernetes API server at %s`},
+// The Kubernetes and ClickHouse errors the troubleshooting guide quotes in their words, each held to
+// the format string in the package that writes them (internal/<pkg>), so that a quote cannot outlive
+// its message: the guide once gave `cannot list deployments in namespace ...` as a refresh's error, the
+// words of Check, which a refresh never calls (only rill_provisioners' check = true does, into
+// check_error; a refresh refused by RBAC says `reading Deployment ...: ... is forbidden`), and `SHOW USERS failed` for an admin without access management, a probe
+// that a current ClickHouse answers for any user.
+func TestTroubleshootingQuotesTheProvisionersErrorsAsWritten(t *testing.T) {
+	quotes := []struct{ pkg, guide, code string }{
+		{"kubernetes", "`reading Deployment <namespace>/<name>: ... is forbidden: User ... cannot get resource", `"reading %s %s/%s: %w%s"`},
+		{"kubernetes", "`deleting Deployment <namespace>/<name>: ... is forbidden: User ... cannot delete resource", `"deleting %s %s/%s: %w%s"`},
+		{"kubernetes", "`listing the runtimes' Deployments in namespace ...: ...", `"listing the runtimes' Deployments in namespace %s: %w"`},
+		{"kubernetes", "`applying PersistentVolumeClaim <namespace>/...: namespaces \"<namespace>\" not found`", `"applying %s %s/%s: %w%s"`},
+		{"kubernetes", "`cannot reach the Kubernetes API server at ...`", `"cannot reach the Kubernetes API server at %s`},
+		{"clickhouse", "`ClickHouse ... at host:port has no SQL-driven access control (CREATE USER needs ClickHouse 20.4 or newer)`",
+			`%s has no SQL-driven access control (CREATE USER needs ClickHouse 20.4 or newer)"`},
+		{"clickhouse", "`ClickHouse ... at host:port has no writable user directory`", `%s has no writable user directory (`},
+		{"clickhouse", "`on ClickHouse ... at host:port, SHOW CREATE USER CURRENT_USER failed (", `"%w: on %s, SHOW CREATE USER CURRENT_USER failed (%s);`},
 	}
 	guide, err := os.ReadFile(troubleshootingGuide)
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := regexp.MustCompile(`\s+`).ReplaceAllString(string(guide), " ") // a quote may break across lines
-	var code strings.Builder
-	files, err := filepath.Glob("internal/kubernetes/*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		if !strings.HasSuffix(f, "_test.go") {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			code.Write(b)
+	code := map[string]string{}
+	for _, q := range quotes {
+		if _, ok := code[q.pkg]; ok {
+			continue
 		}
+		var b strings.Builder
+		files, err := filepath.Glob("internal/" + q.pkg + "/*.go")
+		if err != nil || len(files) == 0 {
+			t.Fatalf("internal/%s: %v, %d files", q.pkg, err, len(files))
+		}
+		for _, f := range files {
+			if !strings.HasSuffix(f, "_test.go") {
+				src, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b.Write(src)
+			}
+		}
+		code[q.pkg] = b.String()
 	}
 	for _, q := range quotes {
 		if !strings.Contains(text, q.guide) {
 			t.Errorf("%s no longer quotes %s: change or drop the entry", troubleshootingGuide, q.guide)
 		}
-		if !strings.Contains(code.String(), q.code) {
-			t.Errorf("internal/kubernetes writes no %s any more, which %s quotes as %s: quote what it says now", q.code, troubleshootingGuide, q.guide)
+		if !strings.Contains(code[q.pkg], q.code) {
+			t.Errorf("internal/%s writes no %s any more, which %s quotes as %s: quote what it says now", q.pkg, q.code, troubleshootingGuide, q.guide)
 		}
 	}
 }

@@ -289,8 +289,12 @@ func (p *Provisioner) adminSession(ctx context.Context) (session, error) {
 // with SQL statements.
 var ErrNoSQLAccessManagement = errors.New("the ClickHouse admin user cannot manage users by SQL")
 
+// accessManagementProbe is the read-only statement that the admin user has access management: it needs
+// the SHOW USERS privilege (ClickHouse 20.4 and newer).
+const accessManagementProbe = "SHOW CREATE USER CURRENT_USER"
+
 // managerSession returns the admin connection and what the server supports, after making sure, once
-// per connection, that the server can create users by SQL: it runs `SELECT version()`, `SHOW USERS`,
+// per connection, that the server can create users by SQL: it runs `SELECT version()`, `SHOW CREATE USER CURRENT_USER`,
 // and reads system.user_directories and system.privileges, none of which changes anything.
 func (p *Provisioner) managerSession(ctx context.Context) (session, *serverFeatures, error) {
 	conn, err := p.adminSession(ctx)
@@ -315,15 +319,18 @@ func (p *Provisioner) managerSession(ctx context.Context) (session, *serverFeatu
 	if !versionAtLeast(version, 20, 4) {
 		return nil, nil, fmt.Errorf("%w: %s has no SQL-driven access control (CREATE USER needs ClickHouse 20.4 or newer)", ErrNoSQLAccessManagement, server)
 	}
-	if _, err := conn.QueryStrings(ctx, "SHOW USERS"); err != nil {
+	// The admin's own definition needs the SHOW USERS privilege, which ACCESS MANAGEMENT (and
+	// access_management in users.xml) includes. `SHOW USERS` is no such probe: ClickHouse 26.7 answers
+	// it for any user (TestIntegrationAdminWithoutAccessManagementIsRefusedForThat_chDB).
+	if _, err := conn.QueryStrings(ctx, accessManagementProbe); err != nil {
 		switch exceptionCode(err) {
 		case codeAccessDenied, codeSyntaxError, codeUnknownSetting:
-			return nil, nil, fmt.Errorf("%w: on %s, SHOW USERS failed (%s); enable access_management for the admin user (<access_management>1</access_management> in users.xml) or grant it ACCESS MANAGEMENT",
+			return nil, nil, fmt.Errorf("%w: on %s, SHOW CREATE USER CURRENT_USER failed (%s); enable access_management for the admin user (<access_management>1</access_management> in users.xml) or grant it ACCESS MANAGEMENT",
 				ErrNoSQLAccessManagement, server, p.scrub(err.Error()))
 		}
-		return nil, nil, errors.New(p.scrub(fmt.Sprintf("checking that ClickHouse %s can manage users (SHOW USERS): %v", version, err)))
+		return nil, nil, errors.New(p.scrub(fmt.Sprintf("checking that ClickHouse %s can manage users (%s): %v", version, accessManagementProbe, err)))
 	}
-	// A server can know users (SHOW USERS works) without being able to store new ones: CREATE USER
+	// A server can know users (the probe works) without being able to store new ones: CREATE USER
 	// needs a writable user directory, and a server configured with users.xml alone (chDB, or a
 	// config without access_control_path) answers it with "no writeable access storage".
 	types, err := conn.QueryStrings(ctx, "SELECT type FROM system.user_directories")
@@ -356,7 +363,7 @@ func (p *Provisioner) managerSession(ctx context.Context) (session, *serverFeatu
 }
 
 // CheckCreate implements provisioner.CreateChecker: the capability check every Provision and
-// Deprovision makes first (managerSession: SELECT version(), SHOW USERS, system.user_directories,
+// Deprovision makes first (managerSession: SELECT version(), SHOW CREATE USER CURRENT_USER, system.user_directories,
 // system.privileges; read-only, and remembered once passed), made at plan time. A server that cannot
 // manage users by SQL is ErrCannotCreate; anything else (an unreachable server, refused admin
 // credentials) is a check that could not be made.
@@ -431,7 +438,7 @@ func anyWritableUserDirectory(types []string) bool {
 }
 
 // versionAtLeast reports whether a ClickHouse version string such as "24.3.1.2672" is at least
-// major.minor. Unparseable versions pass (the SHOW USERS check still runs).
+// major.minor. Unparseable versions pass (the access management probe still runs).
 func versionAtLeast(version string, major, minor int) bool {
 	fields := strings.SplitN(version, ".", 3)
 	if len(fields) < 2 {

@@ -21,9 +21,9 @@ const fakeAdminDSN = "clickhouse://admin:adminsecretpw@ch.test:9000/default?dial
 // fakeServer stands in for ClickHouse in unit tests: it records the statements the admin connection
 // runs and answers tenant logins as told.
 type fakeServer struct {
-	mu           sync.Mutex
-	version      string
-	showUsersErr error
+	mu             sync.Mutex
+	version        string
+	accessProbeErr error
 	// userDirectories answers system.user_directories (nil: users_xml and local_directory).
 	userDirectories []string
 	failOn          string // an admin statement containing this fails...
@@ -126,11 +126,11 @@ func (s *fakeSession) QueryStrings(_ context.Context, q string) ([]string, error
 	switch {
 	case q == "SELECT version()":
 		return []string{s.f.version}, nil
-	case q == "SHOW USERS":
-		if s.f.showUsersErr != nil {
-			return nil, s.f.showUsersErr
+	case q == accessManagementProbe:
+		if s.f.accessProbeErr != nil {
+			return nil, s.f.accessProbeErr
 		}
-		return []string{"default"}, nil
+		return []string{"CREATE USER default"}, nil
 	case q == "SELECT type FROM system.user_directories":
 		if s.f.userDirectories == nil {
 			return []string{"users_xml", "local_directory"}, nil

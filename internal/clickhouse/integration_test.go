@@ -786,3 +786,29 @@ func TestIntegrationImportRestoresTheAnnotationsFromTheComment(t *testing.T) {
 		t.Fatalf("import: database %v, annotations %v (comment accepted: %v)", got.Config["database"], restored, commented)
 	}
 }
+
+// TestIntegrationAdminWithoutAccessManagementIsRefusedForThat_chDB: an admin DSN whose user lacks
+// access_management is refused for that, naming it, before anything is sent. A current ClickHouse
+// (26.7) answers `SHOW USERS` for any user (the probe this check used, which let such an admin
+// through to a CREATE DATABASE whose CREATE USER then failed with code 497); `SHOW CREATE USER
+// CURRENT_USER` needs the SHOW USERS privilege, which ACCESS MANAGEMENT includes. On chDB the server
+// has no writable user directory either: the admin's lack is what the refusal must name first, as no
+// change of the server's configuration would make this admin able to create users.
+func TestIntegrationAdminWithoutAccessManagementIsRefusedForThat_chDB(t *testing.T) {
+	const name, password = "no_access_mgmt", "NoAccessMgmt-pw1"
+	srv := chdbtest.Start(t, chdbtest.User{Name: name, Password: password})
+	dsn := strings.Replace(srv.AdminDSN, chdbtest.AdminUser+":"+chdbtest.AdminPassword+"@", name+":"+password+"@", 1)
+	pp, err := New([]byte(fmt.Sprintf(`{"dsn":%q}`, dsn)), nil, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pp.(*Provisioner)
+	t.Cleanup(func() { _ = p.Close() })
+	ctx := integrationContext(t)
+	err = p.CheckCreate(ctx, provisioner.ResourceTypeClickHouse)
+	if !errors.Is(err, provisioner.ErrCannotCreate) || !errors.Is(err, ErrNoSQLAccessManagement) ||
+		!strings.Contains(err.Error(), "enable access_management for the admin user") || strings.Contains(err.Error(), password) {
+		t.Fatalf("CheckCreate: want the refusal naming access_management (without the password), got %v", err)
+	}
+	t.Logf("CheckCreate refused as expected: %v", err)
+}

@@ -45,7 +45,7 @@ func TestProvisionCreatesDatabaseUserAndGrantsAfterCheckingAccessManagement(t *t
 	if strings.Join(fake.statements(), "\n") != strings.Join(want, "\n") {
 		t.Fatalf("statements:\n%s\nwant:\n%s", strings.Join(fake.statements(), "\n"), strings.Join(want, "\n"))
 	}
-	if len(fake.queries) < 4 || fake.queries[0] != "SELECT version()" || fake.queries[1] != "SHOW USERS" ||
+	if len(fake.queries) < 4 || fake.queries[0] != "SELECT version()" || fake.queries[1] != accessManagementProbe ||
 		fake.queries[2] != "SELECT type FROM system.user_directories" || !strings.Contains(fake.queries[3], "FROM system.privileges") {
 		t.Fatalf("the server was not checked before the first statement: %q", fake.queries)
 	}
@@ -120,10 +120,10 @@ func TestProvisionDoesNotTakeANetworkErrorForGone(t *testing.T) {
 
 func TestProvisionRefusesServersThatCannotManageUsersBySQL(t *testing.T) {
 	cases := map[string]func(f *fakeServer){
-		"too old":                  func(f *fakeServer) { f.version = "18.16.1" },
-		"access_management off":    func(f *fakeServer) { f.showUsersErr = exception(codeAccessDenied, "default: Not enough privileges") },
-		"SHOW USERS not supported": func(f *fakeServer) { f.showUsersErr = exception(codeSyntaxError, "Syntax error") },
-		"users.xml only":           func(f *fakeServer) { f.userDirectories = []string{"users_xml"} },
+		"too old":               func(f *fakeServer) { f.version = "18.16.1" },
+		"access_management off": func(f *fakeServer) { f.accessProbeErr = exception(codeAccessDenied, "default: Not enough privileges") },
+		"probe not supported":   func(f *fakeServer) { f.accessProbeErr = exception(codeSyntaxError, "Syntax error") },
+		"users.xml only":        func(f *fakeServer) { f.userDirectories = []string{"users_xml"} },
 	}
 	for name, setup := range cases {
 		t.Run(name, func(t *testing.T) {
