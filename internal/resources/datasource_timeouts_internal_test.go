@@ -87,9 +87,16 @@ func TestDataSourcesStopAtTheirReadTimeout(t *testing.T) {
 	}
 }
 
-// readWithTimeout runs ds's Read with `timeouts { read = timeout }` and returns its diagnostics. A
-// Read that has not returned within a minute fails the test: it did not honour its timeout.
+// readWithTimeout runs ds's Read with `timeouts { read = timeout }` and returns its diagnostics.
 func readWithTimeout(t *testing.T, ds datasource.DataSource, timeout string) diag.Diagnostics {
+	t.Helper()
+	return readDataSource(t, ds, timeout, nil).Diagnostics
+}
+
+// readDataSource runs ds's Read with `timeouts { read = timeout }` and the attributes set (the others
+// null) and returns its response. A Read that has not returned within a minute fails the test: it did
+// not honour its timeout.
+func readDataSource(t *testing.T, ds datasource.DataSource, timeout string, set map[string]tftypes.Value) *datasource.ReadResponse {
 	t.Helper()
 	ctx := context.Background()
 	var sresp datasource.SchemaResponse
@@ -98,6 +105,9 @@ func readWithTimeout(t *testing.T, ds datasource.DataSource, timeout string) dia
 	attrs := map[string]tftypes.Value{}
 	for name, at := range typ.AttributeTypes {
 		attrs[name] = tftypes.NewValue(at, nil)
+	}
+	for name, v := range set {
+		attrs[name] = v
 	}
 	tt := typ.AttributeTypes["timeouts"]
 	attrs["timeouts"] = tftypes.NewValue(tt, map[string]tftypes.Value{"read": tftypes.NewValue(tftypes.String, timeout)})
@@ -110,7 +120,7 @@ func readWithTimeout(t *testing.T, ds datasource.DataSource, timeout string) dia
 	}()
 	select {
 	case <-done:
-		return resp.Diagnostics
+		return resp
 	case <-time.After(time.Minute):
 		t.Fatalf("Read has not returned a minute after its %s read timeout", timeout)
 		return nil

@@ -6,10 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
@@ -38,27 +36,7 @@ func TestProvisionersCheckThatWaitsOutTheReadTimeoutFailsOnlyItself(t *testing.T
 	}, Default: "pool"}
 	ds := NewProvisionersDataSource()
 	ds.(datasource.DataSourceWithConfigure).Configure(ctx, datasource.ConfigureRequest{ProviderData: client}, &datasource.ConfigureResponse{})
-	var sresp datasource.SchemaResponse
-	ds.Schema(ctx, datasource.SchemaRequest{}, &sresp)
-	typ := sresp.Schema.Type().TerraformType(ctx).(tftypes.Object)
-	attrs := map[string]tftypes.Value{}
-	for name, at := range typ.AttributeTypes {
-		attrs[name] = tftypes.NewValue(at, nil)
-	}
-	attrs["check"] = tftypes.NewValue(tftypes.Bool, true)
-	attrs["timeouts"] = tftypes.NewValue(typ.AttributeTypes["timeouts"], map[string]tftypes.Value{"read": tftypes.NewValue(tftypes.String, "1s")})
-	req := datasource.ReadRequest{Config: tfsdk.Config{Schema: sresp.Schema, Raw: tftypes.NewValue(typ, attrs)}}
-	resp := &datasource.ReadResponse{State: tfsdk.State{Schema: sresp.Schema, Raw: tftypes.NewValue(typ, nil)}}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		ds.Read(ctx, req, resp)
-	}()
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("Read has not returned a minute after its 1s read timeout")
-	}
+	resp := readDataSource(t, ds, "1s", map[string]tftypes.Value{"check": tftypes.NewValue(tftypes.Bool, true)})
 	if resp.Diagnostics.HasError() {
 		t.Fatalf("a check that timed out failed the read: %v", resp.Diagnostics)
 	}
