@@ -497,7 +497,7 @@ func (p *Provisioner) refusedElsewhereUnlessFound(ctx context.Context, r *provis
 	if len(users) > 0 || len(dbs) > 0 {
 		return nil
 	}
-	return p.refusedOnAnotherServer(r.ID, dsn, code, user, db)
+	return p.refusedAtAnotherServerError(r.ID, dsn, code, user, db)
 }
 
 // refusedOnAnotherServer is the error for a resource whose own login, with dsn, was refused (code)
@@ -507,10 +507,15 @@ func (p *Provisioner) refusedElsewhereUnlessFound(ctx context.Context, r *provis
 // provisioning it again would make a new, empty database there, either way leaving its database
 // behind. nil when dsn names the spec's hosts (then the admin connection reaches the resource's server).
 func (p *Provisioner) refusedOnAnotherServer(id, dsn string, code int, user, db string) error {
-	own, spec := dsnHosts(dsn), dsnHosts(p.dsn)
-	if slices.Equal(own, spec) {
+	if slices.Equal(dsnHosts(dsn), dsnHosts(p.dsn)) {
 		return nil
 	}
+	return p.refusedAtAnotherServerError(id, dsn, code, user, db)
+}
+
+// refusedAtAnotherServerError is refusedOnAnotherServer's error, for a caller that compared the hosts.
+func (p *Provisioner) refusedAtAnotherServerError(id, dsn string, code int, user, db string) error {
+	own, spec := dsnHosts(dsn), dsnHosts(p.dsn)
 	return fmt.Errorf("ClickHouse resource %s: its own login at %s was refused (ClickHouse error code %d), and neither its user %s nor "+
 		"its database %s is at %s, which the provisioner's dsn names now: another server than the resource's, as far as can be told, "+
 		"so this is no sign that the resource is gone. If it is still at %s, see there why its login is refused; if it was deleted "+
