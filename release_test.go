@@ -48,27 +48,7 @@ func TestReleaseSnapshotVersionIsWhatTerraformReads(t *testing.T) {
 // time and mode (the umask's), so the zips and SHA256SUMS changed from one clone to the next (found by
 // reviews that built the release twice: two clones, then two umasks, 022 and 002).
 func TestReleaseArchivesCarryTheCommitsTime(t *testing.T) {
-	raw, err := os.ReadFile(".goreleaser.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg struct {
-		Builds []struct {
-			ModTimestamp string `json:"mod_timestamp"`
-		} `json:"builds"`
-		Archives []struct {
-			Files []struct {
-				Src  string `json:"src"`
-				Info struct {
-					MTime string `json:"mtime"`
-					Mode  any    `json:"mode"`
-				} `json:"info"`
-			} `json:"files"`
-		} `json:"archives"`
-	}
-	if err := yaml.Unmarshal(raw, &cfg); err != nil {
-		t.Fatal(err)
-	}
+	cfg := readGoreleaserConfig(t)
 	for _, b := range cfg.Builds {
 		if b.ModTimestamp != "{{ .CommitTimestamp }}" {
 			t.Errorf("a build's mod_timestamp is %q, want the commit's", b.ModTimestamp)
@@ -93,10 +73,18 @@ func TestReleaseArchivesCarryTheCommitsTime(t *testing.T) {
 type goreleaserConfig struct {
 	ProjectName string `json:"project_name"`
 	Builds      []struct {
-		Ldflags []string `json:"ldflags"`
+		Ldflags      []string `json:"ldflags"`
+		ModTimestamp string   `json:"mod_timestamp"`
 	} `json:"builds"`
 	Archives []struct {
 		NameTemplate string `json:"name_template"`
+		Files        []struct {
+			Src  string `json:"src"`
+			Info struct {
+				MTime string `json:"mtime"`
+				Mode  any    `json:"mode"`
+			} `json:"info"`
+		} `json:"files"`
 	} `json:"archives"`
 	Checksum struct {
 		NameTemplate string `json:"name_template"`
