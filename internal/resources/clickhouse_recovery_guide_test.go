@@ -25,10 +25,11 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/proc"
 )
 
-// guideBlock returns the code block of the given language in the recovery guide that contains marker.
-func guideBlock(t *testing.T, lang, marker string) string {
+// guideBlock returns the code block of the given language in the guide (a docs-templates file) that
+// contains marker.
+func guideBlock(t *testing.T, guide, lang, marker string) string {
 	t.Helper()
-	b, err := os.ReadFile(guidePath)
+	b, err := os.ReadFile(guide)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func guideBlock(t *testing.T, lang, marker string) string {
 			return m[1]
 		}
 	}
-	t.Fatalf("%s has no %s block with %q", guidePath, lang, marker)
+	t.Fatalf("%s has no %s block with %q", guide, lang, marker)
 	return ""
 }
 
@@ -153,8 +154,8 @@ func TestAccClickHouse_recoveringWhatAKilledCreateLeftGuide(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("finds the provider process through /proc")
 	}
-	query := guideBlock(t, "sql", "FROM system.databases")
-	recoverTF := guideBlock(t, "terraform", `resource "rill_clickhouse" "orphan"`)
+	query := guideBlock(t, guidePath, "sql", "FROM system.databases")
+	recoverTF := guideBlock(t, guidePath, "terraform", `resource "rill_clickhouse" "orphan"`)
 	set, server := acctest.FakeClickHouseSet(t, "Fake-Adm1n-Pa55", false)
 
 	// Rill admin's database of the same organization and project, and its user.

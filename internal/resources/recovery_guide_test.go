@@ -18,7 +18,7 @@ var guidePath = filepath.Join("..", "..", "docs-templates", "guides", "recoverin
 // recoveryConfig is the recover.tf of the guide: its `terraform` code block that declares the orphans.
 func recoveryConfig(t *testing.T) string {
 	t.Helper()
-	return guideBlock(t, "terraform", `resource "rill_runtime" "orphan"`)
+	return guideBlock(t, guidePath, "terraform", `resource "rill_runtime" "orphan"`)
 }
 
 // The guide "Recovering orphaned runtimes", step by step: two unnamed runtimes that an interrupted
