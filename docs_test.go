@@ -109,6 +109,7 @@ func TestTroubleshootingQuotesTheProvisionersErrorsAsWritten(t *testing.T) {
 		{"kubernetes", "`listing the runtimes' Deployments in namespace ...: ...", `"listing the runtimes' Deployments in namespace %s: %w"`},
 		{"kubernetes", "`applying PersistentVolumeClaim <namespace>/...: namespaces \"<namespace>\" not found`", `"applying %s %s/%s: %w%s"`},
 		{"kubernetes", "`cannot reach the Kubernetes API server at ...`", `"cannot reach the Kubernetes API server at %s`},
+		{"database", "the ledger's role (the DSN's user) lacks a privilege this needs`", `"the ledger's role (the DSN's user) lacks a privilege this needs. `},
 		{"clickhouse", "`ClickHouse ... at host:port has no SQL-driven access control (CREATE USER needs ClickHouse 20.4 or newer)`",
 			`%s has no SQL-driven access control (CREATE USER needs ClickHouse 20.4 or newer)"`},
 		{"clickhouse", "`ClickHouse ... at host:port has no writable user directory`", `%s has no writable user directory (`},

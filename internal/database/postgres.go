@@ -294,6 +294,8 @@ func (p *postgresDB) wrap(ctx context.Context, start time.Time, op string, err e
 		return p.named(op, &LockedError{Location: p.name, Waited: time.Since(start), Lock: pgOtherLock, Cause: err})
 	case ctx.Err() != nil && !errors.As(err, &locked):
 		return newWaitError(ctx, start, p.name, op, "", "", err)
+	case isPermissionDenied(err):
+		return p.named(op, fmt.Errorf("%w: %s", err, pgPrivilegesHint))
 	case isIdleTimeout(err):
 		return p.named(op, fmt.Errorf("the server ended the session after its transaction sat idle for %s "+
 			"(idle_in_transaction_session_timeout, which frees the ledger's locks from a writer that vanished): this process "+
@@ -309,6 +311,21 @@ func isIdleTimeout(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "25P03"
 }
+
+// isPermissionDenied reports whether err is PostgreSQL's insufficient_privilege (42501): the DSN's
+// role may not do what the operation asked.
+func isPermissionDenied(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "42501"
+}
+
+// pgPrivilegesHint follows a refusal for want of a privilege: what each use of the ledger needs, so
+// that a pipeline that gives its plans a role that may only read (the GitOps guide) sees why that
+// role cannot apply, and an apply's role what it lacks. TestPostgresPrivilegesOfAPlanAndAnApply
+// holds it to the grants that work.
+const pgPrivilegesHint = "the ledger's role (the DSN's user) lacks a privilege this needs. Plans and data sources need SELECT " +
+	"on allocations, ledger_meta and schema_migrations; applies and destroys also INSERT, UPDATE and DELETE on allocations; " +
+	"and the first apply on a new database, or the first of a provider version that adds to the ledger's schema, CREATE on its schema"
 
 // isLockTimeout reports whether err is PostgreSQL's lock_not_available (55P03): a lock_timeout ended
 // a statement's wait for a lock.

@@ -15,18 +15,24 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
 )
 
-// TestPostgresLeastPrivilege: once the schema is in place, a role that may only read and write the
-// ledger's rows (no CREATE on the schema) can open and use it.
-func TestPostgresLeastPrivilege(t *testing.T) {
+// TestPostgresPrivilegesOfAPlanAndAnApply holds pgPrivilegesHint to the grants that work. Once the
+// schema is in place: a role that may only SELECT the three tables the hint names reads everything a
+// plan reads (through a read-only handle, and through a write handle, which migrates nothing); its
+// writes are refused with the hint, and with INSERT, UPDATE and DELETE on allocations granted too
+// (no CREATE on the schema, nothing on host_usage) it allocates and frees. On a new database, such a
+// role cannot create the schema, and the refusal says that too.
+func TestPostgresPrivilegesOfAPlanAndAnApply(t *testing.T) {
 	dsn := pgtest.Shared(t)
 	ctx := testContext(t)
 	admin := mustOpen(t, dsn)
+	if _, err := admin.Allocate(ctx, "r0", fixed("h1", 2)); err != nil {
+		t.Fatal(err)
+	}
 	role := fmt.Sprintf("ledger_user_%d", os.Getpid())
 	for _, q := range []string{
 		`CREATE ROLE ` + role + ` LOGIN`,
 		`REVOKE CREATE ON SCHEMA public FROM PUBLIC`,
-		`GRANT SELECT, INSERT, UPDATE, DELETE ON allocations TO ` + role,
-		`GRANT SELECT ON schema_migrations, ledger_meta TO ` + role,
+		`GRANT SELECT ON allocations, ledger_meta, schema_migrations TO ` + role,
 	} {
 		rawExec(t, admin, q)
 	}
@@ -35,18 +41,58 @@ func TestPostgresLeastPrivilege(t *testing.T) {
 		_, _ = p.Exec(ctx, `DROP OWNED BY `+role)
 		_, _ = p.Exec(ctx, `DROP ROLE `+role)
 	})
-	u, err := url.Parse(dsn)
+	asRole := func(dsn string) string {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.User = url.User(role)
+		return u.String()
+	}
+	refusedWithHint := func(what string, err error) {
+		t.Helper()
+		if err == nil || !strings.Contains(err.Error(), "permission denied") || !strings.Contains(err.Error(), pgPrivilegesHint) {
+			t.Errorf("%s as a role without the privilege: %v, want the refusal and the hint", what, err)
+		}
+	}
+
+	id, err := admin.Identity(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.User = url.User(role)
-	db := mustOpen(t, u.String())
+	for _, db := range []DB{mustOpenReadOnly(t, asRole(dsn)), mustOpen(t, asRole(dsn))} {
+		if got, err := db.Identity(ctx); err != nil || got.ID != id.ID {
+			t.Errorf("%s: identity %v, %v; want %v", db.Driver(), got, err, id)
+		}
+		if list, err := db.ListAllocations(ctx); err != nil || len(list) != 1 {
+			t.Errorf("list: %v, %v", list, err)
+		}
+		if used, err := db.UsedSlotsByHost(ctx); err != nil || used["h1"] != 2 {
+			t.Errorf("used slots: %v, %v", used, err)
+		}
+		if a, err := db.FindAllocation(ctx, "r0"); err != nil || a.Slots != 2 {
+			t.Errorf("find: %v, %v", a, err)
+		}
+	}
+	selectOnly := mustOpen(t, asRole(dsn))
+	_, err = selectOnly.Allocate(ctx, "r1", fixed("h1", 1))
+	refusedWithHint("allocate", err)
+	_, err = selectOnly.DeleteAllocation(ctx, "r0")
+	refusedWithHint("delete", err)
+
+	rawExec(t, admin, `GRANT INSERT, UPDATE, DELETE ON allocations TO `+role)
+	db := mustOpen(t, asRole(dsn))
 	if _, err := db.Allocate(ctx, "r1", fixed("h1", 1)); err != nil {
 		t.Fatal(err)
 	}
 	if ok, err := db.DeleteAllocation(ctx, "r1"); err != nil || !ok {
 		t.Fatalf("DeleteAllocation = %v, %v", ok, err)
 	}
+
+	// A database no provider has used: the role may connect, not create the ledger's tables.
+	fresh := asRole(pgtest.Shared(t))
+	_, err = Open(ctx, fresh, nil)
+	refusedWithHint("the first open of a new database", err)
 }
 
 // ledgerCall is a ledger operation of a test, by the name its errors give it.

@@ -338,6 +338,16 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/database", Tests: []string{"TestPostgresAVanishedWritersLockIsFreedAfterTheIdleTimeout"}}},
 	},
 	{
+		Name: "postgres-privileges-unexplained", Breaks: "a ledger role refused for want of a privilege is told what each use of the ledger needs (a plan's read-only role, an apply's)",
+		File:    "internal/database/postgres.go",
+		Search:  "\tcase isPermissionDenied(err):\n",
+		Replace: "\tcase isPermissionDenied(err) && false:\n",
+		Checks: []Check{
+			{Package: "./internal/database", Tests: []string{"TestPostgresPrivilegesOfAPlanAndAnApply"}},
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccRuntime_pullRequestPlansWithAReadOnlyLedgerRole"}},
+		},
+	},
+	{
 		Name: "postgres-queued-allocations-wait-each", Breaks: "allocations queued behind a stuck writer share one LockWait",
 		File:    "internal/database/postgres.go",
 		Search:  "max(LockWait-time.Since(start), time.Millisecond)",
