@@ -6,7 +6,7 @@
 // Templates are Go text/template files rendered once per runtime; see internal/kubernetes/render.go
 // for the data they receive (.Image, .ImageTag, .ProvisionID, .Host, .Hostname, .CPU, .MemoryGB,
 // .StorageBytes, .Slots, .Environment, .Replicas, .Names.*, .Annotations, .DataDir, .Namespace) and
-// the functions they may call (Sprig's, Rill's sanitizeLabel, toJSON; see internal/kubernetes/funcs.go).
+// the functions they may call (Sprig's, and this provider's sanitizeLabel and toJSON; see internal/kubernetes/funcs.go).
 // The provisioner sets metadata.name, metadata.namespace, its labels and annotations itself, and
 // forces the Deployment's spec.replicas, so templates need not.
 //

@@ -12,7 +12,8 @@ import (
 // templateFuncs is what manifest templates may call: Sprig's function map (the library Rill's admin
 // service renders its templates with, so Rill's templates render here as in Rill) without the two
 // functions that read the provider's process environment (env, expandenv: a template must not leak
-// the host's secrets into a cluster), plus Rill's sanitizeLabel and our toJSON.
+// the host's secrets into a cluster), plus two of this provider's own, sanitizeLabel and toJSON, which
+// Rill's admin service lacks (its function map is Sprig's less env and expandenv, and nothing else).
 func templateFuncs() template.FuncMap {
 	fm := sprig.TxtFuncMap()
 	delete(fm, "env")
@@ -33,9 +34,9 @@ var (
 )
 
 // sanitizeLabel turns any string (an organization or project name, say) into a valid Kubernetes label
-// value, as Rill's function of the same name does: lower case, every run of other characters than
-// letters, digits, '.', '_' and '-' becomes one '-', at most 63 characters, and it starts and ends
-// with a letter or digit (so it may come out empty).
+// value: lower case, every run of other characters than letters, digits, '.', '_' and '-' becomes
+// one '-', at most 63 characters, and it starts and ends with a letter or digit (so it may come out
+// empty). This provider's addition: a template calling it does not parse in Rill's admin service.
 func sanitizeLabel(s string) string {
 	v := labelInvalidRun.ReplaceAllString(strings.ToLower(s), "-")
 	if r := []rune(v); len(r) > 63 {

@@ -25,7 +25,6 @@ import (
 	"path/filepath"
 	"strings"
 	"text/template"
-	"unicode"
 
 	"github.com/Masterminds/sprig/v3"
 	"github.com/jackc/pgx/v5"
@@ -123,7 +122,6 @@ func ApplyKubernetesRuntime(ctx context.Context, kubeconfig, namespace string, t
 	funcs := sprig.TxtFuncMap()
 	delete(funcs, "env")
 	delete(funcs, "expandenv")
-	funcs["sanitizeLabel"] = sanitizeLabel
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
@@ -192,34 +190,6 @@ func resourceOf(gvk schema.GroupVersionKind) schema.GroupVersionResource {
 		"Deployment": "deployments", "Service": "services", "PersistentVolumeClaim": "persistentvolumeclaims", "Ingress": "ingresses",
 	}[gvk.Kind]
 	return gvk.GroupVersion().WithResource(plural)
-}
-
-// sanitizeLabel is Rill's template function: lower case, runs of characters other than [a-z0-9._-]
-// become '-', at most 63 characters, no leading or trailing non-alphanumerics.
-func sanitizeLabel(s string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(s) {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '.' || r == '_' || r == '-' {
-			b.WriteRune(r)
-			dash = false
-		} else if !dash {
-			b.WriteByte('-')
-			dash = true
-		}
-	}
-	out := []rune(b.String())
-	if len(out) > 63 {
-		out = out[:63]
-	}
-	alnum := func(r rune) bool { return r < unicode.MaxASCII && (unicode.IsLower(r) || unicode.IsDigit(r)) }
-	for len(out) > 0 && !alnum(out[0]) {
-		out = out[1:]
-	}
-	for len(out) > 0 && !alnum(out[len(out)-1]) {
-		out = out[:len(out)-1]
-	}
-	return string(out)
 }
 
 // StaticAssignment is a row of Rill's static_runtime_assignments table.
