@@ -739,6 +739,16 @@ var Mutants = []Mutant{
 
 	// The Terraform layer.
 	{
+		Name: "default-provisioner-for-every-type", Breaks: "a resource naming no provisioner uses the default only when it can provision it, else the set's one that can, as Rill's admin service chooses",
+		File:    "internal/resources/client.go",
+		Search:  "\tif inSet && def.Supports(rt) {\n",
+		Replace: "\tif inSet {\n",
+		Checks: []Check{
+			{Package: "./internal/resources", Tests: []string{"TestAResourceNamingNoProvisionerGetsTheOneRillWouldGiveIt"}},
+			{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccClickHouse_rillsEnvironmentAsItIsGivesTheDatabaseItsClickHouseProvisioner"}},
+		},
+	},
+	{
 		Name: "read-drops-state-on-any-error", Breaks: "an unreachable cluster is an error, never \"gone\"",
 		File:    "internal/resources/common.go",
 		Search:  "if errors.Is(err, provisioner.ErrResourceNotFound) {",

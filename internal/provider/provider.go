@@ -87,8 +87,9 @@ func (p *RillProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp 
 			},
 			"default_provisioner": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "Name of the provisioner used by resources that do not name one. Defaults to `" + envnames.DefaultProvisioner +
-					"`, and to the only provisioner when the set has exactly one.",
+				MarkdownDescription: "Name of the provisioner used by resources that do not name one and that it can provision. Defaults to `" + envnames.DefaultProvisioner +
+					"`, and to the only provisioner when the set has exactly one. A resource it cannot provision (a `rill_clickhouse` when it is a " +
+					"runtime provisioner, as Rill's `" + envnames.DefaultProvisioner + "` is) uses the set's one provisioner that can, as Rill's admin service does.",
 			},
 			"ledger_dsn": schema.StringAttribute{
 				Optional:  true,

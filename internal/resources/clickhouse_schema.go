@@ -62,8 +62,9 @@ func clickhouseSchemaV0(ctx context.Context) schema.Schema {
 			"id": schema.StringAttribute{Computed: true, PlanModifiers: stable, MarkdownDescription: "Resource ID (a UUID chosen at creation)."},
 			"provisioner_name": schema.StringAttribute{
 				Optional: true, Computed: true, PlanModifiers: stable,
-				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
-				MarkdownDescription: "Name of a `clickhouse-static` provisioner in the provider's set; defaults to the default provisioner. Changing it re-creates the database (its data is dropped), as does a value known only at apply (another resource's attribute: the plan says `# forces replacement`), as with any attribute that forces replacement; give it a known value to keep the database.",
+				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+				MarkdownDescription: "Name of a `clickhouse-static` provisioner in the provider's set; defaults to the default provisioner when it is a `clickhouse-static` one, " +
+					"else to the set's one `clickhouse-static` provisioner, as Rill's admin service chooses (its default provisioner is for runtimes). Changing it re-creates the database (its data is dropped), as does a value known only at apply (another resource's attribute: the plan says `# forces replacement`), as with any attribute that forces replacement; give it a known value to keep the database.",
 			},
 			"annotations": schema.MapAttribute{
 				Optional: true, ElementType: types.StringType,

@@ -60,14 +60,14 @@ func (c *Client) namesOrEmpty() string {
 	return strings.Join(c.Names(), ", ")
 }
 
-// Resolve returns the provisioner name to use for a resource (the default when name is empty) and the
-// provisioner, checking that it supports the resource type.
+// Resolve returns the provisioner name to use for a resource (when name is empty, the one
+// defaultFor chooses) and the provisioner, checking that it supports the resource type.
 func (c *Client) Resolve(name string, rt provisioner.ResourceType) (string, provisioner.Provisioner, error) {
 	if name == "" {
-		if c.Default == "" {
-			return "", nil, fmt.Errorf("no provisioner given and the provider has no default_provisioner; set `provisioner_name` to one of: %s", c.namesOrEmpty())
+		var err error
+		if name, err = c.defaultFor(rt); err != nil {
+			return "", nil, err
 		}
-		name = c.Default
 	}
 	p, ok := c.Set[name]
 	if !ok {
@@ -77,4 +77,35 @@ func (c *Client) Resolve(name string, rt provisioner.ResourceType) (string, prov
 		return name, nil, fmt.Errorf("provisioner %q (type %s) cannot provision %s resources", name, p.Type(), rt)
 	}
 	return name, p, nil
+}
+
+// defaultFor returns the provisioner of a resource of type rt that names none, as Rill's admin
+// service chooses it: the default provisioner when it can provision rt (Rill provisions runtimes
+// with RILL_ADMIN_DEFAULT_PROVISIONER: admin/deployments.go), else the one provisioner of the set that
+// can (Rill provisions a ClickHouse resource with "a suitable provisioner", one of the set that
+// supports the type, whatever the default: admin/server/provision.go and admin/provision.go). With
+// several that can, Rill takes any of them (the first in Go's random map order): that is an error
+// here. A default that cannot, with none that can (or one not in the set), is returned for Resolve to
+// say why it cannot.
+func (c *Client) defaultFor(rt provisioner.ResourceType) (string, error) {
+	def, inSet := c.Set[c.Default]
+	if inSet && def.Supports(rt) {
+		return c.Default, nil
+	}
+	var able []string
+	for _, name := range c.Names() {
+		if c.Set[name].Supports(rt) {
+			able = append(able, name)
+		}
+	}
+	switch {
+	case len(able) == 1:
+		return able[0], nil
+	case c.Default == "":
+		return "", fmt.Errorf("no provisioner given and the provider has no default_provisioner; set `provisioner_name` to one of: %s", c.namesOrEmpty())
+	case len(able) == 0 || !inSet:
+		return c.Default, nil
+	}
+	return "", fmt.Errorf("no provisioner given: the default provisioner %q (type %s) cannot provision %s resources, and several provisioners of the set can (%s): set provisioner_name to one of them",
+		c.Default, def.Type(), rt, strings.Join(able, ", "))
 }

@@ -87,7 +87,7 @@ func runtimeSchemaV0(ctx context.Context) schema.Schema {
 				Optional: true,
 				Computed: true,
 				MarkdownDescription: "Name of the provisioner in the provider's set. Defaults to the provider's default provisioner " +
-					"at creation. Changing it re-creates the runtime, as does a value known only at apply (another resource's attribute). A change of `default_provisioner` leaves existing runtimes where " +
+					"at creation (when it is a `clickhouse-static` one, to the set's one runtime provisioner, as for a set without a default). Changing it re-creates the runtime, as does a value known only at apply (another resource's attribute). A change of `default_provisioner` leaves existing runtimes where " +
 					"they are, but a replacement is a creation: one without `provisioner_name` that is replaced (`-replace`, a taint, a new " +
 					"`name`) moves to the new default; set `provisioner_name` to keep it. Renaming the provisioner in the set is no " +
 					"change of it: the runtimes it made fail to refresh until the old name is back (see the troubleshooting guide, " +
