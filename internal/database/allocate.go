@@ -93,9 +93,12 @@ const (
 	pgUsedQuery     = `SELECT host, slots FROM rill_host_usage()`
 )
 
-// upsertOnConflict is the conflict clause of both drivers' upsert of an allocation: everything but
-// the resource ID and created_at is replaced.
-const upsertOnConflict = `ON CONFLICT (resource_id) DO UPDATE SET
+// upsertOnConflict is the conflict clause of both drivers' upsert of an allocation, given the
+// driver's parameter of Allocation.NewHolder: everything but the resource ID is replaced, and
+// created_at only for a new holder.
+func upsertOnConflict(newHolder string) string {
+	return `ON CONFLICT (resource_id) DO UPDATE SET
+	created_at  = CASE WHEN ` + newHolder + ` THEN excluded.created_at ELSE allocations.created_at END,
 	provisioner = excluded.provisioner,
 	host        = excluded.host,
 	slots       = excluded.slots,
@@ -105,6 +108,7 @@ const upsertOnConflict = `ON CONFLICT (resource_id) DO UPDATE SET
 	hibernated  = excluded.hibernated,
 	environment = excluded.environment,
 	annotations = excluded.annotations`
+}
 
 // hostSumRows are the rows of sqliteUsedQuery or pgUsedQuery.
 type hostSumRows interface {

@@ -293,6 +293,48 @@ func TestUpsertKeepsCreatedAt(t *testing.T) {
 	})
 }
 
+// An allocation that a new holder takes over (a named runtime's create adopting what is at its ID)
+// gets a new created_at, which tells that holder's claim from the earlier one's: the static
+// provisioner records it, and the destroy of an earlier holder (a create_before_destroy replacement
+// interrupted before it destroyed the old instance) then leaves the runtime to the new one.
+func TestUpsertGivesANewHolderANewCreatedAt(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := testContext(t)
+		db := mustOpen(t, dsn)
+		first, err := db.Allocate(ctx, "r1", fixed("h1", 2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+		taken, err := db.Allocate(ctx, "r1", func(current *Allocation, _ map[string]int) (*Allocation, error) {
+			next := *current
+			next.NewHolder = true
+			return &next, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !taken.CreatedAt.After(first.CreatedAt) || !taken.CreatedAt.Equal(taken.UpdatedAt) {
+			t.Fatalf("a new holder's created_at: %v after %v (updated_at %v), want the write's time", taken.CreatedAt, first.CreatedAt, taken.UpdatedAt)
+		}
+		time.Sleep(2 * time.Millisecond)
+		resized, err := db.Allocate(ctx, "r1", func(current *Allocation, _ map[string]int) (*Allocation, error) {
+			next := *current
+			next.Slots = 3
+			return &next, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !resized.CreatedAt.Equal(taken.CreatedAt) {
+			t.Errorf("an update of the holder changed created_at: %v -> %v", taken.CreatedAt, resized.CreatedAt)
+		}
+		if found, err := db.FindAllocation(ctx, "r1"); err != nil || !found.CreatedAt.Equal(taken.CreatedAt) {
+			t.Errorf("FindAllocation = %+v, %v; want created_at %v", found, err, taken.CreatedAt)
+		}
+	})
+}
+
 type placeError struct{ reason string }
 
 func (e *placeError) Error() string { return "placement refused: " + e.reason }

@@ -29,6 +29,11 @@ type Allocation struct {
 	Runtime   *RuntimeRecord
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// NewHolder, set by a PlaceFunc on what it returns for an existing allocation, says that a new
+	// holder takes the allocation over (a named runtime's create that adopts what is at its ID): the
+	// stored created_at becomes the write's time, so that it tells this holder's claim from an
+	// earlier one's. Otherwise an existing allocation keeps its created_at. Never read back.
+	NewHolder bool
 }
 
 // RuntimeRecord is what the ledger keeps of a runtime's arguments besides its slots.

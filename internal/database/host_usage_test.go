@@ -202,7 +202,7 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 		db := mustOpen(t, backends()[0].newDSN(t)).(*sqliteDB)
 		prefill(t, db, rows)
 		rawExec(t, db, `ANALYZE`)
-		up := []any{"r1", "pool", "h1", 1, 0, 0, "name", "v1", false, "", "{}"}
+		up := []any{"r1", "pool", "h1", 1, 0, 0, "name", "v1", false, "", "{}", false}
 		for _, q := range []hotQuery{
 			{name: "find (check/read, Allocate, release)", query: sqliteFindQuery, args: []any{"prefill-7"}},
 			{name: "slots in use per host (Allocate)", query: sqliteUsedQuery},
@@ -236,7 +236,7 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 		db := mustOpen(t, backends()[1].newDSN(t)).(*postgresDB)
 		prefill(t, db, rows)
 		rawExec(t, db, `ANALYZE`)
-		up := []any{"r1", "pool", "h1", int32(1), nowMicros(), "name", "v1", false, "", "{}"}
+		up := []any{"r1", "pool", "h1", int32(1), nowMicros(), "name", "v1", false, "", "{}", false}
 		for _, q := range []hotQuery{
 			{name: "find (check/read, Allocate, release)", query: pgFindQuery, args: []any{"prefill-7"}},
 			{name: "slots in use per host (Allocate), the function's body", query: `SELECT host, slots FROM host_usage WHERE allocations > 0`},

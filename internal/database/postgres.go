@@ -459,11 +459,13 @@ const (
 	pgFindQuery   = `SELECT ` + pgColumns + ` FROM allocations WHERE resource_id = $1`
 	pgDeleteQuery = `DELETE FROM allocations WHERE resource_id = $1`
 	pgListQuery   = `SELECT ` + pgColumns + ` FROM allocations ORDER BY host COLLATE "C", resource_id COLLATE "C"`
-	pgUpsertQuery = `INSERT INTO allocations (resource_id, provisioner, host, slots, created_at, updated_at, name, version, hibernated, environment, annotations)
-		VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8, $9, $10::text::jsonb)
-		` + upsertOnConflict + ` RETURNING ` + pgColumns
-	pgMetaQuery = `SELECT value FROM ledger_meta WHERE key = $1`
+	pgMetaQuery   = `SELECT value FROM ledger_meta WHERE key = $1`
 )
+
+// pgUpsertQuery writes an allocation; its 11th parameter is Allocation.NewHolder.
+var pgUpsertQuery = `INSERT INTO allocations (resource_id, provisioner, host, slots, created_at, updated_at, name, version, hibernated, environment, annotations)
+		VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8, $9, $10::text::jsonb)
+		` + upsertOnConflict("$11::boolean") + ` RETURNING ` + pgColumns
 
 // pgNewestReads are the reads of a store at this binary's schema version.
 var pgNewestReads = readQueries{find: pgFindQuery, list: pgListQuery, used: pgUsedQuery}
@@ -547,7 +549,7 @@ func (p *postgresDB) allocate(ctx context.Context, resourceID string, place Plac
 	}
 	now := nowMicros()
 	stored, err := scanPGAllocation(tx.QueryRow(ctx, pgUpsertQuery,
-		resourceID, next.Provisioner, next.Host, int32(next.Slots), now, rec.name, rec.version, rec.hibernated, rec.environment, rec.annotations))
+		resourceID, next.Provisioner, next.Host, int32(next.Slots), now, rec.name, rec.version, rec.hibernated, rec.environment, rec.annotations, next.NewHolder))
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation: only the name index can raise it
 		return nil, nil, fmt.Errorf("%w: provisioner %q already has a resource named %q", ErrNameTaken, next.Provisioner, next.Name)

@@ -555,11 +555,13 @@ const (
 	sqliteFindQuery   = `SELECT ` + sqliteColumns + ` FROM allocations WHERE resource_id = ?`
 	sqliteDeleteQuery = `DELETE FROM allocations WHERE resource_id = ?`
 	sqliteListQuery   = `SELECT ` + sqliteColumns + ` FROM allocations ORDER BY host, resource_id`
-	sqliteUpsertQuery = `INSERT INTO allocations (resource_id, provisioner, host, slots, created_at, updated_at, name, version, hibernated, environment, annotations)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		` + upsertOnConflict + ` RETURNING ` + sqliteColumns
-	sqliteMetaQuery = `SELECT value FROM ledger_meta WHERE key = ?`
+	sqliteMetaQuery   = `SELECT value FROM ledger_meta WHERE key = ?`
 )
+
+// sqliteUpsertQuery writes an allocation; its 12th parameter is Allocation.NewHolder.
+var sqliteUpsertQuery = `INSERT INTO allocations (resource_id, provisioner, host, slots, created_at, updated_at, name, version, hibernated, environment, annotations)
+		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+		` + upsertOnConflict("?12") + ` RETURNING ` + sqliteColumns
 
 // sqliteNewestReads are the reads of a store at this binary's schema version.
 var sqliteNewestReads = readQueries{find: sqliteFindQuery, list: sqliteListQuery, used: sqliteUsedQuery}
@@ -660,7 +662,7 @@ func (s *sqliteDB) allocateOnce(ctx context.Context, resourceID string, place Pl
 	}
 	now := nowMicros().UnixMicro()
 	stored, err := scanSQLiteAllocation(tx.QueryRowContext(ctx, sqliteUpsertQuery,
-		resourceID, next.Provisioner, next.Host, next.Slots, now, now, rec.name, rec.version, rec.hibernated, rec.environment, rec.annotations))
+		resourceID, next.Provisioner, next.Host, next.Slots, now, now, rec.name, rec.version, rec.hibernated, rec.environment, rec.annotations, next.NewHolder))
 	if isSQLiteUnique(err) {
 		return nil, nil, fmt.Errorf("%w: provisioner %q already has a resource named %q", ErrNameTaken, next.Provisioner, next.Name)
 	}
