@@ -1,6 +1,7 @@
 package provisioner
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 
@@ -42,6 +43,14 @@ var nameNamespace = uuid.NewSHA1(uuid.NameSpaceURL, []byte(NameNamespaceURL))
 func NamedResourceID(provisionerName, name string) string {
 	return uuid.NewSHA1(nameNamespace, []byte(provisionerName+"/"+name)).String()
 }
+
+// ErrTakenOver is returned (wrapped) by Deprovision when it left a named resource alone because a
+// later create of its name took it over: the state it was given is of an earlier instance (the old
+// half of a create_before_destroy replacement whose apply was interrupted before it destroyed that
+// half, or another state that declares the name and applied before the last one that created it).
+// Nothing was deprovisioned; the resource belongs to the state of the create that took it over. The
+// Terraform layer removes the earlier instance from its state, with a warning.
+var ErrTakenOver = errors.New("a later create of its name took the resource over")
 
 // IDConflictError is returned (wrapped or not) by Provision when the resource ID, or the name, is
 // already held by something that is not this resource: another provisioner's allocation, or another

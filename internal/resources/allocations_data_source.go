@@ -88,7 +88,7 @@ func (d *AllocationsDataSource) Schema(ctx context.Context, _ datasource.SchemaR
 					"environment":      schema.StringAttribute{Computed: true, MarkdownDescription: "Its `environment`; empty when none was recorded."},
 					"annotations": schema.MapAttribute{Computed: true, ElementType: types.StringType,
 						MarkdownDescription: "Its `annotations` (empty when none were recorded: allocations made before the ledger recorded them)."},
-					"created_at": schema.StringAttribute{Computed: true, MarkdownDescription: "When it was allocated in this ledger (RFC 3339, UTC): for a runtime `migrate-rill-static` copied from Rill's admin service, when the command ran, not when Rill placed it."},
+					"created_at": schema.StringAttribute{Computed: true, MarkdownDescription: "When it was allocated in this ledger (RFC 3339, UTC): for a runtime `migrate-rill-static` copied from Rill's admin service, when the command ran, not when Rill placed it; for a named runtime, when a create last adopted it (a re-apply after an interrupted one, a `create_before_destroy` replacement, another workspace declaring the name)."},
 				}},
 			},
 		},

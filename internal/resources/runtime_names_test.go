@@ -2,6 +2,7 @@ package resources_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -362,7 +363,9 @@ resource "rill_runtime" "shared" {
 // plan warns of no adoption, and it applies; a new workspace "staging" then plans exactly one
 // adoption warning, for "shared", containing the words named (where the runtime is), and naming the
 // fix, and applies. It returns both states' runtimes by address. Its cleanup destroys both
-// workspaces (staging's without the shared runtime, which is the default's) and then calls after.
+// workspaces, staging first: on a static pool the shared runtime is freed by the destroy of the
+// state that adopted it last (staging's), and the default's destroy then finds it gone; on Kubernetes
+// either destroy deletes it. Then it calls after.
 func workspacesSharingAName(t *testing.T, w *acctest.Workspace, named string, after func()) (first, second map[string]string) {
 	t.Helper()
 	adoption := acctest.WordsRegexp(`Named runtime exists already: the apply adopts it`)
@@ -374,7 +377,6 @@ func workspacesSharingAName(t *testing.T, w *acctest.Workspace, named string, af
 	w.Must("workspace", "new", "staging")
 	t.Cleanup(func() {
 		w.Must("workspace", "select", "staging")
-		w.Must("state", "rm", "rill_runtime.shared") // the default workspace's to destroy
 		w.Must("destroy", "-auto-approve")
 		w.Must("workspace", "select", "default")
 		w.Must("destroy", "-auto-approve")
@@ -466,5 +468,68 @@ func TestAccRuntime_renamedOntoAHeldNameWarnsThatTheApplyAdoptsIt(t *testing.T) 
 		!acctest.WordsRegexp(`Named runtime exists already: the apply adopts it`).MatchString(out) ||
 		!acctest.WordsRegexp(`named "api", on host http://renamed.test:9091`).MatchString(out) {
 		t.Fatalf("the plan of the rename should replace rill_runtime.rt and warn that the apply adopts the runtime named \"api\":\n%s", acctest.Tail(out))
+	}
+}
+
+// A create_before_destroy replacement of a named runtime interrupted between its create and its
+// destroy (a single Ctrl-C, a kill, a CI runner's timeout) leaves the old instance in the state as a
+// deposed object beside the new one, which adopted the runtime; the next plain apply destroys the
+// old instance in a command that created nothing, where the Terraform layer's namedInstances cannot
+// tell the two apart. The state such an interruption leaves is made here exactly: the old instance's
+// state, saved before a `-replace`, is put back beside the new one as a deposed object (a real
+// interruption lands there only now and then: found by a walkthrough that pressed Ctrl-C during the
+// replacement of 40 runtimes, 37 left deposed). The plain apply must leave the runtime to the new
+// instance, with the warning, and the state and the ledger agree. Before, it freed the runtime, the
+// state kept the new instance, and the next plan re-created it.
+func TestAccRuntime_interruptedCreateBeforeDestroyOfANamedRuntimeKeepsIt(t *testing.T) {
+	acctest.RequireAcc(t)
+	ledger := acctest.SQLiteLedger(t)
+	set := `{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://cbd-interrupted.test:9091", "slots": 2}]}}}`
+	w := acctest.NewWorkspace(t)
+	w.Write("main.tf", acctest.CLIHeader(strconv.Quote(ledger), set)+acctest.RuntimeBlock("orders", 1, `name = "orders"`,
+		"lifecycle {\n    create_before_destroy = true\n  }"))
+	w.Must("apply", "-auto-approve")
+	var old struct {
+		Resources []struct {
+			Type      string            `json:"type"`
+			Instances []json.RawMessage `json:"instances"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal([]byte(w.Read("terraform.tfstate")), &old); err != nil {
+		t.Fatal(err)
+	}
+	if len(old.Resources) != 1 || len(old.Resources[0].Instances) != 1 {
+		t.Fatalf("state after the first apply: %+v", old)
+	}
+	oldInstance := map[string]any{}
+	if err := json.Unmarshal(old.Resources[0].Instances[0], &oldInstance); err != nil {
+		t.Fatal(err)
+	}
+	w.Must("apply", "-auto-approve", "-replace=rill_runtime.orders")
+
+	// What the interruption leaves: the new instance, and the old one deposed.
+	state := map[string]any{}
+	if err := json.Unmarshal([]byte(w.Read("terraform.tfstate")), &state); err != nil {
+		t.Fatal(err)
+	}
+	oldInstance["deposed"] = "00000001"
+	res := state["resources"].([]any)[0].(map[string]any)
+	res["instances"] = append(res["instances"].([]any), oldInstance)
+	state["serial"] = state["serial"].(float64) + 1
+	b, err := json.MarshalIndent(state, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write("terraform.tfstate", string(b))
+
+	out := w.Must("apply", "-auto-approve")
+	if !acctest.WordsRegexp("Runtime kept for the resource that replaced it").MatchString(out) ||
+		!acctest.WordsRegexp("a later create of its name took its allocation over").MatchString(out) {
+		t.Errorf("the destroy of the deposed instance did not say that it left the runtime to the new one:\n%s", out)
+	}
+	w.CheckStateEqualsLedger(ledger, 1)
+	if _, err := w.Run("plan", "-detailed-exitcode"); err != nil {
+		out, _ := w.Run("plan")
+		t.Fatalf("the plan after the apply is not empty (%v):\n%s", err, out)
 	}
 }

@@ -569,6 +569,14 @@ func (r *RuntimeResource) Delete(ctx context.Context, req resource.DeleteRequest
 	if addForeignState(&resp.Diagnostics, c.name, err) {
 		return
 	}
+	if errors.Is(err, provisioner.ErrTakenOver) {
+		// An earlier instance of a named runtime (a create_before_destroy replacement interrupted
+		// before its destroy, run by the next apply): the runtime is the later create's.
+		resp.Diagnostics.AddWarning("Runtime kept for the resource that replaced it", fmt.Sprintf("Provisioner %q: %v. "+
+			"This instance leaves the state; the runtime keeps its host and slots. If no state manages it any more "+
+			"(`terraform state rm` where it was taken over), import it here and destroy it again.", c.name, err))
+		return
+	}
 	if err != nil {
 		resp.Diagnostics.AddError("Deprovisioning the runtime failed", fmt.Sprintf("Provisioner %q, runtime %s: %v", c.name, state.ID.ValueString(), err))
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
@@ -52,6 +54,11 @@ func TestNamedProvisionAdoptsItsOwnAllocationAndRecordsItsArguments(t *testing.T
 	}
 	ledger, _ := db.Identity(ctx)
 	want[stateLedgerID], want[stateLedger] = ledger.ID, ledger.Location // the import records its ledger
+	alloc, err := db.FindAllocation(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want[stateClaimedAt] = strconv.FormatInt(alloc.CreatedAt.UnixMicro(), 10) // and manages the runtime as the ledger holds it
 	if !reflect.DeepEqual(got.State, want) {
 		t.Fatalf("CheckResource without private state (an import) reported %v, want %v", got.State, want)
 	}
@@ -69,6 +76,10 @@ func TestNamedProvisionAdoptsItsOwnAllocationAndRecordsItsArguments(t *testing.T
 	}
 	want[provisioner.StateKeyEnvironment] = ""
 	want[provisioner.StateKeyAnnotations] = map[string]string{provisioner.AnnotationEnvironment: "dev", "project_name": "orders"}
+	if alloc, err = db.FindAllocation(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	want[stateClaimedAt] = strconv.FormatInt(alloc.CreatedAt.UnixMicro(), 10) // that create adopted it anew
 	if !reflect.DeepEqual(got.State, want) {
 		t.Fatalf("without the environment argument, CheckResource reported %v, want %v", got.State, want)
 	}
@@ -140,5 +151,87 @@ func TestAllocatedListsOwnAllocationsOnly(t *testing.T) {
 	if a.ID != "mine" || a.Name != "orders" || a.Provisioner != "pool" || a.Slots != 2 || a.Environment != "dev" ||
 		!reflect.DeepEqual(a.Annotations, map[string]string{"project_name": "orders"}) || a.CreatedAt.IsZero() {
 		t.Fatalf("Allocated = %+v", a)
+	}
+}
+
+// A create_before_destroy replacement of a named runtime (`-replace`, `replace_triggered_by`, a taint)
+// creates the new instance, which adopts the runtime at the name's ID, and destroys the old one.
+// Interrupted between the two (a single Ctrl-C, or a kill), it leaves both in the state, the old one
+// deposed, and the next plain apply destroys the old one in a command that created nothing: within
+// one command the Terraform layer tells the two instances apart (namedInstances), across commands
+// only the ledger can. Before, that destroy freed the runtime the new instance holds (found by a
+// walkthrough: a Ctrl-C during the replacement of 40 named runtimes, then a plain apply; 16 were
+// freed while the state kept them, and the next plan re-created them). The old instance's state,
+// refreshed after the takeover, must still be told from the new one's; an update of an instance
+// keeps its claim, so the destroy of a state saved before an update that was cut short (the ledger
+// resized, the state not) still frees the runtime; and a state recorded before the claim frees it
+// as before.
+func TestDestroyOfANamedRuntimeALaterCreateTookOverLeavesIt(t *testing.T) {
+	ctx := context.Background()
+	p, db, _ := newPool(t, twoHosts)
+	p.SetName("pool")
+	id := provisioner.NamedResourceID("pool", "orders")
+	fresh := func() *provisioner.Resource {
+		return &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}
+	}
+	old, err := p.Provision(ctx, fresh(), namedOpts("orders", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refreshedOld, err := p.CheckResource(ctx, old, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Millisecond) // the ledger's timestamps are microseconds
+	// The replacement's create, which adopts the runtime.
+	replacement, err := p.Provision(ctx, fresh(), namedOpts("orders", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if replacement.State[stateClaimedAt] == old.State[stateClaimedAt] {
+		t.Fatalf("the adopting create recorded the old instance's claim %v", old.State[stateClaimedAt])
+	}
+	// The next apply refreshes the deposed instance, then destroys it.
+	refreshed, err := p.CheckResource(ctx, old, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refreshed.State[stateClaimedAt] != old.State[stateClaimedAt] {
+		t.Fatalf("a refresh replaced the old instance's claim %v with %v", old.State[stateClaimedAt], refreshed.State[stateClaimedAt])
+	}
+	for _, st := range []*provisioner.Resource{old, refreshed, refreshedOld} {
+		err := p.Deprovision(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime, State: st.State, Config: st.Config})
+		if !errors.Is(err, provisioner.ErrTakenOver) {
+			t.Fatalf("the old instance's destroy: %v, want an error wrapping provisioner.ErrTakenOver", err)
+		}
+	}
+	if all, _ := db.ListAllocations(ctx); len(all) != 1 || all[0].ResourceID != id {
+		t.Fatalf("the old instance's destroy freed the runtime the replacement holds: ledger %+v", all)
+	}
+
+	// An update keeps the instance's claim: a state saved before it (the update cut short after the
+	// ledger's write) is still the holder's.
+	resized, err := p.Provision(ctx, replacement, namedOpts("orders", 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resized.State[stateClaimedAt] != replacement.State[stateClaimedAt] {
+		t.Fatalf("an update changed the claim %v to %v", replacement.State[stateClaimedAt], resized.State[stateClaimedAt])
+	}
+	// A state from before the claim was recorded frees the runtime, as before.
+	unrecorded := map[string]any{}
+	for k, v := range replacement.State {
+		if k != stateClaimedAt {
+			unrecorded[k] = v
+		}
+	}
+	if _, err := p.CheckResource(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime, State: unrecorded, Config: replacement.Config}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Deprovision(ctx, replacement); err != nil {
+		t.Fatalf("the replacement's destroy, from its state before the update: %v", err)
+	}
+	if all, _ := db.ListAllocations(ctx); len(all) != 0 {
+		t.Fatalf("the replacement's destroy left %+v", all)
 	}
 }

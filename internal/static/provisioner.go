@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -34,6 +36,12 @@ const (
 	stateHibernated = provisioner.StateKeyHibernated
 	stateDiskGB     = "override_disk_gb"
 	stateWarnings   = provisioner.StateKeyWarnings
+	// stateClaimedAt is, for a named runtime, the created_at (Unix microseconds, as a decimal string)
+	// that the ledger gave its allocation when this Terraform instance created or adopted it: a create
+	// that adopts what is at the name's ID gives the allocation a new one (database.Allocation's
+	// NewHolder), an update keeps it. Deprovision leaves an allocation whose created_at differs, since
+	// a later create took it over (provisioner.ErrTakenOver). A refresh keeps the recorded value.
+	stateClaimedAt = "claimed_at"
 )
 
 // Provisioner allocates runtimes on a static pool.
@@ -138,6 +146,9 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 				return nil, err
 			}
 			next = *placed
+			// A create takes over what an interrupted apply, or another instance of the name, left:
+			// from now on the allocation is this instance's, and an earlier one's destroy leaves it.
+			next.NewHolder = !update
 		} else if update {
 			// Placing it anew would move it to whichever host choose picks (a static runtime never
 			// moves: its host is in the state and the plan), and Terraform would fail the apply with
@@ -170,6 +181,13 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 		return nil, claimed, fmt.Errorf("runtime %s was allocated, but the identity of the ledger cannot be read: %w", r.ID, err)
 	}
 	res := p.resource(r, alloc, args, ledger)
+	if name != "" {
+		claim, recorded := claimOf(r)
+		if !update || !recorded {
+			claim = strconv.FormatInt(alloc.CreatedAt.UnixMicro(), 10)
+		}
+		res.State[stateClaimedAt] = claim
+	}
 	if recordedAudience, _ := r.Config["audience"].(string); update && recordedAudience != "" && res.Config["host"] == r.Config["host"] {
 		// An update returns the audience its plan has (Terraform's plan keeps the state's: the
 		// audience is computed): an audience_url changed in the spec since the state was refreshed
@@ -266,9 +284,15 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 	}
 	// Look before deleting: reads never wait for the write lock, so undoing a create that allocated
 	// nothing (say, because another writer holds the lock) needs no lock either.
-	if _, err := p.db.FindAllocation(ctx, r.ID); errors.Is(err, database.ErrNotFound) {
+	alloc, err := p.db.FindAllocation(ctx, r.ID)
+	switch claim, recorded := claimOf(r); {
+	case errors.Is(err, database.ErrNotFound):
 		p.logger.Info("runtime has no allocation to free", zap.String("resource_id", r.ID))
 		return nil
+	case err == nil && recorded && claim != strconv.FormatInt(alloc.CreatedAt.UnixMicro(), 10):
+		p.logger.Info("runtime was taken over by a later create of its name: leaving it", zap.String("resource_id", r.ID),
+			zap.String("claimed_at", claim), zap.Time("allocation_created_at", alloc.CreatedAt))
+		return &TakenOverError{ResourceID: r.ID, Name: alloc.Name, ClaimedAt: alloc.CreatedAt}
 	}
 	existed, err := p.db.DeleteAllocation(ctx, r.ID)
 	if err != nil {
@@ -277,6 +301,32 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 	p.logger.Info("freed runtime slots", zap.String("resource_id", r.ID), zap.Bool("existed", existed))
 	return nil
 }
+
+// claimOf returns the claim a named runtime's state recorded (stateClaimedAt), if any: states from
+// before it, and unnamed runtimes, have none.
+func claimOf(r *provisioner.Resource) (string, bool) {
+	claim, ok := r.State[stateClaimedAt].(string)
+	return claim, ok && claim != ""
+}
+
+// TakenOverError says that Deprovision left a named runtime because a later create of its name took
+// its allocation over (the allocation's created_at is not the one this state recorded). It wraps
+// provisioner.ErrTakenOver. Nothing was freed.
+type TakenOverError struct {
+	ResourceID string
+	Name       string
+	ClaimedAt  time.Time // when the later create took it over
+}
+
+func (e *TakenOverError) Error() string {
+	return fmt.Sprintf("runtime %s (name %q) was not freed: a later create of its name took its allocation over at %s, "+
+		"after this instance had created or adopted it (the old half of a create_before_destroy replacement whose apply "+
+		"was interrupted before this destroy, or another state or workspace that declares the name), and that create's "+
+		"state manages it now", e.ResourceID, e.Name, e.ClaimedAt.UTC().Format(time.RFC3339Nano))
+}
+
+// Unwrap returns provisioner.ErrTakenOver.
+func (e *TakenOverError) Unwrap() error { return provisioner.ErrTakenOver }
 
 // AwaitReady returns at once, as Rill's does: the hosts of a static pool are already running, so
 // there is nothing to wait for, even for a caller that was interrupted (it returned ctx.Err(), and a
@@ -406,6 +456,14 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 		}
 	}
 	res := p.resource(r, alloc, args, ledger)
+	if claim, recorded := claimOf(r); recorded {
+		// What this instance claimed, not what the ledger holds now: a later create of the name that
+		// took the runtime over must not make this (older) instance's destroy free it.
+		res.State[stateClaimedAt] = claim
+	} else if alloc.Name != "" && !recordsAllocation(r) {
+		// An import manages the runtime as the ledger holds it.
+		res.State[stateClaimedAt] = strconv.FormatInt(alloc.CreatedAt.UnixMicro(), 10)
+	}
 	for _, k := range unobserved {
 		delete(res.State, k)
 	}
