@@ -31,6 +31,20 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestResizeInPlaceWhenTheHostHasRoomAndFailsClearlyOtherwise"}}},
 	},
 	{
+		Name: "static-destroy-frees-a-taken-over-runtime", Breaks: "the destroy of an earlier instance of a named runtime (an interrupted create_before_destroy) leaves it to the later create",
+		File:    "internal/static/provisioner.go",
+		Search:  "\tcase err == nil && recorded && claim != ",
+		Replace: "\tcase false && err == nil && recorded && claim != ",
+		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestDestroyOfANamedRuntimeALaterCreateTookOverLeavesIt"}}},
+	},
+	{
+		Name: "static-adoption-keeps-the-claim", Breaks: "a create that adopts a named runtime claims it anew in the ledger",
+		File:    "internal/static/provisioner.go",
+		Search:  "next.NewHolder = !update",
+		Replace: "next.NewHolder = false",
+		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestDestroyOfANamedRuntimeALaterCreateTookOverLeavesIt"}}},
+	},
+	{
 		Name: "static-check-always-found", Breaks: "a runtime whose allocation is gone is planned for re-creation",
 		File:    "internal/static/provisioner.go",
 		Search:  "\tif errors.Is(err, database.ErrNotFound) {\n",
