@@ -293,6 +293,13 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 		a := u.GetAnnotations()
 		out.Owner, out.Name, out.Environment = a[AnnotationProvisioner], a[AnnotationName], a[AnnotationEnvironment]
 		out.Annotations = recordedProjectAnnotations(a)
+		// The claim this instance made, not the objects': a later create of the name that took the
+		// runtime over must not make this (older) instance's destroy delete it. An import manages
+		// the runtime as it is.
+		out.Claim = st.Claim
+		if len(r.State) == 0 {
+			out.Claim = a[AnnotationClaim]
+		}
 		break
 	}
 	return &provisioner.Resource{

@@ -43,6 +43,21 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 	}
 	defer wrote(c, st.Namespace)
 	log := p.logger.With(zap.String("resource_id", r.ID), zap.String("namespace", st.Namespace))
+	if st.Claim != "" {
+		// A named runtime that a later create took over (this is the old half of an interrupted
+		// create_before_destroy replacement, say) is the later instance's: deleting it would delete
+		// the objects and the volume that instance uses.
+		live, err := p.readLive(ctx, c, st.Namespace, names, getObject)
+		if err != nil {
+			return bounded(err)
+		}
+		for _, u := range live {
+			if claim := u.GetAnnotations()[AnnotationClaim]; claim != "" && claim != st.Claim {
+				log.Info("runtime was taken over by a later create of its name: leaving it", zap.String("kind", u.GetKind()), zap.String("name", u.GetName()))
+				return &TakenOverError{ResourceID: r.ID, Name: u.GetAnnotations()[AnnotationName], Namespace: st.Namespace}
+			}
+		}
+	}
 
 	type target struct {
 		kind, name string
@@ -108,3 +123,20 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 		backoff = min(backoff*2, 2*time.Second)
 	}
 }
+
+// TakenOverError says that Deprovision left a named runtime because a later create of its name
+// took it over: its objects carry another claim (AnnotationClaim) than this state recorded. It
+// wraps provisioner.ErrTakenOver. Nothing was deleted.
+type TakenOverError struct {
+	ResourceID, Name, Namespace string
+}
+
+func (e *TakenOverError) Error() string {
+	return fmt.Sprintf("runtime %s (name %q) in namespace %s was not deleted: a later create of its name took its objects over, "+
+		"after this instance had created or adopted them (the old half of a create_before_destroy replacement whose apply "+
+		"was interrupted before this destroy, or another state or workspace that declares the name), and that create's "+
+		"state manages it now", e.ResourceID, e.Name, e.Namespace)
+}
+
+// Unwrap returns provisioner.ErrTakenOver.
+func (e *TakenOverError) Unwrap() error { return provisioner.ErrTakenOver }

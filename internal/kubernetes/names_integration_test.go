@@ -94,3 +94,60 @@ func TestIntegrationAllocatedListsOwnRuntimes(t *testing.T) {
 		t.Fatalf("Allocated = %+v (want ID %s)", a, mine.ID)
 	}
 }
+
+// A create_before_destroy replacement of a named runtime interrupted between its create (which
+// adopts the runtime's objects) and its destroy of the old instance leaves the old instance in the
+// state; the next apply destroys it in a command that created nothing. That destroy must leave the
+// objects to the new instance: each create of a named runtime writes a claim of its own
+// (AnnotationClaim), an update keeps it, a refresh keeps the recorded one, and Deprovision leaves
+// objects that carry another. Before, it deleted them, the volume included (found by a walkthrough:
+// a Ctrl-C during the replacement of 6 named runtimes, then a plain apply, deleted 3 runtimes'
+// objects and volumes while the state kept them). A state without a claim (from an older provider)
+// deletes as before.
+func TestIntegrationDestroyOfANamedRuntimeALaterCreateTookOverLeavesIt(t *testing.T) {
+	e := newEnv(t, "")
+	e.p.SetName("k8s")
+	id := provisioner.NamedResourceID("k8s", "orders")
+	fresh := func() *provisioner.Resource {
+		return &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}
+	}
+	named := args(1, "v0.51.0", true)
+	named.Name = "orders"
+	old := e.provision(e.p, fresh(), named)
+	t.Cleanup(func() {
+		_ = e.p.Deprovision(e.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime})
+	})
+	replacement := e.provision(e.p, fresh(), named)
+	if parseState(old.State).Claim == "" || parseState(replacement.State).Claim == parseState(old.State).Claim {
+		t.Fatalf("claims: old %q, replacement %q; want two different ones", parseState(old.State).Claim, parseState(replacement.State).Claim)
+	}
+	refreshed, err := e.p.CheckResource(e.ctx, old, named)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := parseState(refreshed.State).Claim; got != parseState(old.State).Claim {
+		t.Fatalf("a refresh of the old instance recorded claim %q, want its own %q", got, parseState(old.State).Claim)
+	}
+	for _, st := range []*provisioner.Resource{old, refreshed} {
+		if err := e.p.Deprovision(e.ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime, State: st.State}); !errors.Is(err, provisioner.ErrTakenOver) {
+			t.Fatalf("the old instance's destroy: %v, want an error wrapping provisioner.ErrTakenOver", err)
+		}
+	}
+	if _, err := e.p.CheckResource(e.ctx, replacement, named); err != nil {
+		t.Fatalf("after the old instance's destroy the replacement's runtime: %v", err)
+	}
+	// An update keeps the claim; the replacement's destroy deletes the runtime.
+	updated := args(2, "v0.51.0", true)
+	updated.Name = "orders"
+	claim := parseState(replacement.State).Claim
+	resized := e.provision(e.p, replacement, updated)
+	if got := parseState(resized.State).Claim; got != claim {
+		t.Fatalf("an update changed the claim %q to %q", claim, got)
+	}
+	if err := e.p.Deprovision(e.ctx, resized); err != nil {
+		t.Fatalf("the replacement's destroy: %v", err)
+	}
+	if _, err := e.p.CheckResource(e.ctx, resized, updated); !errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Fatalf("after the replacement's destroy: %v, want the runtime gone", err)
+	}
+}

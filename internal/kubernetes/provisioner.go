@@ -6,6 +6,8 @@ package kubernetes
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -160,6 +162,15 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 	// Rendered (and checked as CheckProvision checks it) before the cluster is contacted: what the
 	// templates refuse with this runtime's data, or render wrong for it, fails before any read or write.
 	data := p.runtimeData(pid, ns, args, opts)
+	// A create of a named runtime claims it anew, whether it makes it or adopts what is there (what
+	// an interrupted apply left, the runtime a create_before_destroy replacement takes over); an
+	// update keeps its instance's claim.
+	data.claim = prev.Claim
+	if creating && opts.Name != "" {
+		if data.claim, err = newClaim(); err != nil {
+			return nil, false, err
+		}
+	}
 	objs, renderWarnings, err := p.renderRuntime(data)
 	if err != nil {
 		return nil, false, err
@@ -247,6 +258,7 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 		Name:              opts.Name,
 		Environment:       data.environment,
 		Annotations:       nilWhenEmpty(data.Annotations),
+		Claim:             data.claim,
 	}
 	return &provisioner.Resource{
 		ID:     r.ID,
@@ -351,6 +363,15 @@ func (p *Provisioner) runtimeData(pid, ns string, args *provisioner.RuntimeArgs,
 	data.Namespace = ns
 	data.Provisioner = p.NameInSet()
 	return data
+}
+
+// newClaim returns a random claim token (AnnotationClaim).
+func newClaim() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("making the runtime's claim token: %w", err)
+	}
+	return hex.EncodeToString(b), nil
 }
 
 // placed is what a Provision that failed part-way returns with its error (see

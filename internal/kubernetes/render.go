@@ -50,6 +50,11 @@ const (
 	// the objects: an import through another provisioner is refused.
 	AnnotationProvisioner = AnnotationPrefix + "provisioner"
 	LabelNameHash         = AnnotationPrefix + "name-hash"
+	// AnnotationClaim holds a random token that a named runtime's create writes when it creates or
+	// adopts the runtime, and its updates keep (the state records it): the destroy of an earlier
+	// instance (the old half of an interrupted create_before_destroy replacement) finds another
+	// token and leaves the runtime (provisioner.ErrTakenOver). Not compared by CheckResource.
+	AnnotationClaim = AnnotationPrefix + "claim"
 	// AnnotationEnvironment and AnnotationProjectAnnotations (a JSON object, absent when there are
 	// none) hold rill_runtime's environment and annotations, so that an import restores them as a
 	// static pool's ledger does.
@@ -144,6 +149,8 @@ type TemplateData struct {
 	// environment is the environment argument as given ("" when unset, unlike .Environment): what the
 	// objects record for an import (stampMetadata). Unexported, so templates cannot see it.
 	environment string
+	// claim is a named runtime's claim token (AnnotationClaim), "" for none. Unexported too.
+	claim string
 }
 
 // templateSlot describes one of the five templates.
@@ -546,6 +553,9 @@ func provisionerAnnotations(data *TemplateData, checksum string) map[string]stri
 	}
 	if data.Provisioner != "" {
 		annotations[AnnotationProvisioner] = data.Provisioner
+	}
+	if data.claim != "" {
+		annotations[AnnotationClaim] = data.claim
 	}
 	// The environment as rill_runtime set it (absent when unset, as a static ledger keeps it), not
 	// .Environment's default; the project's annotations as the templates see them.

@@ -51,6 +51,8 @@ const (
 	// StateAdopting is true when CheckResource found objects that Rill's admin service applied (an
 	// imported runtime not yet adopted): the next Provision takes their fields over first.
 	StateAdopting = "adopting"
+	// StateClaim is a named runtime's claim token (AnnotationClaim), absent for none.
+	StateClaim = "claim"
 )
 
 // runtimeState is the typed form of Resource.State.
@@ -75,10 +77,12 @@ type runtimeState struct {
 	// them; "" and nil for objects applied before they were recorded.
 	Environment string
 	Annotations map[string]string
+	// Claim is a named runtime's claim token (AnnotationClaim): "" for none.
+	Claim string
 }
 
 func (s *runtimeState) asMap() map[string]any {
-	return map[string]any{
+	m := map[string]any{
 		StateNamespace:                  s.Namespace,
 		StateProvisionID:                s.ProvisionID,
 		StateSlots:                      s.Slots,
@@ -96,6 +100,10 @@ func (s *runtimeState) asMap() map[string]any {
 		provisioner.StateKeyEnvironment: s.Environment,
 		provisioner.StateKeyAnnotations: s.Annotations,
 	}
+	if s.Claim != "" {
+		m[StateClaim] = s.Claim
+	}
+	return m
 }
 
 func nonNil(s []string) []string {
@@ -120,6 +128,7 @@ func parseState(m map[string]any) runtimeState {
 	s.ClusterID, _ = m[StateClusterID].(string)
 	s.Cluster, _ = m[StateCluster].(string)
 	s.Adopting, _ = m[StateAdopting].(bool)
+	s.Claim, _ = m[StateClaim].(string)
 	return s
 }
 

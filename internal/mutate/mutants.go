@@ -45,6 +45,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestDestroyOfANamedRuntimeALaterCreateTookOverLeavesIt"}}},
 	},
 	{
+		Name: "kubernetes-destroy-deletes-a-taken-over-runtime", Breaks: "the destroy of an earlier instance of a named Kubernetes runtime (an interrupted create_before_destroy) leaves its objects to the later create",
+		File:    "internal/kubernetes/deprovision.go",
+		Search:  "claim != \"\" && claim != st.Claim {",
+		Replace: "false && claim != \"\" && claim != st.Claim {",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationDestroyOfANamedRuntimeALaterCreateTookOverLeavesIt"}}},
+	},
+	{
 		Name: "static-check-always-found", Breaks: "a runtime whose allocation is gone is planned for re-creation",
 		File:    "internal/static/provisioner.go",
 		Search:  "\tif errors.Is(err, database.ErrNotFound) {\n",

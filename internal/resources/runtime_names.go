@@ -236,8 +236,8 @@ func keptForReplacement(provisionerName, id, name string) string {
 // is. Its apply adopts that runtime instead of making one, which is what recovers a runtime that an
 // interrupted apply, `terraform state rm` or a `removed` block left; but when another state manages
 // it (another workspace with the same configuration, another configuration with the same name) both
-// then manage one runtime, and a destroy frees it for both (on a static pool, only the destroy of the
-// state that adopted it last: provisioner.ErrTakenOver), and the plan is the only place
+// then manage one runtime, and the destroy of the state that adopted it last frees it for both (the
+// other's is provisioner.ErrTakenOver), and the plan is the only place
 // to say so. It only reads; in an apply walk (whose plans the plan walk showed) it reads nothing.
 //
 // A runtime at the ID that this state holds (its refresh found it: named.ours) is this state's own,
@@ -275,8 +275,8 @@ func warnIfAdopting(ctx context.Context, reads *capacityReads, named *namedInsta
 		fmt.Sprintf("Provisioner %q holds runtime %s, named %q, %s already. The apply adopts it instead of "+
 			"making another: that is how a runtime that an interrupted apply, `terraform state rm` or a `removed` block left is taken back.\n\n"+
 			"If another state manages it (another workspace of this configuration, or another configuration that uses the name), both states "+
-			"then manage one runtime, and a destroy frees it for both (on a static pool, the destroy of the state whose apply adopted it last; "+
-			"the other's destroy leaves it). Give each workspace its own names, for example "+
+			"then manage one runtime, and the destroy of the state whose apply adopted it last frees it for both "+
+			"(the other's destroy leaves it). Give each workspace its own names, for example "+
 			"`name = \"${terraform.workspace}-%s\"`. (When this replaces the runtime itself, as a taint planned with -refresh=false or the apply of a create_before_destroy replacement does, it is this runtime: nothing to do.)",
 			provisionerName, id, name, where, name))
 	return true

@@ -363,9 +363,8 @@ resource "rill_runtime" "shared" {
 // plan warns of no adoption, and it applies; a new workspace "staging" then plans exactly one
 // adoption warning, for "shared", containing the words named (where the runtime is), and naming the
 // fix, and applies. It returns both states' runtimes by address. Its cleanup destroys both
-// workspaces, staging first: on a static pool the shared runtime is freed by the destroy of the
-// state that adopted it last (staging's), and the default's destroy then finds it gone; on Kubernetes
-// either destroy deletes it. Then it calls after.
+// workspaces, staging first: the shared runtime is freed by the destroy of the state that adopted it
+// last (staging's), and the default's destroy then finds it gone. Then it calls after.
 func workspacesSharingAName(t *testing.T, w *acctest.Workspace, named string, after func()) (first, second map[string]string) {
 	t.Helper()
 	adoption := acctest.WordsRegexp(`Named runtime exists already: the apply adopts it`)
