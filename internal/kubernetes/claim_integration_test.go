@@ -140,3 +140,48 @@ func (e *env) claimOwnedByOneApplyEntry(name string) {
 		e.t.Fatalf("the claimed volume's managed fields of %s: %v, want one Apply entry", FieldManager, ours)
 	}
 }
+
+// A create of a named runtime killed between its claim's create of the first object and the
+// managed-fields rewrite that follows it (a kill -9 of terraform or of the provider, a lost runner)
+// leaves that object with an Update entry of this provisioner's field manager. The next apply (from
+// another workspace directory: no state) adopts the runtime and must leave the volume claim owned
+// as the claim would have: by one Apply entry. Before, the Update entry stayed for good (found by the
+// crash walk), so a field that a later template drops would have stayed on the volume claim.
+func TestIntegrationAnAdoptionFoldsWhatAClaimCutShortLeft(t *testing.T) {
+	e := newEnv(t, "")
+	e.p.SetName("k8s")
+	id := provisioner.NamedResourceID("k8s", "orders")
+	opts := args(1, "v0.51.0", true)
+	opts.Name = "orders"
+	pid, err := provisionIDFor(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rtArgs, err := provisioner.NewRuntimeArgs(opts.Args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, _, err := e.p.renderRuntime(e.p.runtimeData(pid, e.ns, rtArgs, opts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gvr, err := e.c.resourceFor(e.ctx, objs[0].obj.GroupVersionKind())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the killed claim did: its plain create of the first object, and nothing after it.
+	if _, err := e.c.dynamic.Resource(gvr).Namespace(e.ns).Create(e.ctx, objs[0].obj, metav1.CreateOptions{FieldManager: FieldManager}); err != nil {
+		t.Fatal(err)
+	}
+	r := &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}
+	t.Cleanup(func() { _ = e.p.Deprovision(e.ctx, r) })
+	e.provision(e.p, r, opts)
+	e.claimOwnedByOneApplyEntry(objs[0].obj.GetName())
+	got, err := e.p.CheckResource(e.ctx, r, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := provisioner.NewRuntimeObservation(got.State).Drift; len(d) > 0 {
+		t.Fatalf("drift after the adopting apply: %v", d)
+	}
+}

@@ -242,6 +242,7 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 		}
 		return placed(r, ns, pid, cluster, c.config.Host), created, err
 	}
+	foldLeftClaims(ctx, c, objs, live, log)
 
 	st := runtimeState{
 		Namespace:         ns,
@@ -453,4 +454,27 @@ func (p *Provisioner) checkAdoptable(ctx context.Context, c *clients, ns, id, pi
 		return nil, conflict
 	}
 	return live, nil
+}
+
+// foldLeftClaims folds the Update entry of this provisioner's field manager that an object read
+// before the apply carries into the apply's entry (createdEntryToApply), as the claim does right
+// after its create: a claim cut short between the two (a kill -9 of the apply, a lost runner)
+// left it, and no apply removes it, so a field that a later template drops would stay on the
+// object, owned by that entry. The create that adopts the runtime (a re-apply, from any machine)
+// cleans it up. Best effort, as the lists' repair does: the runtime is as rendered either way.
+func foldLeftClaims(ctx context.Context, c *clients, objs []*renderedObject, live map[string]*unstructured.Unstructured, log *zap.Logger) {
+	for _, ro := range objs {
+		u := live[ro.slot.field]
+		if u == nil || len(createdEntryToApply(u.GetManagedFields())) == 0 {
+			continue
+		}
+		gvr, err := c.resourceFor(ctx, ro.obj.GroupVersionKind())
+		if err == nil {
+			log.Info("folding the managed-fields entry that a claim cut short left into the apply's", zap.String("kind", ro.obj.GetKind()), zap.String("name", ro.obj.GetName()))
+			err = rewriteManagedFields(ctx, c.dynamic.Resource(gvr).Namespace(ro.obj.GetNamespace()), ro.obj, createdEntryToApply, log)
+		}
+		if err != nil {
+			log.Warn("could not fold the managed-fields entry that a claim cut short left", zap.String("object", ro.obj.GetKind()+" "+ro.obj.GetNamespace()+"/"+ro.obj.GetName()), zap.Error(err))
+		}
+	}
 }

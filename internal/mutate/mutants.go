@@ -52,6 +52,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationDestroyOfANamedRuntimeALaterCreateTookOverLeavesIt"}}},
 	},
 	{
+		Name: "kubernetes-claim-cut-short-left-as-it-is", Breaks: "a re-apply that adopts a named runtime folds the Update entry a claim cut short left into the Apply entry",
+		File:    "internal/kubernetes/provisioner.go",
+		Search:  "\tfoldLeftClaims(ctx, c, objs, live, log)\n",
+		Replace: "\t_ = foldLeftClaims\n",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationAnAdoptionFoldsWhatAClaimCutShortLeft"}}},
+	},
+	{
 		Name: "static-check-always-found", Breaks: "a runtime whose allocation is gone is planned for re-creation",
 		File:    "internal/static/provisioner.go",
 		Search:  "\tif errors.Is(err, database.ErrNotFound) {\n",
