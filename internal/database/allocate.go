@@ -185,3 +185,9 @@ func (c *recordColumns) fill(a *Allocation) error {
 // ErrNameTaken is wrapped by Allocate's error when another resource ID of the same provisioner already
 // holds the allocation's name.
 var ErrNameTaken = errors.New("name already taken")
+
+// nameTakenError is Allocate's error, on both backends, when the name index refused next: another
+// resource ID of next's provisioner holds its name.
+func nameTakenError(next *Allocation) error {
+	return fmt.Errorf("%w: provisioner %q already has a resource named %q", ErrNameTaken, next.Provisioner, next.Name)
+}

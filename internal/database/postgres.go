@@ -552,7 +552,7 @@ func (p *postgresDB) allocate(ctx context.Context, resourceID string, place Plac
 		resourceID, next.Provisioner, next.Host, int32(next.Slots), now, rec.name, rec.version, rec.hibernated, rec.environment, rec.annotations, next.NewHolder))
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation: only the name index can raise it
-		return nil, nil, fmt.Errorf("%w: provisioner %q already has a resource named %q", ErrNameTaken, next.Provisioner, next.Name)
+		return nil, nil, nameTakenError(next)
 	}
 	if err != nil {
 		return nil, nil, err

@@ -664,7 +664,7 @@ func (s *sqliteDB) allocateOnce(ctx context.Context, resourceID string, place Pl
 	stored, err := scanSQLiteAllocation(tx.QueryRowContext(ctx, sqliteUpsertQuery,
 		resourceID, next.Provisioner, next.Host, next.Slots, now, now, rec.name, rec.version, rec.hibernated, rec.environment, rec.annotations, next.NewHolder))
 	if isSQLiteUnique(err) {
-		return nil, nil, fmt.Errorf("%w: provisioner %q already has a resource named %q", ErrNameTaken, next.Provisioner, next.Name)
+		return nil, nil, nameTakenError(next)
 	}
 	if err != nil {
 		return nil, nil, err
