@@ -369,7 +369,7 @@ func (p *Provisioner) managerSession(ctx context.Context) (session, *serverFeatu
 // credentials) is a check that could not be made.
 func (p *Provisioner) CheckCreate(ctx context.Context, rt provisioner.ResourceType) error {
 	if rt != provisioner.ResourceTypeClickHouse {
-		return provisioner.CannotCreate(fmt.Errorf("clickhouse-static provisions only %q resources, not %q", provisioner.ResourceTypeClickHouse, rt))
+		return provisioner.CannotCreate(wrongTypeError(rt))
 	}
 	_, _, err := p.managerSession(ctx)
 	if errors.Is(err, ErrNoSQLAccessManagement) {

@@ -96,9 +96,15 @@ func checkResource(r *provisioner.Resource) error {
 		return errors.New("clickhouse-static: the resource has no ID")
 	}
 	if r.Type != "" && r.Type != provisioner.ResourceTypeClickHouse {
-		return fmt.Errorf("clickhouse-static provisions only %q resources, not %q", provisioner.ResourceTypeClickHouse, r.Type)
+		return wrongTypeError(r.Type)
 	}
 	return nil
+}
+
+// wrongTypeError refuses a resource of type rt, which is not ClickHouse: the one wording of
+// checkResource and CheckCreate.
+func wrongTypeError(rt provisioner.ResourceType) error {
+	return fmt.Errorf("clickhouse-static provisions only %q resources, not %q", provisioner.ResourceTypeClickHouse, rt)
 }
 
 // resourceDSN returns the dsn in a resource's config, or "".
