@@ -50,7 +50,7 @@ var _ provisioner.CreateChecker = (*Provisioner)(nil)
 // created (the reason the initializer does not read it).
 func (p *Provisioner) CheckCreate(ctx context.Context, rt provisioner.ResourceType) error {
 	if !p.Supports(rt) {
-		return provisioner.CannotCreate(fmt.Errorf("the kubernetes provisioner provisions only %q resources, not %q", provisioner.ResourceTypeRuntime, rt))
+		return provisioner.CannotCreate(fmt.Errorf("%w, not %q", errRuntimesOnly, rt))
 	}
 	c, err := p.clients.get(ctx)
 	if err == nil {

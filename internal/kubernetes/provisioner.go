@@ -121,6 +121,10 @@ func (p *Provisioner) Supports(rt provisioner.ResourceType) bool {
 	return rt == provisioner.ResourceTypeRuntime
 }
 
+// errRuntimesOnly refuses a resource that is not a runtime, in every method given one (CheckCreate
+// adds the type it was asked for).
+var errRuntimesOnly = errors.New("the kubernetes provisioner only provisions runtimes")
+
 // Provision renders the templates for the runtime and applies them (server-side apply, forced, field
 // manager "terraform-provider-rill"). It is idempotent and is also the update path: new slots resize
 // the Deployment and grow the volume (never shrink it), a new version changes the image, hibernated
@@ -138,7 +142,7 @@ func (p *Provisioner) Provision(ctx context.Context, r *provisioner.Resource, op
 // create) created it.
 func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisioner.Resource, opts *provisioner.ResourceOptions) (*provisioner.Resource, bool, error) {
 	if r == nil || r.Type != provisioner.ResourceTypeRuntime {
-		return nil, false, fmt.Errorf("the kubernetes provisioner only provisions runtimes")
+		return nil, false, errRuntimesOnly
 	}
 	if opts == nil {
 		opts = &provisioner.ResourceOptions{}
@@ -276,7 +280,7 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 // ID the create makes (no name) is rendered with the sample's provision ID.
 func (p *Provisioner) CheckProvision(r *provisioner.Resource, opts *provisioner.ResourceOptions) ([]string, error) {
 	if r == nil || r.Type != provisioner.ResourceTypeRuntime {
-		return nil, fmt.Errorf("the kubernetes provisioner only provisions runtimes")
+		return nil, errRuntimesOnly
 	}
 	if opts == nil {
 		opts = &provisioner.ResourceOptions{}
@@ -308,7 +312,7 @@ func (p *Provisioner) CheckProvision(r *provisioner.Resource, opts *provisioner.
 // is kept (keepLargerVolume), which only the cluster can tell.
 func (p *Provisioner) PlannedConfig(r *provisioner.Resource) (map[string]any, error) {
 	if r == nil || r.Type != provisioner.ResourceTypeRuntime {
-		return nil, fmt.Errorf("the kubernetes provisioner only provisions runtimes")
+		return nil, errRuntimesOnly
 	}
 	pid, err := provisionIDFor(r.ID)
 	if err != nil {
