@@ -28,6 +28,7 @@ import (
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ci"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/k8stest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/pgtest"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/proc"
 )
 
 // Main runs the tests of a package that uses acctest: it stops the shared PostgreSQL cluster some
@@ -233,13 +234,8 @@ func WordsRegexp(sentence string) *regexp.Regexp {
 	return regexp.MustCompile(strings.Join(words, `\s+`))
 }
 
-// Tail is the end of a long CLI output, for failure messages.
-func Tail(s string) string {
-	if len(s) > 4000 {
-		return "...\n" + s[len(s)-4000:]
-	}
-	return s
-}
+// Tail is the end of a long CLI output, for failure messages: proc.Tail's cut at 4000 bytes.
+func Tail(s string) string { return proc.Tail(s, 4000) }
 
 // LedgerTestCase is a TestCase on the in-process provider whose destroy must free every slot of the
 // ledger.
