@@ -355,7 +355,7 @@ func (r *ClickHouseResource) applyResult(c *call, m *clickhouseModel, res *provi
 	name := c.name
 	cfg, err := provisioner.NewClickhouseConfig(res.Config)
 	if err != nil {
-		diags.AddError("Provisioner returned an invalid ClickHouse config", fmt.Sprintf("Provisioner %q: %v; this is a bug in the provisioner", name, err))
+		addInvalidConfig(diags, "ClickHouse", name, err)
 		return
 	}
 	m.ID = types.StringValue(res.ID)

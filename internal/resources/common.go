@@ -50,6 +50,12 @@ func clientFrom(data any, diags *diag.Diagnostics) *Client {
 	return client
 }
 
+// addInvalidConfig reports a Resource.Config that the contract could not read (what: "runtime",
+// "ClickHouse"): the fault of provisioner name, not of the user's configuration.
+func addInvalidConfig(diags *diag.Diagnostics, what, name string, err error) {
+	diags.AddError("Provisioner returned an invalid "+what+" config", fmt.Sprintf("Provisioner %q: %v; this is a bug in the provisioner", name, err))
+}
+
 // configured reports (as a diagnostic) a provider whose configuration is not known yet.
 func configured(client *Client, diags *diag.Diagnostics) bool {
 	if client == nil || client.Unknown {

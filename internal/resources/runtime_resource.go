@@ -617,7 +617,7 @@ func (r *RuntimeResource) applyResult(c *call, m *runtimeModel, res *provisioner
 	var diags diag.Diagnostics
 	cfg, err := provisioner.NewRuntimeConfig(res.Config)
 	if err != nil {
-		diags.AddError("Provisioner returned an invalid runtime config", fmt.Sprintf("Provisioner %q: %v; this is a bug in the provisioner", name, err))
+		addInvalidConfig(&diags, "runtime", name, err)
 		return diags
 	}
 	m.ID = types.StringValue(res.ID)
