@@ -9,8 +9,7 @@
 #      with a throwaway PostgreSQL cluster and the local control plane started by the tests themselves;
 #   3. the acceptance tests again through OpenTofu.
 # The ClickHouse tests run against chDB's ClickHouse 26.7 (scripts/chdb.sh, from npm), and their
-# integration tests (and the CLI test of a plan refused on a server that cannot manage users) again
-# against Debian's clickhouse-server 18.16 (scripts/clickhouse-server.sh); see
+# integration tests again against Debian's clickhouse-server 18.16 (scripts/clickhouse-server.sh); see
 # internal/clickhouse/README.md for what each can and cannot show.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -69,9 +68,6 @@ step "ClickHouse integration tests against $chserver"
 # The same tests ran against chDB's ClickHouse 26.7 above; a real server of Debian's (18.16, older
 # than SQL user management) shows what the provisioner does with an old server, over the native protocol.
 RILL_TEST_CLICKHOUSE_SERVER="$chserver" go test ./internal/clickhouse/ -run Integration -count=1 -timeout "$timeout"
-# And the plan of a new rill_clickhouse on it, through the Terraform CLI (its chDB half ran above).
-TF_ACC=1 TF_ACC_TERRAFORM_PATH="$tf" RILL_TEST_CLICKHOUSE_SERVER="$chserver" \
-  go test ./internal/resources/ -run '^TestAccClickHouse_planOfACreateOnAServerThatCannotManageUsersFails$/^clickhouse-server$' -count=1 -timeout "$timeout"
 
 step "acceptance tests with $(version_of "$tofu")"
 # OpenTofu resolves the in-process provider under its own registry host (see scripts/tofu-cli.sh).
