@@ -868,9 +868,9 @@ var Mutants = []Mutant{
 	},
 	{
 		Name: "free-slots-not-subtracting-used", Breaks: "rill_provisioners reports the free slots of a pool",
-		File:    "internal/resources/provisioners_data_source.go",
-		Search:  "f := max(int64(h.Slots)-int64(h.UsedSlots), 0)",
-		Replace: "f := max(int64(h.Slots), 0)",
+		File:    "internal/provisioner/capacity.go",
+		Search:  "return max(int64(h.Slots)-int64(h.UsedSlots), 0)",
+		Replace: "return max(int64(h.Slots), 0)",
 		Checks:  []Check{{Package: "./internal/resources", Acc: true, Tests: []string{"TestAccProvisionersDataSource_reportsUseAndFreeSlotsPerHost"}}},
 	},
 

@@ -22,6 +22,10 @@ type HostCapacity struct {
 	Removed bool
 }
 
+// FreeSlots is how many more slots the host has room for: none when its allocations fill it or
+// exceed it (a host whose slots the spec lowered, or one removed from the spec).
+func (h HostCapacity) FreeSlots() int64 { return max(int64(h.Slots)-int64(h.UsedSlots), 0) }
+
 // CapacityReporter is implemented by provisioners with a fixed capacity (the static pool). The Terraform
 // layer's data source uses it to show how full a pool is before an apply.
 type CapacityReporter interface {

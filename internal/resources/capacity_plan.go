@@ -173,11 +173,11 @@ func warnIfNoRoom(ctx context.Context, reads *capacityReads, p provisioner.Provi
 		if h.Removed {
 			continue
 		}
-		f := int64(h.Slots) - int64(h.UsedSlots)
+		f := h.FreeSlots()
 		if f >= int64(slots) {
 			return
 		}
-		free = append(free, fmt.Sprintf("%s %d of %d", h.Host, max(f, 0), h.Slots))
+		free = append(free, fmt.Sprintf("%s %d of %d", h.Host, f, h.Slots))
 	}
 	if len(free) == 0 {
 		free = append(free, "the pool lists no host")
@@ -222,14 +222,14 @@ func warnIfCannotResize(ctx context.Context, reads *capacityReads, p provisioner
 					name, h.Host, from, to, from))
 			return
 		}
-		if free := int64(h.Slots) - int64(h.UsedSlots); to > from && free < int64(to-from) {
+		if free := h.FreeSlots(); to > from && free < int64(to-from) {
 			diags.AddAttributeWarning(path.Root("slots"), "No room on its host to grow this runtime",
 				fmt.Sprintf("Provisioner %q: the runtime's host %s has %d free slot(s) of %d right now, and growing the runtime from %d to %d "+
 					"slots needs %d. A static runtime cannot move between hosts: the apply will fail with \"cannot resize in place\" "+
 					"unless slots on that host are freed first (a runtime on it destroyed, replaced or shrunk in the same apply, or by "+
 					"another pipeline), or this plan replaces the runtime (-replace or replace_triggered_by, which a provider's plan "+
 					"is not told of). Free slots on the host, add slots to it in the pool's spec, or replace the runtime (a new one "+
-					"may be placed on another host).", name, h.Host, max(free, 0), h.Slots, from, to, to-from))
+					"may be placed on another host).", name, h.Host, free, h.Slots, from, to, to-from))
 		}
 		return
 	}

@@ -173,7 +173,7 @@ func (d *ProvisionersDataSource) Read(ctx context.Context, req datasource.ReadRe
 			// never print a negative number (two hosts of 2^63-1 slots once made it -2).
 			var total, used, free int64
 			for _, h := range hosts {
-				f := max(int64(h.Slots)-int64(h.UsedSlots), 0)
+				f := h.FreeSlots()
 				total = addSaturating(total, int64(h.Slots))
 				used = addSaturating(used, int64(h.UsedSlots))
 				free = addSaturating(free, f)
