@@ -119,7 +119,7 @@ func TestLayersImportWhatDesignAllows(t *testing.T) {
 			}
 		}
 	}
-	direct(resources, []string{contract, waits}, append(backends, "go.uber.org/zap")...)
+	direct(resources, []string{contract, waits, envnames}, append(backends, "go.uber.org/zap")...)
 	direct(functions, []string{contract}, append(backends, "go.uber.org/zap")...)
 	direct(provider, append([]string{contract, resources, functions, database, envnames, logging, waits}, provisioners...), backends...)
 	direct(waits, nil, "go.uber.org/zap", "github.com/hashicorp/")

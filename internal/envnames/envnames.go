@@ -1,9 +1,10 @@
 // Package envnames is the one home of the provider's own environment variables: the provider block
 // (internal/provider) falls back to them for attributes it leaves unset, the migrate-rill-static
-// command (internal/rillmigrate) for flags it is not given, and errors name them where setting one
-// is the fix. It holds names only, so that any layer may import it. (XDG_DATA_HOME, the standard
-// variable under which the default SQLite ledger lives, is database.DefaultSQLitePathEnv; the
-// benchmarks unset these before they measure, which envnames_test.go holds them to.)
+// command (internal/rillmigrate) for flags it is not given, and errors (of the provider, the
+// resources, the static pool) name them where setting one is the fix. It holds names only, so that
+// any layer may import it. (XDG_DATA_HOME, the standard variable under which the default SQLite
+// ledger lives, is database.DefaultSQLitePathEnv; the benchmarks unset these before they measure,
+// which envnames_test.go holds them to.)
 package envnames
 
 const (

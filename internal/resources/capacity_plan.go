@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/envnames"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/waits"
 )
@@ -156,7 +157,7 @@ func warnIfNoRoom(ctx context.Context, reads *capacityReads, p provisioner.Provi
 	hosts, err := reads.get(ctx, name, cr)
 	if err != nil {
 		tflog.Warn(ctx, "plan-time capacity check skipped: the ledger could not be read", map[string]any{"provisioner": name, "error": err.Error()})
-		advice := "Check ledger_dsn (or RILL_LEDGER_DSN): host, port, credentials."
+		advice := "Check ledger_dsn (or " + envnames.LedgerDSN + "): host, port, credentials."
 		if errors.Is(err, provisioner.ErrFromEnvironment) {
 			// No ledger to reach (the default SQLite ledger has no location on this machine): the
 			// error says what to set, and a host, port or credentials have nothing to do with it.

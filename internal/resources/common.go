@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/envnames"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
 
@@ -305,7 +306,7 @@ type resourceKind struct {
 var (
 	runtimeKind = resourceKind{typeName: "rill_runtime", title: "Runtime", noun: "runtime",
 		whereToLook: "Check the ID (the rill_allocations data source lists a pool's runtimes with their import_id), and that ledger_dsn " +
-			"(or RILL_LEDGER_DSN, or the kubeconfig) reaches where the runtime lives. A runtime that Rill's admin service placed on a " +
+			"(or " + envnames.LedgerDSN + ", or the kubeconfig) reaches where the runtime lives. A runtime that Rill's admin service placed on a " +
 			"static pool is in the ledger once migrate-rill-static has copied it there (see the guide Migrating from Rill's admin service)."}
 	clickhouseKind = resourceKind{typeName: "rill_clickhouse", title: "ClickHouse database", noun: "ClickHouse database",
 		whereToLook: "Check the ID (the Rill resource's ID, as Rill's provisioner_resources table lists it, or this provider's), and that the " +

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 
+	"github.com/rill-provisioner/terraform-provider-rill/internal/envnames"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
 
@@ -80,5 +81,5 @@ func (r *dataSourceRead) warnIfStoreMissing(p provisioner.Provisioner, name, wha
 	diags.AddWarning("Ledger does not exist",
 		fmt.Sprintf("Provisioner %q: %s. %s %s for it: a ledger that does not exist reads as empty (and is not created). "+
 			"If the pool's allocations are recorded elsewhere (the default SQLite ledger is per machine and user: another "+
-			"runner's, or a shared PostgreSQL ledger), set ledger_dsn (or RILL_LEDGER_DSN) to that ledger.", name, missing, r.typeName, what))
+			"runner's, or a shared PostgreSQL ledger), set ledger_dsn (or "+envnames.LedgerDSN+") to that ledger.", name, missing, r.typeName, what))
 }
