@@ -87,7 +87,7 @@ func (e *LedgerMismatchError) Error() string {
 	case e.Missing && recordedDefault && database.IsDefaultLocation(e.Current.Location):
 		// Both the default: this machine's may never have held it (another runner, another $HOME).
 		now = fmt.Sprintf("the default ledger here, %s, does not exist (another machine or CI runner, "+
-			"or another $HOME or $XDG_DATA_HOME, has a default ledger of its own; or it was moved or deleted)", e.Current.Location)
+			"or another $HOME or $"+database.DefaultSQLitePathEnv+", has a default ledger of its own; or it was moved or deleted)", e.Current.Location)
 	case e.Missing:
 		now = fmt.Sprintf("the provider's ledger is now %s, which does not exist", e.Current.Location)
 	case e.Current.ID == "":
@@ -97,7 +97,7 @@ func (e *LedgerMismatchError) Error() string {
 	}
 	return fmt.Sprintf("%v: runtime %s was allocated in %s, but %s. "+
 		"Not treating the runtime as deleted: set ledger_dsn (or "+envnames.LedgerDSN+"; the default SQLite ledger lives under "+
-		"$XDG_DATA_HOME or ~/.local/share) to the ledger the runtime was allocated in. If that ledger is lost for good, "+
+		"$"+database.DefaultSQLitePathEnv+" or ~/.local/share) to the ledger the runtime was allocated in. If that ledger is lost for good, "+
 		"remove the runtime from state with `terraform state rm`",
 		provisioner.ErrIdentityMismatch, e.ResourceID, was, now)
 }
