@@ -91,7 +91,9 @@ func deprovisionStatements(dbs []string, user, cluster string) []statement {
 	return stmts
 }
 
-func checkResource(r *provisioner.Resource) error {
+// checkClickHouseResource refuses, before any call to the server, a resource without an ID or of
+// another type (a validation of the argument, not the contract's CheckResource read).
+func checkClickHouseResource(r *provisioner.Resource) error {
 	if r == nil || r.ID == "" {
 		return errors.New("clickhouse-static: the resource has no ID")
 	}
@@ -102,7 +104,7 @@ func checkResource(r *provisioner.Resource) error {
 }
 
 // wrongTypeError refuses a resource of type rt, which is not ClickHouse: the one wording of
-// checkResource and CheckCreate.
+// checkClickHouseResource and CheckCreate.
 func wrongTypeError(rt provisioner.ResourceType) error {
 	return fmt.Errorf("clickhouse-static provisions only %q resources, not %q", provisioner.ResourceTypeClickHouse, rt)
 }
@@ -216,7 +218,7 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 
 // provision is Provision, and reports whether it sent a statement that may have changed the server.
 func (p *Provisioner) provision(ctx context.Context, r *provisioner.Resource, opts *provisioner.ResourceOptions) (*provisioner.Resource, bool, error) {
-	if err := checkResource(r); err != nil {
+	if err := checkClickHouseResource(r); err != nil {
 		return nil, false, err
 	}
 	var annotations map[string]string
@@ -338,7 +340,7 @@ func (p *Provisioner) execAll(ctx context.Context, conn session, id, password st
 // be names r.ID can have; without any, the user is ours for the ID and databases named for the ID
 // are looked up in system.databases.
 func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) error {
-	if err := checkResource(r); err != nil {
+	if err := checkClickHouseResource(r); err != nil {
 		return err
 	}
 	user := recordedUser(r)
@@ -409,7 +411,7 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 // database are gone; network and other failures never do. A resource without a DSN (an import, a
 // write-only password) is looked up by name instead; see checkWithoutCredentials.
 func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource, _ *provisioner.ResourceOptions) (*provisioner.Resource, error) {
-	if err := checkResource(r); err != nil {
+	if err := checkClickHouseResource(r); err != nil {
 		return nil, err
 	}
 	dsn := resourceDSN(r)
@@ -993,7 +995,7 @@ var defaultAwaitTimeout = 5 * time.Minute
 // when ctx has no deadline), backing off between attempts. On ClickHouse clusters, users and grants can
 // take a moment to reach every replica, so login failures are retried too.
 func (p *Provisioner) AwaitReady(ctx context.Context, r *provisioner.Resource) error {
-	if err := checkResource(r); err != nil {
+	if err := checkClickHouseResource(r); err != nil {
 		return err
 	}
 	dsn := resourceDSN(r)
