@@ -169,13 +169,17 @@ func TestDefaultProvisioner(t *testing.T) {
 	}
 }
 
-// The provider block may leave everything to Rill's environment variables.
+// The provider block may leave everything to Rill's environment variables, the default provisioner
+// among several included. (Through the CLI: TestExamplesApplyAndPlanNoChangeAfter, whose provider
+// blocks are empty.)
 func TestConfigureReadsTheEnvironment(t *testing.T) {
-	t.Setenv(envnames.ProvisionerSet, `{"env": {"type": "static", "spec": {"runtimes": [{"host": "http://e", "slots": 1}]}}}`)
+	t.Setenv(envnames.ProvisionerSet, `{"env-a": {"type": "static", "spec": {"runtimes": [{"host": "http://a", "slots": 1}]}},
+		"env-b": {"type": "static", "spec": {"runtimes": [{"host": "http://b", "slots": 1}]}}}`)
+	t.Setenv(envnames.DefaultProvisioner, "env-b")
 	t.Setenv(envnames.LedgerDSN, "sqlite://"+filepath.Join(t.TempDir(), "ledger.db"))
 	t.Setenv(envnames.RillVersion, "v0.99.1")
 	client, diags := configure(t, nil)
-	if diags.HasError() || client == nil || client.Default != "env" || client.RillVersion != "v0.99.1" || client.Types["env"] != "static" {
+	if diags.HasError() || client == nil || client.Default != "env-b" || client.RillVersion != "v0.99.1" || client.Types["env-b"] != "static" {
 		t.Fatalf("configure from the environment: %+v %v", client, diags)
 	}
 	t.Setenv(envnames.ProvisionerSet, "")

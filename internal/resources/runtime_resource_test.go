@@ -18,7 +18,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
-	"github.com/rill-provisioner/terraform-provider-rill/internal/envnames"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ledgertest"
 )
 
@@ -294,27 +293,6 @@ resource "rill_runtime" "rt" {
 		},
 		{Config: cfg(false), Check: resource.TestCheckResourceAttr("rill_runtime.rt", "hibernated", "false")},
 	}))
-}
-
-// The provider block may be empty: the set and default come from Rill's own environment variables.
-func TestAccProvider_configFromEnvironment(t *testing.T) {
-	acctest.RequireAcc(t)
-	ledger := acctest.SQLiteLedger(t)
-	t.Setenv(envnames.ProvisionerSet, "{"+acctest.Pool("env-a", hostA)+","+acctest.Pool("env-b", hostB)+"}")
-	t.Setenv(envnames.DefaultProvisioner, "env-b")
-	t.Setenv(envnames.LedgerDSN, ledger)
-	resource.Test(t, acctest.LedgerTestCase(ledger, []resource.TestStep{{
-		Config: `
-resource "rill_runtime" "rt" {
-  slots = 1
-}
-`,
-		Check: resource.ComposeAggregateTestCheckFunc(
-			resource.TestCheckResourceAttr("rill_runtime.rt", "provisioner_name", "env-b"),
-			resource.TestCheckResourceAttr("rill_runtime.rt", "host", hostB.URL),
-			acctest.CheckLedgerMatchesState(ledger),
-		),
-	}}))
 }
 
 func checkHostsUsed(n int) resource.TestCheckFunc {
