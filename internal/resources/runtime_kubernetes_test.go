@@ -370,30 +370,6 @@ func (h *handEdits) repaired(manager, patch, drift string, check func(dep *appsv
 	}
 }
 
-// A toleration added by hand (kubectl edit moving the runtime onto tainted nodes) and a field added by
-// hand inside a mount (readOnly) plan an update whose drift names them; the apply removes both and the
-// plan after it is empty. Before, neither was drift: the plan was a no-op and both edits stayed.
-func TestAccRuntimeKubernetes_tolerationAndMountFieldAddedByHandAreRepairedByTheApply(t *testing.T) {
-	h := newHandEdits(t)
-	resource.Test(t, h.e.TestCase(
-		h.created(),
-		h.repaired("kubectl-edit", `[{"op": "add", "path": "/spec/template/spec/tolerations", "value": [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]}]`,
-			"spec.template.spec.tolerations has 1 entries, want 0", func(dep *appsv1.Deployment) error {
-				if tl := dep.Spec.Template.Spec.Tolerations; len(tl) != 0 {
-					return fmt.Errorf("tolerations after the apply: %+v, want none", tl)
-				}
-				return nil
-			}),
-		h.repaired("kubectl-edit", `[{"op": "add", "path": "/spec/template/spec/containers/0/volumeMounts/0/readOnly", "value": true}]`,
-			"spec.template.spec.containers[runtime].volumeMounts[data].readOnly is true, want unset (set by kubectl-edit)", func(dep *appsv1.Deployment) error {
-				if m := dep.Spec.Template.Spec.Containers[0].VolumeMounts; len(m) != 1 || m[0].ReadOnly {
-					return fmt.Errorf("mounts after the apply: %+v, want data, not read-only", m)
-				}
-				return nil
-			}),
-	))
-}
-
 // terraform plan writes nothing to the cluster, even when it finds drift to repair or checks a new
 // runtime: the API server's audit log has no create, update, patch or delete of the user the provider
 // runs as while the plan runs, and it does have the provider's reads (so the log is not silently
