@@ -293,6 +293,13 @@ var ErrNoSQLAccessManagement = errors.New("the ClickHouse admin user cannot mana
 // the SHOW USERS privilege (ClickHouse 20.4 and newer).
 const accessManagementProbe = "SHOW CREATE USER CURRENT_USER"
 
+// The other reads of managerSession's capability check, which the stand-ins for ClickHouse
+// (fake_test.go, fakeserver_tagged.go) answer by their text.
+const (
+	versionQuery         = "SELECT version()"
+	userDirectoriesQuery = "SELECT type FROM system.user_directories"
+)
+
 // managerSession returns the admin connection and what the server supports, after making sure, once
 // per connection, that the server can create users by SQL: it runs `SELECT version()`, `SHOW CREATE USER CURRENT_USER`,
 // and reads system.user_directories and system.privileges, none of which changes anything.
@@ -308,7 +315,7 @@ func (p *Provisioner) managerSession(ctx context.Context) (session, *serverFeatu
 		return conn, features, nil
 	}
 
-	versions, err := conn.QueryStrings(ctx, "SELECT version()")
+	versions, err := conn.QueryStrings(ctx, versionQuery)
 	if err != nil || len(versions) == 0 {
 		return nil, nil, errors.New(p.scrub(fmt.Sprintf("reading the ClickHouse server version: %v", err)))
 	}
@@ -333,7 +340,7 @@ func (p *Provisioner) managerSession(ctx context.Context) (session, *serverFeatu
 	// A server can know users (the probe works) without being able to store new ones: CREATE USER
 	// needs a writable user directory, and a server configured with users.xml alone (chDB, or a
 	// config without access_control_path) answers it with "no writeable access storage".
-	types, err := conn.QueryStrings(ctx, "SELECT type FROM system.user_directories")
+	types, err := conn.QueryStrings(ctx, userDirectoriesQuery)
 	switch {
 	case err == nil && !anyWritableUserDirectory(types):
 		return nil, nil, fmt.Errorf("%w: %s has no writable user directory (system.user_directories: %s); CREATE USER needs a local_directory or replicated one: set access_control_path, or <user_directories><local_directory> in the server config",

@@ -124,14 +124,14 @@ func (s *fakeSession) QueryStrings(_ context.Context, q string) ([]string, error
 		return []string{"1"}, nil
 	}
 	switch {
-	case q == "SELECT version()":
+	case q == versionQuery:
 		return []string{s.f.version}, nil
 	case q == accessManagementProbe:
 		if s.f.accessProbeErr != nil {
 			return nil, s.f.accessProbeErr
 		}
 		return []string{"CREATE USER default"}, nil
-	case q == "SELECT type FROM system.user_directories":
+	case q == userDirectoriesQuery:
 		if s.f.userDirectories == nil {
 			return []string{"users_xml", "local_directory"}, nil
 		}

@@ -266,7 +266,7 @@ func (f *fileSession) QueryStrings(_ context.Context, q string) ([]string, error
 		return out
 	}
 	switch {
-	case q == "SELECT version()":
+	case q == versionQuery:
 		return []string{"25.8.1.1"}, nil
 	case strings.Contains(q, "FROM system.privileges"):
 		var known []string
@@ -278,7 +278,7 @@ func (f *fileSession) QueryStrings(_ context.Context, q string) ([]string, error
 		return known, nil
 	case q == accessManagementProbe:
 		return []string{"CREATE USER " + quoteIdent(f.s.adminUser)}, nil
-	case q == "SELECT type FROM system.user_directories":
+	case q == userDirectoriesQuery:
 		return []string{"users_xml", "local_directory"}, nil
 	case strings.HasPrefix(q, "SELECT default_database FROM system.users WHERE"):
 		var out []string

@@ -45,8 +45,8 @@ func TestProvisionCreatesDatabaseUserAndGrantsAfterCheckingAccessManagement(t *t
 	if strings.Join(fake.statements(), "\n") != strings.Join(want, "\n") {
 		t.Fatalf("statements:\n%s\nwant:\n%s", strings.Join(fake.statements(), "\n"), strings.Join(want, "\n"))
 	}
-	if len(fake.queries) < 4 || fake.queries[0] != "SELECT version()" || fake.queries[1] != accessManagementProbe ||
-		fake.queries[2] != "SELECT type FROM system.user_directories" || !strings.Contains(fake.queries[3], "FROM system.privileges") {
+	if len(fake.queries) < 4 || fake.queries[0] != versionQuery || fake.queries[1] != accessManagementProbe ||
+		fake.queries[2] != userDirectoriesQuery || !strings.Contains(fake.queries[3], "FROM system.privileges") {
 		t.Fatalf("the server was not checked before the first statement: %q", fake.queries)
 	}
 	// The old passwords went only after the new one logged in (SELECT 1 as the resource's user).
