@@ -15,12 +15,13 @@ import (
 	"testing"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/acctest"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provider"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ci"
 )
 
 // registryAddress is the provider's source address (main.go serves it; the registry manifest and
 // every example's required_providers use it).
-const registryAddress = "rill-provisioner/rill"
+const registryAddress = provider.Source
 
 // Every configuration a user may copy passes `terraform fmt -check` and `terraform validate` against
 // this provider's schema: each directory under examples/ with .tf files (the docs render them), and

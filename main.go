@@ -51,7 +51,7 @@ func main() {
 	}
 	// providerserver.Serve, with each per-resource RPC's context released when it returns (see
 	// internal/pluginserver: the framework keeps them otherwise).
-	err := pluginserver.Serve("registry.terraform.io/rill-provisioner/rill", provider.New(version), debug)
+	err := pluginserver.Serve(provider.Address, provider.New(version), debug)
 	// Close provisioners and ledger connections once Terraform is done with the plugin.
 	provider.CloseAll()
 	if err != nil {

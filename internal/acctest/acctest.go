@@ -124,8 +124,8 @@ func CLIHeader(ledgerExpr, setJSON string) string {
 	if ledgerExpr != "" {
 		ledger = "  ledger_dsn = " + ledgerExpr + "\n"
 	}
-	return fmt.Sprintf("terraform {\n  required_providers {\n    rill = { source = \"rill-provisioner/rill\" }\n  }\n}\n"+
-		"provider \"rill\" {\n%s  provisioner_set_json = %q\n}\n", ledger, setJSON)
+	return fmt.Sprintf("terraform {\n  required_providers {\n    rill = { source = %q }\n  }\n}\n"+
+		"provider \"rill\" {\n%s  provisioner_set_json = %q\n}\n", provider.Source, ledger, setJSON)
 }
 
 // RuntimeBlock renders a rill_runtime with the given slots and extra attribute lines.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/clickhouse"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/provider"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ci"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/proc"
 )
@@ -338,7 +339,7 @@ func DevOverrideCLIConfig(t testing.TB) string {
 		t.Fatalf("building the provider: %v", err)
 	}
 	cfg := filepath.Join(t.TempDir(), "terraformrc")
-	content := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"rill-provisioner/rill\" = %q\n  }\n  direct {}\n}\n", filepath.Dir(bin))
+	content := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    %q = %q\n  }\n  direct {}\n}\n", provider.Source, filepath.Dir(bin))
 	if err := os.WriteFile(cfg, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,13 @@ const (
 	defaultLedgerPath = "$" + database.DefaultSQLitePathEnv + "/" + defaultLedgerFile
 )
 
+// Source is the provider's source address, as a configuration's required_providers and a CLI
+// configuration's dev_overrides name it; Address is the full address the plugin serves under.
+const (
+	Source  = "rill-provisioner/rill"
+	Address = "registry.terraform.io/" + Source
+)
+
 // RillProvider is the provider implementation.
 type RillProvider struct {
 	version string

@@ -48,7 +48,7 @@ func main() {
 		go sampleHeap(filepath.Join(dir, fmt.Sprintf("heap-%d.pprof", os.Getpid())))
 	}
 
-	err := pluginserver.Serve("registry.terraform.io/rill-provisioner/rill", provider.New("bench"), debug)
+	err := pluginserver.Serve(provider.Address, provider.New("bench"), debug)
 	provider.CloseAll()
 
 	if prof != nil {
