@@ -835,7 +835,7 @@ var Mutants = []Mutant{
 		},
 	},
 	{
-		Name: "replaced-named-runtime-deprovisioned", Breaks: "create_before_destroy on a named runtime keeps the runtime for the new instance",
+		Name: "replaced-named-runtime-deprovisioned", Breaks: "create_before_destroy of a named runtime whose state records no claim (a release before claims wrote it) keeps the runtime for the new instance",
 		File:    "internal/resources/runtime_resource.go",
 		Search:  "if r.client.named.provisioned.has(state.ID.ValueString()) {",
 		Replace: "if false && r.client.named.provisioned.has(state.ID.ValueString()) {",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -256,55 +257,64 @@ resource "rill_runtime" %q {
 }
 
 // Terraform creates and destroys two instances of one named runtime in one apply in two ways:
-// create_before_destroy (here with a taint; `-replace` and `replace_triggered_by` plan the same), and
+// create_before_destroy (here with `-replace`; a taint and `replace_triggered_by` plan the same), and
 // a new address for the name without a `moved` block. The name is the ID, so the create adopts the
 // runtime; the destroy of the other instance must then leave it to the new one. (Without a `moved`
 // block Terraform usually destroys the old address first, which frees the runtime before the create
 // allocates it again: that step holds the state and the ledger to agreeing, whatever the order.) Before, it
 // deprovisioned it: the new instance's state pointed at nothing, its host went to the next runtime, and
-// the next plan (the harness's follow-up plan here) created it again.
+// the next plan created it again.
+//
+// Two things tell the destroy so: the instance's claim (private state `claimed_at`, checked by
+// Deprovision) and, within one apply, the provider's record of the names it created
+// (namedInstances). The second replacement is of an instance whose state a release before claims
+// wrote (no `claimed_at`), which only the record can tell from a real destroy: the first apply
+// after an upgrade must keep the runtime too.
 func TestAccRuntime_createBeforeDestroyOfANamedRuntimeKeepsIt(t *testing.T) {
 	acctest.RequireAcc(t)
 	ledger := acctest.SQLiteLedger(t)
-	provider := acctest.ProviderBlock(ledger, "pool", acctest.Pool("pool", acctest.Host{URL: "http://cbd.test:9091", Slots: 1}))
-	named := func(address, lifecycle string) string {
-		return provider + fmt.Sprintf(`
-resource "rill_runtime" %q {
-  name  = "orders"
-  slots = 1
-  %s
-}
-`, address, lifecycle)
-	}
-	cbd := named("orders", "lifecycle {\n    create_before_destroy = true\n  }")
+	set := `{"pool": {"type": "static", "spec": {"runtimes": [{"host": "http://cbd.test:9091", "slots": 1}]}}}`
 	id := provisioner.NamedResourceID("pool", "orders")
-	keptByName := func(*terraform.State) error {
+	w := acctest.NewWorkspace(t)
+	header := acctest.CLIHeader(strconv.Quote(ledger), set)
+	w.Write("main.tf", header+acctest.RuntimeBlock("orders", 1, `name = "orders"`, "lifecycle {\n    create_before_destroy = true\n  }"))
+	w.Must("apply", "-auto-approve")
+	kept := func(step string) {
+		t.Helper()
 		allocs, err := acctest.LedgerAllocations(ledger)
-		if a := allocs[id]; err == nil && (a == nil || a.Name != "orders") {
-			err = fmt.Errorf("the ledger does not hold the runtime: %v", allocs)
+		if a := allocs[id]; err != nil || a == nil || a.Name != "orders" {
+			t.Fatalf("%s: the ledger does not hold the runtime (%v): %v", step, err, allocs)
 		}
-		return err
+		w.CheckStateEqualsLedger(ledger, 1)
 	}
-	check := resource.ComposeAggregateTestCheckFunc(acctest.CheckLedgerMatchesState(ledger), keptByName)
-	resource.Test(t, acctest.LedgerTestCase(ledger, []resource.TestStep{
-		{Config: cbd, Check: check},
-		{
-			Config: cbd,
-			Taint:  []string{"rill_runtime.orders"},
-			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-				plancheck.ExpectResourceAction("rill_runtime.orders", plancheck.ResourceActionCreateBeforeDestroy),
-			}},
-			Check: check,
-		},
-		{
-			Config: named("renamed", ""),
-			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-				plancheck.ExpectResourceAction("rill_runtime.orders", plancheck.ResourceActionDestroy),
-				plancheck.ExpectResourceAction("rill_runtime.renamed", plancheck.ResourceActionCreate),
-			}},
-			Check: check,
-		},
-	}))
+
+	replace := func(step string) {
+		t.Helper()
+		out := w.Must("apply", "-auto-approve", "-replace=rill_runtime.orders")
+		if !strings.Contains(out, "create replacement and then destroy") || !acctest.WordsRegexp("Runtime kept for the resource that replaced it").MatchString(out) {
+			t.Errorf("%s: not a create_before_destroy replacement that kept the runtime:\n%s", step, acctest.Tail(out))
+		}
+		kept(step)
+	}
+	replace("replacement")
+	editProvisionerStates(t, filepath.Join(w.Dir, "terraform.tfstate"), "rill_runtime", func(ps map[string]any) {
+		if _, ok := ps["claimed_at"]; !ok {
+			t.Fatalf("no claimed_at in the provisioner state to remove: %v", ps)
+		}
+		delete(ps, "claimed_at")
+	})
+	replace("replacement of an instance whose state records no claim")
+
+	w.Write("main.tf", header+acctest.RuntimeBlock("renamed", 1, `name = "orders"`))
+	out := w.Must("apply", "-auto-approve")
+	if !strings.Contains(out, "1 added, 0 changed, 1 destroyed") {
+		t.Errorf("new address for the name: not one create and one destroy:\n%s", acctest.Tail(out))
+	}
+	kept("new address for the name")
+	if _, err := w.Run("plan", "-detailed-exitcode"); err != nil {
+		out, _ := w.Run("plan")
+		t.Fatalf("the plan after the applies is not empty (%v):\n%s", err, acctest.Tail(out))
+	}
 }
 
 // Two `terraform workspace`s of one configuration draw from one pool and ledger. Unnamed runtimes and
