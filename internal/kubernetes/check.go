@@ -271,6 +271,8 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 		}
 	}
 
+	drift = append(drift, claimDrift(live, st.Claim)...)
+
 	version := want.Version
 	if liveTag != "" && liveTag != data.ImageTag {
 		version = liveTag
@@ -552,6 +554,31 @@ func annotationsDrift(live *unstructured.Unstructured, kind string, want, observ
 			out = append(out, fmt.Sprintf("%s %s/%s: annotation %s is missing, want %q", kind, live.GetNamespace(), live.GetName(), k, want[k]))
 		case v != want[k] && v != observed[k]:
 			out = append(out, fmt.Sprintf("%s %s/%s: annotation %s is %q, want %q", kind, live.GetNamespace(), live.GetName(), k, v, want[k]))
+		}
+	}
+	return out
+}
+
+// claimDrift reports, for a named runtime whose state recorded claim, the objects that carry another
+// claim (AnnotationClaim) while one carries claim: what a create of its name that failed part-way
+// leaves (it wrote its claim on the objects it applied, and its error kept no state: this state
+// still holds the runtime), or an edit by hand. The apply writes claim on every object again; until
+// then this state's destroy would take the runtime for one a later create took over, and leave it
+// to no state. Objects that all carry another claim are no drift: a later create took the runtime
+// over, and it is that create's (nor are objects without one: runtimes from before the claim).
+func claimDrift(live map[string]*unstructured.Unstructured, claim string) []string {
+	if claim == "" || !slices.ContainsFunc(slices.Collect(maps.Values(live)), func(u *unstructured.Unstructured) bool {
+		return u.GetAnnotations()[AnnotationClaim] == claim
+	}) {
+		return nil
+	}
+	var out []string
+	for _, field := range slices.Sorted(maps.Keys(live)) {
+		u := live[field]
+		if c := u.GetAnnotations()[AnnotationClaim]; c != "" && c != claim {
+			out = append(out, fmt.Sprintf("%s %s/%s: annotation %s is %q, not this runtime's %q (which its other objects carry: "+
+				"a create of its name that failed part-way, or an edit by hand); apply writes this runtime's",
+				u.GetKind(), u.GetNamespace(), u.GetName(), AnnotationClaim, c, claim))
 		}
 	}
 	return out

@@ -3,6 +3,9 @@ package kubernetes
 import (
 	"errors"
 	"maps"
+	"net/http"
+	"slices"
+	"strings"
 	"testing"
 
 	"go.uber.org/zap/zaptest"
@@ -150,4 +153,73 @@ func TestIntegrationDestroyOfANamedRuntimeALaterCreateTookOverLeavesIt(t *testin
 	if _, err := e.p.CheckResource(e.ctx, resized, updated); !errors.Is(err, provisioner.ErrResourceNotFound) {
 		t.Fatalf("after the replacement's destroy: %v, want the runtime gone", err)
 	}
+}
+
+// A create of a named runtime that fails part-way (a policy that refuses its Deployment, a Ctrl-C
+// between two of its objects) has written its new claim on the objects it applied, and its error
+// keeps no state (it adopted the runtime: it created nothing to undo), so the state that held the
+// runtime still does, with its own claim on the other objects. Found by a walk on the local
+// control plane: a `terraform apply -replace` of a create_before_destroy runtime, whose Deployment
+// a ValidatingAdmissionPolicy refused, claimed the volume claim anew; the next plan was empty, and
+// `terraform destroy` left every object ("Runtime kept for the resource that replaced it") while no
+// state held them. The holder's refresh must report the objects that carry another claim than its
+// own as drift, and its apply must write its claim on them again. A create that took the whole
+// runtime over (every object carries its claim) is no drift of the older state: the runtime is the
+// later create's.
+func TestIntegrationAClaimAFailedCreateLeftOnSomeObjectsIsDriftOfTheHolder(t *testing.T) {
+	e := newEnv(t, "")
+	holder, opts := e.namedRuntime("orders")
+	claim := parseState(holder.State).Claim
+	refused := e.interceptingProvisioner("", func(req *http.Request) error {
+		if kind, ok := requestKind(req, e.ns); ok && kind == "apply deployments" {
+			return errors.New("refused by a policy")
+		}
+		return nil
+	})
+	refused.SetName("k8s")
+	if _, err := refused.Provision(e.ctx, &provisioner.Resource{ID: holder.ID, Type: provisioner.ResourceTypeRuntime}, opts); err == nil {
+		t.Fatal("the create whose Deployment is refused succeeded")
+	}
+	if claims := e.claims(holder); claims["Deployment"] != claim || !slices.ContainsFunc(slices.Collect(maps.Values(claims)), func(c string) bool { return c != claim }) {
+		t.Fatalf("after the create cut short the objects carry the claims %v; want the holder's %q on the Deployment and another on some object", claims, claim)
+	}
+	if drift := strings.Join(e.driftWith(e.p, holder, opts), "\n"); !strings.Contains(drift, AnnotationClaim) {
+		t.Fatalf("the holder's refresh reported drift %q, want the objects that carry another claim (%s)", drift, AnnotationClaim)
+	}
+	e.provision(e.p, holder, opts)
+	if drift := e.driftWith(e.p, holder, opts); len(drift) != 0 {
+		t.Fatalf("drift after the holder's apply: %q, want none", drift)
+	}
+	for kind, c := range e.claims(holder) {
+		if c != claim {
+			t.Errorf("after the holder's apply its %s carries the claim %q, want its own %q", kind, c, claim)
+		}
+	}
+
+	// A create that takes the whole runtime over.
+	later := e.provision(e.p, &provisioner.Resource{ID: holder.ID, Type: provisioner.ResourceTypeRuntime}, opts)
+	if drift := e.driftWith(e.p, holder, opts); len(drift) != 0 {
+		t.Fatalf("the older state's refresh after a create took the runtime over reported drift %q, want none", drift)
+	}
+	if claims := e.claims(holder); claims["Deployment"] != parseState(later.State).Claim {
+		t.Fatalf("the older state's refresh changed the claims: %v", claims)
+	}
+}
+
+// claims returns the claim (AnnotationClaim) each of r's objects carries, by kind.
+func (e *env) claims(r *provisioner.Resource) map[string]string {
+	e.t.Helper()
+	st, _, names, err := e.p.resolve(r)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	live, err := e.p.readLive(e.ctx, e.c, e.p.namespaceOf(st), names, getObject)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, u := range live {
+		out[u.GetKind()] = u.GetAnnotations()[AnnotationClaim]
+	}
+	return out
 }

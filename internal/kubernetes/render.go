@@ -53,7 +53,8 @@ const (
 	// AnnotationClaim holds a random token that a named runtime's create writes when it creates or
 	// adopts the runtime, and its updates keep (the state records it): the destroy of an earlier
 	// instance (the old half of an interrupted create_before_destroy replacement) finds another
-	// token and leaves the runtime (provisioner.ErrTakenOver). Not compared by CheckResource.
+	// token and leaves the runtime (provisioner.ErrTakenOver). CheckResource compares it only when
+	// the objects carry this state's token and another one (claimDrift).
 	AnnotationClaim = AnnotationPrefix + "claim"
 	// AnnotationEnvironment and AnnotationProjectAnnotations (a JSON object, absent when there are
 	// none) hold rill_runtime's environment and annotations, so that an import restores them as a

@@ -52,6 +52,20 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationDestroyOfANamedRuntimeALaterCreateTookOverLeavesIt"}}},
 	},
 	{
+		Name: "kubernetes-claim-a-failed-create-left-no-drift", Breaks: "the refresh of a named Kubernetes runtime reports objects that a create of its name which failed part-way claimed as drift, so that the holder's apply writes its claim again",
+		File:    "internal/kubernetes/check.go",
+		Search:  "\tdrift = append(drift, claimDrift(live, st.Claim)...)\n",
+		Replace: "\t_ = claimDrift\n",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationAClaimAFailedCreateLeftOnSomeObjectsIsDriftOfTheHolder"}}},
+	},
+	{
+		Name: "kubernetes-claim-taken-over-is-drift", Breaks: "a named Kubernetes runtime that a later create took over whole is no drift of the earlier state (whose apply would take it back)",
+		File:    "internal/kubernetes/check.go",
+		Search:  "if claim == \"\" || !slices.ContainsFunc(",
+		Replace: "if claim == \"\" || false && !slices.ContainsFunc(",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationAClaimAFailedCreateLeftOnSomeObjectsIsDriftOfTheHolder"}}},
+	},
+	{
 		Name: "kubernetes-claim-cut-short-left-as-it-is", Breaks: "a re-apply that adopts a named runtime folds the Update entry a claim cut short left into the Apply entry",
 		File:    "internal/kubernetes/provisioner.go",
 		Search:  "\tfoldLeftClaims(ctx, c, objs, live, log)\n",

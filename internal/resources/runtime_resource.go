@@ -342,7 +342,7 @@ func (r *RuntimeResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	if err != nil && !created && !plan.Name.IsNull() {
-		resp.Diagnostics.AddError("Provisioning the runtime failed", fmt.Sprintf("Provisioner %q: %v\n\nRuntime %s (name %q) was not created by this apply (it failed before it claimed the ID, or the ID was held already: by a runtime that existed before, or that another apply created at the same time), so it was not deprovisioned: what is at the ID stays as it was, for the configuration that manages it (or for the next apply to adopt).", c.name, err, id, plan.Name.ValueString()))
+		resp.Diagnostics.AddError("Provisioning the runtime failed", fmt.Sprintf("Provisioner %q: %v\n\nRuntime %s (name %q) was not created by this apply (it failed before it claimed the ID, or the ID was held already: by a runtime that existed before, or that another apply created at the same time), so it was not deprovisioned: what is at the ID stays, for the configuration that manages it (whose next plan shows as drift what this create applied before it failed) or for the next apply to adopt.", c.name, err, id, plan.Name.ValueString()))
 		return
 	}
 	if err != nil {
