@@ -574,7 +574,9 @@ func (r *RuntimeResource) Delete(ctx context.Context, req resource.DeleteRequest
 		// before its destroy, run by the next apply): the runtime is the later create's.
 		resp.Diagnostics.AddWarning("Runtime kept for the resource that replaced it", fmt.Sprintf("Provisioner %q: %v. "+
 			"This instance leaves the state; the runtime keeps its host and slots. If no state manages it any more "+
-			"(`terraform state rm` where it was taken over), import it here and destroy it again.", c.name, err))
+			"(`terraform state rm` where it was taken over, or the apply that took it over or re-created it was killed before it saved its state: "+
+			"a remote backend saves an apply's state every 20 seconds, and a state put back from a backup is the one from before), "+
+			"import it here (`rill_allocations` lists its `import_id`) and destroy it again.", c.name, err))
 		return
 	}
 	if err != nil {
