@@ -223,3 +223,43 @@ func (e *env) claims(r *provisioner.Resource) map[string]string {
 	}
 	return out
 }
+
+// Of two states that declare one name (two workspaces), the destroy of the one whose create adopted
+// the runtime last frees it, and the other's leaves it (ErrTakenOver), as on a static pool. An
+// update of the other (older) state must not take the runtime back: found by a walk on the local
+// control plane (two Terraform workspaces, "default" created the runtime, "b" adopted it, then
+// default's `apply -var slots=2`): the update wrote default's claim on every object again, so b's
+// destroy left the runtime ("Runtime kept for the resource that replaced it") and default's would
+// have deleted it, volume and all, while b held it. A static pool's update keeps the ledger's
+// created_at. The update applies its arguments, writes the later create's claim, and its state
+// keeps its own.
+func TestIntegrationAnUpdateOfAStateALaterCreateTookOverDoesNotTakeItBack(t *testing.T) {
+	e := newEnv(t, "")
+	older, opts := e.namedRuntime("orders")
+	own := parseState(older.State).Claim
+	later := e.provision(e.p, &provisioner.Resource{ID: older.ID, Type: provisioner.ResourceTypeRuntime}, opts)
+	taken := parseState(later.State).Claim
+	resized := args(2, "v1", false)
+	resized.Name = "orders"
+	updated := e.provision(e.p, older, resized)
+	if got := parseState(updated.State).Claim; got != own {
+		t.Fatalf("the older state's update recorded the claim %q, want its own %q", got, own)
+	}
+	for kind, c := range e.claims(older) {
+		if c != taken {
+			t.Errorf("after the older state's update its %s carries the claim %q, want the later create's %q", kind, c, taken)
+		}
+	}
+	if drift := e.driftWith(e.p, older, resized); len(drift) != 0 {
+		t.Errorf("drift after the older state's update: %q, want none", drift)
+	}
+	if err := e.p.Deprovision(e.ctx, older); !errors.Is(err, provisioner.ErrTakenOver) {
+		t.Fatalf("the older state's destroy after its update: %v, want an error wrapping provisioner.ErrTakenOver", err)
+	}
+	if err := e.p.Deprovision(e.ctx, later); err != nil {
+		t.Fatalf("the later create's destroy: %v", err)
+	}
+	if _, err := e.p.CheckResource(e.ctx, later, resized); !errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Fatalf("after the later create's destroy: %v, want the runtime gone", err)
+	}
+}

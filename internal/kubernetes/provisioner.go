@@ -202,6 +202,16 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 		if live, err = p.checkAdoptable(ctx, c, ns, r.ID, pid, opts.Name); err != nil {
 			return nil, false, err
 		}
+		if later := takenOverBy(live, data.claim); !creating && later != "" {
+			// An update of a state whose runtime a later create of its name took over (another
+			// workspace's): it applies its arguments but leaves the claim to that create, so that
+			// the destroy of the state that adopted the runtime last frees it and this one's leaves it,
+			// as a static pool's update keeps the ledger's created_at. Its state keeps its own claim.
+			log.Info("runtime was taken over by a later create of its name: the update keeps that create's claim")
+			for _, o := range objs {
+				o.obj.SetAnnotations(merge(o.obj.GetAnnotations(), map[string]string{AnnotationClaim: later}))
+			}
+		}
 	}
 	created := creating && opts.Name == ""
 	claimed := false // the claim below created the first object
@@ -368,6 +378,25 @@ func (p *Provisioner) runtimeData(pid, ns string, args *provisioner.RuntimeArgs,
 	data.Namespace = ns
 	data.Provisioner = p.NameInSet()
 	return data
+}
+
+// takenOverBy returns the claim (AnnotationClaim) that a later create of a named runtime's name
+// wrote when it took the runtime over, after the create whose state recorded claim: the one every
+// object that carries a claim carries, when none carries claim ("" when no object carries one, or
+// when some carry claim: claimDrift's repair). A state from before the claim ("") has had its
+// runtime taken over by any create that wrote one.
+func takenOverBy(live map[string]*unstructured.Unstructured, claim string) string {
+	later := ""
+	for _, u := range live {
+		switch c := u.GetAnnotations()[AnnotationClaim]; {
+		case c == "":
+		case c == claim || later != "" && c != later:
+			return ""
+		default:
+			later = c
+		}
+	}
+	return later
 }
 
 // newClaim returns a random claim token (AnnotationClaim).

@@ -66,6 +66,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationAClaimAFailedCreateLeftOnSomeObjectsIsDriftOfTheHolder"}}},
 	},
 	{
+		Name: "kubernetes-update-takes-a-taken-over-runtime-back", Breaks: "an update of a state whose named Kubernetes runtime a later create took over writes that create's claim, not its own, so that only the later state's destroy deletes it",
+		File:    "internal/kubernetes/provisioner.go",
+		Search:  "takenOverBy(live, data.claim); !creating && later != \"\" {",
+		Replace: "takenOverBy(live, data.claim); false && !creating && later != \"\" {",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationAnUpdateOfAStateALaterCreateTookOverDoesNotTakeItBack"}}},
+	},
+	{
 		Name: "kubernetes-claim-cut-short-left-as-it-is", Breaks: "a re-apply that adopts a named runtime folds the Update entry a claim cut short left into the Apply entry",
 		File:    "internal/kubernetes/provisioner.go",
 		Search:  "\tfoldLeftClaims(ctx, c, objs, live, log)\n",
