@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"go.uber.org/zap/zaptest"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
@@ -261,5 +263,69 @@ func TestIntegrationAnUpdateOfAStateALaterCreateTookOverDoesNotTakeItBack(t *tes
 	}
 	if _, err := e.p.CheckResource(e.ctx, later, resized); !errors.Is(err, provisioner.ErrResourceNotFound) {
 		t.Fatalf("after the later create's destroy: %v, want the runtime gone", err)
+	}
+}
+
+// A named runtime created before the claim (its state records none, its objects carry none) was
+// deleted by the destroy of the deposed half of an interrupted create_before_destroy replacement
+// however long it had been managed since, as its state never got a claim: found by a walk on the
+// local control plane (created by the provider before the claim, `apply -var slots=2` with this
+// one, then a `-replace` whose old instance was put back deposed, as an interruption leaves it: the
+// next apply deleted the Deployment, Service and volume claim, and the plan after it was "Runtime no
+// longer exists", "Plan: 1 to add"). A static pool's update records the ledger's created_at. An
+// update of such a state writes a claim and records it; of one whose objects carry a later
+// create's claim, records that one, as the static update records the ledger's.
+func TestIntegrationAnUpdateOfAStateFromBeforeTheClaimRecordsOne(t *testing.T) {
+	e := newEnv(t, "")
+	old, opts := e.namedRuntime("orders")
+	delete(old.State, StateClaim)
+	e.eraseClaims(old)
+	resized := args(2, "v1", false)
+	resized.Name = "orders"
+	updated := e.provision(e.p, old, resized)
+	claim := parseState(updated.State).Claim
+	if claim == "" {
+		t.Fatal("the update of a state from before the claim recorded none")
+	}
+	for kind, c := range e.claims(updated) {
+		if c != claim {
+			t.Errorf("after the update its %s carries the claim %q, want the recorded %q", kind, c, claim)
+		}
+	}
+	deposed := &provisioner.Resource{ID: updated.ID, Type: provisioner.ResourceTypeRuntime, State: maps.Clone(updated.State)}
+	replacement := e.provision(e.p, &provisioner.Resource{ID: updated.ID, Type: provisioner.ResourceTypeRuntime}, resized)
+	if err := e.p.Deprovision(e.ctx, deposed); !errors.Is(err, provisioner.ErrTakenOver) {
+		t.Fatalf("the destroy of the deposed instance: %v, want an error wrapping provisioner.ErrTakenOver", err)
+	}
+
+	// A state from before the claim whose runtime a later create claimed manages it as that create does.
+	unclaimed := &provisioner.Resource{ID: updated.ID, Type: provisioner.ResourceTypeRuntime, State: maps.Clone(replacement.State), Config: replacement.Config}
+	delete(unclaimed.State, StateClaim)
+	if got := parseState(e.provision(e.p, unclaimed, opts).State).Claim; got != parseState(replacement.State).Claim {
+		t.Fatalf("the update of a state from before the claim, of objects a later create claimed, recorded %q, want that create's %q", got, parseState(replacement.State).Claim)
+	}
+}
+
+// eraseClaims removes the claim annotation from r's objects, as a runtime made before the claim has
+// none (a JSON merge patch: another field manager).
+func (e *env) eraseClaims(r *provisioner.Resource) {
+	e.t.Helper()
+	st, _, names, err := e.p.resolve(r)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	live, err := e.p.readLive(e.ctx, e.c, e.p.namespaceOf(st), names, getObject)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	patch := []byte(`{"metadata":{"annotations":{"` + AnnotationClaim + `":null}}}`)
+	for _, u := range live {
+		gvr, err := e.c.resourceFor(e.ctx, u.GroupVersionKind())
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if _, err := e.c.dynamic.Resource(gvr).Namespace(u.GetNamespace()).Patch(e.ctx, u.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			e.t.Fatal(err)
+		}
 	}
 }

@@ -202,14 +202,33 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 		if live, err = p.checkAdoptable(ctx, c, ns, r.ID, pid, opts.Name); err != nil {
 			return nil, false, err
 		}
-		if later := takenOverBy(live, data.claim); !creating && later != "" {
-			// An update of a state whose runtime a later create of its name took over (another
-			// workspace's): it applies its arguments but leaves the claim to that create, so that
-			// the destroy of the state that adopted the runtime last frees it and this one's leaves it,
-			// as a static pool's update keeps the ledger's created_at. Its state keeps its own claim.
-			log.Info("runtime was taken over by a later create of its name: the update keeps that create's claim")
-			for _, o := range objs {
-				o.obj.SetAnnotations(merge(o.obj.GetAnnotations(), map[string]string{AnnotationClaim: later}))
+		if !creating {
+			onObjects := data.claim
+			switch later := takenOverBy(live, data.claim); {
+			case later != "" && data.claim != "":
+				// An update of a state whose runtime a later create of its name took over (another
+				// workspace's): it applies its arguments but leaves the claim to that create, so that
+				// the destroy of the state that adopted the runtime last frees it and this one's leaves
+				// it, as a static pool's update keeps the ledger's created_at. Its state keeps its own.
+				log.Info("runtime was taken over by a later create of its name: the update keeps that create's claim")
+				onObjects = later
+			case later != "":
+				// A state from before the claim manages the runtime as its objects carry it, as a
+				// static pool's update records the ledger's created_at.
+				data.claim, onObjects = later, later
+			case data.claim == "":
+				// A state from before the claim, of objects that carry none: the update claims the
+				// runtime, so that the destroy of an earlier instance (the deposed half of a
+				// create_before_destroy replacement interrupted later) leaves it.
+				if data.claim, err = newClaim(); err != nil {
+					return nil, false, err
+				}
+				onObjects = data.claim
+			}
+			if onObjects != prev.Claim {
+				for _, o := range objs {
+					o.obj.SetAnnotations(merge(o.obj.GetAnnotations(), map[string]string{AnnotationClaim: onObjects}))
+				}
 			}
 		}
 	}

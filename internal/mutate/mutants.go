@@ -68,9 +68,16 @@ var Mutants = []Mutant{
 	{
 		Name: "kubernetes-update-takes-a-taken-over-runtime-back", Breaks: "an update of a state whose named Kubernetes runtime a later create took over writes that create's claim, not its own, so that only the later state's destroy deletes it",
 		File:    "internal/kubernetes/provisioner.go",
-		Search:  "takenOverBy(live, data.claim); !creating && later != \"\" {",
-		Replace: "takenOverBy(live, data.claim); false && !creating && later != \"\" {",
+		Search:  "case later != \"\" && data.claim != \"\":\n\t\t\t\t// An update of a state whose runtime",
+		Replace: "case false && later != \"\" && data.claim != \"\":\n\t\t\t\t// An update of a state whose runtime",
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationAnUpdateOfAStateALaterCreateTookOverDoesNotTakeItBack"}}},
+	},
+	{
+		Name: "kubernetes-update-of-an-unclaimed-state-claims-nothing", Breaks: "an update of a named Kubernetes runtime whose state is from before the claim writes and records one, so that the deposed half of a later interrupted create_before_destroy does not delete it",
+		File:    "internal/kubernetes/provisioner.go",
+		Search:  "\t\t\tcase data.claim == \"\":\n",
+		Replace: "\t\t\tcase false && data.claim == \"\":\n",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationAnUpdateOfAStateFromBeforeTheClaimRecordsOne"}}},
 	},
 	{
 		Name: "kubernetes-claim-cut-short-left-as-it-is", Breaks: "a re-apply that adopts a named runtime folds the Update entry a claim cut short left into the Apply entry",
