@@ -80,6 +80,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationAnUpdateOfAStateFromBeforeTheClaimRecordsOne"}}},
 	},
 	{
+		Name: "static-refresh-of-an-unclaimed-state-claims-nothing", Breaks: "the refresh of a named static runtime whose state is from before the claim records the ledger's created_at, so that the deposed half of a later interrupted create_before_destroy does not free it",
+		File:    "internal/static/provisioner.go",
+		Search:  "\t} else if alloc.Name != \"\" {\n\t\t// An import, or a state from before the claim,",
+		Replace: "\t} else if alloc.Name != \"\" && !recordsAllocation(r) {\n\t\t// An import, or a state from before the claim,",
+		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestARefreshOfAStateFromBeforeTheClaimRecordsTheLedgers"}}},
+	},
+	{
 		Name: "kubernetes-claim-cut-short-left-as-it-is", Breaks: "a re-apply that adopts a named runtime folds the Update entry a claim cut short left into the Apply entry",
 		File:    "internal/kubernetes/provisioner.go",
 		Search:  "\tfoldLeftClaims(ctx, c, objs, live, log)\n",

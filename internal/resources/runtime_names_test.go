@@ -268,8 +268,9 @@ resource "rill_runtime" %q {
 // Two things tell the destroy so: the instance's claim (private state `claimed_at`, checked by
 // Deprovision) and, within one apply, the provider's record of the names it created
 // (namedInstances). The second replacement is of an instance whose state a release before claims
-// wrote (no `claimed_at`), which only the record can tell from a real destroy: the first apply
-// after an upgrade must keep the runtime too.
+// wrote (no `claimed_at`), applied with -refresh=false (a refresh records the ledger's created_at),
+// which only the record can tell from a real destroy: the first apply after an upgrade must keep the
+// runtime too.
 func TestAccRuntime_createBeforeDestroyOfANamedRuntimeKeepsIt(t *testing.T) {
 	acctest.RequireAcc(t)
 	ledger := acctest.SQLiteLedger(t)
@@ -288,9 +289,9 @@ func TestAccRuntime_createBeforeDestroyOfANamedRuntimeKeepsIt(t *testing.T) {
 		w.CheckStateEqualsLedger(ledger, 1)
 	}
 
-	replace := func(step string) {
+	replace := func(step string, args ...string) {
 		t.Helper()
-		out := w.Must("apply", "-auto-approve", "-replace=rill_runtime.orders")
+		out := w.Must(append([]string{"apply", "-auto-approve", "-replace=rill_runtime.orders"}, args...)...)
 		if !strings.Contains(out, "create replacement and then destroy") || !acctest.WordsRegexp("Runtime kept for the resource that replaced it").MatchString(out) {
 			t.Errorf("%s: not a create_before_destroy replacement that kept the runtime:\n%s", step, acctest.Tail(out))
 		}
@@ -303,7 +304,7 @@ func TestAccRuntime_createBeforeDestroyOfANamedRuntimeKeepsIt(t *testing.T) {
 		}
 		delete(ps, "claimed_at")
 	})
-	replace("replacement of an instance whose state records no claim")
+	replace("replacement of an instance whose state records no claim", "-refresh=false")
 
 	w.Write("main.tf", header+acctest.RuntimeBlock("renamed", 1, `name = "orders"`))
 	out := w.Must("apply", "-auto-approve")

@@ -235,3 +235,44 @@ func TestDestroyOfANamedRuntimeALaterCreateTookOverLeavesIt(t *testing.T) {
 		t.Fatalf("the replacement's destroy left %+v", all)
 	}
 }
+
+// A named runtime whose state is from before the claim (no claimed_at) was freed by the destroy of
+// the deposed half of a create_before_destroy replacement interrupted later, however often it was
+// refreshed since: found by a walk (created by a build from before the claim, `terraform apply
+// -refresh-only` and a plain apply with this one, then a `-replace` whose old instance was left
+// deposed, as an interruption leaves it: the next apply freed the runtime, and the plan after it
+// was "Runtime no longer exists", "Plan: 1 to add"). Its first refresh records the ledger's
+// created_at, as an import's does: it manages the runtime as the ledger holds it.
+func TestARefreshOfAStateFromBeforeTheClaimRecordsTheLedgers(t *testing.T) {
+	ctx := context.Background()
+	p, db, _ := newPool(t, twoHosts)
+	p.SetName("pool")
+	id := provisioner.NamedResourceID("pool", "orders")
+	made, err := p.Provision(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, namedOpts("orders", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(made.State, stateClaimedAt)
+	refreshed, err := p.CheckResource(ctx, made, namedOpts("orders", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc, err := db.FindAllocation(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := refreshed.State[stateClaimedAt], strconv.FormatInt(alloc.CreatedAt.UnixMicro(), 10); got != want {
+		t.Fatalf("the refresh of a state from before the claim recorded claimed_at %v, want the ledger's %v", got, want)
+	}
+	time.Sleep(2 * time.Millisecond) // the ledger's timestamps are microseconds
+	if _, err := p.Provision(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}, namedOpts("orders", 1)); err != nil {
+		t.Fatal(err)
+	}
+	deposed := &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime, State: refreshed.State, Config: refreshed.Config}
+	if err := p.Deprovision(ctx, deposed); !errors.Is(err, provisioner.ErrTakenOver) {
+		t.Fatalf("the destroy of the deposed instance: %v, want an error wrapping provisioner.ErrTakenOver", err)
+	}
+	if all, _ := db.ListAllocations(ctx); len(all) != 1 {
+		t.Fatalf("the deposed instance's destroy freed the runtime the replacement holds: ledger %+v", all)
+	}
+}

@@ -40,7 +40,8 @@ const (
 	// that the ledger gave its allocation when this Terraform instance created or adopted it: a create
 	// that adopts what is at the name's ID gives the allocation a new one (database.Allocation's
 	// NewHolder), an update keeps it. Deprovision leaves an allocation whose created_at differs, since
-	// a later create took it over (provisioner.ErrTakenOver). A refresh keeps the recorded value.
+	// a later create took it over (provisioner.ErrTakenOver). A refresh keeps the recorded value, and
+	// records the ledger's when there is none (a state from before the claim), as an import does.
 	stateClaimedAt = "claimed_at"
 )
 
@@ -460,8 +461,12 @@ func (p *Provisioner) CheckResource(ctx context.Context, r *provisioner.Resource
 		// What this instance claimed, not what the ledger holds now: a later create of the name that
 		// took the runtime over must not make this (older) instance's destroy free it.
 		res.State[stateClaimedAt] = claim
-	} else if alloc.Name != "" && !recordsAllocation(r) {
-		// An import manages the runtime as the ledger holds it.
+	} else if alloc.Name != "" {
+		// An import, or a state from before the claim, manages the runtime as the ledger holds it:
+		// from then on the destroy of this instance leaves a runtime that a later create takes over
+		// (the deposed half of an interrupted create_before_destroy replacement). Recording nothing
+		// would free it, as before the claim; recording the ledger's frees it in every case where
+		// that did (this instance deposed, or another state's create adopted the runtime since).
 		res.State[stateClaimedAt] = strconv.FormatInt(alloc.CreatedAt.UnixMicro(), 10)
 	}
 	for _, k := range unobserved {
