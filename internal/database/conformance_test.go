@@ -297,23 +297,32 @@ func TestUpsertKeepsCreatedAt(t *testing.T) {
 // gets a new created_at, which tells that holder's claim from the earlier one's: the static
 // provisioner records it, and the destroy of an earlier holder (a create_before_destroy replacement
 // interrupted before it destroyed the old instance) then leaves the runtime to the new one.
+// allocateThenTakeOver allocates id, then gives the allocation a new holder (Allocation.NewHolder) a
+// little later, as a create adopting a named runtime does; it returns both allocations.
+func allocateThenTakeOver(t *testing.T, db DB, id string) (first, taken *Allocation) {
+	t.Helper()
+	ctx := testContext(t)
+	first, err := db.Allocate(ctx, id, fixed("h1", 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Millisecond) // the ledger's timestamps are microseconds
+	taken, err = db.Allocate(ctx, id, func(current *Allocation, _ map[string]int) (*Allocation, error) {
+		next := *current
+		next.NewHolder = true
+		return &next, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return first, taken
+}
+
 func TestUpsertGivesANewHolderANewCreatedAt(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := testContext(t)
 		db := mustOpen(t, dsn)
-		first, err := db.Allocate(ctx, "r1", fixed("h1", 2))
-		if err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(2 * time.Millisecond)
-		taken, err := db.Allocate(ctx, "r1", func(current *Allocation, _ map[string]int) (*Allocation, error) {
-			next := *current
-			next.NewHolder = true
-			return &next, nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		first, taken := allocateThenTakeOver(t, db, "r1")
 		if !taken.CreatedAt.After(first.CreatedAt) || !taken.CreatedAt.Equal(taken.UpdatedAt) {
 			t.Fatalf("a new holder's created_at: %v after %v (updated_at %v), want the write's time", taken.CreatedAt, first.CreatedAt, taken.UpdatedAt)
 		}
@@ -331,6 +340,45 @@ func TestUpsertGivesANewHolderANewCreatedAt(t *testing.T) {
 		}
 		if found, err := db.FindAllocation(ctx, "r1"); err != nil || !found.CreatedAt.Equal(taken.CreatedAt) {
 			t.Errorf("FindAllocation = %+v, %v; want created_at %v", found, err, taken.CreatedAt)
+		}
+	})
+}
+
+// A destroy deletes a claimed allocation only while it still carries the holder's created_at: the
+// check and the delete are one statement, so a new holder's write (a create adopting the runtime in
+// another workspace) keeps it whenever it lands. The claim is given as the static provisioner records
+// it, Unix microseconds, and in another time zone, so that the comparison is of the instant.
+func TestDeleteAllocationClaimedAtKeepsAnAllocationThatHasANewHolder(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := testContext(t)
+		db := mustOpen(t, dsn)
+		claimOf := func(a *Allocation) time.Time {
+			return time.UnixMicro(a.CreatedAt.UnixMicro()).In(time.FixedZone("UTC+5", 5*3600))
+		}
+		first, taken := allocateThenTakeOver(t, db, "r1")
+
+		deleted, err := db.DeleteAllocationClaimedAt(ctx, "r1", claimOf(first))
+		var nh *NewHolderError
+		if deleted || !errors.As(err, &nh) || !errors.Is(err, ErrNewHolder) || !nh.Current.CreatedAt.Equal(taken.CreatedAt) || nh.Current.Name != taken.Name {
+			t.Fatalf("the earlier holder's delete = %v, %v; want a *NewHolderError with the allocation's created_at %v", deleted, err, taken.CreatedAt)
+		}
+		if found, err := db.FindAllocation(ctx, "r1"); err != nil || !found.CreatedAt.Equal(taken.CreatedAt) {
+			t.Fatalf("after the earlier holder's delete: %+v, %v; want the new holder's allocation kept", found, err)
+		}
+
+		if _, err := mustOpenReadOnly(t, dsn).DeleteAllocationClaimedAt(ctx, "r1", claimOf(taken)); !errors.Is(err, ErrReadOnly) {
+			t.Errorf("DeleteAllocationClaimedAt on a read-only handle = %v, want ErrReadOnly", err)
+		}
+
+		if deleted, err := db.DeleteAllocationClaimedAt(ctx, "r1", claimOf(taken)); err != nil || !deleted {
+			t.Fatalf("the holder's delete = %v, %v; want true, nil", deleted, err)
+		}
+		if _, err := db.FindAllocation(ctx, "r1"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("after the holder's delete: %v, want ErrNotFound", err)
+		}
+		// Gone already is success, as for DeleteAllocation.
+		if deleted, err := db.DeleteAllocationClaimedAt(ctx, "r1", claimOf(taken)); err != nil || deleted {
+			t.Fatalf("a second delete = %v, %v; want false, nil", deleted, err)
 		}
 	})
 }

@@ -8,6 +8,7 @@ package database
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -75,4 +76,42 @@ type DB interface {
 	// DeleteAllocation removes a resource's allocation. It reports whether one existed; a missing
 	// allocation is not an error.
 	DeleteAllocation(ctx context.Context, resourceID string) (bool, error)
+	// DeleteAllocationClaimedAt removes a resource's allocation only while its created_at is still
+	// createdAt, the claim of the holder that deletes it (see Allocation.NewHolder): the check and the
+	// delete are one statement, so a new holder's write that commits first keeps the allocation, at
+	// whatever instant it comes. It reports whether one existed; a missing allocation is not an error,
+	// and one that carries another created_at is kept and returned in a *NewHolderError.
+	DeleteAllocationClaimedAt(ctx context.Context, resourceID string, createdAt time.Time) (bool, error)
+}
+
+// ErrNewHolder is wrapped by DeleteAllocationClaimedAt's error when the allocation has a new holder.
+var ErrNewHolder = errors.New("the allocation has a new holder")
+
+// NewHolderError is DeleteAllocationClaimedAt's error when the allocation's created_at is not the one
+// it was given: a new holder took the allocation over (Allocation.NewHolder), and nothing was deleted.
+// It wraps ErrNewHolder.
+type NewHolderError struct {
+	Claimed time.Time   // the created_at the caller held the allocation by
+	Current *Allocation // the allocation as the delete found it
+}
+
+func (e *NewHolderError) Error() string {
+	return fmt.Sprintf("allocation %s was not deleted: its created_at is %s, not %s", e.Current.ResourceID,
+		e.Current.CreatedAt.UTC().Format(time.RFC3339Nano), e.Claimed.UTC().Format(time.RFC3339Nano))
+}
+
+// Unwrap returns ErrNewHolder.
+func (e *NewHolderError) Unwrap() error { return ErrNewHolder }
+
+// keptForANewHolder is what DeleteAllocationClaimedAt reports when its delete matched no row, given
+// the driver's read of the row in the same transaction: none (gone already: success, as
+// DeleteAllocation's), or another holder's.
+func keptForANewHolder(current *Allocation, err error, claimed time.Time) error {
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	}
+	return &NewHolderError{Claimed: claimed, Current: current}
 }

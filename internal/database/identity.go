@@ -163,6 +163,10 @@ func (a *absentDB) DeleteAllocation(context.Context, string) (bool, error) {
 	return false, fmt.Errorf("ledger %s: %w", a.location, ErrReadOnly)
 }
 
+func (a *absentDB) DeleteAllocationClaimedAt(ctx context.Context, resourceID string, _ time.Time) (bool, error) {
+	return a.DeleteAllocation(ctx, resourceID)
+}
+
 // identityKey is the ledger_meta key of the ledger's identity (migration 0003).
 const identityKey = "ledger_id"
 

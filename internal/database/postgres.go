@@ -458,8 +458,11 @@ const (
 const (
 	pgFindQuery   = `SELECT ` + pgColumns + ` FROM allocations WHERE resource_id = $1`
 	pgDeleteQuery = `DELETE FROM allocations WHERE resource_id = $1`
-	pgListQuery   = `SELECT ` + pgColumns + ` FROM allocations ORDER BY host COLLATE "C", resource_id COLLATE "C"`
-	pgMetaQuery   = `SELECT value FROM ledger_meta WHERE key = $1`
+	// pgDeleteClaimedAtQuery is DeleteAllocationClaimedAt's: the holder's check and the delete in one
+	// statement.
+	pgDeleteClaimedAtQuery = `DELETE FROM allocations WHERE resource_id = $1 AND created_at = $2`
+	pgListQuery            = `SELECT ` + pgColumns + ` FROM allocations ORDER BY host COLLATE "C", resource_id COLLATE "C"`
+	pgMetaQuery            = `SELECT value FROM ledger_meta WHERE key = $1`
 )
 
 // pgUpsertQuery writes an allocation; its 11th parameter is Allocation.NewHolder.
@@ -614,16 +617,43 @@ func (p *postgresDB) UsedSlotsByHost(ctx context.Context) (map[string]int, error
 }
 
 func (p *postgresDB) DeleteAllocation(ctx context.Context, resourceID string) (bool, error) {
+	return p.deleteAllocation(ctx, resourceID, func(tx pgx.Tx) (bool, error) {
+		tag, err := tx.Exec(ctx, pgDeleteQuery, resourceID)
+		return tag.RowsAffected() > 0, err
+	})
+}
+
+func (p *postgresDB) DeleteAllocationClaimedAt(ctx context.Context, resourceID string, createdAt time.Time) (bool, error) {
+	return p.deleteAllocation(ctx, resourceID, func(tx pgx.Tx) (bool, error) {
+		// created_at is a timestamptz, microseconds like the claim: pgx sends the time.Time as one,
+		// exactly. READ COMMITTED: a DELETE that waited for the row lock of an Allocate's upsert
+		// checks created_at again on the row that Allocate committed.
+		tag, err := tx.Exec(ctx, pgDeleteClaimedAtQuery, resourceID, createdAt)
+		if err != nil || tag.RowsAffected() > 0 {
+			return tag.RowsAffected() > 0, err
+		}
+		// Why nothing matched: the row is gone, or another holder's (a statement of its own, so it
+		// sees what committed since the DELETE's).
+		current, err := pgFind(ctx, tx, pgFindQuery, resourceID)
+		return false, keptForANewHolder(current, err, createdAt)
+	})
+}
+
+// deleteAllocation runs del, the statements of a delete of resourceID's allocation, in lockBounded's
+// transaction. A *NewHolderError from del comes back as it is: the ledger did what it was asked.
+func (p *postgresDB) deleteAllocation(ctx context.Context, resourceID string, del func(tx pgx.Tx) (bool, error)) (bool, error) {
 	if p.readOnly {
 		return false, p.named("delete allocation "+strconv.Quote(resourceID), ErrReadOnly)
 	}
 	start := time.Now()
 	var deleted bool
-	err := p.lockBounded(ctx, start, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, pgDeleteQuery, resourceID)
-		deleted = tag.RowsAffected() > 0
+	err := p.lockBounded(ctx, start, func(tx pgx.Tx) (err error) {
+		deleted, err = del(tx)
 		return err
 	})
+	if nh := (*NewHolderError)(nil); errors.As(err, &nh) {
+		return false, nh
+	}
 	if err != nil {
 		return false, p.wrap(ctx, start, "delete allocation "+strconv.Quote(resourceID), err)
 	}

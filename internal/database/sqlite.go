@@ -554,8 +554,11 @@ const (
 const (
 	sqliteFindQuery   = `SELECT ` + sqliteColumns + ` FROM allocations WHERE resource_id = ?`
 	sqliteDeleteQuery = `DELETE FROM allocations WHERE resource_id = ?`
-	sqliteListQuery   = `SELECT ` + sqliteColumns + ` FROM allocations ORDER BY host, resource_id`
-	sqliteMetaQuery   = `SELECT value FROM ledger_meta WHERE key = ?`
+	// sqliteDeleteClaimedAtQuery is DeleteAllocationClaimedAt's: the holder's check and the delete in
+	// one statement.
+	sqliteDeleteClaimedAtQuery = `DELETE FROM allocations WHERE resource_id = ? AND created_at = ?`
+	sqliteListQuery            = `SELECT ` + sqliteColumns + ` FROM allocations ORDER BY host, resource_id`
+	sqliteMetaQuery            = `SELECT value FROM ledger_meta WHERE key = ?`
 )
 
 // sqliteUpsertQuery writes an allocation; its 12th parameter is Allocation.NewHolder.
@@ -729,6 +732,37 @@ func (s *sqliteDB) UsedSlotsByHost(ctx context.Context) (map[string]int, error) 
 }
 
 func (s *sqliteDB) DeleteAllocation(ctx context.Context, resourceID string) (bool, error) {
+	return s.deleteAllocation(ctx, resourceID, func(tx *sql.Tx) (bool, error) {
+		return sqliteDeleted(tx.ExecContext(ctx, sqliteDeleteQuery, resourceID))
+	})
+}
+
+func (s *sqliteDB) DeleteAllocationClaimedAt(ctx context.Context, resourceID string, createdAt time.Time) (bool, error) {
+	return s.deleteAllocation(ctx, resourceID, func(tx *sql.Tx) (bool, error) {
+		// created_at is an INTEGER of Unix microseconds (migration 0001; Allocate writes UnixMicro).
+		deleted, err := sqliteDeleted(tx.ExecContext(ctx, sqliteDeleteClaimedAtQuery, resourceID, createdAt.UnixMicro()))
+		if err != nil || deleted {
+			return deleted, err
+		}
+		// Why nothing matched, read under the same write lock: no write came between.
+		current, err := sqliteFind(ctx, tx, sqliteFindQuery, resourceID)
+		return false, keptForANewHolder(current, err, createdAt)
+	})
+}
+
+// sqliteDeleted reports whether a DELETE's result removed a row.
+func sqliteDeleted(res sql.Result, err error) (bool, error) {
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// deleteAllocation runs del, the statements of a delete of resourceID's allocation, in a write
+// transaction (the writer queue, retryBusy). A *NewHolderError from del comes back as it is: the
+// ledger did what it was asked.
+func (s *sqliteDB) deleteAllocation(ctx context.Context, resourceID string, del func(tx *sql.Tx) (bool, error)) (bool, error) {
 	start := time.Now()
 	if s.readOnly {
 		return false, s.wrap(ctx, start, "delete allocation "+strconv.Quote(resourceID), ErrReadOnly)
@@ -743,20 +777,19 @@ func (s *sqliteDB) DeleteAllocation(ctx context.Context, resourceID string) (boo
 			return err
 		}
 		defer func() { _ = tx.Rollback() }()
-		res, err := tx.ExecContext(ctx, sqliteDeleteQuery, resourceID)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
+		n, err := del(tx)
 		if err != nil {
 			return err
 		}
 		if err := tx.Commit(); err != nil {
 			return err
 		}
-		deleted = n > 0
+		deleted = n
 		return nil
 	})
+	if nh := (*NewHolderError)(nil); errors.As(err, &nh) {
+		return false, nh
+	}
 	if err != nil {
 		return false, s.wrap(ctx, start, "delete allocation "+strconv.Quote(resourceID), err)
 	}

@@ -31,11 +31,13 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestResizeInPlaceWhenTheHostHasRoomAndFailsClearlyOtherwise"}}},
 	},
 	{
-		Name: "static-destroy-frees-a-taken-over-runtime", Breaks: "the destroy of an earlier instance of a named runtime (an interrupted create_before_destroy) leaves it to the later create",
+		// Without the look's check the delete's own check still leaves the runtime, after the ledger's
+		// write lock: what the look adds is that it waits for no writer.
+		Name: "static-destroy-frees-a-taken-over-runtime", Breaks: "the destroy of an earlier instance of a named runtime (an interrupted create_before_destroy) leaves it to the later create without waiting for the ledger's write lock",
 		File:    "internal/static/provisioner.go",
 		Search:  "\tcase err == nil && recorded && claim != ",
 		Replace: "\tcase false && err == nil && recorded && claim != ",
-		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestDestroyOfANamedRuntimeALaterCreateTookOverLeavesIt"}}},
+		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestDestroyOfATakenOverRuntimeDoesNotWaitForTheWriteLock"}}},
 	},
 	{
 		Name: "static-adoption-keeps-the-claim", Breaks: "a create that adopts a named runtime claims it anew in the ledger",
@@ -43,6 +45,13 @@ var Mutants = []Mutant{
 		Search:  "next.NewHolder = !update",
 		Replace: "next.NewHolder = false",
 		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestDestroyOfANamedRuntimeALaterCreateTookOverLeavesIt"}}},
+	},
+	{
+		Name: "static-destroy-deletes-unconditionally", Breaks: "a destroy of a named runtime leaves it to a create in another workspace that adopts it between the destroy's look and its delete",
+		File:    "internal/static/provisioner.go",
+		Search:  "existed, err = p.db.DeleteAllocationClaimedAt(ctx, r.ID, time.UnixMicro(claimedAt))",
+		Replace: "existed, err = p.db.DeleteAllocation(ctx, r.ID)\n\t\t_ = claimedAt",
+		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestDestroyOfANamedRuntimeLeavesItToACreateThatAdoptsItAfterTheLook", "TestDestroyOfANamedRuntimeALaterCreateTookOverLeavesIt"}}},
 	},
 	{
 		Name: "kubernetes-destroy-deletes-a-taken-over-runtime", Breaks: "the destroy of an earlier instance of a named Kubernetes runtime (an interrupted create_before_destroy) leaves its objects to the later create",

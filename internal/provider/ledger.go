@@ -252,3 +252,11 @@ func (l *lazyLedger) DeleteAllocation(ctx context.Context, resourceID string) (b
 	}
 	return db.DeleteAllocation(ctx, resourceID)
 }
+
+func (l *lazyLedger) DeleteAllocationClaimedAt(ctx context.Context, resourceID string, createdAt time.Time) (bool, error) {
+	db, err := l.write.get(ctx)
+	if err != nil {
+		return false, err
+	}
+	return db.DeleteAllocationClaimedAt(ctx, resourceID, createdAt)
+}

@@ -221,7 +221,7 @@ resource "rill_runtime" "rt" {
 `)
 	path := filepath.Join(dir, "ledger.db")
 	ledgertest.Open(t, "sqlite://"+path)
-	tx := holdSQLiteWriteLock(t, path)
+	tx := ledgertest.HoldSQLiteWriteLock(t, path)
 
 	tf := acctest.WorkspaceIn(t, dir, acctest.TraceLog, envnames.LedgerDSN+"=sqlite://"+path).Run
 	start := time.Now()

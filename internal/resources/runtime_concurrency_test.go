@@ -3,7 +3,6 @@ package resources_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"fmt"
 	"net/url"
 	"os"
@@ -100,7 +99,7 @@ const sqliteBusyLogLine = "ledger busy, retrying"
 // wait for it. SQLite keeps no list of waiters, so the waiters' own word is the evidence.
 func holdSQLiteLockUntilBothWait(t *testing.T, path string, done <-chan struct{}, logs [2]string) func() error {
 	t.Helper()
-	tx := holdSQLiteWriteLock(t, path)
+	tx := ledgertest.HoldSQLiteWriteLock(t, path)
 	return func() error {
 		defer func() { _ = tx.Rollback() }() // releases the lock
 		return untilBothWait(t, done, "the ledger file's write lock", func() ([]string, error) {
@@ -117,24 +116,6 @@ func holdSQLiteLockUntilBothWait(t *testing.T, path string, done <-chan struct{}
 			return waiting, nil
 		})
 	}
-}
-
-// holdSQLiteWriteLock begins a write transaction (BEGIN IMMEDIATE) on the SQLite file at path through
-// a connection of its own: to the provider processes, another process's writer holding the file's
-// write lock until the returned transaction ends (at the latest when the test does).
-func holdSQLiteWriteLock(t *testing.T, path string) *sql.Tx {
-	t.Helper()
-	raw, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: path, RawQuery: "_txlock=immediate"}).String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = raw.Close() })
-	tx, err := raw.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tx.Rollback() })
-	return tx
 }
 
 // untilBothWait polls waiting (the names of the applies that wait for what) until it names both

@@ -3,12 +3,18 @@ package static
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"reflect"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+
+	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
+	"github.com/rill-provisioner/terraform-provider-rill/internal/testutil/ledgertest"
 )
 
 func namedOpts(name string, slots int) *provisioner.ResourceOptions {
@@ -169,15 +175,8 @@ func TestAllocatedListsOwnAllocationsOnly(t *testing.T) {
 func TestDestroyOfANamedRuntimeALaterCreateTookOverLeavesIt(t *testing.T) {
 	ctx := context.Background()
 	p, db, _ := newPool(t, twoHosts)
-	p.SetName("pool")
-	id := provisioner.NamedResourceID("pool", "orders")
-	fresh := func() *provisioner.Resource {
-		return &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}
-	}
-	old, err := p.Provision(ctx, fresh(), namedOpts("orders", 1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	old, fresh := provisionOrders(t, p)
+	id := old.ID
 	refreshedOld, err := p.CheckResource(ctx, old, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -274,5 +273,106 @@ func TestARefreshOfAStateFromBeforeTheClaimRecordsTheLedgers(t *testing.T) {
 	}
 	if all, _ := db.ListAllocations(ctx); len(all) != 1 {
 		t.Fatalf("the deposed instance's destroy freed the runtime the replacement holds: ledger %+v", all)
+	}
+}
+
+// provisionOrders creates the runtime named "orders" on p, as the set's entry "pool", and returns it
+// with fresh, which returns a new resource of its ID (another instance's create).
+func provisionOrders(t *testing.T, p *Provisioner) (first *provisioner.Resource, fresh func() *provisioner.Resource) {
+	t.Helper()
+	p.SetName("pool")
+	id := provisioner.NamedResourceID("pool", "orders")
+	fresh = func() *provisioner.Resource {
+		return &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime}
+	}
+	first, err := p.Provision(context.Background(), fresh(), namedOpts("orders", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return first, fresh
+}
+
+// adoptsAfterTheLook is the ledger with a create that adopts a runtime landing right after a
+// FindAllocation of it (once): between Deprovision's look and its delete.
+type adoptsAfterTheLook struct {
+	database.DB
+	adopt func()
+	once  sync.Once
+}
+
+func (l *adoptsAfterTheLook) FindAllocation(ctx context.Context, resourceID string) (*database.Allocation, error) {
+	a, err := l.DB.FindAllocation(ctx, resourceID)
+	l.once.Do(l.adopt)
+	return a, err
+}
+
+// A create in another workspace that adopts the runtime between the destroy's look at the allocation
+// and its delete keeps it: the destroy's check and delete are one statement of the ledger.
+func TestDestroyOfANamedRuntimeLeavesItToACreateThatAdoptsItAfterTheLook(t *testing.T) {
+	ctx := context.Background()
+	p, db, _ := newPool(t, twoHosts)
+	old, fresh := provisionOrders(t, p)
+	id := old.ID
+	var adopted *provisioner.Resource
+	var adoptErr error
+	other, err := New([]byte(twoHosts), db, zap.NewNop()) // another workspace's provider, same ledger
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.(*Provisioner).SetName("pool")
+	look := &adoptsAfterTheLook{DB: db, adopt: func() {
+		time.Sleep(2 * time.Millisecond) // the ledger's timestamps are microseconds
+		adopted, adoptErr = other.Provision(ctx, fresh(), namedOpts("orders", 1))
+	}}
+	destroyer, err := New([]byte(twoHosts), look, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	destroyer.(*Provisioner).SetName("pool")
+
+	err = destroyer.Deprovision(ctx, &provisioner.Resource{ID: id, Type: provisioner.ResourceTypeRuntime, State: old.State, Config: old.Config})
+	if adoptErr != nil {
+		t.Fatal(adoptErr)
+	}
+	if adopted == nil || adopted.State[stateClaimedAt] == old.State[stateClaimedAt] {
+		t.Fatalf("the adoption did not land between the look and the delete, or kept the old claim: %+v", adopted)
+	}
+	var taken *TakenOverError
+	if !errors.Is(err, provisioner.ErrTakenOver) || !errors.As(err, &taken) || taken.Name != "orders" ||
+		strconv.FormatInt(taken.ClaimedAt.UnixMicro(), 10) != adopted.State[stateClaimedAt] {
+		t.Fatalf("the destroy: %v, want a *TakenOverError naming the adoption's claim %v", err, adopted.State[stateClaimedAt])
+	}
+	if a, err := db.FindAllocation(ctx, id); err != nil || strconv.FormatInt(a.CreatedAt.UnixMicro(), 10) != adopted.State[stateClaimedAt] {
+		t.Fatalf("the destroy freed the runtime that the adoption holds: %+v, %v", a, err)
+	}
+	// The adopter's own destroy frees it.
+	if err := other.Deprovision(ctx, adopted); err != nil {
+		t.Fatal(err)
+	}
+	if all, _ := db.ListAllocations(ctx); len(all) != 0 {
+		t.Fatalf("the adopter's destroy left %+v", all)
+	}
+}
+
+// The destroy of an instance whose runtime a later create took over writes nothing, so it waits for
+// no other writer: the look before the delete tells it, and the delete that checks the claim again
+// in its statement (which takes the ledger's write lock) is for a runtime still this instance's. An
+// apply whose ledger another apply is busy writing destroys old instances without waiting.
+func TestDestroyOfATakenOverRuntimeDoesNotWaitForTheWriteLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	p, err := New([]byte(twoHosts), ledgertest.Open(t, "sqlite://"+path), zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, fresh := provisionOrders(t, p.(*Provisioner))
+	time.Sleep(2 * time.Millisecond) // the ledger's timestamps are microseconds
+	if _, err := p.Provision(context.Background(), fresh(), namedOpts("orders", 1)); err != nil {
+		t.Fatal(err)
+	}
+	ledgertest.HoldSQLiteWriteLock(t, path) // another process's writer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := p.Deprovision(ctx, old); !errors.Is(err, provisioner.ErrTakenOver) {
+		t.Fatalf("the old instance's destroy while another writer holds the ledger: %v, want an error wrapping provisioner.ErrTakenOver at once", err)
 	}
 }

@@ -286,21 +286,42 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 	// Look before deleting: reads never wait for the write lock, so undoing a create that allocated
 	// nothing (say, because another writer holds the lock) needs no lock either.
 	alloc, err := p.db.FindAllocation(ctx, r.ID)
-	switch claim, recorded := claimOf(r); {
+	claim, recorded := claimOf(r)
+	switch {
 	case errors.Is(err, database.ErrNotFound):
 		p.logger.Info("runtime has no allocation to free", zap.String("resource_id", r.ID))
 		return nil
 	case err == nil && recorded && claim != strconv.FormatInt(alloc.CreatedAt.UnixMicro(), 10):
-		p.logger.Info("runtime was taken over by a later create of its name: leaving it", zap.String("resource_id", r.ID),
-			zap.String("claimed_at", claim), zap.Time("allocation_created_at", alloc.CreatedAt))
-		return &TakenOverError{ResourceID: r.ID, Name: alloc.Name, ClaimedAt: alloc.CreatedAt}
+		return p.takenOver(r, claim, alloc)
 	}
-	existed, err := p.db.DeleteAllocation(ctx, r.ID)
+	var existed bool
+	if recorded {
+		// The look is not enough: a create adopting the runtime (another workspace) may commit between
+		// it and the delete, so the delete checks the claim again, in its own statement.
+		claimedAt, perr := strconv.ParseInt(claim, 10, 64)
+		if perr != nil {
+			return fmt.Errorf("runtime %s: its state's %s %q is not Unix microseconds: %w", r.ID, stateClaimedAt, claim, perr)
+		}
+		existed, err = p.db.DeleteAllocationClaimedAt(ctx, r.ID, time.UnixMicro(claimedAt))
+	} else {
+		existed, err = p.db.DeleteAllocation(ctx, r.ID)
+	}
+	if nh := (*database.NewHolderError)(nil); errors.As(err, &nh) {
+		return p.takenOver(r, claim, nh.Current)
+	}
 	if err != nil {
 		return fmt.Errorf("freeing the slots of runtime %s: %w", r.ID, err)
 	}
 	p.logger.Info("freed runtime slots", zap.String("resource_id", r.ID), zap.Bool("existed", existed))
 	return nil
+}
+
+// takenOver logs and returns Deprovision's error for a runtime whose allocation, alloc, a later
+// create of its name took over from the claim this state recorded.
+func (p *Provisioner) takenOver(r *provisioner.Resource, claim string, alloc *database.Allocation) error {
+	p.logger.Info("runtime was taken over by a later create of its name: leaving it", zap.String("resource_id", r.ID),
+		zap.String("claimed_at", claim), zap.Time("allocation_created_at", alloc.CreatedAt))
+	return &TakenOverError{ResourceID: r.ID, Name: alloc.Name, ClaimedAt: alloc.CreatedAt}
 }
 
 // claimOf returns the claim a named runtime's state recorded (stateClaimedAt), if any: states from

@@ -5,6 +5,8 @@ package ledgertest
 
 import (
 	"context"
+	"database/sql"
+	"net/url"
 	"testing"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/database"
@@ -20,4 +22,22 @@ func Open(t testing.TB, dsn string) database.DB {
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	return db
+}
+
+// HoldSQLiteWriteLock begins a write transaction (BEGIN IMMEDIATE) on the SQLite file at path through
+// a connection of its own: to the provider processes, another process's writer holding the file's
+// write lock until the returned transaction ends (at the latest when the test does).
+func HoldSQLiteWriteLock(t testing.TB, path string) *sql.Tx {
+	t.Helper()
+	raw, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: path, RawQuery: "_txlock=immediate"}).String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = raw.Close() })
+	tx, err := raw.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback() })
+	return tx
 }
