@@ -11,7 +11,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/rill-provisioner/terraform-provider-rill/internal/provisioner"
 )
@@ -43,18 +45,21 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 	}
 	defer wrote(c, st.Namespace)
 	log := p.logger.With(zap.String("resource_id", r.ID), zap.String("namespace", st.Namespace))
+	takenOver := func(u *unstructured.Unstructured) error {
+		log.Info("runtime was taken over by a later create of its name: leaving it", zap.String("kind", u.GetKind()), zap.String("name", u.GetName()))
+		return &TakenOverError{ResourceID: r.ID, Name: u.GetAnnotations()[AnnotationName], Namespace: st.Namespace}
+	}
+	var live map[string]*unstructured.Unstructured
 	if st.Claim != "" {
 		// A named runtime that a later create took over (this is the old half of an interrupted
 		// create_before_destroy replacement, say) is the later instance's: deleting it would delete
 		// the objects and the volume that instance uses.
-		live, err := p.readLive(ctx, c, st.Namespace, names, getObject)
-		if err != nil {
+		if live, err = p.readLive(ctx, c, st.Namespace, names, getObject); err != nil {
 			return bounded(err)
 		}
 		for _, u := range live {
-			if claim := u.GetAnnotations()[AnnotationClaim]; claim != "" && claim != st.Claim {
-				log.Info("runtime was taken over by a later create of its name: leaving it", zap.String("kind", u.GetKind()), zap.String("name", u.GetName()))
-				return &TakenOverError{ResourceID: r.ID, Name: u.GetAnnotations()[AnnotationName], Namespace: st.Namespace}
+			if claimedByAnother(u, st.Claim) {
+				return takenOver(u)
 			}
 		}
 	}
@@ -78,7 +83,23 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 			continue
 		}
 		fg := metav1.DeletePropagationForeground
-		err = c.dynamic.Resource(gvr).Namespace(st.Namespace).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &fg})
+		opts := metav1.DeleteOptions{PropagationPolicy: &fg}
+		objects := c.dynamic.Resource(gvr).Namespace(st.Namespace)
+		if st.Claim == "" {
+			err = objects.Delete(ctx, name, opts)
+		} else if read := live[mt.slot.field]; read == nil {
+			continue // missing when read: nothing of this instance's to delete (an adoption may have made it since)
+		} else {
+			if beforeClaimedDelete != nil {
+				beforeClaimedDelete(mt.gvk.Kind)
+			}
+			var taker *unstructured.Unstructured
+			if taker, err = deleteAsRead(ctx, objects, read, st.Claim, opts); taker != nil {
+				// Deleted so far: only objects after the one the adoption had reached (see
+				// deleteAsRead); its apply makes them again as it goes on.
+				return takenOver(taker)
+			}
+		}
 		switch {
 		case err == nil:
 			log.Info("deleting", zap.String("kind", mt.gvk.Kind), zap.String("name", name))
@@ -124,9 +145,61 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 	}
 }
 
+// beforeClaimedDelete, when set (by tests only; nil in production), runs in Deprovision of a claimed
+// runtime before each object's delete, with its kind: the first call comes between the read of the
+// objects and the deletes, where a create adopting the runtime can land, the others between deletes.
+var beforeClaimedDelete func(kind string)
+
+// claimedByAnother reports whether u carries a claim (AnnotationClaim) other than claim: a later create
+// of the name took it over. An object without one is not another's: runtimes made before claims
+// have none.
+func claimedByAnother(u *unstructured.Unstructured, claim string) bool {
+	c := u.GetAnnotations()[AnnotationClaim]
+	return c != "" && c != claim
+}
+
+// deleteAsRead deletes obj, one of a claimed runtime's objects as Deprovision read it, only while the
+// server holds it as read: the delete's preconditions are its UID and resourceVersion. A create that
+// adopts the runtime applies its objects with its own claim, and each apply gives the object a new
+// resourceVersion, so that whatever the adoption wrote since the read is not deleted.
+//
+// Why this keeps the volume of an adoption: the adoption applies in apply order, the volume first,
+// and Deprovision deletes in reverse, the volume last. An adoption that wrote anything after the
+// read wrote the volume first, so the volume's delete (if no earlier one) is refused; the objects
+// deleted before that are only those the adoption had not applied yet, which its apply makes again
+// as it goes on (one it applies while still being deleted, foreground deletion waiting for its
+// dependents, goes after all: its next plan finds it missing and applies it again). An adoption
+// that wrote before the read left its claim there, and Deprovision stopped before any delete.
+//
+// Controllers write too (a Deployment's status, a volume claim's binding), which also refuses the
+// delete (409 Conflict): obj is then read again, and deleted as read then while it carries claim (or
+// none); one that carries another claim is returned (taker) and left. It tries until ctx ends.
+func deleteAsRead(ctx context.Context, objects dynamic.ResourceInterface, obj *unstructured.Unstructured, claim string, opts metav1.DeleteOptions) (taker *unstructured.Unstructured, err error) {
+	for refused := 0; ; refused++ {
+		uid, rv := obj.GetUID(), obj.GetResourceVersion()
+		opts.Preconditions = &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}
+		err = objects.Delete(ctx, obj.GetName(), opts)
+		if err == nil || !apierrors.IsConflict(err) {
+			if err != nil && refused > 0 && !apierrors.IsNotFound(err) {
+				err = fmt.Errorf("waiting for it to stop changing (a controller writing it) to delete it as read, %d deletes refused: %w", refused, err)
+			}
+			return nil, err
+		}
+		if obj, err = objects.Get(ctx, obj.GetName(), metav1.GetOptions{}); err != nil {
+			if !apierrors.IsNotFound(err) {
+				err = fmt.Errorf("reading it again after its delete was refused because it had changed since it was read: %w", err)
+			}
+			return nil, err
+		}
+		if claimedByAnother(obj, claim) {
+			return obj, nil
+		}
+	}
+}
+
 // TakenOverError says that Deprovision left a named runtime because a later create of its name
 // took it over: its objects carry another claim (AnnotationClaim) than this state recorded. It
-// wraps provisioner.ErrTakenOver. Nothing was deleted.
+// wraps provisioner.ErrTakenOver. Nothing the later create had written was deleted (see deleteAsRead).
 type TakenOverError struct {
 	ResourceID, Name, Namespace string
 }

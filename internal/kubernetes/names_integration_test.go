@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"go.uber.org/zap/zaptest"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -327,5 +328,95 @@ func (e *env) eraseClaims(r *provisioner.Resource) {
 		if _, err := e.c.dynamic.Resource(gvr).Namespace(u.GetNamespace()).Patch(e.ctx, u.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 			e.t.Fatal(err)
 		}
+	}
+}
+
+// A create in another workspace that adopts a named runtime between its destroy's read of the
+// objects and its deletes keeps it, volume included: each delete is conditional on the object as
+// read (its UID and resourceVersion), and the adoption's apply wrote its own claim on every object.
+// Before, the read and the deletes were separate steps and the deletes unconditional: the destroy
+// deleted the objects and the volume the adoption had just claimed, and reported success. An
+// adoption that lands between the deletes (after the Ingresses') stops them too, before the volume:
+// it applies the volume first, the destroy deletes it last.
+func TestIntegrationDestroyOfANamedRuntimeLeavesItToACreateThatAdoptsItAfterTheRead(t *testing.T) {
+	for what, at := range map[string]string{"before the first delete": "", "between the deletes, before the Service's": "Service"} {
+		t.Run(what, func(t *testing.T) {
+			e := newEnv(t, "")
+			old, named := e.namedRuntime("orders")
+			name := "runtime-" + pidOf(old)
+			before, err := e.core.PersistentVolumeClaims(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			other := e.provisioner("", zaptest.NewLogger(t)) // another workspace's provider
+			other.SetName("k8s")
+			adopted := &provisioner.Resource{ID: old.ID, Type: provisioner.ResourceTypeRuntime}
+			t.Cleanup(func() { _ = other.Deprovision(e.ctx, adopted) })
+			beforeClaimedDelete = func(kind string) {
+				if adopted.State == nil && (at == "" || kind == at) {
+					e.provision(other, adopted, named)
+				}
+			}
+			t.Cleanup(func() { beforeClaimedDelete = nil })
+
+			err = e.p.Deprovision(e.ctx, &provisioner.Resource{ID: old.ID, Type: provisioner.ResourceTypeRuntime, State: old.State})
+			beforeClaimedDelete = nil
+			if adopted.State == nil || parseState(adopted.State).Claim == parseState(old.State).Claim {
+				t.Fatalf("the adoption did not run during the destroy, or kept the old claim")
+			}
+			if !errors.Is(err, provisioner.ErrTakenOver) {
+				t.Fatalf("the destroy: %v, want an error wrapping provisioner.ErrTakenOver", err)
+			}
+			after, err := e.core.PersistentVolumeClaims(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+			if err != nil || after.UID != before.UID || after.DeletionTimestamp != nil {
+				t.Fatalf("the adoption's volume after the destroy: %v (UID %s, before %s; being deleted: %v), want it kept", err, uidOf(after), before.UID, after != nil && after.DeletionTimestamp != nil)
+			}
+			if dep, err := e.apps.Deployments(e.ns).Get(e.ctx, name, metav1.GetOptions{}); err != nil || dep.DeletionTimestamp != nil {
+				t.Fatalf("the adoption's Deployment after the destroy: %v, want it kept", err)
+			}
+			if at == "" {
+				if _, err := other.CheckResource(e.ctx, adopted, named); err != nil {
+					t.Fatalf("the adoption's runtime after the destroy: %v", err)
+				}
+			}
+		})
+	}
+}
+
+func uidOf(pvc *corev1.PersistentVolumeClaim) types.UID {
+	if pvc == nil {
+		return ""
+	}
+	return pvc.UID
+}
+
+// Writes that keep the runtime's claim (a controller's: a Deployment's status, a volume claim's
+// binding) between the destroy's read and its deletes refuse the conditional deletes too; the destroy
+// reads those objects again and deletes them as they are then.
+func TestIntegrationDestroyOfANamedRuntimeDeletesObjectsWrittenSinceItsReadThatKeepItsClaim(t *testing.T) {
+	e := newEnv(t, "")
+	r, named := e.namedRuntime("billing")
+	name := "runtime-" + pidOf(r)
+	edit := []byte(`{"metadata": {"annotations": {"example.com/written": "after the read"}}}`)
+	written := false
+	beforeClaimedDelete = func(string) {
+		if written {
+			return
+		}
+		written = true
+		if _, err := e.core.PersistentVolumeClaims(e.ns).Patch(e.ctx, name, types.MergePatchType, edit, metav1.PatchOptions{FieldManager: "another-writer"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.apps.Deployments(e.ns).Patch(e.ctx, name, types.MergePatchType, edit, metav1.PatchOptions{FieldManager: "another-writer"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { beforeClaimedDelete = nil })
+	if err := e.p.Deprovision(e.ctx, r); err != nil {
+		t.Fatalf("the destroy: %v", err)
+	}
+	beforeClaimedDelete = nil
+	if _, err := e.p.CheckResource(e.ctx, r, named); !errors.Is(err, provisioner.ErrResourceNotFound) {
+		t.Fatalf("after the destroy: %v, want the runtime gone", err)
 	}
 }

@@ -56,8 +56,8 @@ var Mutants = []Mutant{
 	{
 		Name: "kubernetes-destroy-deletes-a-taken-over-runtime", Breaks: "the destroy of an earlier instance of a named Kubernetes runtime (an interrupted create_before_destroy) leaves its objects to the later create",
 		File:    "internal/kubernetes/deprovision.go",
-		Search:  "claim != \"\" && claim != st.Claim {",
-		Replace: "false && claim != \"\" && claim != st.Claim {",
+		Search:  "\t\t\tif claimedByAnother(u, st.Claim) {\n",
+		Replace: "\t\t\tif false && claimedByAnother(u, st.Claim) {\n",
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationDestroyOfANamedRuntimeALaterCreateTookOverLeavesIt"}}},
 	},
 	{
@@ -94,6 +94,13 @@ var Mutants = []Mutant{
 		Search:  "\t} else if alloc.Name != \"\" {\n\t\t// An import, or a state from before the claim,",
 		Replace: "\t} else if alloc.Name != \"\" && !recordsAllocation(r) {\n\t\t// An import, or a state from before the claim,",
 		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestARefreshOfAStateFromBeforeTheClaimRecordsTheLedgers"}}},
+	},
+	{
+		Name: "kubernetes-destroy-deletes-without-preconditions", Breaks: "a destroy of a named Kubernetes runtime leaves it, volume included, to a create in another workspace that adopts it between the destroy's read and its deletes",
+		File:    "internal/kubernetes/deprovision.go",
+		Search:  "opts.Preconditions = &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}",
+		Replace: "_, _ = uid, rv",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationDestroyOfANamedRuntimeLeavesItToACreateThatAdoptsItAfterTheRead"}}},
 	},
 	{
 		Name: "kubernetes-claim-cut-short-left-as-it-is", Breaks: "a re-apply that adopts a named runtime folds the Update entry a claim cut short left into the Apply entry",
