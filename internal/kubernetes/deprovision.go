@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,17 +52,18 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 		return &TakenOverError{ResourceID: r.ID, Name: u.GetAnnotations()[AnnotationName], Namespace: st.Namespace}
 	}
 	var live map[string]*unstructured.Unstructured
-	if st.Claim != "" {
+	// A named runtime's objects are read first, and deleted as read (deleteAsRead); so are those of
+	// a named runtime whose state is from before the claim, which a later create may have claimed.
+	claimed := st.Claim != "" || st.Name != ""
+	if claimed {
 		// A named runtime that a later create took over (this is the old half of an interrupted
 		// create_before_destroy replacement, say) is the later instance's: deleting it would delete
 		// the objects and the volume that instance uses.
 		if live, err = p.readLive(ctx, c, st.Namespace, names, getObject); err != nil {
 			return bounded(err)
 		}
-		for _, u := range live {
-			if claimedByAnother(u, st.Claim) {
-				return takenOver(u)
-			}
+		if taker := takenOverBy(live, st.Claim); taker != nil {
+			return takenOver(taker)
 		}
 	}
 
@@ -85,7 +88,7 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 		fg := metav1.DeletePropagationForeground
 		opts := metav1.DeleteOptions{PropagationPolicy: &fg}
 		objects := c.dynamic.Resource(gvr).Namespace(st.Namespace)
-		if st.Claim == "" {
+		if !claimed {
 			err = objects.Delete(ctx, name, opts)
 		} else if read := live[mt.slot.field]; read == nil {
 			continue // missing when read: nothing of this instance's to delete (an adoption may have made it since)
@@ -149,6 +152,29 @@ func (p *Provisioner) Deprovision(ctx context.Context, r *provisioner.Resource) 
 // runtime before each object's delete, with its kind: the first call comes between the read of the
 // objects and the deletes, where a create adopting the runtime can land, the others between deletes.
 var beforeClaimedDelete func(kind string)
+
+// takenOverBy returns an object of live that shows that a later create of the name took the runtime
+// over from the state whose claim is claim ("" for a state from before the claim), or nil: one that
+// carries another claim, when none carries the state's. A create that failed part-way wrote its
+// claim on the objects it applied and kept no state (it adopted the runtime: see claimDrift), so
+// while one object still carries the state's claim the runtime is that state's: its destroy deletes
+// it and its update writes its claim again. Objects of a state from before the claim carry none,
+// unless a later create claimed them. Of several other claims (a create that took the runtime over,
+// then another that failed part-way), the object returned is the first in the order of the keys of
+// live, so that every call answers alike.
+func takenOverBy(live map[string]*unstructured.Unstructured, claim string) *unstructured.Unstructured {
+	var taker *unstructured.Unstructured
+	for _, k := range slices.Sorted(maps.Keys(live)) {
+		u := live[k]
+		if u.GetAnnotations()[AnnotationClaim] == claim {
+			return nil
+		}
+		if taker == nil && claimedByAnother(u, claim) {
+			taker = u
+		}
+	}
+	return taker
+}
 
 // claimedByAnother reports whether u carries a claim (AnnotationClaim) other than claim: a later create
 // of the name took it over. An object without one is not another's: runtimes made before claims

@@ -173,16 +173,7 @@ func TestIntegrationAClaimAFailedCreateLeftOnSomeObjectsIsDriftOfTheHolder(t *te
 	e := newEnv(t, "")
 	holder, opts := e.namedRuntime("orders")
 	claim := parseState(holder.State).Claim
-	refused := e.interceptingProvisioner("", func(req *http.Request) error {
-		if kind, ok := requestKind(req, e.ns); ok && kind == "apply deployments" {
-			return errors.New("refused by a policy")
-		}
-		return nil
-	})
-	refused.SetName("k8s")
-	if _, err := refused.Provision(e.ctx, &provisioner.Resource{ID: holder.ID, Type: provisioner.ResourceTypeRuntime}, opts); err == nil {
-		t.Fatal("the create whose Deployment is refused succeeded")
-	}
+	e.createRefusedAtTheDeployment(holder, opts)
 	if claims := e.claims(holder); claims["Deployment"] != claim || !slices.ContainsFunc(slices.Collect(maps.Values(claims)), func(c string) bool { return c != claim }) {
 		t.Fatalf("after the create cut short the objects carry the claims %v; want the holder's %q on the Deployment and another on some object", claims, claim)
 	}
@@ -207,6 +198,66 @@ func TestIntegrationAClaimAFailedCreateLeftOnSomeObjectsIsDriftOfTheHolder(t *te
 	if claims := e.claims(holder); claims["Deployment"] != parseState(later.State).Claim {
 		t.Fatalf("the older state's refresh changed the claims: %v", claims)
 	}
+}
+
+// createRefusedAtTheDeployment runs another create of r's name (another workspace's) whose apply of
+// the Deployment is refused (as by an admission policy): it claimed the objects applied before it.
+func (e *env) createRefusedAtTheDeployment(r *provisioner.Resource, opts *provisioner.ResourceOptions) {
+	e.t.Helper()
+	refused := e.interceptingProvisioner("", func(req *http.Request) error {
+		if kind, ok := requestKind(req, e.ns); ok && kind == "apply deployments" {
+			return errors.New("refused by a policy")
+		}
+		return nil
+	})
+	refused.SetName("k8s")
+	if _, err := refused.Provision(e.ctx, &provisioner.Resource{ID: r.ID, Type: provisioner.ResourceTypeRuntime}, opts); err == nil {
+		e.t.Fatal("the create whose Deployment is refused succeeded")
+	}
+}
+
+// The destroy of a named runtime leaves it only when a later create took it over: some object
+// carries another claim and none carries the state's own (none at all, for a state from before the
+// claim). Found by a walk on the local control plane: a `terraform destroy` right after a create of
+// the name failed part-way (its claim on the volume claim, the holder's on the rest) left the
+// runtime ("Runtime kept for the resource that replaced it") while no state held it; and the destroy
+// of the deposed half of an interrupted replacement, whose state was from before the claim and
+// never updated, deleted the runtime the replacement had claimed.
+func TestIntegrationDestroyLeavesARuntimeOnlyWhenNoObjectCarriesItsStatesClaim(t *testing.T) {
+	e := newEnv(t, "")
+	gone := func(what string, r *provisioner.Resource, opts *provisioner.ResourceOptions) {
+		t.Helper()
+		if err := e.p.Deprovision(e.ctx, r); err != nil {
+			t.Fatalf("%s: the destroy: %v, want the runtime deleted", what, err)
+		}
+		e.p.ForgetReads()
+		if _, err := e.p.CheckResource(e.ctx, r, opts); !errors.Is(err, provisioner.ErrResourceNotFound) {
+			t.Fatalf("%s: after the destroy: %v, want the runtime gone", what, err)
+		}
+	}
+
+	holder, opts := e.namedRuntime("cut-short")
+	e.createRefusedAtTheDeployment(holder, opts)
+	gone("the holder of a runtime a failed create claimed in part", holder, opts)
+
+	unclaimed, opts := e.namedRuntime("from-before")
+	delete(unclaimed.State, StateClaim)
+	e.eraseClaims(unclaimed)
+	gone("a state from before the claim, of objects that carry none", unclaimed, opts)
+
+	deposed, opts := e.namedRuntime("deposed")
+	delete(deposed.State, StateClaim)
+	e.eraseClaims(deposed)
+	deposedState := maps.Clone(deposed.State)
+	replacement := e.provision(e.p, &provisioner.Resource{ID: deposed.ID, Type: provisioner.ResourceTypeRuntime}, opts)
+	before := e.claims(replacement)
+	if err := e.p.Deprovision(e.ctx, &provisioner.Resource{ID: deposed.ID, Type: provisioner.ResourceTypeRuntime, State: deposedState}); !errors.Is(err, provisioner.ErrTakenOver) {
+		t.Fatalf("the destroy of a deposed instance from before the claim: %v, want an error wrapping provisioner.ErrTakenOver", err)
+	}
+	if after := e.claims(replacement); !maps.Equal(after, before) {
+		t.Fatalf("the destroy of the deposed instance changed the replacement's objects: %v, then %v", before, after)
+	}
+	gone("the replacement", replacement, opts)
 }
 
 // claims returns the claim (AnnotationClaim) each of r's objects carries, by kind.

@@ -204,7 +204,11 @@ func (p *Provisioner) ProvisionReportingCreation(ctx context.Context, r *provisi
 		}
 		if !creating {
 			onObjects := data.claim
-			switch later := takenOverBy(live, data.claim); {
+			later := ""
+			if u := takenOverBy(live, data.claim); u != nil {
+				later = u.GetAnnotations()[AnnotationClaim]
+			}
+			switch {
 			case later != "" && data.claim != "":
 				// An update of a state whose runtime a later create of its name took over (another
 				// workspace's): it applies its arguments but leaves the claim to that create, so that
@@ -397,25 +401,6 @@ func (p *Provisioner) runtimeData(pid, ns string, args *provisioner.RuntimeArgs,
 	data.Namespace = ns
 	data.Provisioner = p.NameInSet()
 	return data
-}
-
-// takenOverBy returns the claim (AnnotationClaim) that a later create of a named runtime's name
-// wrote when it took the runtime over, after the create whose state recorded claim: the one every
-// object that carries a claim carries, when none carries claim ("" when no object carries one, or
-// when some carry claim: claimDrift's repair). A state from before the claim ("") has had its
-// runtime taken over by any create that wrote one.
-func takenOverBy(live map[string]*unstructured.Unstructured, claim string) string {
-	later := ""
-	for _, u := range live {
-		switch c := u.GetAnnotations()[AnnotationClaim]; {
-		case c == "":
-		case c == claim || later != "" && c != later:
-			return ""
-		default:
-			later = c
-		}
-	}
-	return later
 }
 
 // newClaim returns a random claim token (AnnotationClaim).

@@ -54,10 +54,24 @@ var Mutants = []Mutant{
 		Checks:  []Check{{Package: "./internal/static", Tests: []string{"TestDestroyOfANamedRuntimeLeavesItToACreateThatAdoptsItAfterTheLook", "TestDestroyOfANamedRuntimeALaterCreateTookOverLeavesIt"}}},
 	},
 	{
+		Name: "kubernetes-destroy-of-an-unclaimed-state-reads-nothing", Breaks: "the destroy of a named Kubernetes runtime whose state is from before the claim leaves the objects a later create claimed",
+		File:    "internal/kubernetes/deprovision.go",
+		Search:  "\tclaimed := st.Claim != \"\" || st.Name != \"\"\n",
+		Replace: "\tclaimed := st.Claim != \"\"\n",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationDestroyLeavesARuntimeOnlyWhenNoObjectCarriesItsStatesClaim"}}},
+	},
+	{
+		Name: "kubernetes-destroy-leaves-a-runtime-that-carries-its-claim", Breaks: "the destroy of the state that holds a named Kubernetes runtime deletes it after a create of its name failed part-way",
+		File:    "internal/kubernetes/deprovision.go",
+		Search:  "\t\tif u.GetAnnotations()[AnnotationClaim] == claim {\n\t\t\treturn nil\n",
+		Replace: "\t\tif false && u.GetAnnotations()[AnnotationClaim] == claim {\n\t\t\treturn nil\n",
+		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationDestroyLeavesARuntimeOnlyWhenNoObjectCarriesItsStatesClaim"}}},
+	},
+	{
 		Name: "kubernetes-destroy-deletes-a-taken-over-runtime", Breaks: "the destroy of an earlier instance of a named Kubernetes runtime (an interrupted create_before_destroy) leaves its objects to the later create",
 		File:    "internal/kubernetes/deprovision.go",
-		Search:  "\t\t\tif claimedByAnother(u, st.Claim) {\n",
-		Replace: "\t\t\tif false && claimedByAnother(u, st.Claim) {\n",
+		Search:  "\t\tif taker := takenOverBy(live, st.Claim); taker != nil {\n",
+		Replace: "\t\tif taker := takenOverBy(live, st.Claim); false && taker != nil {\n",
 		Checks:  []Check{{Package: "./internal/kubernetes", Tests: []string{"TestIntegrationDestroyOfANamedRuntimeALaterCreateTookOverLeavesIt"}}},
 	},
 	{
