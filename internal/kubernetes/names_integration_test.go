@@ -150,12 +150,7 @@ func TestIntegrationDestroyOfANamedRuntimeALaterCreateTookOverLeavesIt(t *testin
 	if got := parseState(resized.State).Claim; got != claim {
 		t.Fatalf("an update changed the claim %q to %q", claim, got)
 	}
-	if err := e.p.Deprovision(e.ctx, resized); err != nil {
-		t.Fatalf("the replacement's destroy: %v", err)
-	}
-	if _, err := e.p.CheckResource(e.ctx, resized, updated); !errors.Is(err, provisioner.ErrResourceNotFound) {
-		t.Fatalf("after the replacement's destroy: %v, want the runtime gone", err)
-	}
+	e.destroyedAndGone("the replacement", resized, updated)
 }
 
 // A create of a named runtime that fails part-way (a policy that refuses its Deployment, a Ctrl-C
@@ -225,25 +220,14 @@ func (e *env) createRefusedAtTheDeployment(r *provisioner.Resource, opts *provis
 // never updated, deleted the runtime the replacement had claimed.
 func TestIntegrationDestroyLeavesARuntimeOnlyWhenNoObjectCarriesItsStatesClaim(t *testing.T) {
 	e := newEnv(t, "")
-	gone := func(what string, r *provisioner.Resource, opts *provisioner.ResourceOptions) {
-		t.Helper()
-		if err := e.p.Deprovision(e.ctx, r); err != nil {
-			t.Fatalf("%s: the destroy: %v, want the runtime deleted", what, err)
-		}
-		e.p.ForgetReads()
-		if _, err := e.p.CheckResource(e.ctx, r, opts); !errors.Is(err, provisioner.ErrResourceNotFound) {
-			t.Fatalf("%s: after the destroy: %v, want the runtime gone", what, err)
-		}
-	}
-
 	holder, opts := e.namedRuntime("cut-short")
 	e.createRefusedAtTheDeployment(holder, opts)
-	gone("the holder of a runtime a failed create claimed in part", holder, opts)
+	e.destroyedAndGone("the holder of a runtime a failed create claimed in part", holder, opts)
 
 	unclaimed, opts := e.namedRuntime("from-before")
 	delete(unclaimed.State, StateClaim)
 	e.eraseClaims(unclaimed)
-	gone("a state from before the claim, of objects that carry none", unclaimed, opts)
+	e.destroyedAndGone("a state from before the claim, of objects that carry none", unclaimed, opts)
 
 	deposed, opts := e.namedRuntime("deposed")
 	delete(deposed.State, StateClaim)
@@ -257,7 +241,20 @@ func TestIntegrationDestroyLeavesARuntimeOnlyWhenNoObjectCarriesItsStatesClaim(t
 	if after := e.claims(replacement); !maps.Equal(after, before) {
 		t.Fatalf("the destroy of the deposed instance changed the replacement's objects: %v, then %v", before, after)
 	}
-	gone("the replacement", replacement, opts)
+	e.destroyedAndGone("the replacement", replacement, opts)
+}
+
+// destroyedAndGone deprovisions r, which must succeed, and checks that a fresh read (as the next
+// Terraform command's) finds the runtime gone; what names r in the failures.
+func (e *env) destroyedAndGone(what string, r *provisioner.Resource, opts *provisioner.ResourceOptions) {
+	e.t.Helper()
+	if err := e.p.Deprovision(e.ctx, r); err != nil {
+		e.t.Fatalf("%s: the destroy: %v, want the runtime deleted", what, err)
+	}
+	e.p.ForgetReads()
+	if _, err := e.p.CheckResource(e.ctx, r, opts); !errors.Is(err, provisioner.ErrResourceNotFound) {
+		e.t.Fatalf("%s: after the destroy: %v, want the runtime gone", what, err)
+	}
 }
 
 // claims returns the claim (AnnotationClaim) each of r's objects carries, by kind.
@@ -310,12 +307,7 @@ func TestIntegrationAnUpdateOfAStateALaterCreateTookOverDoesNotTakeItBack(t *tes
 	if err := e.p.Deprovision(e.ctx, older); !errors.Is(err, provisioner.ErrTakenOver) {
 		t.Fatalf("the older state's destroy after its update: %v, want an error wrapping provisioner.ErrTakenOver", err)
 	}
-	if err := e.p.Deprovision(e.ctx, later); err != nil {
-		t.Fatalf("the later create's destroy: %v", err)
-	}
-	if _, err := e.p.CheckResource(e.ctx, later, resized); !errors.Is(err, provisioner.ErrResourceNotFound) {
-		t.Fatalf("after the later create's destroy: %v, want the runtime gone", err)
-	}
+	e.destroyedAndGone("the later create", later, resized)
 }
 
 // A named runtime created before the claim (its state records none, its objects carry none) was
@@ -463,11 +455,5 @@ func TestIntegrationDestroyOfANamedRuntimeDeletesObjectsWrittenSinceItsReadThatK
 		}
 	}
 	t.Cleanup(func() { beforeClaimedDelete = nil })
-	if err := e.p.Deprovision(e.ctx, r); err != nil {
-		t.Fatalf("the destroy: %v", err)
-	}
-	beforeClaimedDelete = nil
-	if _, err := e.p.CheckResource(e.ctx, r, named); !errors.Is(err, provisioner.ErrResourceNotFound) {
-		t.Fatalf("after the destroy: %v, want the runtime gone", err)
-	}
+	e.destroyedAndGone("the runtime", r, named)
 }
