@@ -374,6 +374,13 @@ func killCreates(t *testing.T, w *acctest.Workspace, server string, provider, te
 		}
 		last = b
 	}
+	if provider && terraform {
+		// Stopped first, terraform cannot act on the provider's death before its own: it would end the
+		// apply and rewrite terraform.tfstate, and a SIGKILL landing between that write's truncate and
+		// its end leaves a state of 0 bytes with no backup (Terraform makes none when the state it
+		// writes is the one it read), a race of Terraform's own this test is not about.
+		_ = cmd.Process.Signal(syscall.SIGSTOP)
+	}
 	if provider {
 		for _, pid := range providers {
 			proc.KillPID(pid)

@@ -456,7 +456,9 @@ func TestAccRuntime_stateCutShortByAKillIsRecoveredAsTheGuideSays(t *testing.T) 
 // the truncate and the write, which Terraform reads as no state without an error. The cut file moves
 // aside and the backup Terraform keeps of the state before that write takes its place (none when that
 // is unreadable too). A file of 0 bytes with no backup is what a kill of the first apply leaves: no
-// state, which is what it holds.
+// state, which is what it holds. (A later apply leaves it too when the state it was writing was the
+// one it read, which Terraform does not back up; the tests that kill both terraform and the provider
+// stop terraform first, so it cannot write after the provider's death.)
 func recoverUnreadableState(t *testing.T, w *acctest.Workspace) {
 	t.Helper()
 	state, err := os.ReadFile(filepath.Join(w.Dir, "terraform.tfstate"))
